@@ -1,0 +1,297 @@
+//! Connector configs: the keys the host acts on, checked against the plugin's own definition.
+//! Every key, the host's included, is also handed to the plugin, as Kafka Connect does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+
+use super::properties::{self, PropertiesError};
+use super::worker::{WasmLimits, PASS_THROUGH_CONVERTERS};
+
+#[derive(Debug, Error)]
+pub enum ConnectorConfigError {
+    #[error(transparent)]
+    Properties(#[from] PropertiesError),
+    #[error("connector config {origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+/// A folder of the worker's file system that a connector's tasks may use, mapped at the same path
+/// inside the sandbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FolderGrant {
+    pub path: PathBuf,
+    pub writable: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ConnectorConfig {
+    pub name: String,
+    /// `connector.class`: the plugin's name (or a Kafka Connect class name it stands for).
+    pub class: String,
+    pub tasks_max: u32,
+    /// Sinks: the topics to read (`topics`).
+    pub topics: Vec<String>,
+    pub folders: Vec<FolderGrant>,
+    pub limits: WasmLimits,
+    /// Every key as given, in order.
+    pub raw: Vec<(String, String)>,
+}
+
+/// Keys that change how the host runs a connector.
+const HOST_KEYS: &[&str] = &[
+    "name",
+    "connector.class",
+    "tasks.max",
+    "topics",
+    "key.converter",
+    "value.converter",
+    "wasm.fs.read",
+    "wasm.fs.write",
+    "wasm.memory.max.bytes",
+    "wasm.call.timeout.ms",
+    "wasm.max.records.per.call",
+];
+
+/// Kafka Connect features a user may expect that Wharf does not have yet: refusing them beats
+/// silently ignoring them.
+const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
+    ("topics.regex", "list the topics in \"topics\" instead"),
+    (
+        "transforms",
+        "single-message transforms are not available yet; remove the key",
+    ),
+    (
+        "errors.tolerance",
+        "failed records always fail the task for now; remove the key",
+    ),
+    (
+        "errors.deadletterqueue.topic.name",
+        "dead-letter queues are not available yet; remove the key",
+    ),
+];
+
+impl ConnectorConfig {
+    pub fn from_file(
+        path: &Path,
+        worker_limits: &WasmLimits,
+    ) -> Result<Self, ConnectorConfigError> {
+        let props = properties::read_file(path)?;
+        let raw = props.into_iter().map(|p| (p.key, p.value)).collect();
+        Self::from_pairs(raw, &path.display().to_string(), worker_limits)
+    }
+
+    /// Checks the host's keys. `worker_limits` caps what the connector may ask for.
+    pub fn from_pairs(
+        raw: Vec<(String, String)>,
+        origin: &str,
+        worker_limits: &WasmLimits,
+    ) -> Result<Self, ConnectorConfigError> {
+        let invalid = |message: String| ConnectorConfigError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        let get = |key: &str| {
+            raw.iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.trim())
+        };
+
+        for (key, advice) in NOT_YET_SUPPORTED {
+            if get(key)
+                .is_some_and(|v| !v.is_empty() && !(key == &"errors.tolerance" && v == "none"))
+            {
+                return Err(invalid(format!("\"{key}\" is not supported yet: {advice}")));
+            }
+        }
+        let name = get("name").filter(|n| !n.is_empty()).ok_or_else(|| {
+            invalid("\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into())
+        })?;
+        if name.contains('/') || name.chars().any(char::is_control) {
+            return Err(invalid(format!(
+                "name=\"{name}\" may not contain '/' or control characters"
+            )));
+        }
+        let class = get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
+            invalid("\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into())
+        })?;
+        let tasks_max = match get("tasks.max") {
+            None => 1,
+            Some(raw) => raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                invalid(format!(
+                    "tasks.max={raw} is not valid: expected a whole number of at least 1"
+                ))
+            })?,
+        };
+        for key in ["key.converter", "value.converter"] {
+            if let Some(class) = get(key) {
+                if !PASS_THROUGH_CONVERTERS.contains(&class) {
+                    return Err(invalid(format!(
+                        "{key}={class} is not supported yet: Wharf passes keys and values through as bytes. \
+                         Use {} or remove the line",
+                        PASS_THROUGH_CONVERTERS.join(" or ")
+                    )));
+                }
+            }
+        }
+        let topics = get("topics")
+            .map(|t| {
+                t.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+
+        let mut folders = Vec::new();
+        for (key, writable) in [("wasm.fs.read", false), ("wasm.fs.write", true)] {
+            for path in get(key)
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
+                let path = PathBuf::from(path);
+                if !path.is_absolute() {
+                    return Err(invalid(format!(
+                        "{key}: \"{}\" is not an absolute path; grant folders by their full path",
+                        path.display()
+                    )));
+                }
+                folders.push(FolderGrant { path, writable });
+            }
+        }
+
+        let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
+            match get(key) {
+                None => Ok(max),
+                Some(raw) => match raw.parse::<u64>() {
+                    Ok(n) if n >= 1 && n <= max => Ok(n),
+                    _ => Err(invalid(format!(
+                        "{key}={raw} is not valid: expected a whole number from 1 to {max} (the worker's limit)"
+                    ))),
+                },
+            }
+        };
+        let limits = WasmLimits {
+            memory_max_bytes: capped(
+                "wasm.memory.max.bytes",
+                worker_limits.memory_max_bytes as u64,
+            )? as usize,
+            call_timeout: Duration::from_millis(capped(
+                "wasm.call.timeout.ms",
+                worker_limits.call_timeout.as_millis() as u64,
+            )?),
+            max_records_per_call: capped(
+                "wasm.max.records.per.call",
+                worker_limits.max_records_per_call as u64,
+            )? as u32,
+        };
+
+        Ok(ConnectorConfig {
+            name: name.to_string(),
+            class: class.to_string(),
+            tasks_max,
+            topics,
+            folders,
+            limits,
+            raw,
+        })
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.raw
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// True for keys the host itself acts on.
+    pub fn is_host_key(key: &str) -> bool {
+        HOST_KEYS.contains(&key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn parse(items: &[(&str, &str)]) -> Result<ConnectorConfig, ConnectorConfigError> {
+        ConnectorConfig::from_pairs(pairs(items), "c.properties", &WasmLimits::default())
+    }
+
+    #[test]
+    fn reads_name_class_tasks_and_grants() {
+        let c = parse(&[
+            ("name", "in"),
+            ("connector.class", "file-source"),
+            ("tasks.max", "3"),
+            ("wasm.fs.read", "/data, /more"),
+            ("wasm.fs.write", "/out"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (c.name.as_str(), c.class.as_str(), c.tasks_max),
+            ("in", "file-source", 3)
+        );
+        assert_eq!(c.folders.len(), 3);
+        assert!(c.folders[2].writable && !c.folders[0].writable);
+    }
+
+    #[test]
+    fn missing_name_says_what_to_add() {
+        let err = parse(&[("connector.class", "x")]).unwrap_err().to_string();
+        assert!(err.contains("\"name\" is not set"), "{err}");
+    }
+
+    #[test]
+    fn limits_cannot_exceed_the_workers() {
+        let err = parse(&[
+            ("name", "a"),
+            ("connector.class", "x"),
+            ("wasm.call.timeout.ms", "999999"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("wasm.call.timeout.ms=999999") && err.contains("5000"),
+            "{err}"
+        );
+        let c = parse(&[
+            ("name", "a"),
+            ("connector.class", "x"),
+            ("wasm.call.timeout.ms", "100"),
+        ])
+        .unwrap();
+        assert_eq!(c.limits.call_timeout, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn relative_grant_is_refused() {
+        assert!(parse(&[
+            ("name", "a"),
+            ("connector.class", "x"),
+            ("wasm.fs.read", "data")
+        ])
+        .is_err());
+    }
+
+    #[test]
+    fn transforms_are_refused_until_supported() {
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not supported yet"), "{err}");
+    }
+}

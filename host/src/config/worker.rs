@@ -1,0 +1,402 @@
+//! Worker properties: Kafka Connect's names and defaults where Wharf shares the behaviour, and
+//! `wasm.*` keys for the sandbox.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+
+use super::properties::{self, PropertiesError, Property};
+
+#[derive(Debug, Error)]
+pub enum WorkerConfigError {
+    #[error(transparent)]
+    Properties(#[from] PropertiesError),
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+/// Which kind of worker reads the properties; some keys belong to one mode only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Standalone,
+}
+
+/// Limits applied to every plugin instance unless a connector asks for less.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WasmLimits {
+    /// `wasm.memory.max.bytes`: linear memory a task's instance may grow to.
+    pub memory_max_bytes: usize,
+    /// `wasm.call.timeout.ms`: how long one call into a plugin may run.
+    pub call_timeout: Duration,
+    /// `wasm.max.records.per.call`: the most records one poll may return (and one put receives).
+    pub max_records_per_call: u32,
+}
+
+impl Default for WasmLimits {
+    fn default() -> Self {
+        WasmLimits {
+            memory_max_bytes: 256 * 1024 * 1024,
+            call_timeout: Duration::from_millis(5000),
+            max_records_per_call: 2000,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub bootstrap_servers: String,
+    /// Folders searched for `.wasm` plugins.
+    pub plugin_path: Vec<PathBuf>,
+    /// `host:port` the REST API binds to, from `listeners` (`http://` only).
+    pub rest_bind: String,
+    /// `offset.storage.file.filename` (standalone).
+    pub offset_storage_file: Option<PathBuf>,
+    pub offset_flush_interval: Duration,
+    pub offset_flush_timeout: Duration,
+    pub task_shutdown_graceful_timeout: Duration,
+    /// How long to wait for the Kafka cluster to answer at start.
+    pub bootstrap_timeout: Duration,
+    /// `producer.*` keys, without the prefix, handed to librdkafka.
+    pub producer_overrides: Vec<(String, String)>,
+    /// `consumer.*` keys, without the prefix, handed to librdkafka.
+    pub consumer_overrides: Vec<(String, String)>,
+    /// Where compiled plugins are cached (`wasm.cache.dir`).
+    pub compile_cache_dir: PathBuf,
+    pub wasm: WasmLimits,
+}
+
+/// Converters that hand bytes through unchanged, which is what Wharf does today.
+pub const PASS_THROUGH_CONVERTERS: [&str; 2] = [
+    "org.apache.kafka.connect.storage.StringConverter",
+    "org.apache.kafka.connect.converters.ByteArrayConverter",
+];
+
+const KNOWN_KEYS: &[&str] = &[
+    "bootstrap.servers",
+    "plugin.path",
+    "listeners",
+    "offset.storage.file.filename",
+    "offset.flush.interval.ms",
+    "offset.flush.timeout.ms",
+    "task.shutdown.graceful.timeout.ms",
+    "key.converter",
+    "value.converter",
+    "wasm.memory.max.bytes",
+    "wasm.call.timeout.ms",
+    "wasm.max.records.per.call",
+    "wasm.cache.dir",
+    "wharf.bootstrap.timeout.ms",
+];
+
+/// Prefixes whose keys are handed on or belong to a converter.
+const KNOWN_PREFIXES: &[&str] = &[
+    "producer.",
+    "consumer.",
+    "key.converter.",
+    "value.converter.",
+];
+
+impl WorkerConfig {
+    pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
+        let props = properties::read_file(path)?;
+        Self::from_properties(&props, &path.display().to_string(), mode)
+    }
+
+    pub fn from_properties(
+        props: &[Property],
+        origin: &str,
+        mode: Mode,
+    ) -> Result<Self, WorkerConfigError> {
+        let reader = Reader { props, origin };
+        for p in props {
+            let known = KNOWN_KEYS.contains(&p.key.as_str())
+                || KNOWN_PREFIXES
+                    .iter()
+                    .any(|prefix| p.key.starts_with(prefix));
+            if !known {
+                return Err(reader.invalid(
+                    &p.key,
+                    format!(
+                        "unknown worker property \"{}\" (line {}); Wharf knows {}, and keys \
+                         starting with {}. Remove it or correct its spelling",
+                        p.key,
+                        p.line,
+                        KNOWN_KEYS.join(", "),
+                        KNOWN_PREFIXES.join(", ")
+                    ),
+                ));
+            }
+        }
+        for key in ["key.converter", "value.converter"] {
+            if let Some(class) = reader.get(key) {
+                if !PASS_THROUGH_CONVERTERS.contains(&class) {
+                    return Err(reader.invalid(
+                        key,
+                        format!(
+                            "{key}={class} is not supported yet: Wharf passes keys and values \
+                             through as bytes. Use {} or remove the line",
+                            PASS_THROUGH_CONVERTERS.join(" or ")
+                        ),
+                    ));
+                }
+            }
+        }
+
+        let bootstrap_servers =
+            reader.require("bootstrap.servers", "e.g. bootstrap.servers=localhost:9092")?;
+        let plugin_path: Vec<PathBuf> = reader
+            .get("plugin.path")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(PathBuf::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if plugin_path.is_empty() {
+            return Err(reader.invalid(
+                "plugin.path",
+                "plugin.path is not set: name the folders that hold .wasm plugins, separated \
+                 by commas (e.g. plugin.path=/opt/wharf/plugins)"
+                    .into(),
+            ));
+        }
+        let rest_bind = parse_listener(reader.get("listeners").unwrap_or("http://localhost:8083"))
+            .map_err(|message| reader.invalid("listeners", message))?;
+        let offset_storage_file = reader
+            .get("offset.storage.file.filename")
+            .map(PathBuf::from);
+        if mode == Mode::Standalone && offset_storage_file.is_none() {
+            return Err(reader.invalid(
+                "offset.storage.file.filename",
+                "offset.storage.file.filename is not set: a standalone worker keeps source \
+                 offsets in that file (e.g. offset.storage.file.filename=/tmp/connect.offsets)"
+                    .into(),
+            ));
+        }
+
+        let defaults = WasmLimits::default();
+        let wasm = WasmLimits {
+            memory_max_bytes: reader.number(
+                "wasm.memory.max.bytes",
+                defaults.memory_max_bytes as u64,
+                1 << 20,
+            )? as usize,
+            call_timeout: reader.millis("wasm.call.timeout.ms", 5000)?,
+            max_records_per_call: reader
+                .number(
+                    "wasm.max.records.per.call",
+                    defaults.max_records_per_call as u64,
+                    1,
+                )?
+                .min(u32::MAX as u64) as u32,
+        };
+        let compile_cache_dir = reader
+            .get("wasm.cache.dir")
+            .map(PathBuf::from)
+            .unwrap_or_else(default_cache_dir);
+
+        Ok(WorkerConfig {
+            bootstrap_servers: bootstrap_servers.to_string(),
+            plugin_path,
+            rest_bind,
+            offset_storage_file,
+            offset_flush_interval: reader.millis("offset.flush.interval.ms", 60_000)?,
+            offset_flush_timeout: reader.millis("offset.flush.timeout.ms", 5_000)?,
+            task_shutdown_graceful_timeout: reader
+                .millis("task.shutdown.graceful.timeout.ms", 5_000)?,
+            bootstrap_timeout: reader.millis("wharf.bootstrap.timeout.ms", 15_000)?,
+            producer_overrides: reader.prefixed("producer."),
+            consumer_overrides: reader.prefixed("consumer."),
+            compile_cache_dir,
+            wasm,
+        })
+    }
+
+    /// The worker's id in statuses: its REST address, as Kafka Connect reports it.
+    pub fn worker_id(&self) -> String {
+        self.rest_bind.clone()
+    }
+}
+
+fn default_cache_dir() -> PathBuf {
+    let base = std::env::var_os("WHARF_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wharf")))
+        .unwrap_or_else(|| std::env::temp_dir().join("wharf-cache"));
+    base.join("compiled")
+}
+
+/// `http://host:port` → `host:port`. Only one plain-HTTP listener is supported.
+fn parse_listener(value: &str) -> Result<String, String> {
+    let listeners: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let [listener] = listeners.as_slice() else {
+        return Err(format!(
+            "listeners={value}: give exactly one listener, e.g. listeners=http://localhost:8083"
+        ));
+    };
+    let Some(address) = listener.strip_prefix("http://") else {
+        return Err(format!(
+            "listeners={value}: only http:// listeners are supported, e.g. http://localhost:8083"
+        ));
+    };
+    let address = address.trim_end_matches('/');
+    let port_ok = address
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !port_ok {
+        return Err(format!(
+            "listeners={value}: expected http://HOST:PORT, e.g. http://0.0.0.0:8083"
+        ));
+    }
+    Ok(address.to_string())
+}
+
+struct Reader<'a> {
+    props: &'a [Property],
+    origin: &'a str,
+}
+
+impl Reader<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.props
+            .iter()
+            .rev()
+            .find(|p| p.key == key)
+            .map(|p| p.value.trim())
+    }
+
+    fn invalid(&self, _key: &str, message: String) -> WorkerConfigError {
+        WorkerConfigError::Invalid {
+            origin: self.origin.to_string(),
+            message,
+        }
+    }
+
+    fn require(&self, key: &str, example: &str) -> Result<&str, WorkerConfigError> {
+        match self.get(key) {
+            Some(v) if !v.is_empty() => Ok(v),
+            _ => Err(self.invalid(key, format!("{key} is not set ({example})"))),
+        }
+    }
+
+    fn number(&self, key: &str, default: u64, min: u64) -> Result<u64, WorkerConfigError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(raw) => match raw.parse::<u64>() {
+                Ok(n) if n >= min => Ok(n),
+                _ => Err(self.invalid(
+                    key,
+                    format!("{key}={raw} is not valid: expected a whole number of at least {min}"),
+                )),
+            },
+        }
+    }
+
+    fn millis(&self, key: &str, default: u64) -> Result<Duration, WorkerConfigError> {
+        self.number(key, default, 0).map(Duration::from_millis)
+    }
+
+    fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {
+        self.props
+            .iter()
+            .filter_map(|p| {
+                p.key
+                    .strip_prefix(prefix)
+                    .map(|k| (k.to_string(), p.value.clone()))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Result<WorkerConfig, WorkerConfigError> {
+        let props = properties::parse(text, "worker.properties").unwrap();
+        WorkerConfig::from_properties(&props, "worker.properties", Mode::Standalone)
+    }
+
+    const MINIMAL: &str = "bootstrap.servers=localhost:9092\nplugin.path=/p\n\
+                           offset.storage.file.filename=/tmp/o\n";
+
+    #[test]
+    fn defaults_follow_kafka_connect() {
+        let c = config(MINIMAL).unwrap();
+        assert_eq!(c.rest_bind, "localhost:8083");
+        assert_eq!(c.offset_flush_interval, Duration::from_secs(60));
+        assert_eq!(c.task_shutdown_graceful_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn producer_and_consumer_overrides_lose_their_prefix() {
+        let c = config(&format!(
+            "{MINIMAL}producer.linger.ms=5\nconsumer.fetch.min.bytes=1\n"
+        ))
+        .unwrap();
+        assert_eq!(c.producer_overrides, vec![("linger.ms".into(), "5".into())]);
+        assert_eq!(
+            c.consumer_overrides,
+            vec![("fetch.min.bytes".into(), "1".into())]
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_line() {
+        let err = config(&format!("{MINIMAL}offset.flush.intervall.ms=5\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("offset.flush.intervall.ms") && err.contains("line 4"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_offsets_file_in_standalone_says_how_to_fix() {
+        let err = config("bootstrap.servers=x:1\nplugin.path=/p\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("offset.storage.file.filename="), "{err}");
+    }
+
+    #[test]
+    fn bad_number_names_key_and_value() {
+        let err = config(&format!("{MINIMAL}offset.flush.interval.ms=soon\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("offset.flush.interval.ms=soon"), "{err}");
+    }
+
+    #[test]
+    fn json_converter_is_refused_with_the_alternatives() {
+        let err = config(&format!(
+            "{MINIMAL}value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("not supported yet") && err.contains("StringConverter"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn listener_must_be_http_host_port() {
+        assert!(config(&format!("{MINIMAL}listeners=https://x:1\n")).is_err());
+        assert!(config(&format!("{MINIMAL}listeners=http://x\n")).is_err());
+        assert_eq!(
+            config(&format!("{MINIMAL}listeners=http://0.0.0.0:9000\n"))
+                .unwrap()
+                .rest_bind,
+            "0.0.0.0:9000"
+        );
+    }
+}

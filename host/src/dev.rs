@@ -1,0 +1,120 @@
+//! `wharf dev`: a demo that needs no Kafka installed. It starts librdkafka's in-process mock
+//! cluster — a stand-in for a broker that keeps everything in memory — and runs datagen → topic
+//! → file sink on a standalone worker.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use rdkafka::mocking::MockCluster;
+
+use crate::config::properties::Property;
+use crate::config::{ConnectorConfig, Mode, WorkerConfig};
+use crate::herder::standalone;
+
+pub struct DevOptions {
+    pub plugin_path: Vec<PathBuf>,
+    pub dir: PathBuf,
+    pub port: u16,
+    pub rate: u32,
+}
+
+const TOPIC: &str = "wharf-dev-datagen";
+
+pub async fn run(options: DevOptions) -> Result<()> {
+    std::fs::create_dir_all(&options.dir)
+        .with_context(|| format!("cannot create the demo folder {}", options.dir.display()))?;
+    let dir = std::fs::canonicalize(&options.dir)?;
+    let output = dir.join("datagen.out");
+    // A fresh demo each run: the in-memory broker forgets everything, so must the offsets.
+    let offsets = dir.join("offsets.json");
+    let _ = std::fs::remove_file(&offsets);
+    let _ = std::fs::remove_file(&output);
+
+    let cluster = MockCluster::new(1).context("cannot start the in-memory Kafka stand-in")?;
+    cluster
+        .create_topic(TOPIC, 3, 1)
+        .context("cannot create the demo topic in the in-memory Kafka")?;
+    let bootstrap = cluster.bootstrap_servers();
+
+    eprintln!();
+    eprintln!("  ************************************************************************");
+    eprintln!("  *  wharf dev: Kafka here is an IN-MEMORY STAND-IN (librdkafka's mock   *");
+    eprintln!("  *  cluster) at {bootstrap:<20}. It is not a real broker and KEEPS  *");
+    eprintln!("  *  NOTHING: every record is gone when this process stops.             *");
+    eprintln!("  *  For a real broker: scripts/kafka start, then wharf standalone.     *");
+    eprintln!("  ************************************************************************");
+    eprintln!();
+
+    let plugin_path = options
+        .plugin_path
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let worker_props = [
+        ("bootstrap.servers", bootstrap.clone()),
+        ("plugin.path", plugin_path),
+        ("listeners", format!("http://127.0.0.1:{}", options.port)),
+        (
+            "offset.storage.file.filename",
+            offsets.display().to_string(),
+        ),
+        ("offset.flush.interval.ms", "2000".into()),
+    ];
+    let props: Vec<Property> = worker_props
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, v))| Property {
+            key: k.into(),
+            value: v,
+            line: i + 1,
+        })
+        .collect();
+    let worker = WorkerConfig::from_properties(&props, "wharf dev settings", Mode::Standalone)?;
+
+    let pairs = |items: &[(&str, String)]| {
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    let connectors = vec![
+        ConnectorConfig::from_pairs(
+            pairs(&[
+                ("name", "dev-datagen".into()),
+                ("connector.class", "datagen".into()),
+                ("topic", TOPIC.into()),
+                ("rate", options.rate.to_string()),
+                ("value.size", "64".into()),
+                ("key.size", "8".into()),
+            ]),
+            "wharf dev",
+            &worker.wasm,
+        )?,
+        ConnectorConfig::from_pairs(
+            pairs(&[
+                ("name", "dev-file-sink".into()),
+                ("connector.class", "file-sink".into()),
+                ("topics", TOPIC.into()),
+                ("file", output.display().to_string()),
+                ("wasm.fs.write", dir.display().to_string()),
+            ]),
+            "wharf dev",
+            &worker.wasm,
+        )?,
+    ];
+
+    let port = options.port;
+    let rate = options.rate;
+    let on_ready: standalone::OnReady = Box::new(move |_worker| {
+        eprintln!();
+        eprintln!("  Wharf is running: datagen ({rate} records/s) → topic {TOPIC} → file sink");
+        eprintln!("    statuses:  curl -s http://127.0.0.1:{port}/connectors?expand=status");
+        eprintln!("    output:    tail -f {}", output.display());
+        eprintln!("    stop:      Ctrl-C");
+        eprintln!();
+    });
+    let result = standalone::run(worker, connectors, Some(on_ready)).await;
+    drop(cluster);
+    result
+}

@@ -1,0 +1,3 @@
+//! Turns the desired connectors into running ones. Standalone today; distributed later.
+
+pub mod standalone;

@@ -1,0 +1,72 @@
+//! Kafka clients as the worker configures them.
+
+use std::time::Duration;
+
+use rdkafka::config::ClientConfig;
+use rdkafka::producer::{BaseProducer, Producer};
+
+use crate::config::WorkerConfig;
+
+/// The producer settings a source task relies on: every record acknowledged by all in-sync
+/// replicas, written once even when retried. Worker `producer.*` keys come last and win.
+pub fn producer_config(worker: &WorkerConfig, client_id: &str) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", &worker.bootstrap_servers)
+        .set("client.id", client_id)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5");
+    for (key, value) in &worker.producer_overrides {
+        config.set(key, value);
+    }
+    config
+}
+
+/// Keys of `consumer.*` that Kafka Connect users know but that the host reads itself instead of
+/// handing them to librdkafka.
+pub const HOST_CONSUMER_KEYS: &[&str] = &["max.poll.records"];
+
+/// A sink task's consumer: group `connect-<connector>`, offsets committed by the task only after
+/// the plugin flushed. Worker `consumer.*` keys come last and win.
+pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", &worker.bootstrap_servers)
+        .set("group.id", format!("connect-{connector}"))
+        .set("client.id", client_id)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("enable.partition.eof", "false");
+    for (key, value) in &worker.consumer_overrides {
+        if !HOST_CONSUMER_KEYS.contains(&key.as_str()) {
+            config.set(key, value);
+        }
+    }
+    config
+}
+
+/// Checks that the Kafka cluster answers and returns its cluster id.
+pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
+    let producer: BaseProducer = producer_config(worker, "wharf-startup-check")
+        .create()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create a Kafka client from the worker's producer.* settings: {e}"
+            )
+        })?;
+    let timeout = worker.bootstrap_timeout;
+    producer.client().fetch_metadata(None, timeout).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot reach Kafka at bootstrap.servers={} within {} ms ({e}). Check that the broker is \
+             running and the address is right; wharf.bootstrap.timeout.ms sets how long to wait",
+            worker.bootstrap_servers,
+            timeout.as_millis()
+        )
+    })?;
+    Ok(producer
+        .client()
+        .fetch_cluster_id(Duration::from_secs(5))
+        .unwrap_or_default())
+}

@@ -1,0 +1,11 @@
+//! Wharf: a connector host in the spirit of Kafka Connect whose connectors are WebAssembly
+//! components. See ARCHITECTURE.md for the map.
+
+pub mod config;
+pub mod dev;
+pub mod herder;
+pub mod kafka;
+pub mod rest;
+pub mod runtime;
+pub mod storage;
+pub mod worker;

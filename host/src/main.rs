@@ -1,0 +1,129 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use wharf::config::{ConnectorConfig, Mode, WorkerConfig};
+
+/// Wharf: a Kafka Connect-style connector host whose connectors are WebAssembly components.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one worker with connectors from properties files; source offsets in a local file.
+    Standalone {
+        /// Worker properties (bootstrap.servers, plugin.path, offset.storage.file.filename, …).
+        worker: PathBuf,
+        /// Connector properties files (name, connector.class, tasks.max, plugin keys).
+        connectors: Vec<PathBuf>,
+    },
+    /// Run a worker of a cluster whose state lives in Kafka topics (not available yet).
+    Distributed {
+        /// Worker properties.
+        worker: PathBuf,
+    },
+    /// A demo with no Kafka needed: an in-memory Kafka stand-in, datagen → topic → file sink.
+    Dev {
+        /// Folders holding the plugins (.wasm).
+        #[arg(long = "plugin-path", default_value = "target/wasm32-wasip2/plugin")]
+        plugin_path: Vec<PathBuf>,
+        /// Folder for the demo's output file and offsets.
+        #[arg(long, default_value = "wharf-dev")]
+        dir: PathBuf,
+        /// REST API port on 127.0.0.1.
+        #[arg(long, default_value_t = 8083)]
+        port: u16,
+        /// Records per second that datagen makes.
+        #[arg(long, default_value_t = 100)]
+        rate: u32,
+    },
+    /// Work with plugin files.
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Print what Wharf sees in a plugin: kind, name, version, configuration definition.
+    Inspect {
+        /// The plugin component (.wasm).
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("info,librdkafka=warn,rdkafka=warn")
+            }),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Standalone { worker, connectors } => {
+            let config = WorkerConfig::from_file(&worker, Mode::Standalone)?;
+            let connectors = connectors
+                .iter()
+                .map(|path| ConnectorConfig::from_file(path, &config.wasm))
+                .collect::<Result<Vec<_>, _>>()?;
+            runtime.block_on(wharf::herder::standalone::run(config, connectors, None))
+        }
+        Command::Distributed { worker } => anyhow::bail!(
+            "distributed mode is not available yet ({} was not read); run `wharf standalone` instead",
+            worker.display()
+        ),
+        Command::Dev { plugin_path, dir, port, rate } => {
+            runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
+        }
+        Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
+    }
+}
+
+fn inspect(file: &std::path::Path) -> Result<()> {
+    let cache = std::env::temp_dir().join("wharf-inspect-cache");
+    let runtime = wharf::runtime::Runtime::new(cache)?;
+    let (component, _) = runtime.load_component(file)?;
+    let plugin = wharf::runtime::Plugin::inspect(&runtime, component, file.to_path_buf())?;
+    let info = &plugin.info;
+    println!("file:        {}", file.display());
+    println!("kind:        {:?}", info.kind);
+    println!("name:        {}", info.name);
+    println!("version:     {}", info.version);
+    println!("description: {}", info.description);
+    println!("config:");
+    for key in &info.config {
+        let default = match (&key.default_value, key.required) {
+            (_, true) => "required".to_string(),
+            (Some(d), false) => format!("default {d:?}"),
+            (None, false) => "optional".to_string(),
+        };
+        println!(
+            "  {:<24} {:<8} {:<6} {default}: {}",
+            key.name, key.type_name, key.importance, key.documentation
+        );
+    }
+    Ok(())
+}

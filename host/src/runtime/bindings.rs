@@ -1,0 +1,155 @@
+//! Host-side bindings generated from `wit/`, and conversions between the generated types and
+//! the host's own (`records`). Nothing outside `runtime/` uses the generated types.
+
+use super::records::{self as own};
+
+pub mod source {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "source",
+    });
+}
+
+pub mod sink {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "sink",
+        with: {
+            "wharf:connector/types": super::source::wharf::connector::types,
+            "wharf:connector/host": super::source::wharf::connector::host,
+        },
+    });
+}
+
+pub use source::wharf::connector::host as wit_host;
+pub use source::wharf::connector::types as wit;
+
+pub fn scalar_from_wit(s: wit::Scalar) -> own::Scalar {
+    match s {
+        wit::Scalar::Null => own::Scalar::Null,
+        wit::Scalar::Boolean(b) => own::Scalar::Boolean(b),
+        wit::Scalar::Integer(i) => own::Scalar::Integer(i),
+        wit::Scalar::Float(f) => own::Scalar::Float(f),
+        wit::Scalar::Text(t) => own::Scalar::Text(t),
+    }
+}
+
+pub fn scalar_to_wit(s: own::Scalar) -> wit::Scalar {
+    match s {
+        own::Scalar::Null => wit::Scalar::Null,
+        own::Scalar::Boolean(b) => wit::Scalar::Boolean(b),
+        own::Scalar::Integer(i) => wit::Scalar::Integer(i),
+        own::Scalar::Float(f) => wit::Scalar::Float(f),
+        own::Scalar::Text(t) => wit::Scalar::Text(t),
+    }
+}
+
+pub fn offset_map_from_wit(map: wit::OffsetMap) -> own::OffsetMap {
+    map.into_iter()
+        .map(|(k, v)| (k, scalar_from_wit(v)))
+        .collect()
+}
+
+pub fn offset_map_to_wit(map: own::OffsetMap) -> wit::OffsetMap {
+    map.into_iter()
+        .map(|(k, v)| (k, scalar_to_wit(v)))
+        .collect()
+}
+
+fn header_from_wit(h: wit::Header) -> own::Header {
+    own::Header {
+        key: h.key,
+        value: h.value,
+    }
+}
+
+fn header_to_wit(h: own::Header) -> wit::Header {
+    wit::Header {
+        key: h.key,
+        value: h.value,
+    }
+}
+
+pub fn source_record_from_wit(r: wit::SourceRecord) -> own::SourceRecord {
+    own::SourceRecord {
+        source_partition: offset_map_from_wit(r.source_partition),
+        source_offset: offset_map_from_wit(r.source_offset),
+        topic: r.topic,
+        partition: r.partition,
+        key: r.key,
+        value: r.value,
+        headers: r.headers.into_iter().map(header_from_wit).collect(),
+        timestamp: r.timestamp,
+    }
+}
+
+pub fn sink_record_to_wit(r: own::SinkRecord) -> wit::SinkRecord {
+    wit::SinkRecord {
+        topic: r.topic,
+        partition: r.partition,
+        offset: r.offset,
+        key: r.key,
+        value: r.value,
+        headers: r.headers.into_iter().map(header_to_wit).collect(),
+        timestamp: r.timestamp,
+    }
+}
+
+pub fn topic_partition_to_wit(tp: &own::TopicPartition) -> wit::TopicPartition {
+    wit::TopicPartition {
+        topic: tp.topic.clone(),
+        partition: tp.partition,
+    }
+}
+
+pub fn partition_offset_to_wit(po: &own::PartitionOffset) -> wit::PartitionOffset {
+    wit::PartitionOffset {
+        topic: po.topic.clone(),
+        partition: po.partition,
+        offset: po.offset,
+    }
+}
+
+pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
+    own::PluginInfo {
+        name: info.name,
+        version: info.version,
+        description: info.description,
+        kind: match info.kind {
+            wit::ConnectorKind::Source => own::ConnectorKind::Source,
+            wit::ConnectorKind::Sink => own::ConnectorKind::Sink,
+        },
+        config: info
+            .config
+            .into_iter()
+            .map(|k| own::ConfigKey {
+                name: k.name,
+                type_name: match k.type_ {
+                    wit::ConfigType::Boolean => "BOOLEAN",
+                    wit::ConfigType::Int => "INT",
+                    wit::ConfigType::Long => "LONG",
+                    wit::ConfigType::Double => "DOUBLE",
+                    wit::ConfigType::String => "STRING",
+                    wit::ConfigType::List => "LIST",
+                    wit::ConfigType::Password => "PASSWORD",
+                },
+                default_value: k.default_value,
+                required: k.required,
+                importance: match k.importance {
+                    wit::Importance::High => "HIGH",
+                    wit::Importance::Medium => "MEDIUM",
+                    wit::Importance::Low => "LOW",
+                },
+                documentation: k.documentation,
+                group: k.group,
+            })
+            .collect(),
+    }
+}
+
+pub fn config_problem_from_wit(p: wit::ConfigProblem) -> own::ConfigProblem {
+    own::ConfigProblem {
+        name: p.name,
+        message: p.message,
+    }
+}

@@ -1,0 +1,536 @@
+//! Plugin instances: a loaded component, the connector calls (describe, validate, task-configs)
+//! and running source and sink tasks. Every call into a plugin runs under a deadline and a memory
+//! cap, and every failure is turned into a `PluginError` a person can act on.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use wasmtime::component::{Component, ResourceAny};
+use wasmtime::Store;
+
+use super::bindings::{self, sink, source, wit};
+use super::engine::Runtime;
+use super::records::{
+    ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition,
+};
+use super::sandbox::{Grants, TaskState};
+use crate::config::WasmLimits;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The plugin reported a passing problem; the call may be retried.
+    #[error("{0}")]
+    Retriable(String),
+    /// The plugin reported that it cannot go on.
+    #[error("{0}")]
+    Fatal(String),
+    #[error("exceeded wasm.call.timeout.ms={timeout_ms} in {call}")]
+    Timeout {
+        call: &'static str,
+        timeout_ms: u128,
+    },
+    #[error("exceeded wasm.memory.max.bytes={max} in {call} (it asked to grow to {asked} bytes)")]
+    Memory {
+        call: &'static str,
+        max: usize,
+        asked: usize,
+    },
+    #[error("plugin trapped in {call}: {message}")]
+    Trap {
+        call: &'static str,
+        message: String,
+        details: String,
+    },
+    #[error("plugin returned {count} records from one {call}, more than wasm.max.records.per.call={max}")]
+    TooMany {
+        call: &'static str,
+        count: usize,
+        max: u32,
+    },
+    #[error("cannot start the plugin: {0}")]
+    Instantiate(String),
+}
+
+impl PluginError {
+    pub fn is_retriable(&self) -> bool {
+        matches!(self, PluginError::Retriable(_))
+    }
+
+    /// The message plus whatever helps a person dig further (the wasm backtrace).
+    pub fn trace(&self) -> String {
+        match self {
+            PluginError::Trap { details, .. } if !details.is_empty() => {
+                format!("{self}\n{details}")
+            }
+            _ => self.to_string(),
+        }
+    }
+}
+
+/// A component that passed inspection, ready to instantiate.
+pub struct Plugin {
+    pub info: PluginInfo,
+    pub path: PathBuf,
+    pre: PluginPre,
+}
+
+enum PluginPre {
+    Source(source::SourcePre<TaskState>),
+    Sink(sink::SinkPre<TaskState>),
+}
+
+enum Bound {
+    Source(source::Source),
+    Sink(sink::Sink),
+}
+
+const SOURCE_TASK_EXPORT: &str = "wharf:connector/source-task@0.1.0";
+const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.0";
+
+impl Plugin {
+    /// Checks that `component` is a Wharf plugin, links it, and asks it to describe itself.
+    pub fn inspect(
+        runtime: &Runtime,
+        component: Component,
+        path: PathBuf,
+    ) -> anyhow::Result<Plugin> {
+        let exports: Vec<String> = component
+            .component_type()
+            .exports(&runtime.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let pre = runtime.linker.instantiate_pre(&component).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot link {}: {e:#}. The plugin imports something this host does not provide",
+                path.display()
+            )
+        })?;
+        let pre = if exports.iter().any(|e| e == SOURCE_TASK_EXPORT) {
+            PluginPre::Source(
+                source::SourcePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
+            )
+        } else if exports.iter().any(|e| e == SINK_TASK_EXPORT) {
+            PluginPre::Sink(
+                sink::SinkPre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
+            )
+        } else {
+            return Err(not_a_plugin(
+                &path,
+                &exports,
+                anyhow::anyhow!("no task export"),
+            ));
+        };
+        let mut plugin = Plugin {
+            info: PluginInfo {
+                name: String::new(),
+                version: String::new(),
+                description: String::new(),
+                kind: ConnectorKind::Source,
+                config: Vec::new(),
+            },
+            path,
+            pre,
+        };
+        let limits = WasmLimits::default();
+        let mut connector = plugin
+            .connector(runtime, "inspect", &limits)
+            .map_err(anyhow::Error::msg)?;
+        let info = connector.describe().map_err(anyhow::Error::msg)?;
+        let world_kind = match plugin.pre {
+            PluginPre::Source(_) => ConnectorKind::Source,
+            PluginPre::Sink(_) => ConnectorKind::Sink,
+        };
+        if info.kind != world_kind {
+            anyhow::bail!(
+                "{} describes itself as a {:?} plugin but implements the {:?} world",
+                plugin.path.display(),
+                info.kind,
+                world_kind
+            );
+        }
+        if info.name.trim().is_empty() {
+            anyhow::bail!(
+                "{} describes itself with an empty name",
+                plugin.path.display()
+            );
+        }
+        plugin.info = info;
+        Ok(plugin)
+    }
+
+    fn instantiate(
+        &self,
+        runtime: &Runtime,
+        grants: Grants,
+    ) -> Result<(Store<TaskState>, Bound), PluginError> {
+        let state =
+            TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
+        let mut store = Store::new(&runtime.engine, state);
+        store.limiter(|state| &mut state.memory);
+        store.epoch_deadline_trap();
+        store.set_epoch_deadline(Runtime::deadline_ticks(WasmLimits::default().call_timeout));
+        let bound = match &self.pre {
+            PluginPre::Source(pre) => pre.instantiate(&mut store).map(Bound::Source),
+            PluginPre::Sink(pre) => pre.instantiate(&mut store).map(Bound::Sink),
+        }
+        .map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
+        Ok((store, bound))
+    }
+
+    /// An instance for connector-level calls; it gets no folders and no offsets.
+    pub fn connector(
+        &self,
+        runtime: &Runtime,
+        label: &str,
+        limits: &WasmLimits,
+    ) -> Result<ConnectorInstance, PluginError> {
+        let grants = Grants {
+            label: label.to_string(),
+            folders: Vec::new(),
+            memory_max_bytes: limits.memory_max_bytes,
+            offsets: None,
+            reconfigure: Arc::new(AtomicBool::new(false)),
+        };
+        let (store, bound) = self.instantiate(runtime, grants)?;
+        Ok(ConnectorInstance {
+            store,
+            bound,
+            limits: limits.clone(),
+        })
+    }
+
+    pub fn open_source(
+        &self,
+        runtime: &Runtime,
+        grants: Grants,
+        config: &Vec<(String, String)>,
+        limits: &WasmLimits,
+    ) -> Result<SourceInstance, PluginError> {
+        let (mut store, bound) = self.instantiate(runtime, grants)?;
+        let Bound::Source(bindings) = bound else {
+            return Err(PluginError::Instantiate(format!(
+                "{} is not a source plugin",
+                self.info.name
+            )));
+        };
+        let task = call(&mut store, limits, "open", |s| {
+            bindings
+                .wharf_connector_source_task()
+                .task()
+                .call_open(s, config)
+        })?;
+        Ok(SourceInstance {
+            store,
+            bindings,
+            task,
+            limits: limits.clone(),
+        })
+    }
+
+    pub fn open_sink(
+        &self,
+        runtime: &Runtime,
+        grants: Grants,
+        config: &Vec<(String, String)>,
+        limits: &WasmLimits,
+    ) -> Result<SinkInstance, PluginError> {
+        let (mut store, bound) = self.instantiate(runtime, grants)?;
+        let Bound::Sink(bindings) = bound else {
+            return Err(PluginError::Instantiate(format!(
+                "{} is not a sink plugin",
+                self.info.name
+            )));
+        };
+        let task = call(&mut store, limits, "open", |s| {
+            bindings
+                .wharf_connector_sink_task()
+                .task()
+                .call_open(s, config)
+        })?;
+        Ok(SinkInstance {
+            store,
+            bindings,
+            task,
+            limits: limits.clone(),
+        })
+    }
+}
+
+fn not_a_plugin(path: &std::path::Path, exports: &[String], cause: anyhow::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is not a Wharf plugin: it must target the wharf:connector@0.1.0 source or sink world \
+         (it exports {}): {cause:#}",
+        path.display(),
+        if exports.is_empty() {
+            "nothing".to_string()
+        } else {
+            exports.join(", ")
+        }
+    )
+}
+
+/// Runs one call into the plugin under the call deadline and explains any failure.
+fn call<T>(
+    store: &mut Store<TaskState>,
+    limits: &WasmLimits,
+    name: &'static str,
+    f: impl FnOnce(&mut Store<TaskState>) -> wasmtime::Result<Result<T, wit::ConnectorError>>,
+) -> Result<T, PluginError> {
+    store.set_epoch_deadline(Runtime::deadline_ticks(limits.call_timeout));
+    match f(store) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(message)),
+        Ok(Err(wit::ConnectorError::Fatal(message))) => Err(PluginError::Fatal(message)),
+        Err(error) => Err(explain_trap(store, limits, name, error)),
+    }
+}
+
+/// Like `call`, for functions that cannot report an error of their own.
+fn call_infallible<T>(
+    store: &mut Store<TaskState>,
+    limits: &WasmLimits,
+    name: &'static str,
+    f: impl FnOnce(&mut Store<TaskState>) -> wasmtime::Result<T>,
+) -> Result<T, PluginError> {
+    call(store, limits, name, |s| f(s).map(Ok))
+}
+
+fn explain_trap(
+    store: &mut Store<TaskState>,
+    limits: &WasmLimits,
+    call: &'static str,
+    error: wasmtime::Error,
+) -> PluginError {
+    if error.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt) {
+        return PluginError::Timeout {
+            call,
+            timeout_ms: limits.call_timeout.as_millis(),
+        };
+    }
+    if let Some(asked) = store.data_mut().memory.refused.take() {
+        return PluginError::Memory {
+            call,
+            max: store.data().memory.max_bytes,
+            asked,
+        };
+    }
+    let cause = match error.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => trap.to_string(),
+        None => error.root_cause().to_string(),
+    };
+    let stderr = store.data().stderr_text();
+    let message = match last_meaningful_lines(&stderr) {
+        Some(said) => format!("{said} ({cause})"),
+        None => cause,
+    };
+    PluginError::Trap {
+        call,
+        message,
+        details: format!("{error:?}"),
+    }
+}
+
+/// The end of what a plugin printed before it died: for a Rust panic, the panic message.
+fn last_meaningful_lines(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    Some(lines[lines.len().saturating_sub(3)..].join(" "))
+}
+
+/// A short-lived instance for connector calls.
+pub struct ConnectorInstance {
+    store: Store<TaskState>,
+    bound: Bound,
+    limits: WasmLimits,
+}
+
+impl ConnectorInstance {
+    pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {
+        let info = match &self.bound {
+            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", |s| {
+                b.wharf_connector_connector().call_describe(s)
+            }),
+            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", |s| {
+                b.wharf_connector_connector().call_describe(s)
+            }),
+        }?;
+        Ok(bindings::plugin_info_from_wit(info))
+    }
+
+    pub fn validate(
+        &mut self,
+        config: &Vec<(String, String)>,
+    ) -> Result<Vec<super::records::ConfigProblem>, PluginError> {
+        let problems = match &self.bound {
+            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", |s| {
+                b.wharf_connector_connector().call_validate(s, config)
+            }),
+            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "validate", |s| {
+                b.wharf_connector_connector().call_validate(s, config)
+            }),
+        }?;
+        Ok(problems
+            .into_iter()
+            .map(bindings::config_problem_from_wit)
+            .collect())
+    }
+
+    pub fn task_configs(
+        &mut self,
+        config: &Vec<(String, String)>,
+        max_tasks: u32,
+    ) -> Result<Vec<Vec<(String, String)>>, PluginError> {
+        match &self.bound {
+            Bound::Source(b) => call(&mut self.store, &self.limits, "task-configs", |s| {
+                b.wharf_connector_connector()
+                    .call_task_configs(s, config, max_tasks)
+            }),
+            Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", |s| {
+                b.wharf_connector_connector()
+                    .call_task_configs(s, config, max_tasks)
+            }),
+        }
+    }
+}
+
+pub struct SourceInstance {
+    store: Store<TaskState>,
+    bindings: source::Source,
+    task: ResourceAny,
+    limits: WasmLimits,
+}
+
+impl SourceInstance {
+    pub fn poll(&mut self) -> Result<Vec<SourceRecord>, PluginError> {
+        let max = self.limits.max_records_per_call;
+        let (bindings, task) = (&self.bindings, self.task);
+        let records = call(&mut self.store, &self.limits, "poll", |s| {
+            bindings
+                .wharf_connector_source_task()
+                .task()
+                .call_poll(s, task, max)
+        })?;
+        if records.len() > max as usize {
+            return Err(PluginError::TooMany {
+                call: "poll",
+                count: records.len(),
+                max,
+            });
+        }
+        Ok(records
+            .into_iter()
+            .map(bindings::source_record_from_wit)
+            .collect())
+    }
+
+    pub fn commit(&mut self) -> Result<(), PluginError> {
+        let (bindings, task) = (&self.bindings, self.task);
+        call(&mut self.store, &self.limits, "commit", |s| {
+            bindings
+                .wharf_connector_source_task()
+                .task()
+                .call_commit(s, task)
+        })
+    }
+
+    /// Tells the plugin to stop and releases the instance.
+    pub fn close(mut self) -> Result<(), PluginError> {
+        let (bindings, task) = (&self.bindings, self.task);
+        let closed = call_infallible(&mut self.store, &self.limits, "close", |s| {
+            bindings
+                .wharf_connector_source_task()
+                .task()
+                .call_close(s, task)
+        });
+        let _ = task.resource_drop(&mut self.store);
+        closed
+    }
+}
+
+pub struct SinkInstance {
+    store: Store<TaskState>,
+    bindings: sink::Sink,
+    task: ResourceAny,
+    limits: WasmLimits,
+}
+
+impl SinkInstance {
+    pub fn max_records_per_call(&self) -> u32 {
+        self.limits.max_records_per_call
+    }
+
+    pub fn open_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
+        let wit_partitions: Vec<_> = partitions
+            .iter()
+            .map(bindings::topic_partition_to_wit)
+            .collect();
+        let (bindings, task) = (&self.bindings, self.task);
+        call(&mut self.store, &self.limits, "open-partitions", |s| {
+            bindings
+                .wharf_connector_sink_task()
+                .task()
+                .call_open_partitions(s, task, &wit_partitions)
+        })
+    }
+
+    pub fn close_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
+        let wit_partitions: Vec<_> = partitions
+            .iter()
+            .map(bindings::topic_partition_to_wit)
+            .collect();
+        let (bindings, task) = (&self.bindings, self.task);
+        call(&mut self.store, &self.limits, "close-partitions", |s| {
+            bindings
+                .wharf_connector_sink_task()
+                .task()
+                .call_close_partitions(s, task, &wit_partitions)
+        })
+    }
+
+    pub fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
+        let records: Vec<_> = records
+            .into_iter()
+            .map(bindings::sink_record_to_wit)
+            .collect();
+        let (bindings, task) = (&self.bindings, self.task);
+        call(&mut self.store, &self.limits, "put", |s| {
+            bindings
+                .wharf_connector_sink_task()
+                .task()
+                .call_put(s, task, &records)
+        })
+    }
+
+    pub fn flush(&mut self, offsets: &[PartitionOffset]) -> Result<(), PluginError> {
+        let offsets: Vec<_> = offsets
+            .iter()
+            .map(bindings::partition_offset_to_wit)
+            .collect();
+        let (bindings, task) = (&self.bindings, self.task);
+        call(&mut self.store, &self.limits, "flush", |s| {
+            bindings
+                .wharf_connector_sink_task()
+                .task()
+                .call_flush(s, task, &offsets)
+        })
+    }
+
+    pub fn close(mut self) -> Result<(), PluginError> {
+        let (bindings, task) = (&self.bindings, self.task);
+        let closed = call_infallible(&mut self.store, &self.limits, "close", |s| {
+            bindings
+                .wharf_connector_sink_task()
+                .task()
+                .call_close(s, task)
+        });
+        let _ = task.resource_drop(&mut self.store);
+        closed
+    }
+}

@@ -1,0 +1,13 @@
+//! The WebAssembly side: engine, plugin registry, sandbox, and instances of plugins.
+
+mod bindings;
+pub mod engine;
+pub mod instance;
+pub mod records;
+pub mod registry;
+pub mod sandbox;
+
+pub use engine::Runtime;
+pub use instance::{Plugin, PluginError, SinkInstance, SourceInstance};
+pub use registry::PluginRegistry;
+pub use sandbox::{Grants, OffsetLookup};

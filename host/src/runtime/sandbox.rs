@@ -1,0 +1,158 @@
+//! What one plugin instance may touch: its own store, a memory cap, the folders granted in its
+//! connector config and nothing else, and the `host` interface.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::ResourceLimiter;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
+use super::records::OffsetMap;
+use crate::config::FolderGrant;
+
+/// Bytes of a plugin's stderr kept to explain a failure (a Rust panic message lands there).
+pub const STDERR_CAPTURE_BYTES: usize = 64 * 1024;
+
+/// Looks up committed source offsets of the task's connector.
+pub type OffsetLookup = Arc<dyn Fn(&OffsetMap) -> Option<OffsetMap> + Send + Sync>;
+
+/// Everything a plugin instance is given.
+pub struct Grants {
+    /// `connector-name` or `connector-name-N`, used in log lines.
+    pub label: String,
+    pub folders: Vec<FolderGrant>,
+    pub memory_max_bytes: usize,
+    pub offsets: Option<OffsetLookup>,
+    pub reconfigure: Arc<AtomicBool>,
+}
+
+pub struct TaskState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) memory: MemoryCap,
+    label: String,
+    offsets: Option<OffsetLookup>,
+    reconfigure: Arc<AtomicBool>,
+    stderr: MemoryOutputPipe,
+}
+
+/// Caps linear memory and remembers a refused growth, to explain the trap that follows.
+pub(crate) struct MemoryCap {
+    pub max_bytes: usize,
+    pub refused: Option<usize>,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_bytes {
+            self.refused = Some(desired);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // Tables hold function references; a million is far beyond any real plugin.
+        Ok(desired <= 1_000_000)
+    }
+}
+
+impl TaskState {
+    pub fn new(grants: Grants) -> anyhow::Result<Self> {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE_BYTES);
+        let mut builder = WasiCtxBuilder::new();
+        builder.stderr(stderr.clone());
+        for folder in &grants.folders {
+            let perms = if folder.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            let guest = folder.path.to_string_lossy().into_owned();
+            builder.preopened_dir(&folder.path, &guest, perms).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot grant folder {} ({}): {e}; check that it exists and the worker may read it",
+                    folder.path.display(),
+                    if folder.writable { "wasm.fs.write" } else { "wasm.fs.read" }
+                )
+            })?;
+        }
+        Ok(TaskState {
+            wasi: builder.build(),
+            table: ResourceTable::new(),
+            memory: MemoryCap {
+                max_bytes: grants.memory_max_bytes,
+                refused: None,
+            },
+            label: grants.label,
+            offsets: grants.offsets,
+            reconfigure: grants.reconfigure,
+            stderr,
+        })
+    }
+
+    /// What the plugin wrote to stderr, trimmed, for failure reports.
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents())
+            .trim()
+            .to_string()
+    }
+}
+
+impl WasiView for TaskState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl wit::Host for TaskState {}
+
+impl wit_host::Host for TaskState {
+    fn log(&mut self, level: wit_host::Level, message: String) {
+        let task = self.label.as_str();
+        match level {
+            wit_host::Level::Trace => tracing::trace!(target: "plugin", task, "{message}"),
+            wit_host::Level::Debug => tracing::debug!(target: "plugin", task, "{message}"),
+            wit_host::Level::Info => tracing::info!(target: "plugin", task, "{message}"),
+            wit_host::Level::Warn => tracing::warn!(target: "plugin", task, "{message}"),
+            wit_host::Level::Error => tracing::error!(target: "plugin", task, "{message}"),
+        }
+    }
+
+    fn committed_offsets(
+        &mut self,
+        partitions: Vec<wit::OffsetMap>,
+    ) -> Vec<Option<wit::OffsetMap>> {
+        let Some(lookup) = &self.offsets else {
+            return partitions.iter().map(|_| None).collect();
+        };
+        partitions
+            .into_iter()
+            .map(|p| lookup(&offset_map_from_wit(p)).map(offset_map_to_wit))
+            .collect()
+    }
+
+    fn request_task_reconfiguration(&mut self) {
+        tracing::info!(
+            task = self.label.as_str(),
+            "plugin asked for its tasks to be reconfigured"
+        );
+        self.reconfigure.store(true, Ordering::Relaxed);
+    }
+}

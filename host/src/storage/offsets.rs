@@ -1,0 +1,234 @@
+//! Source offsets. Keys and values use Kafka Connect's layout — key `["<connector>",{partition}]`,
+//! value `{offset}`, both JSON — so that the file here and the offsets topic later hold the same
+//! bytes. Sink offsets never come here: they live in Kafka's `__consumer_offsets`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{json, Map, Value};
+
+use crate::runtime::records::{OffsetMap, Scalar};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OffsetStoreError {
+    #[error("cannot write source offsets to {path}: {source}; check free space and permissions")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot read source offsets from {path}: {message}. Move the file away to start every source from the beginning, or restore it")]
+    Read { path: String, message: String },
+}
+
+/// Where source offsets are kept. One abstraction; a file-backed and (later) a Kafka-backed
+/// implementation.
+pub trait OffsetStore: Send + Sync {
+    /// The last stored offset of one source partition of a connector.
+    fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap>;
+
+    /// Stores offsets, all or none.
+    fn put(
+        &self,
+        connector: &str,
+        offsets: &[(OffsetMap, OffsetMap)],
+    ) -> Result<(), OffsetStoreError>;
+}
+
+fn scalar_to_json(s: &Scalar) -> Value {
+    match s {
+        Scalar::Null => Value::Null,
+        Scalar::Boolean(b) => json!(b),
+        Scalar::Integer(i) => json!(i),
+        Scalar::Float(f) => json!(f),
+        Scalar::Text(t) => json!(t),
+    }
+}
+
+fn scalar_from_json(v: &Value) -> Option<Scalar> {
+    Some(match v {
+        Value::Null => Scalar::Null,
+        Value::Bool(b) => Scalar::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Scalar::Integer(i),
+            None => Scalar::Float(n.as_f64()?),
+        },
+        Value::String(s) => Scalar::Text(s.clone()),
+        Value::Array(_) | Value::Object(_) => return None,
+    })
+}
+
+/// An offset map as a JSON object (keys sorted, so equal maps give equal bytes).
+pub fn map_to_json(map: &OffsetMap) -> Value {
+    Value::Object(
+        map.iter()
+            .map(|(k, v)| (k.clone(), scalar_to_json(v)))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+pub fn map_from_json(value: &Value) -> Option<OffsetMap> {
+    value
+        .as_object()?
+        .iter()
+        .map(|(k, v)| Some((k.clone(), scalar_from_json(v)?)))
+        .collect()
+}
+
+/// Kafka Connect's offset key: `["<connector>",{partition}]`.
+pub fn offset_key(connector: &str, partition: &OffsetMap) -> String {
+    json!([connector, map_to_json(partition)]).to_string()
+}
+
+/// Source offsets in a local file (standalone mode), rewritten whole on every flush through a
+/// temporary file and a rename, so a crash at any moment leaves either the old or the new file.
+pub struct FileOffsetStore {
+    path: PathBuf,
+    /// Offset key JSON → offset value JSON.
+    entries: Mutex<BTreeMap<String, Value>>,
+}
+
+const FILE_FORMAT: &str = "wharf-source-offsets-v1";
+
+impl FileOffsetStore {
+    pub fn open(path: &Path) -> Result<Self, OffsetStoreError> {
+        let read_error = |message: String| OffsetStoreError::Read {
+            path: path.display().to_string(),
+            message,
+        };
+        let mut entries = BTreeMap::new();
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                let doc: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| read_error(format!("not valid JSON ({e})")))?;
+                if doc.get("format").and_then(Value::as_str) != Some(FILE_FORMAT) {
+                    return Err(read_error(format!(
+                        "not a Wharf offsets file (expected \"format\": \"{FILE_FORMAT}\")"
+                    )));
+                }
+                for entry in doc
+                    .get("offsets")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match (entry.get("key"), entry.get("value")) {
+                        (Some(key), Some(value)) => {
+                            entries.insert(key.to_string(), value.clone());
+                        }
+                        _ => {
+                            return Err(read_error(format!("entry without key or value: {entry}")))
+                        }
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(read_error(e.to_string())),
+        }
+        Ok(FileOffsetStore {
+            path: path.to_path_buf(),
+            entries: Mutex::new(entries),
+        })
+    }
+
+    fn write(&self, entries: &BTreeMap<String, Value>) -> std::io::Result<()> {
+        let offsets: Vec<Value> = entries
+            .iter()
+            .map(|(key, value)| {
+                let key: Value = serde_json::from_str(key).expect("keys are JSON we wrote");
+                json!({"key": key, "value": value})
+            })
+            .collect();
+        let doc = json!({"format": FILE_FORMAT, "offsets": offsets});
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let temp = self
+            .path
+            .with_extension(format!("tmp{}", std::process::id()));
+        {
+            let mut file = std::fs::File::create(&temp)?;
+            serde_json::to_writer_pretty(&mut file, &doc)?;
+            file.write_all(b"\n")?;
+            file.sync_all()?;
+        }
+        std::fs::rename(&temp, &self.path)?;
+        // The rename is durable only once the folder itself is synced.
+        std::fs::File::open(dir)?.sync_all()
+    }
+}
+
+impl OffsetStore for FileOffsetStore {
+    fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
+        let entries = self.entries.lock().expect("offset store lock");
+        entries
+            .get(&offset_key(connector, partition))
+            .and_then(map_from_json)
+    }
+
+    fn put(
+        &self,
+        connector: &str,
+        offsets: &[(OffsetMap, OffsetMap)],
+    ) -> Result<(), OffsetStoreError> {
+        let mut entries = self.entries.lock().expect("offset store lock");
+        let mut updated = entries.clone();
+        for (partition, offset) in offsets {
+            updated.insert(offset_key(connector, partition), map_to_json(offset));
+        }
+        self.write(&updated)
+            .map_err(|source| OffsetStoreError::Write {
+                path: self.path.display().to_string(),
+                source,
+            })?;
+        *entries = updated;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partition(file: &str) -> OffsetMap {
+        vec![("filename".into(), Scalar::Text(file.into()))]
+    }
+
+    #[test]
+    fn key_has_kafka_connects_layout() {
+        assert_eq!(
+            offset_key("src", &partition("/a")),
+            r#"["src",{"filename":"/a"}]"#
+        );
+    }
+
+    #[test]
+    fn offsets_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("offsets.json");
+        let store = FileOffsetStore::open(&path).unwrap();
+        let offset = vec![("position".to_string(), Scalar::Integer(42))];
+        store
+            .put("src", &[(partition("/a"), offset.clone())])
+            .unwrap();
+        let reopened = FileOffsetStore::open(&path).unwrap();
+        assert_eq!(reopened.get("src", &partition("/a")), Some(offset));
+        assert_eq!(reopened.get("other", &partition("/a")), None);
+    }
+
+    #[test]
+    fn a_corrupt_file_is_refused_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("offsets.json");
+        std::fs::write(&path, "{not json").unwrap();
+        let err = FileOffsetStore::open(&path).err().unwrap().to_string();
+        assert!(
+            err.contains("offsets.json") && err.contains("not valid JSON"),
+            "{err}"
+        );
+    }
+}

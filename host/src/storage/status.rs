@@ -1,0 +1,80 @@
+//! Connector and task states, as `GET /connectors/{name}/status` reports them.
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use serde::Serialize;
+
+use crate::runtime::records::ConnectorKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum State {
+    Unassigned,
+    Running,
+    Paused,
+    Stopped,
+    Failed,
+    Restarting,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    pub state: State,
+    pub worker_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorStatus {
+    pub name: String,
+    pub kind: Option<ConnectorKind>,
+    pub connector: Status,
+    pub tasks: BTreeMap<u32, Status>,
+}
+
+/// Where statuses are kept: in memory for a standalone worker (later in Kafka for a cluster).
+pub trait StatusStore: Send + Sync {
+    fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status);
+    fn put_task(&self, name: &str, task: u32, status: Status);
+    fn get(&self, name: &str) -> Option<ConnectorStatus>;
+}
+
+#[derive(Default)]
+pub struct MemoryStatusStore {
+    connectors: RwLock<BTreeMap<String, ConnectorStatus>>,
+}
+
+impl StatusStore for MemoryStatusStore {
+    fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
+        let mut all = self.connectors.write().expect("status lock");
+        let entry = all
+            .entry(name.to_string())
+            .or_insert_with(|| ConnectorStatus {
+                name: name.to_string(),
+                kind,
+                connector: status.clone(),
+                tasks: BTreeMap::new(),
+            });
+        entry.connector = status;
+        if kind.is_some() {
+            entry.kind = kind;
+        }
+    }
+
+    fn put_task(&self, name: &str, task: u32, status: Status) {
+        let mut all = self.connectors.write().expect("status lock");
+        if let Some(entry) = all.get_mut(name) {
+            entry.tasks.insert(task, status);
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<ConnectorStatus> {
+        self.connectors
+            .read()
+            .expect("status lock")
+            .get(name)
+            .cloned()
+    }
+}

@@ -1,0 +1,467 @@
+//! Runs connectors: checks a connector config against its plugin, splits it into tasks, and runs
+//! each task on a thread of its own, reporting states to the status store.
+
+mod sink;
+mod source;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::BaseConsumer;
+use rdkafka::producer::ThreadedProducer;
+
+use crate::config::{ConnectorConfig, WorkerConfig};
+use crate::kafka;
+use crate::runtime::records::ConnectorKind;
+use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
+use crate::storage::{OffsetStore, State, Status, StatusStore};
+
+/// Why a task stopped working, as its status trace shows it.
+#[derive(Debug, Clone)]
+pub struct TaskFailure {
+    pub message: String,
+    pub trace: String,
+}
+
+impl TaskFailure {
+    pub fn new(message: String) -> Self {
+        TaskFailure {
+            trace: message.clone(),
+            message,
+        }
+    }
+
+    pub fn from_plugin(e: &PluginError) -> Self {
+        TaskFailure {
+            message: e.to_string(),
+            trace: e.trace(),
+        }
+    }
+}
+
+pub struct TaskReport {
+    pub outcome: Result<(), TaskFailure>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("connector {name}: connector.class={class} names no plugin in plugin.path ({path}). Plugins found: {found}")]
+    UnknownPlugin {
+        name: String,
+        class: String,
+        path: String,
+        found: String,
+    },
+    #[error("connector {name} already exists; give the new one another name")]
+    Duplicate { name: String },
+    #[error("connector {name}: invalid config: {problems}")]
+    Invalid { name: String, problems: String },
+    #[error("connector {name}: {message}")]
+    Plugin { name: String, message: String },
+}
+
+struct TaskHandle {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+pub struct RunningConnector {
+    pub config: ConnectorConfig,
+    pub kind: ConnectorKind,
+    pub task_configs: Vec<Vec<(String, String)>>,
+    tasks: Vec<TaskHandle>,
+}
+
+pub struct Worker {
+    pub config: WorkerConfig,
+    pub worker_id: String,
+    runtime: Arc<Runtime>,
+    pub registry: Arc<PluginRegistry>,
+    offsets: Arc<dyn OffsetStore>,
+    pub status: Arc<dyn StatusStore>,
+    connectors: Mutex<BTreeMap<String, RunningConnector>>,
+}
+
+impl Worker {
+    pub fn new(
+        config: WorkerConfig,
+        runtime: Arc<Runtime>,
+        registry: Arc<PluginRegistry>,
+        offsets: Arc<dyn OffsetStore>,
+        status: Arc<dyn StatusStore>,
+    ) -> Self {
+        Worker {
+            worker_id: config.worker_id(),
+            config,
+            runtime,
+            registry,
+            offsets,
+            status,
+            connectors: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn connector_names(&self) -> Vec<String> {
+        self.connectors
+            .lock()
+            .expect("connectors lock")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The config, kind and task configs of a running connector.
+    pub fn connector_info(
+        &self,
+        name: &str,
+    ) -> Option<(ConnectorConfig, ConnectorKind, Vec<Vec<(String, String)>>)> {
+        let connectors = self.connectors.lock().expect("connectors lock");
+        connectors
+            .get(name)
+            .map(|c| (c.config.clone(), c.kind, c.task_configs.clone()))
+    }
+
+    /// Checks a connector config against the plugin's definition and its own validation.
+    pub fn validate(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
+        let plugin =
+            self.registry
+                .find(&config.class)
+                .ok_or_else(|| StartError::UnknownPlugin {
+                    name: config.name.clone(),
+                    class: config.class.clone(),
+                    path: self
+                        .config
+                        .plugin_path
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    found: match self.registry.names() {
+                        names if names.is_empty() => "none".to_string(),
+                        names => names.join(", "),
+                    },
+                })?;
+        let mut problems: Vec<String> = plugin
+            .info
+            .config
+            .iter()
+            .filter(|key| key.required && config.get(&key.name).is_none_or(|v| v.trim().is_empty()))
+            .map(|key| format!("\"{}\" is required ({})", key.name, key.documentation))
+            .collect();
+        if plugin.info.kind == ConnectorKind::Sink && config.topics.is_empty() {
+            problems.push(
+                "\"topics\" is required for a sink: list the topics to read, separated by commas"
+                    .into(),
+            );
+        }
+        if problems.is_empty() {
+            let mut instance = plugin
+                .connector(&self.runtime, &config.name, &config.limits)
+                .map_err(|e| StartError::Plugin {
+                    name: config.name.clone(),
+                    message: e.to_string(),
+                })?;
+            let found = instance
+                .validate(&config.raw)
+                .map_err(|e| StartError::Plugin {
+                    name: config.name.clone(),
+                    message: e.to_string(),
+                })?;
+            problems.extend(
+                found
+                    .into_iter()
+                    .map(|p| format!("\"{}\": {}", p.name, p.message)),
+            );
+        }
+        if !problems.is_empty() {
+            return Err(StartError::Invalid {
+                name: config.name.clone(),
+                problems: problems.join("; "),
+            });
+        }
+        Ok(plugin)
+    }
+
+    /// Validates a connector, splits it into tasks and starts them.
+    pub fn start_connector(&self, config: ConnectorConfig) -> Result<(), StartError> {
+        if self
+            .connectors
+            .lock()
+            .expect("connectors lock")
+            .contains_key(&config.name)
+        {
+            return Err(StartError::Duplicate {
+                name: config.name.clone(),
+            });
+        }
+        let plugin = self.validate(&config)?;
+        let kind = plugin.info.kind;
+        let name = config.name.clone();
+        let plugin_error = |e: PluginError| StartError::Plugin {
+            name: name.clone(),
+            message: e.to_string(),
+        };
+        let task_configs = plugin
+            .connector(&self.runtime, &name, &config.limits)
+            .and_then(|mut c| c.task_configs(&config.raw, config.tasks_max))
+            .map_err(plugin_error)?;
+        let task_configs: Vec<_> = task_configs
+            .into_iter()
+            .take(config.tasks_max as usize)
+            .collect();
+        self.status
+            .put_connector(&name, Some(kind), self.status_of(State::Running, None));
+        tracing::info!(
+            "starting connector {name} ({} {}) with {} task(s)",
+            plugin.info.name,
+            plugin.info.version,
+            task_configs.len()
+        );
+        let mut tasks = Vec::new();
+        for (id, task_config) in task_configs.iter().enumerate() {
+            let id = id as u32;
+            self.status
+                .put_task(&name, id, self.status_of(State::Unassigned, None));
+            tasks.push(self.spawn_task(&plugin, &config, id, task_config.clone()));
+        }
+        self.connectors.lock().expect("connectors lock").insert(
+            name,
+            RunningConnector {
+                config,
+                kind,
+                task_configs,
+                tasks,
+            },
+        );
+        Ok(())
+    }
+
+    fn status_of(&self, state: State, trace: Option<String>) -> Status {
+        Status {
+            state,
+            worker_id: self.worker_id.clone(),
+            trace,
+        }
+    }
+
+    fn spawn_task(
+        &self,
+        plugin: &Arc<Plugin>,
+        config: &ConnectorConfig,
+        id: u32,
+        task_config: Vec<(String, String)>,
+    ) -> TaskHandle {
+        let stop = Arc::new(AtomicBool::new(false));
+        let label = format!("{}-{id}", config.name);
+        let setup = TaskSetup {
+            runtime: self.runtime.clone(),
+            plugin: plugin.clone(),
+            worker: self.config.clone(),
+            connector: config.clone(),
+            id,
+            label: label.clone(),
+            task_config,
+            offsets: self.offsets.clone(),
+            status: self.status.clone(),
+            worker_id: self.worker_id.clone(),
+            stop: stop.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("task-{label}"))
+            .spawn(move || setup.run())
+            .expect("the system could not start a task thread");
+        TaskHandle { stop, thread }
+    }
+
+    /// Stops every task, waiting at most `task.shutdown.graceful.timeout.ms` for them together.
+    pub fn stop_all(&self) {
+        let connectors = std::mem::take(&mut *self.connectors.lock().expect("connectors lock"));
+        let handles: Vec<(String, TaskHandle)> = connectors
+            .into_iter()
+            .flat_map(|(name, c)| {
+                c.tasks
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(i, t)| (format!("{name}-{i}"), t))
+            })
+            .collect();
+        for (_, handle) in &handles {
+            handle.stop.store(true, Ordering::Relaxed);
+        }
+        let timeout = self.config.task_shutdown_graceful_timeout;
+        let deadline = Instant::now() + timeout;
+        for (label, handle) in handles {
+            while !handle.thread.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if handle.thread.is_finished() {
+                let _ = handle.thread.join();
+            } else {
+                tracing::warn!(
+                    "task {label} did not stop within task.shutdown.graceful.timeout.ms={}; leaving it behind",
+                    timeout.as_millis()
+                );
+            }
+        }
+    }
+}
+
+/// Everything a task thread needs, moved into it.
+struct TaskSetup {
+    runtime: Arc<Runtime>,
+    plugin: Arc<Plugin>,
+    worker: WorkerConfig,
+    connector: ConnectorConfig,
+    id: u32,
+    label: String,
+    task_config: Vec<(String, String)>,
+    offsets: Arc<dyn OffsetStore>,
+    status: Arc<dyn StatusStore>,
+    worker_id: String,
+    stop: Arc<AtomicBool>,
+}
+
+impl TaskSetup {
+    fn run(self) {
+        let name = self.connector.name.clone();
+        let (id, label, status, worker_id) = (
+            self.id,
+            self.label.clone(),
+            self.status.clone(),
+            self.worker_id.clone(),
+        );
+        let report = match self.plugin.info.kind {
+            ConnectorKind::Source => self.run_source(),
+            ConnectorKind::Sink => self.run_sink(),
+        };
+        match report.outcome {
+            Ok(()) => tracing::info!(task = label.as_str(), "task stopped"),
+            Err(failure) => {
+                tracing::error!(task = label.as_str(), "task failed: {}", failure.message);
+                status.put_task(
+                    &name,
+                    id,
+                    Status {
+                        state: State::Failed,
+                        worker_id,
+                        trace: Some(failure.trace),
+                    },
+                );
+            }
+        }
+    }
+
+    fn grants(&self) -> Grants {
+        let offsets = self.offsets.clone();
+        let connector = self.connector.name.clone();
+        let lookup: OffsetLookup = Arc::new(move |partition| offsets.get(&connector, partition));
+        Grants {
+            label: self.label.clone(),
+            folders: self.connector.folders.clone(),
+            memory_max_bytes: self.connector.limits.memory_max_bytes,
+            offsets: Some(lookup),
+            reconfigure: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn running(&self) {
+        self.status.put_task(
+            &self.connector.name,
+            self.id,
+            Status {
+                state: State::Running,
+                worker_id: self.worker_id.clone(),
+                trace: None,
+            },
+        );
+        tracing::info!(task = self.label.as_str(), "task running");
+    }
+
+    fn run_source(self) -> TaskReport {
+        let failed = |failure: TaskFailure| TaskReport {
+            outcome: Err(failure),
+        };
+        let producer: ThreadedProducer<source::DeliveryTracker> = match kafka::producer_config(
+            &self.worker,
+            &format!("wharf-{}", self.label),
+        )
+        .create_with_context(source::DeliveryTracker::default())
+        {
+            Ok(p) => p,
+            Err(e) => return failed(TaskFailure::new(format!(
+                "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
+            ))),
+        };
+        let instance = match self.plugin.open_source(
+            &self.runtime,
+            self.grants(),
+            &self.task_config,
+            &self.connector.limits,
+        ) {
+            Ok(i) => i,
+            Err(e) => return failed(TaskFailure::from_plugin(&e)),
+        };
+        self.running();
+        source::SourceTaskRun {
+            connector: self.connector.name.clone(),
+            label: self.label.clone(),
+            instance,
+            producer,
+            offsets: self.offsets.clone(),
+            flush_interval: self.worker.offset_flush_interval,
+            flush_timeout: self.worker.offset_flush_timeout,
+            stop: self.stop.clone(),
+        }
+        .run()
+    }
+
+    fn run_sink(self) -> TaskReport {
+        let failed = |failure: TaskFailure| TaskReport {
+            outcome: Err(failure),
+        };
+        let instance = match self.plugin.open_sink(
+            &self.runtime,
+            self.grants(),
+            &self.task_config,
+            &self.connector.limits,
+        ) {
+            Ok(i) => i,
+            Err(e) => return failed(TaskFailure::from_plugin(&e)),
+        };
+        let batch_size = self
+            .worker
+            .consumer_overrides
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "max.poll.records")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(usize::MAX)
+            .clamp(1, instance.max_records_per_call() as usize);
+        let context = sink::context(&self.label, instance);
+        let consumer: BaseConsumer<sink::SinkContext> = match kafka::consumer_config(
+            &self.worker,
+            &self.connector.name,
+            &format!("wharf-{}", self.label),
+        )
+        .create_with_context(context)
+        {
+            Ok(c) => c,
+            Err(e) => return failed(TaskFailure::new(format!(
+                "cannot create the Kafka consumer (check the worker's consumer.* settings): {e}"
+            ))),
+        };
+        self.running();
+        sink::SinkTaskRun {
+            label: self.label.clone(),
+            consumer,
+            topics: self.connector.topics.clone(),
+            batch_size,
+            flush_interval: self.worker.offset_flush_interval,
+            stop: self.stop.clone(),
+        }
+        .run()
+    }
+}

@@ -1,0 +1,438 @@
+//! Write Wharf connector plugins in Rust.
+//!
+//! A plugin is a WebAssembly component that the Wharf host loads from its `plugin.path`. You
+//! implement [`SourceConnector`] (records flow from an outside system into Kafka) or
+//! [`SinkConnector`] (records flow from Kafka to an outside system), invoke
+//! [`source_connector!`] or [`sink_connector!`] once, and build with
+//! `cargo build --release --target wasm32-wasip2`. The `.wasm` file in
+//! `target/wasm32-wasip2/release/` is the plugin.
+//!
+//! The crate must be a `cdylib`:
+//!
+//! ```toml
+//! [lib]
+//! crate-type = ["cdylib"]
+//! ```
+//!
+//! A complete source that counts upwards, resuming where it stopped:
+//!
+//! ```no_run
+//! use wharf_sdk::*;
+//!
+//! struct Counter;
+//!
+//! impl Connector for Counter {
+//!     fn describe() -> PluginInfo {
+//!         PluginInfo {
+//!             name: "counter".into(),
+//!             version: "1.0.0".into(),
+//!             description: "Counts upwards, one record a number".into(),
+//!             kind: ConnectorKind::Source,
+//!             config: vec![required_key("topic", ConfigType::String, "Where to write")],
+//!         }
+//!     }
+//!
+//!     fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
+//!         Ok(vec![config.clone()]) // one task is enough
+//!     }
+//! }
+//!
+//! struct CounterTask { topic: String, next: i64 }
+//!
+//! fn partition() -> OffsetMap { vec![("counter".into(), Scalar::Text("main".into()))] }
+//!
+//! impl SourceTask for CounterTask {
+//!     fn open(config: Config) -> Result<Self, ConnectorError> {
+//!         let topic = config.require("topic")?.to_string();
+//!         let next = committed_offset(&partition())
+//!             .and_then(|offset| offset_integer(&offset, "next"))
+//!             .unwrap_or(0);
+//!         Ok(CounterTask { topic, next })
+//!     }
+//!
+//!     fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
+//!         let records = (0..max_records.min(100))
+//!             .map(|_| {
+//!                 self.next += 1;
+//!                 source_record(
+//!                     partition(),
+//!                     vec![("next".into(), Scalar::Integer(self.next))],
+//!                     &self.topic,
+//!                     self.next.to_string().into_bytes(),
+//!                 )
+//!             })
+//!             .collect();
+//!         Ok(records)
+//!     }
+//! }
+//!
+//! impl SourceConnector for Counter {
+//!     type Task = CounterTask;
+//! }
+//!
+//! source_connector!(Counter);
+//! ```
+
+#![deny(missing_docs)]
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+/// Bindings generated from the WIT contract in `wit/`. Plugin authors rarely need these
+/// directly: the traits of this crate and the macros wrap them.
+#[doc(hidden)]
+pub mod bindings {
+    pub use wharf_sdk_sink_world as sink;
+    pub use wharf_sdk_source_world as source;
+}
+
+use bindings::sink::exports::wharf::connector as sink_exports;
+use bindings::source::exports::wharf::connector as source_exports;
+use bindings::source::wharf::connector::host;
+
+pub use bindings::source::wharf::connector::host::Level;
+pub use bindings::source::wharf::connector::types::{
+    ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance,
+    OffsetMap, PartitionOffset, PluginInfo, Scalar, SinkRecord, SourceRecord, TopicPartition,
+};
+
+/// A connector or task configuration: the key/value pairs a user wrote, in their order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    pairs: Vec<(String, String)>,
+}
+
+impl Config {
+    /// A config from key/value pairs.
+    pub fn new(pairs: Vec<(String, String)>) -> Self {
+        Config { pairs }
+    }
+
+    /// The value of `key`, if set. A key set twice yields its last value.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of `key`, or a fatal error that names the missing key.
+    pub fn require(&self, key: &str) -> Result<&str, ConnectorError> {
+        match self.get(key) {
+            Some(value) if !value.trim().is_empty() => Ok(value),
+            _ => Err(ConnectorError::Fatal(format!(
+                "missing required configuration \"{key}\": set it in the connector config"
+            ))),
+        }
+    }
+
+    /// The value of `key` parsed as `T`, or `default` when unset; a fatal error names the key and
+    /// the value when it does not parse.
+    pub fn parse_or<T: std::str::FromStr>(
+        &self,
+        key: &str,
+        default: T,
+    ) -> Result<T, ConnectorError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(raw) => raw.trim().parse().map_err(|_| {
+                ConnectorError::Fatal(format!(
+                    "invalid value \"{raw}\" for configuration \"{key}\": expected a {}",
+                    std::any::type_name::<T>()
+                ))
+            }),
+        }
+    }
+
+    /// Sets `key` to `value`, replacing an earlier value.
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.pairs.retain(|(k, _)| k != key);
+        self.pairs.push((key.to_string(), value.into()));
+    }
+
+    /// The key/value pairs.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
+    /// Takes the key/value pairs.
+    pub fn into_pairs(self) -> Vec<(String, String)> {
+        self.pairs
+    }
+}
+
+/// A configuration key that has no default and must be set.
+pub fn required_key(name: &str, ty: ConfigType, documentation: &str) -> ConfigKey {
+    ConfigKey {
+        name: name.to_string(),
+        type_: ty,
+        default_value: None,
+        required: true,
+        importance: Importance::High,
+        documentation: documentation.to_string(),
+        group: None,
+    }
+}
+
+/// A configuration key that may be left out, in which case `default` applies.
+pub fn optional_key(name: &str, ty: ConfigType, default: &str, documentation: &str) -> ConfigKey {
+    ConfigKey {
+        name: name.to_string(),
+        type_: ty,
+        default_value: Some(default.to_string()),
+        required: false,
+        importance: Importance::Medium,
+        documentation: documentation.to_string(),
+        group: None,
+    }
+}
+
+/// A source record with a value, no key, no headers, no fixed partition, timestamped on sending.
+pub fn source_record(
+    source_partition: OffsetMap,
+    source_offset: OffsetMap,
+    topic: &str,
+    value: Vec<u8>,
+) -> SourceRecord {
+    SourceRecord {
+        source_partition,
+        source_offset,
+        topic: topic.to_string(),
+        partition: None,
+        key: None,
+        value: Some(value),
+        headers: Vec::new(),
+        timestamp: None,
+    }
+}
+
+/// The integer under `key` in an offset map, if there is one.
+pub fn offset_integer(map: &OffsetMap, key: &str) -> Option<i64> {
+    map.iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| match v {
+            Scalar::Integer(i) => Some(*i),
+            _ => None,
+        })
+}
+
+/// Writes a line to the worker's log, tagged with this connector and task.
+pub fn log(level: Level, message: &str) {
+    host::log(level, message);
+}
+
+/// The last committed offset of one source partition of this connector, if any.
+pub fn committed_offset(partition: &OffsetMap) -> Option<OffsetMap> {
+    host::committed_offsets(std::slice::from_ref(partition))
+        .pop()
+        .flatten()
+}
+
+/// The last committed offsets of several source partitions, in the same order.
+pub fn committed_offsets(partitions: &[OffsetMap]) -> Vec<Option<OffsetMap>> {
+    host::committed_offsets(partitions)
+}
+
+/// Asks the host to call [`Connector::task_configs`] again.
+pub fn request_task_reconfiguration() {
+    host::request_task_reconfiguration();
+}
+
+/// What every connector plugin says about itself and how it splits work into tasks.
+pub trait Connector: 'static {
+    /// Name, version, kind and configuration definition.
+    fn describe() -> PluginInfo;
+
+    /// Problems with a connector config beyond what the definition checks. None by default.
+    fn validate(_config: &Config) -> Vec<ConfigProblem> {
+        Vec::new()
+    }
+
+    /// Splits a connector config into at most `max_tasks` task configs.
+    fn task_configs(config: &Config, max_tasks: u32) -> Result<Vec<Config>, ConnectorError>;
+}
+
+/// A source connector: its tasks read from an outside system.
+pub trait SourceConnector: Connector {
+    /// The task type this connector runs.
+    type Task: SourceTask;
+}
+
+/// A running source task.
+pub trait SourceTask: Sized + 'static {
+    /// Starts with one of the configs that [`Connector::task_configs`] returned.
+    fn open(config: Config) -> Result<Self, ConnectorError>;
+
+    /// Returns at most `max_records` records, or none if nothing is ready now. Must return
+    /// promptly: the host pauses between empty polls, and bounds each call with a deadline.
+    fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError>;
+
+    /// The offsets of every record returned so far are stored. Nothing to do by default.
+    fn commit(&mut self) -> Result<(), ConnectorError> {
+        Ok(())
+    }
+
+    /// The task stops. Nothing to do by default.
+    fn close(&mut self) {}
+}
+
+/// A sink connector: its tasks write to an outside system.
+pub trait SinkConnector: Connector {
+    /// The task type this connector runs.
+    type Task: SinkTask;
+}
+
+/// A running sink task.
+pub trait SinkTask: Sized + 'static {
+    /// Starts with one of the configs that [`Connector::task_configs`] returned.
+    fn open(config: Config) -> Result<Self, ConnectorError>;
+
+    /// The host now reads these partitions for this task. Nothing to do by default.
+    fn open_partitions(&mut self, _partitions: Vec<TopicPartition>) -> Result<(), ConnectorError> {
+        Ok(())
+    }
+
+    /// A batch of records; may be buffered until [`SinkTask::flush`].
+    fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError>;
+
+    /// Makes everything put so far durable; on success the host commits `offsets` to Kafka.
+    fn flush(&mut self, offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError>;
+
+    /// The host stops reading these partitions for this task. Nothing to do by default.
+    fn close_partitions(&mut self, _partitions: Vec<TopicPartition>) -> Result<(), ConnectorError> {
+        Ok(())
+    }
+
+    /// The task stops. Nothing to do by default.
+    fn close(&mut self) {}
+}
+
+#[doc(hidden)]
+pub struct SourceExports<C>(PhantomData<C>);
+
+#[doc(hidden)]
+pub struct SinkExports<C>(PhantomData<C>);
+
+#[doc(hidden)]
+pub struct TaskCell<T>(RefCell<T>);
+
+impl<C: SourceConnector> source_exports::connector::Guest for SourceExports<C> {
+    fn describe() -> PluginInfo {
+        C::describe()
+    }
+
+    fn validate(config: Vec<(String, String)>) -> Vec<ConfigProblem> {
+        C::validate(&Config::new(config))
+    }
+
+    fn task_configs(
+        config: Vec<(String, String)>,
+        max_tasks: u32,
+    ) -> Result<Vec<Vec<(String, String)>>, ConnectorError> {
+        let configs = C::task_configs(&Config::new(config), max_tasks)?;
+        Ok(configs.into_iter().map(Config::into_pairs).collect())
+    }
+}
+
+impl<C: SourceConnector> source_exports::source_task::Guest for SourceExports<C> {
+    type Task = TaskCell<C::Task>;
+}
+
+impl<T: SourceTask> source_exports::source_task::GuestTask for TaskCell<T> {
+    fn open(
+        config: Vec<(String, String)>,
+    ) -> Result<source_exports::source_task::Task, ConnectorError> {
+        let task = T::open(Config::new(config))?;
+        Ok(source_exports::source_task::Task::new(TaskCell(
+            RefCell::new(task),
+        )))
+    }
+
+    fn poll(&self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
+        self.0.borrow_mut().poll(max_records)
+    }
+
+    fn commit(&self) -> Result<(), ConnectorError> {
+        self.0.borrow_mut().commit()
+    }
+
+    fn close(&self) {
+        self.0.borrow_mut().close()
+    }
+}
+
+impl<C: SinkConnector> sink_exports::connector::Guest for SinkExports<C> {
+    fn describe() -> PluginInfo {
+        C::describe()
+    }
+
+    fn validate(config: Vec<(String, String)>) -> Vec<ConfigProblem> {
+        C::validate(&Config::new(config))
+    }
+
+    fn task_configs(
+        config: Vec<(String, String)>,
+        max_tasks: u32,
+    ) -> Result<Vec<Vec<(String, String)>>, ConnectorError> {
+        let configs = C::task_configs(&Config::new(config), max_tasks)?;
+        Ok(configs.into_iter().map(Config::into_pairs).collect())
+    }
+}
+
+impl<C: SinkConnector> sink_exports::sink_task::Guest for SinkExports<C> {
+    type Task = TaskCell<C::Task>;
+}
+
+impl<T: SinkTask> sink_exports::sink_task::GuestTask for TaskCell<T> {
+    fn open(
+        config: Vec<(String, String)>,
+    ) -> Result<sink_exports::sink_task::Task, ConnectorError> {
+        let task = T::open(Config::new(config))?;
+        Ok(sink_exports::sink_task::Task::new(TaskCell(RefCell::new(
+            task,
+        ))))
+    }
+
+    fn open_partitions(&self, partitions: Vec<TopicPartition>) -> Result<(), ConnectorError> {
+        self.0.borrow_mut().open_partitions(partitions)
+    }
+
+    fn put(&self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
+        self.0.borrow_mut().put(records)
+    }
+
+    fn flush(&self, offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError> {
+        self.0.borrow_mut().flush(offsets)
+    }
+
+    fn close_partitions(&self, partitions: Vec<TopicPartition>) -> Result<(), ConnectorError> {
+        self.0.borrow_mut().close_partitions(partitions)
+    }
+
+    fn close(&self) {
+        self.0.borrow_mut().close()
+    }
+}
+
+/// Exports a [`SourceConnector`] as this component's plugin. Invoke it once, at the crate root.
+#[macro_export]
+macro_rules! source_connector {
+    ($connector:ty) => {
+        type __WharfSourceExports = $crate::SourceExports<$connector>;
+        $crate::bindings::source::export_source_world!(
+            __WharfSourceExports with_types_in $crate::bindings::source
+        );
+    };
+}
+
+/// Exports a [`SinkConnector`] as this component's plugin. Invoke it once, at the crate root.
+#[macro_export]
+macro_rules! sink_connector {
+    ($connector:ty) => {
+        type __WharfSinkExports = $crate::SinkExports<$connector>;
+        $crate::bindings::sink::export_sink_world!(
+            __WharfSinkExports with_types_in $crate::bindings::sink
+        );
+    };
+}
