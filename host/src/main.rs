@@ -31,7 +31,7 @@ enum Command {
     /// A demo with no Kafka needed: an in-memory Kafka stand-in, datagen → topic → file sink.
     Dev {
         /// Folders holding the plugins (.wasm).
-        #[arg(long = "plugin-path", default_value = "target/wasm32-wasip2/plugin")]
+        #[arg(long = "plugin-path", default_value = "target/plugins")]
         plugin_path: Vec<PathBuf>,
         /// Folder for the demo's output file and offsets.
         #[arg(long, default_value = "wharf-dev")]

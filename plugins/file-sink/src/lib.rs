@@ -78,7 +78,8 @@ impl SinkTask for FileSinkTask {
                 .and_then(|_| self.out.write_all(b"\n"))
                 .map_err(|e| self.write_error("write to", e))?;
         }
-        Ok(())
+        // Like FileStreamSink, lines reach the file as they arrive; `flush` makes them durable.
+        self.out.flush().map_err(|e| self.write_error("write to", e))
     }
 
     fn flush(&mut self, _offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError> {

@@ -84,10 +84,11 @@ impl FileSourceTask {
     fn open_reader(&mut self) -> Result<bool, ConnectorError> {
         match File::open(&self.path) {
             Ok(mut file) => {
-                file.seek(SeekFrom::Start(self.position)).map_err(|e| {
+                let resume_at = self.position + self.partial.len() as u64;
+                file.seek(SeekFrom::Start(resume_at)).map_err(|e| {
                     ConnectorError::Fatal(format!(
-                        "cannot seek to byte {} of {}: {e}",
-                        self.position, self.path
+                        "cannot seek to byte {resume_at} of {}: {e}",
+                        self.path
                     ))
                 })?;
                 self.reader = Some(BufReader::with_capacity(READ_BUFFER_BYTES, file));
@@ -149,7 +150,10 @@ impl SourceTask for FileSourceTask {
                 ConnectorError::Retriable(format!("cannot read {}: {e}", self.path))
             })?;
             if read == 0 || self.partial.last() != Some(&b'\n') {
-                // End of file for now; keep any partial line for the next poll.
+                // End of file for now; keep any partial line for the next poll. A WASI file
+                // stream that reached the end stays there, so the next poll reopens the file
+                // to see what was appended meanwhile.
+                self.reader = None;
                 break;
             }
             self.position += self.partial.len() as u64;
