@@ -384,17 +384,17 @@ impl TaskSetup {
         let failed = |failure: TaskFailure| TaskReport {
             outcome: Err(failure),
         };
-        let producer: ThreadedProducer<source::DeliveryTracker> = match kafka::producer_config(
-            &self.worker,
-            &format!("wharf-{}", self.label),
-        )
-        .create_with_context(source::DeliveryTracker::default())
-        {
-            Ok(p) => p,
-            Err(e) => return failed(TaskFailure::new(format!(
+        let producer: ThreadedProducer<source::DeliveryTracker> =
+            match kafka::producer_config(&self.worker, &format!("wharf-{}", self.label))
+                .create_with_context(source::DeliveryTracker::default())
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    return failed(TaskFailure::new(format!(
                 "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
-            ))),
-        };
+            )))
+                }
+            };
         let instance = match self.plugin.open_source(
             &self.runtime,
             self.grants(),
@@ -449,9 +449,11 @@ impl TaskSetup {
         .create_with_context(context)
         {
             Ok(c) => c,
-            Err(e) => return failed(TaskFailure::new(format!(
+            Err(e) => {
+                return failed(TaskFailure::new(format!(
                 "cannot create the Kafka consumer (check the worker's consumer.* settings): {e}"
-            ))),
+            )))
+            }
         };
         self.running();
         sink::SinkTaskRun {

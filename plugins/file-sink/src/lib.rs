@@ -79,7 +79,9 @@ impl SinkTask for FileSinkTask {
                 .map_err(|e| self.write_error("write to", e))?;
         }
         // Like FileStreamSink, lines reach the file as they arrive; `flush` makes them durable.
-        self.out.flush().map_err(|e| self.write_error("write to", e))
+        self.out
+            .flush()
+            .map_err(|e| self.write_error("write to", e))
     }
 
     fn flush(&mut self, _offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError> {
