@@ -31,9 +31,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let _ = std::fs::remove_file(&output);
 
     let cluster = MockCluster::new(1).context("cannot start the in-memory Kafka stand-in")?;
-    cluster
-        .create_topic(TOPIC, 3, 1)
-        .context("cannot create the demo topic in the in-memory Kafka")?;
+    cluster.create_topic(TOPIC, 3, 1).context("cannot create the demo topic in the in-memory Kafka")?;
     let bootstrap = cluster.bootstrap_servers();
 
     eprintln!();
@@ -45,39 +43,22 @@ pub async fn run(options: DevOptions) -> Result<()> {
     eprintln!("  ************************************************************************");
     eprintln!();
 
-    let plugin_path = options
-        .plugin_path
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(",");
+    let plugin_path = options.plugin_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(",");
     let worker_props = [
         ("bootstrap.servers", bootstrap.clone()),
         ("plugin.path", plugin_path),
         ("listeners", format!("http://127.0.0.1:{}", options.port)),
-        (
-            "offset.storage.file.filename",
-            offsets.display().to_string(),
-        ),
+        ("offset.storage.file.filename", offsets.display().to_string()),
         ("offset.flush.interval.ms", "2000".into()),
     ];
     let props: Vec<Property> = worker_props
         .into_iter()
         .enumerate()
-        .map(|(i, (k, v))| Property {
-            key: k.into(),
-            value: v,
-            line: i + 1,
-        })
+        .map(|(i, (k, v))| Property { key: k.into(), value: v, line: i + 1 })
         .collect();
     let worker = WorkerConfig::from_properties(&props, "wharf dev settings", Mode::Standalone)?;
 
-    let pairs = |items: &[(&str, String)]| {
-        items
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect::<Vec<_>>()
-    };
+    let pairs = |items: &[(&str, String)]| items.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Vec<_>>();
     let connectors = vec![
         ConnectorConfig::from_pairs(
             pairs(&[

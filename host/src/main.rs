@@ -63,9 +63,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("info,librdkafka=warn,rdkafka=warn")
-            }),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,librdkafka=warn,rdkafka=warn")),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -79,9 +78,7 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Standalone { worker, connectors } => {
             let config = WorkerConfig::from_file(&worker, Mode::Standalone)?;
@@ -120,10 +117,7 @@ fn inspect(file: &std::path::Path) -> Result<()> {
             (Some(d), false) => format!("default {d:?}"),
             (None, false) => "optional".to_string(),
         };
-        println!(
-            "  {:<24} {:<8} {:<6} {default}: {}",
-            key.name, key.type_name, key.importance, key.documentation
-        );
+        println!("  {:<24} {:<8} {:<6} {default}: {}", key.name, key.type_name, key.importance, key.documentation);
     }
     Ok(())
 }

@@ -17,10 +17,7 @@ use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
 use serde_json::Value;
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
 pub fn bootstrap() -> String {
@@ -31,11 +28,7 @@ pub fn bootstrap() -> String {
 
 fn wharf_binary() -> PathBuf {
     let path = workspace().join("target/debug/wharf");
-    assert!(
-        path.exists(),
-        "{} is missing: run the suite with ./run test, which builds it",
-        path.display()
-    );
+    assert!(path.exists(), "{} is missing: run the suite with ./run test, which builds it", path.display());
     path
 }
 
@@ -43,38 +36,20 @@ fn wharf_binary() -> PathBuf {
 pub fn plugin_path() -> String {
     let root = workspace().join("target");
     for dir in ["plugins", "test-plugins"] {
-        assert!(
-            root.join(dir).is_dir(),
-            "target/{dir} is missing: run ./run test, which builds the plugins"
-        );
+        assert!(root.join(dir).is_dir(), "target/{dir} is missing: run ./run test, which builds the plugins");
     }
-    format!(
-        "{},{}",
-        root.join("plugins").display(),
-        root.join("test-plugins").display()
-    )
+    format!("{},{}", root.join("plugins").display(), root.join("test-plugins").display())
 }
 
 /// A name no other test (or earlier run) uses, for topics and connectors.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "{prefix}-{}-{nanos}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    format!("{prefix}-{}-{nanos}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// Polls `check` until it returns `Some`, or panics with `what` after `timeout`.
@@ -84,10 +59,7 @@ pub fn wait_for<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Opt
         if let Some(value) = check() {
             return value;
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -115,30 +87,16 @@ impl Standalone {
             ("bootstrap.servers", bootstrap()),
             ("plugin.path", plugin_path()),
             ("listeners", format!("http://127.0.0.1:{port}")),
-            (
-                "offset.storage.file.filename",
-                dir.path().join("offsets.json").display().to_string(),
-            ),
+            ("offset.storage.file.filename", dir.path().join("offsets.json").display().to_string()),
             ("offset.flush.interval.ms", "500".to_string()),
-            (
-                "wasm.cache.dir",
-                workspace()
-                    .join("target/test-compile-cache")
-                    .display()
-                    .to_string(),
-            ),
+            ("wasm.cache.dir", workspace().join("target/test-compile-cache").display().to_string()),
         ];
         for (key, value) in extra {
             props.retain(|(k, _)| k != key);
             props.push((key, value.clone()));
         }
         write_properties(&worker_file, &props);
-        Standalone {
-            dir,
-            port,
-            worker_file,
-            connector_files: Vec::new(),
-        }
+        Standalone { dir, port, worker_file, connector_files: Vec::new() }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -165,11 +123,7 @@ impl Standalone {
             .stderr(log)
             .spawn()
             .expect("start wharf");
-        let worker = Worker {
-            child: Some(child),
-            port: self.port,
-            log_path,
-        };
+        let worker = Worker { child: Some(child), port: self.port, log_path };
         worker.wait_ready();
         worker
     }
@@ -186,10 +140,7 @@ impl Standalone {
             .expect("start wharf")
             .wait_with_output()
             .unwrap();
-        (
-            output.status,
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
     }
 }
 
@@ -217,11 +168,7 @@ impl Worker {
                     panic!("wharf exited before its REST API came up:\n{}", self.log());
                 }
             }
-            assert!(
-                Instant::now() < deadline,
-                "wharf REST API did not come up in 60 s:\n{}",
-                self.log()
-            );
+            assert!(Instant::now() < deadline, "wharf REST API did not come up in 60 s:\n{}", self.log());
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -236,53 +183,28 @@ impl Worker {
     /// GET a REST path and return the status code and body, errors included.
     pub fn get_raw(&self, path: &str) -> (u16, Value) {
         let url = format!("http://127.0.0.1:{}{path}", self.port);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
         let mut response = agent.get(&url).call().expect("REST call");
         let status = response.status().as_u16();
         let mut text = String::new();
-        response
-            .body_mut()
-            .as_reader()
-            .read_to_string(&mut text)
-            .unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        response.body_mut().as_reader().read_to_string(&mut text).unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
     pub fn task_state(&self, connector: &str, task: u32) -> Option<(String, Value)> {
         let status = self.get(&format!("/connectors/{connector}/status"))?;
-        let task = status["tasks"]
-            .as_array()?
-            .iter()
-            .find(|t| t["id"] == task)?
-            .clone();
+        let task = status["tasks"].as_array()?.iter().find(|t| t["id"] == task)?.clone();
         Some((task["state"].as_str()?.to_string(), task))
     }
 
     pub fn wait_task_state(&self, connector: &str, task: u32, state: &str) -> Value {
-        self.wait(
-            &format!("task {connector}-{task} to be {state}"),
-            Duration::from_secs(60),
-            || {
-                self.task_state(connector, task)
-                    .filter(|(s, _)| s == state)
-                    .map(|(_, t)| t)
-            },
-        )
+        self.wait(&format!("task {connector}-{task} to be {state}"), Duration::from_secs(60), || {
+            self.task_state(connector, task).filter(|(s, _)| s == state).map(|(_, t)| t)
+        })
     }
 
     /// Like `wait_for`, with the end of this worker's log in the failure message.
-    pub fn wait<T>(
-        &self,
-        what: &str,
-        timeout: Duration,
-        mut check: impl FnMut() -> Option<T>,
-    ) -> T {
+    pub fn wait<T>(&self, what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(value) = check() {
@@ -292,10 +214,7 @@ impl Worker {
                 let log = self.log();
                 let tail: Vec<&str> = log.lines().rev().take(60).collect();
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
-                panic!(
-                    "timed out after {timeout:?} waiting for {what}; worker log ends:\n{}",
-                    tail.join("\n")
-                );
+                panic!("timed out after {timeout:?} waiting for {what}; worker log ends:\n{}", tail.join("\n"));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -331,15 +250,11 @@ impl Drop for Worker {
 
 /// Lines of a file, or none if it does not exist yet.
 pub fn read_lines(path: &Path) -> Vec<String> {
-    fs::read_to_string(path)
-        .map(|t| t.lines().map(String::from).collect())
-        .unwrap_or_default()
+    fs::read_to_string(path).map(|t| t.lines().map(String::from).collect()).unwrap_or_default()
 }
 
 pub fn count_lines(path: &Path) -> usize {
-    fs::read(path)
-        .map(|b| b.iter().filter(|c| **c == b'\n').count())
-        .unwrap_or(0)
+    fs::read(path).map(|b| b.iter().filter(|c| **c == b'\n').count()).unwrap_or(0)
 }
 
 /// Every record value in a topic, read from the start to the current end.
@@ -350,23 +265,14 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
         .set("enable.auto.commit", "false")
         .create()
         .unwrap();
-    let metadata = consumer
-        .fetch_metadata(Some(topic), Duration::from_secs(10))
-        .unwrap();
-    let partitions: Vec<i32> = metadata.topics()[0]
-        .partitions()
-        .iter()
-        .map(|p| p.id())
-        .collect();
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10)).unwrap();
+    let partitions: Vec<i32> = metadata.topics()[0].partitions().iter().map(|p| p.id()).collect();
     let mut list = TopicPartitionList::new();
     let mut remaining = 0i64;
     let mut ends = Vec::new();
     for p in &partitions {
-        let (low, high) = consumer
-            .fetch_watermarks(topic, *p, Duration::from_secs(10))
-            .unwrap();
-        list.add_partition_offset(topic, *p, Offset::Beginning)
-            .unwrap();
+        let (low, high) = consumer.fetch_watermarks(topic, *p, Duration::from_secs(10)).unwrap();
+        list.add_partition_offset(topic, *p, Offset::Beginning).unwrap();
         remaining += high - low;
         ends.push((*p, high));
     }
@@ -374,17 +280,10 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
     let mut values = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while remaining > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "could not read {topic} to its end"
-        );
+        assert!(Instant::now() < deadline, "could not read {topic} to its end");
         if let Some(message) = consumer.poll(Duration::from_millis(200)) {
             let message = message.unwrap();
-            let end = ends
-                .iter()
-                .find(|(p, _)| *p == message.partition())
-                .unwrap()
-                .1;
+            let end = ends.iter().find(|(p, _)| *p == message.partition()).unwrap().1;
             if message.offset() < end {
                 values.push(message.payload().unwrap_or_default().to_vec());
                 remaining -= 1;
@@ -396,10 +295,7 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
 
 /// Records in a topic now (sum of end minus start offsets over partitions); 0 if it is missing.
 pub fn topic_count(topic: &str) -> i64 {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap())
-        .create()
-        .unwrap();
+    let consumer: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
     let Ok(metadata) = consumer.fetch_metadata(Some(topic), Duration::from_secs(10)) else {
         return 0;
     };
@@ -411,11 +307,6 @@ pub fn topic_count(topic: &str) -> i64 {
     }
     t.partitions()
         .iter()
-        .map(|p| {
-            consumer
-                .fetch_watermarks(topic, p.id(), Duration::from_secs(10))
-                .map(|(l, h)| h - l)
-                .unwrap_or(0)
-        })
+        .map(|p| consumer.fetch_watermarks(topic, p.id(), Duration::from_secs(10)).map(|(l, h)| h - l).unwrap_or(0))
         .sum()
 }

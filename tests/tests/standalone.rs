@@ -16,11 +16,7 @@ fn line(i: usize) -> String {
 const LINE_BYTES: usize = 15;
 
 fn write_lines(path: &Path, range: std::ops::Range<usize>) {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
+    let mut file = OpenOptions::new().create(true).append(true).open(path).unwrap();
     let text: String = range.map(|i| line(i) + "\n").collect();
     file.write_all(text.as_bytes()).unwrap();
 }
@@ -58,26 +54,18 @@ fn a_100k_line_file_arrives_identical_through_kafka() {
     file_sink(&mut w, "sink", &topic, &output);
     let started = Instant::now();
     let worker = w.start();
-    worker.wait(
-        "100,000 lines in the output file",
-        Duration::from_secs(180),
-        || (count_lines(&output) >= 100_000).then_some(()),
-    );
+    worker.wait("100,000 lines in the output file", Duration::from_secs(180), || {
+        (count_lines(&output) >= 100_000).then_some(())
+    });
     let elapsed = started.elapsed();
     eprintln!(
         "round trip of 100,000 lines: {:.2} s from worker start, {:.0} lines/s",
         elapsed.as_secs_f64(),
         100_000.0 / elapsed.as_secs_f64()
     );
-    assert_eq!(
-        fs::read(&output).unwrap(),
-        fs::read(&input).unwrap(),
-        "output differs from input"
-    );
+    assert_eq!(fs::read(&output).unwrap(), fs::read(&input).unwrap(), "output differs from input");
     for connector in ["src", "sink"] {
-        let status = worker
-            .get(&format!("/connectors/{connector}/status"))
-            .unwrap();
+        let status = worker.get(&format!("/connectors/{connector}/status")).unwrap();
         assert_eq!(status["connector"]["state"], "RUNNING", "{status}");
         assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
     }
@@ -91,13 +79,9 @@ fn lines_appended_while_running_arrive_too() {
     file_source(&mut w, "src", &input, &topic);
     file_sink(&mut w, "sink", &topic, &output);
     let worker = w.start();
-    worker.wait("the first 10 lines", Duration::from_secs(60), || {
-        (count_lines(&output) >= 10).then_some(())
-    });
+    worker.wait("the first 10 lines", Duration::from_secs(60), || (count_lines(&output) >= 10).then_some(()));
     write_lines(&input, 10..25);
-    worker.wait("the 15 appended lines", Duration::from_secs(60), || {
-        (count_lines(&output) >= 25).then_some(())
-    });
+    worker.wait("the 15 appended lines", Duration::from_secs(60), || (count_lines(&output) >= 25).then_some(()));
     assert_eq!(read_lines(&output), (0..25).map(line).collect::<Vec<_>>());
 }
 
@@ -125,29 +109,25 @@ fn kill_9_mid_stream_loses_no_line_and_duplicates_only_the_unflushed_interval() 
     };
 
     let mut worker = w.start();
-    worker.wait(
-        "some committed offsets and records",
-        Duration::from_secs(60),
-        || (committed_position(&offsets_file) > 0 && topic_count(&topic) > 20_000).then_some(()),
-    );
+    worker.wait("some committed offsets and records", Duration::from_secs(60), || {
+        (committed_position(&offsets_file) > 0 && topic_count(&topic) > 20_000).then_some(())
+    });
     worker.kill_9();
     let in_topic_at_kill = topic_count(&topic);
     let committed_lines = committed_position(&offsets_file) / LINE_BYTES as i64;
-    assert!(
-        committed_lines <= in_topic_at_kill,
-        "offsets ran ahead of Kafka: {committed_lines} > {in_topic_at_kill}"
-    );
+    assert!(committed_lines <= in_topic_at_kill, "offsets ran ahead of Kafka: {committed_lines} > {in_topic_at_kill}");
 
     let restarted = w.start();
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     writer.join().unwrap();
     let total = written.load(Ordering::Relaxed);
-    restarted.wait(
-        &format!("{total} records in the topic"),
-        Duration::from_secs(120),
-        || (topic_count(&topic) >= total as i64).then_some(()),
-    );
+    // Offsets are stored only after Kafka acknowledged the records before them, so once the
+    // whole file is committed every line is in the topic.
+    let end = (total * LINE_BYTES) as i64;
+    restarted.wait(&format!("the offset of all {total} lines committed"), Duration::from_secs(120), || {
+        (committed_position(&offsets_file) >= end).then_some(())
+    });
 
     let values = topic_values(&topic);
     let mut seen = std::collections::HashSet::new();
@@ -157,21 +137,13 @@ fn kill_9_mid_stream_loses_no_line_and_duplicates_only_the_unflushed_interval() 
             duplicates += 1;
         }
     }
-    let missing: Vec<String> = (0..total)
-        .map(line)
-        .filter(|l| !seen.contains(l.as_bytes()))
-        .take(5)
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "lines lost across kill -9, e.g. {missing:?}"
-    );
+    let missing: Vec<String> = (0..total).map(line).filter(|l| !seen.contains(l.as_bytes())).take(5).collect();
+    assert!(missing.is_empty(), "lines lost across kill -9, e.g. {missing:?}");
     let bound = in_topic_at_kill - committed_lines;
-    eprintln!("kill -9: {total} lines, {duplicates} duplicates (bound {bound}: delivered but not yet committed at the kill)");
-    assert!(
-        duplicates as i64 <= bound,
-        "{duplicates} duplicates exceed the unflushed interval's {bound}"
+    eprintln!(
+        "kill -9: {total} lines, {duplicates} duplicates (bound {bound}: delivered but not yet committed at the kill)"
     );
+    assert!(duplicates as i64 <= bound, "{duplicates} duplicates exceed the unflushed interval's {bound}");
 }
 
 /// The byte position stored for the test's file source, or 0.
@@ -200,16 +172,10 @@ fn sigterm_stops_gracefully_and_a_restart_duplicates_nothing() {
     file_source(&mut w, "src", &input, &topic);
     file_sink(&mut w, "sink", &topic, &output);
     let mut worker = w.start();
-    worker.wait("1000 lines out", Duration::from_secs(60), || {
-        (count_lines(&output) >= 1000).then_some(())
-    });
+    worker.wait("1000 lines out", Duration::from_secs(60), || (count_lines(&output) >= 1000).then_some(()));
     let started = Instant::now();
     let status = worker.terminate();
-    assert!(
-        status.success(),
-        "exit status {status:?}:\n{}",
-        worker.log()
-    );
+    assert!(status.success(), "exit status {status:?}:\n{}", worker.log());
     assert!(
         started.elapsed() < Duration::from_secs(5) + Duration::from_secs(3),
         "shutdown exceeded the graceful timeout"
@@ -218,9 +184,7 @@ fn sigterm_stops_gracefully_and_a_restart_duplicates_nothing() {
     // Offsets were flushed and committed on the way out, although no interval had passed.
     write_lines(&input, 1000..1010);
     let again = w.start();
-    again.wait("the 10 new lines", Duration::from_secs(60), || {
-        (count_lines(&output) >= 1010).then_some(())
-    });
+    again.wait("the 10 new lines", Duration::from_secs(60), || (count_lines(&output) >= 1010).then_some(()));
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(read_lines(&output), (0..1010).map(line).collect::<Vec<_>>());
 }
@@ -243,15 +207,10 @@ fn a_trapping_plugin_fails_its_task_and_the_other_connector_keeps_delivering() {
     let worker = w.start();
     let task = worker.wait_task_state("trapper", 0, "FAILED");
     let trace = task["trace"].as_str().unwrap_or_default();
-    assert!(
-        trace.contains("the trapper was told to trap"),
-        "trace: {trace}"
-    );
+    assert!(trace.contains("the trapper was told to trap"), "trace: {trace}");
     assert!(trace.contains("poll"), "trace names the call: {trace}");
     write_lines(&input, 500..600);
-    worker.wait("600 lines out", Duration::from_secs(60), || {
-        (count_lines(&output) >= 600).then_some(())
-    });
+    worker.wait("600 lines out", Duration::from_secs(60), || (count_lines(&output) >= 600).then_some(()));
     assert_eq!(read_lines(&output), (0..600).map(line).collect::<Vec<_>>());
     assert_eq!(worker.task_state("src", 0).unwrap().0, "RUNNING");
 }
@@ -264,22 +223,13 @@ fn rest_answers_in_kafka_connect_shapes() {
     file_source(&mut w, "src", &input, &topic);
     let worker = w.start();
     let root = worker.get("/").unwrap();
-    assert!(
-        root["version"].is_string() && root["kafka_cluster_id"].is_string(),
-        "{root}"
-    );
-    assert_eq!(
-        worker.get("/connectors").unwrap(),
-        serde_json::json!(["src"])
-    );
+    assert!(root["version"].is_string() && root["kafka_cluster_id"].is_string(), "{root}");
+    assert_eq!(worker.get("/connectors").unwrap(), serde_json::json!(["src"]));
     worker.wait_task_state("src", 0, "RUNNING");
     let status = worker.get("/connectors/src/status").unwrap();
     assert_eq!(status["name"], "src");
     assert_eq!(status["type"], "source");
-    assert_eq!(
-        status["connector"]["worker_id"],
-        format!("127.0.0.1:{}", worker.port)
-    );
+    assert_eq!(status["connector"]["worker_id"], format!("127.0.0.1:{}", worker.port));
     assert_eq!(status["tasks"][0]["id"], 0);
     let config = worker.get("/connectors/src/config").unwrap();
     assert_eq!(config["connector.class"], "file-source");
@@ -292,19 +242,10 @@ fn rest_answers_in_kafka_connect_shapes() {
 #[test]
 fn an_unknown_plugin_is_refused_with_the_plugins_found() {
     let mut w = Standalone::new(&[]);
-    w.add_connector(
-        "bad",
-        &[
-            ("connector.class", "no-such-plugin".into()),
-            ("topic", "t".into()),
-        ],
-    );
+    w.add_connector("bad", &[("connector.class", "no-such-plugin".into()), ("topic", "t".into())]);
     let (status, log) = w.run_to_failure();
     assert!(!status.success());
-    assert!(
-        log.contains("connector.class=no-such-plugin") && log.contains("file-source"),
-        "{log}"
-    );
+    assert!(log.contains("connector.class=no-such-plugin") && log.contains("file-source"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }
 
@@ -316,22 +257,13 @@ fn malformed_properties_are_refused_with_file_and_line() {
     w.connector_files.push(bad);
     let (status, log) = w.run_to_failure();
     assert!(!status.success());
-    assert!(
-        log.contains("bad.properties, line 3") && log.contains("\\u"),
-        "{log}"
-    );
+    assert!(log.contains("bad.properties, line 3") && log.contains("\\u"), "{log}");
 }
 
 #[test]
 fn a_missing_required_key_is_named() {
     let mut w = Standalone::new(&[]);
-    w.add_connector(
-        "src",
-        &[
-            ("connector.class", "file-source".into()),
-            ("file", "/tmp/x".into()),
-        ],
-    );
+    w.add_connector("src", &[("connector.class", "file-source".into()), ("file", "/tmp/x".into())]);
     let (status, log) = w.run_to_failure();
     assert!(!status.success());
     assert!(log.contains("\"topic\" is required"), "{log}");
@@ -346,9 +278,6 @@ fn an_unreachable_broker_names_bootstrap_servers() {
     ]);
     let (status, log) = w.run_to_failure();
     assert!(!status.success());
-    assert!(
-        log.contains(&format!("bootstrap.servers=127.0.0.1:{port}")),
-        "{log}"
-    );
+    assert!(log.contains(&format!("bootstrap.servers=127.0.0.1:{port}")), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }

@@ -58,25 +58,13 @@ const HOST_KEYS: &[&str] = &[
 /// silently ignoring them.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
     ("topics.regex", "list the topics in \"topics\" instead"),
-    (
-        "transforms",
-        "single-message transforms are not available yet; remove the key",
-    ),
-    (
-        "errors.tolerance",
-        "failed records always fail the task for now; remove the key",
-    ),
-    (
-        "errors.deadletterqueue.topic.name",
-        "dead-letter queues are not available yet; remove the key",
-    ),
+    ("transforms", "single-message transforms are not available yet; remove the key"),
+    ("errors.tolerance", "failed records always fail the task for now; remove the key"),
+    ("errors.deadletterqueue.topic.name", "dead-letter queues are not available yet; remove the key"),
 ];
 
 impl ConnectorConfig {
-    pub fn from_file(
-        path: &Path,
-        worker_limits: &WasmLimits,
-    ) -> Result<Self, ConnectorConfigError> {
+    pub fn from_file(path: &Path, worker_limits: &WasmLimits) -> Result<Self, ConnectorConfigError> {
         let props = properties::read_file(path)?;
         let raw = props.into_iter().map(|p| (p.key, p.value)).collect();
         Self::from_pairs(raw, &path.display().to_string(), worker_limits)
@@ -88,21 +76,11 @@ impl ConnectorConfig {
         origin: &str,
         worker_limits: &WasmLimits,
     ) -> Result<Self, ConnectorConfigError> {
-        let invalid = |message: String| ConnectorConfigError::Invalid {
-            origin: origin.to_string(),
-            message,
-        };
-        let get = |key: &str| {
-            raw.iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.trim())
-        };
+        let invalid = |message: String| ConnectorConfigError::Invalid { origin: origin.to_string(), message };
+        let get = |key: &str| raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
 
         for (key, advice) in NOT_YET_SUPPORTED {
-            if get(key)
-                .is_some_and(|v| !v.is_empty() && !(key == &"errors.tolerance" && v == "none"))
-            {
+            if get(key).is_some_and(|v| !v.is_empty() && !(key == &"errors.tolerance" && v == "none")) {
                 return Err(invalid(format!("\"{key}\" is not supported yet: {advice}")));
             }
         }
@@ -110,9 +88,7 @@ impl ConnectorConfig {
             invalid("\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into())
         })?;
         if name.contains('/') || name.chars().any(char::is_control) {
-            return Err(invalid(format!(
-                "name=\"{name}\" may not contain '/' or control characters"
-            )));
+            return Err(invalid(format!("name=\"{name}\" may not contain '/' or control characters")));
         }
         let class = get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
             invalid("\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into())
@@ -120,9 +96,7 @@ impl ConnectorConfig {
         let tasks_max = match get("tasks.max") {
             None => 1,
             Some(raw) => raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                invalid(format!(
-                    "tasks.max={raw} is not valid: expected a whole number of at least 1"
-                ))
+                invalid(format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
             })?,
         };
         for key in ["key.converter", "value.converter"] {
@@ -137,23 +111,12 @@ impl ConnectorConfig {
             }
         }
         let topics = get("topics")
-            .map(|t| {
-                t.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
+            .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
 
         let mut folders = Vec::new();
         for (key, writable) in [("wasm.fs.read", false), ("wasm.fs.write", true)] {
-            for path in get(key)
-                .unwrap_or("")
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-            {
+            for path in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let path = PathBuf::from(path);
                 if !path.is_absolute() {
                     return Err(invalid(format!(
@@ -177,18 +140,13 @@ impl ConnectorConfig {
             }
         };
         let limits = WasmLimits {
-            memory_max_bytes: capped(
-                "wasm.memory.max.bytes",
-                worker_limits.memory_max_bytes as u64,
-            )? as usize,
+            memory_max_bytes: capped("wasm.memory.max.bytes", worker_limits.memory_max_bytes as u64)? as usize,
             call_timeout: Duration::from_millis(capped(
                 "wasm.call.timeout.ms",
                 worker_limits.call_timeout.as_millis() as u64,
             )?),
-            max_records_per_call: capped(
-                "wasm.max.records.per.call",
-                worker_limits.max_records_per_call as u64,
-            )? as u32,
+            max_records_per_call: capped("wasm.max.records.per.call", worker_limits.max_records_per_call as u64)?
+                as u32,
         };
 
         Ok(ConnectorConfig {
@@ -203,11 +161,7 @@ impl ConnectorConfig {
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.raw
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// True for keys the host itself acts on.
@@ -221,10 +175,7 @@ mod tests {
     use super::*;
 
     fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-        items
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     fn parse(items: &[(&str, &str)]) -> Result<ConnectorConfig, ConnectorConfigError> {
@@ -241,10 +192,7 @@ mod tests {
             ("wasm.fs.write", "/out"),
         ])
         .unwrap();
-        assert_eq!(
-            (c.name.as_str(), c.class.as_str(), c.tasks_max),
-            ("in", "file-source", 3)
-        );
+        assert_eq!((c.name.as_str(), c.class.as_str(), c.tasks_max), ("in", "file-source", 3));
         assert_eq!(c.folders.len(), 3);
         assert!(c.folders[2].writable && !c.folders[0].writable);
     }
@@ -257,41 +205,22 @@ mod tests {
 
     #[test]
     fn limits_cannot_exceed_the_workers() {
-        let err = parse(&[
-            ("name", "a"),
-            ("connector.class", "x"),
-            ("wasm.call.timeout.ms", "999999"),
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("wasm.call.timeout.ms=999999") && err.contains("5000"),
-            "{err}"
-        );
-        let c = parse(&[
-            ("name", "a"),
-            ("connector.class", "x"),
-            ("wasm.call.timeout.ms", "100"),
-        ])
-        .unwrap();
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.call.timeout.ms", "999999")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("wasm.call.timeout.ms=999999") && err.contains("5000"), "{err}");
+        let c = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.call.timeout.ms", "100")]).unwrap();
         assert_eq!(c.limits.call_timeout, Duration::from_millis(100));
     }
 
     #[test]
     fn relative_grant_is_refused() {
-        assert!(parse(&[
-            ("name", "a"),
-            ("connector.class", "x"),
-            ("wasm.fs.read", "data")
-        ])
-        .is_err());
+        assert!(parse(&[("name", "a"), ("connector.class", "x"), ("wasm.fs.read", "data")]).is_err());
     }
 
     #[test]
     fn transforms_are_refused_until_supported() {
-        let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")])
-            .unwrap_err()
-            .to_string();
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")]).unwrap_err().to_string();
         assert!(err.contains("not supported yet"), "{err}");
     }
 }

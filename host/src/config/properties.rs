@@ -8,16 +8,9 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum PropertiesError {
     #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    Read { path: String, source: std::io::Error },
     #[error("{path}, line {line}: {message}")]
-    Syntax {
-        path: String,
-        line: usize,
-        message: String,
-    },
+    Syntax { path: String, line: usize, message: String },
 }
 
 /// One `key=value` entry and the line it started on.
@@ -29,10 +22,8 @@ pub struct Property {
 }
 
 pub fn read_file(path: &Path) -> Result<Vec<Property>, PropertiesError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PropertiesError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| PropertiesError::Read { path: path.display().to_string(), source })?;
     parse(&text, &path.display().to_string())
 }
 
@@ -55,25 +46,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Property>, PropertiesError>
                 None => break,
             }
         }
-        let syntax = |message: String| PropertiesError::Syntax {
-            path: origin.to_string(),
-            line: first_line,
-            message,
-        };
+        let syntax = |message: String| PropertiesError::Syntax { path: origin.to_string(), line: first_line, message };
         let (raw_key, raw_value) = split_key_value(&logical);
         let key = unescape(raw_key).map_err(syntax)?;
         let value = unescape(raw_value).map_err(syntax)?;
         if key.is_empty() {
-            return Err(syntax(format!(
-                "\"{}\" has no key before its separator",
-                logical
-            )));
+            return Err(syntax(format!("\"{}\" has no key before its separator", logical)));
         }
-        properties.push(Property {
-            key,
-            value,
-            line: first_line,
-        });
+        properties.push(Property { key, value, line: first_line });
     }
     Ok(properties)
 }
@@ -122,9 +102,7 @@ fn unescape(text: &str) -> Result<String, String> {
                     .ok()
                     .filter(|_| hex.len() == 4)
                     .and_then(char::from_u32)
-                    .ok_or_else(|| {
-                        format!("malformed \\u escape \"\\u{hex}\": expected 4 hex digits")
-                    })?;
+                    .ok_or_else(|| format!("malformed \\u escape \"\\u{hex}\": expected 4 hex digits"))?;
                 out.push(code);
             }
             Some(other) => out.push(other),
@@ -139,11 +117,7 @@ mod tests {
     use super::*;
 
     fn pairs(text: &str) -> Vec<(String, String)> {
-        parse(text, "test")
-            .unwrap()
-            .into_iter()
-            .map(|p| (p.key, p.value))
-            .collect()
+        parse(text, "test").unwrap().into_iter().map(|p| (p.key, p.value)).collect()
     }
 
     #[test]
@@ -168,9 +142,7 @@ mod tests {
 
     #[test]
     fn malformed_unicode_escape_names_the_line() {
-        let err = parse("a=1\nb=\\u12\n", "worker.properties")
-            .unwrap_err()
-            .to_string();
+        let err = parse("a=1\nb=\\u12\n", "worker.properties").unwrap_err().to_string();
         assert!(err.contains("worker.properties, line 2"), "{err}");
         assert!(err.contains("\\u"), "{err}");
     }

@@ -67,10 +67,8 @@ pub struct WorkerConfig {
 }
 
 /// Converters that hand bytes through unchanged, which is what Wharf does today.
-pub const PASS_THROUGH_CONVERTERS: [&str; 2] = [
-    "org.apache.kafka.connect.storage.StringConverter",
-    "org.apache.kafka.connect.converters.ByteArrayConverter",
-];
+pub const PASS_THROUGH_CONVERTERS: [&str; 2] =
+    ["org.apache.kafka.connect.storage.StringConverter", "org.apache.kafka.connect.converters.ByteArrayConverter"];
 
 const KNOWN_KEYS: &[&str] = &[
     "bootstrap.servers",
@@ -90,12 +88,7 @@ const KNOWN_KEYS: &[&str] = &[
 ];
 
 /// Prefixes whose keys are handed on or belong to a converter.
-const KNOWN_PREFIXES: &[&str] = &[
-    "producer.",
-    "consumer.",
-    "key.converter.",
-    "value.converter.",
-];
+const KNOWN_PREFIXES: &[&str] = &["producer.", "consumer.", "key.converter.", "value.converter."];
 
 impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
@@ -103,17 +96,11 @@ impl WorkerConfig {
         Self::from_properties(&props, &path.display().to_string(), mode)
     }
 
-    pub fn from_properties(
-        props: &[Property],
-        origin: &str,
-        mode: Mode,
-    ) -> Result<Self, WorkerConfigError> {
+    pub fn from_properties(props: &[Property], origin: &str, mode: Mode) -> Result<Self, WorkerConfigError> {
         let reader = Reader { props, origin };
         for p in props {
-            let known = KNOWN_KEYS.contains(&p.key.as_str())
-                || KNOWN_PREFIXES
-                    .iter()
-                    .any(|prefix| p.key.starts_with(prefix));
+            let known =
+                KNOWN_KEYS.contains(&p.key.as_str()) || KNOWN_PREFIXES.iter().any(|prefix| p.key.starts_with(prefix));
             if !known {
                 return Err(reader.invalid(
                     &p.key,
@@ -143,17 +130,10 @@ impl WorkerConfig {
             }
         }
 
-        let bootstrap_servers =
-            reader.require("bootstrap.servers", "e.g. bootstrap.servers=localhost:9092")?;
+        let bootstrap_servers = reader.require("bootstrap.servers", "e.g. bootstrap.servers=localhost:9092")?;
         let plugin_path: Vec<PathBuf> = reader
             .get("plugin.path")
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(PathBuf::from)
-                    .collect()
-            })
+            .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from).collect())
             .unwrap_or_default();
         if plugin_path.is_empty() {
             return Err(reader.invalid(
@@ -165,9 +145,7 @@ impl WorkerConfig {
         }
         let rest_bind = parse_listener(reader.get("listeners").unwrap_or("http://localhost:8083"))
             .map_err(|message| reader.invalid("listeners", message))?;
-        let offset_storage_file = reader
-            .get("offset.storage.file.filename")
-            .map(PathBuf::from);
+        let offset_storage_file = reader.get("offset.storage.file.filename").map(PathBuf::from);
         if mode == Mode::Standalone && offset_storage_file.is_none() {
             return Err(reader.invalid(
                 "offset.storage.file.filename",
@@ -179,24 +157,14 @@ impl WorkerConfig {
 
         let defaults = WasmLimits::default();
         let wasm = WasmLimits {
-            memory_max_bytes: reader.number(
-                "wasm.memory.max.bytes",
-                defaults.memory_max_bytes as u64,
-                1 << 20,
-            )? as usize,
+            memory_max_bytes: reader.number("wasm.memory.max.bytes", defaults.memory_max_bytes as u64, 1 << 20)?
+                as usize,
             call_timeout: reader.millis("wasm.call.timeout.ms", 5000)?,
             max_records_per_call: reader
-                .number(
-                    "wasm.max.records.per.call",
-                    defaults.max_records_per_call as u64,
-                    1,
-                )?
+                .number("wasm.max.records.per.call", defaults.max_records_per_call as u64, 1)?
                 .min(u32::MAX as u64) as u32,
         };
-        let compile_cache_dir = reader
-            .get("wasm.cache.dir")
-            .map(PathBuf::from)
-            .unwrap_or_else(default_cache_dir);
+        let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
 
         Ok(WorkerConfig {
             bootstrap_servers: bootstrap_servers.to_string(),
@@ -205,8 +173,7 @@ impl WorkerConfig {
             offset_storage_file,
             offset_flush_interval: reader.millis("offset.flush.interval.ms", 60_000)?,
             offset_flush_timeout: reader.millis("offset.flush.timeout.ms", 5_000)?,
-            task_shutdown_graceful_timeout: reader
-                .millis("task.shutdown.graceful.timeout.ms", 5_000)?,
+            task_shutdown_graceful_timeout: reader.millis("task.shutdown.graceful.timeout.ms", 5_000)?,
             bootstrap_timeout: reader.millis("wharf.bootstrap.timeout.ms", 15_000)?,
             producer_overrides: reader.prefixed("producer."),
             consumer_overrides: reader.prefixed("consumer."),
@@ -231,29 +198,17 @@ fn default_cache_dir() -> PathBuf {
 
 /// `http://host:port` → `host:port`. Only one plain-HTTP listener is supported.
 fn parse_listener(value: &str) -> Result<String, String> {
-    let listeners: Vec<&str> = value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
+    let listeners: Vec<&str> = value.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let [listener] = listeners.as_slice() else {
-        return Err(format!(
-            "listeners={value}: give exactly one listener, e.g. listeners=http://localhost:8083"
-        ));
+        return Err(format!("listeners={value}: give exactly one listener, e.g. listeners=http://localhost:8083"));
     };
     let Some(address) = listener.strip_prefix("http://") else {
-        return Err(format!(
-            "listeners={value}: only http:// listeners are supported, e.g. http://localhost:8083"
-        ));
+        return Err(format!("listeners={value}: only http:// listeners are supported, e.g. http://localhost:8083"));
     };
     let address = address.trim_end_matches('/');
-    let port_ok = address
-        .rsplit_once(':')
-        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    let port_ok = address.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
     if !port_ok {
-        return Err(format!(
-            "listeners={value}: expected http://HOST:PORT, e.g. http://0.0.0.0:8083"
-        ));
+        return Err(format!("listeners={value}: expected http://HOST:PORT, e.g. http://0.0.0.0:8083"));
     }
     Ok(address.to_string())
 }
@@ -265,18 +220,11 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.props
-            .iter()
-            .rev()
-            .find(|p| p.key == key)
-            .map(|p| p.value.trim())
+        self.props.iter().rev().find(|p| p.key == key).map(|p| p.value.trim())
     }
 
     fn invalid(&self, _key: &str, message: String) -> WorkerConfigError {
-        WorkerConfigError::Invalid {
-            origin: self.origin.to_string(),
-            message,
-        }
+        WorkerConfigError::Invalid { origin: self.origin.to_string(), message }
     }
 
     fn require(&self, key: &str, example: &str) -> Result<&str, WorkerConfigError> {
@@ -289,13 +237,13 @@ impl Reader<'_> {
     fn number(&self, key: &str, default: u64, min: u64) -> Result<u64, WorkerConfigError> {
         match self.get(key) {
             None => Ok(default),
-            Some(raw) => match raw.parse::<u64>() {
-                Ok(n) if n >= min => Ok(n),
-                _ => Err(self.invalid(
-                    key,
-                    format!("{key}={raw} is not valid: expected a whole number of at least {min}"),
-                )),
-            },
+            Some(raw) => {
+                match raw.parse::<u64>() {
+                    Ok(n) if n >= min => Ok(n),
+                    _ => Err(self
+                        .invalid(key, format!("{key}={raw} is not valid: expected a whole number of at least {min}"))),
+                }
+            }
         }
     }
 
@@ -304,14 +252,7 @@ impl Reader<'_> {
     }
 
     fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {
-        self.props
-            .iter()
-            .filter_map(|p| {
-                p.key
-                    .strip_prefix(prefix)
-                    .map(|k| (k.to_string(), p.value.clone()))
-            })
-            .collect()
+        self.props.iter().filter_map(|p| p.key.strip_prefix(prefix).map(|k| (k.to_string(), p.value.clone()))).collect()
     }
 }
 
@@ -337,66 +278,41 @@ mod tests {
 
     #[test]
     fn producer_and_consumer_overrides_lose_their_prefix() {
-        let c = config(&format!(
-            "{MINIMAL}producer.linger.ms=5\nconsumer.fetch.min.bytes=1\n"
-        ))
-        .unwrap();
+        let c = config(&format!("{MINIMAL}producer.linger.ms=5\nconsumer.fetch.min.bytes=1\n")).unwrap();
         assert_eq!(c.producer_overrides, vec![("linger.ms".into(), "5".into())]);
-        assert_eq!(
-            c.consumer_overrides,
-            vec![("fetch.min.bytes".into(), "1".into())]
-        );
+        assert_eq!(c.consumer_overrides, vec![("fetch.min.bytes".into(), "1".into())]);
     }
 
     #[test]
     fn unknown_key_is_named_with_its_line() {
-        let err = config(&format!("{MINIMAL}offset.flush.intervall.ms=5\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("offset.flush.intervall.ms") && err.contains("line 4"),
-            "{err}"
-        );
+        let err = config(&format!("{MINIMAL}offset.flush.intervall.ms=5\n")).unwrap_err().to_string();
+        assert!(err.contains("offset.flush.intervall.ms") && err.contains("line 4"), "{err}");
     }
 
     #[test]
     fn missing_offsets_file_in_standalone_says_how_to_fix() {
-        let err = config("bootstrap.servers=x:1\nplugin.path=/p\n")
-            .unwrap_err()
-            .to_string();
+        let err = config("bootstrap.servers=x:1\nplugin.path=/p\n").unwrap_err().to_string();
         assert!(err.contains("offset.storage.file.filename="), "{err}");
     }
 
     #[test]
     fn bad_number_names_key_and_value() {
-        let err = config(&format!("{MINIMAL}offset.flush.interval.ms=soon\n"))
-            .unwrap_err()
-            .to_string();
+        let err = config(&format!("{MINIMAL}offset.flush.interval.ms=soon\n")).unwrap_err().to_string();
         assert!(err.contains("offset.flush.interval.ms=soon"), "{err}");
     }
 
     #[test]
     fn json_converter_is_refused_with_the_alternatives() {
-        let err = config(&format!(
-            "{MINIMAL}value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-        ))
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("not supported yet") && err.contains("StringConverter"),
-            "{err}"
-        );
+        let err = config(&format!("{MINIMAL}value.converter=org.apache.kafka.connect.json.JsonConverter\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not supported yet") && err.contains("StringConverter"), "{err}");
     }
 
     #[test]
     fn listener_must_be_http_host_port() {
         assert!(config(&format!("{MINIMAL}listeners=https://x:1\n")).is_err());
         assert!(config(&format!("{MINIMAL}listeners=http://x\n")).is_err());
-        assert_eq!(
-            config(&format!("{MINIMAL}listeners=http://0.0.0.0:9000\n"))
-                .unwrap()
-                .rest_bind,
-            "0.0.0.0:9000"
-        );
+        assert_eq!(config(&format!("{MINIMAL}listeners=http://0.0.0.0:9000\n")).unwrap().rest_bind, "0.0.0.0:9000");
     }
 }

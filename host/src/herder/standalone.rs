@@ -7,40 +7,33 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::config::{ConnectorConfig, WorkerConfig};
+use crate::herder::Herder;
 use crate::kafka;
 use crate::rest::{self, RestState};
 use crate::runtime::{PluginRegistry, Runtime};
-use crate::storage::{FileOffsetStore, MemoryStatusStore};
+use crate::storage::{FileOffsetStore, MemoryConfigStore, MemoryStatusStore};
 use crate::worker::Worker;
 
 /// What a caller may print once everything runs (used by `wharf dev`).
 pub type OnReady = Box<dyn FnOnce(&Worker) + Send>;
 
-pub async fn run(
-    config: WorkerConfig,
-    connectors: Vec<ConnectorConfig>,
-    on_ready: Option<OnReady>,
-) -> Result<()> {
+pub async fn run(config: WorkerConfig, connectors: Vec<ConnectorConfig>, on_ready: Option<OnReady>) -> Result<()> {
     let started = Instant::now();
-    let offsets_path = config
-        .offset_storage_file
-        .clone()
-        .context("offset.storage.file.filename is required in standalone mode")?;
+    let offsets_path =
+        config.offset_storage_file.clone().context("offset.storage.file.filename is required in standalone mode")?;
 
     tracing::info!("connecting to Kafka at {}", config.bootstrap_servers);
     let check = config.clone();
     let cluster_id = tokio::task::spawn_blocking(move || kafka::cluster_id(&check)).await??;
     tracing::info!("Kafka cluster {cluster_id} answers");
 
-    let listener = tokio::net::TcpListener::bind(&config.rest_bind)
-        .await
-        .with_context(|| {
-            format!(
+    let listener = tokio::net::TcpListener::bind(&config.rest_bind).await.with_context(|| {
+        format!(
             "cannot listen on {} (listeners): is another worker running there? Choose another port \
              with listeners=http://HOST:PORT",
             config.rest_bind
         )
-        })?;
+    })?;
 
     let cache_dir = config.compile_cache_dir.clone();
     let plugin_path = config.plugin_path.clone();
@@ -53,18 +46,13 @@ pub async fn run(
     tracing::info!("plugins available: {}", registry.names().join(", "));
 
     let offsets = Arc::new(FileOffsetStore::open(&offsets_path)?);
-    let worker = Arc::new(Worker::new(
-        config,
-        runtime,
-        registry,
-        offsets,
-        Arc::new(MemoryStatusStore::default()),
-    ));
+    let worker = Arc::new(Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default())));
 
-    let starter = worker.clone();
+    let herder = Herder::new(worker.clone(), Arc::new(MemoryConfigStore::default()));
+    let starter = herder.clone();
     let start_result = tokio::task::spawn_blocking(move || -> Result<()> {
         for connector in connectors {
-            starter.start_connector(connector)?;
+            starter.put_connector(&connector.name, connector.raw.clone(), false)?;
         }
         Ok(())
     })
@@ -73,11 +61,10 @@ pub async fn run(
         stop(worker).await;
         return Err(e);
     }
+    let stop_loop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let herder_loop = herder.spawn_loop(stop_loop.clone());
 
-    let app = rest::router(Arc::new(RestState {
-        worker: worker.clone(),
-        kafka_cluster_id: cluster_id,
-    }));
+    let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id }));
     tracing::info!(
         "worker {} ready in {:.0} ms; REST API on http://{}",
         worker.worker_id,
@@ -91,6 +78,9 @@ pub async fn run(
         .with_graceful_shutdown(shutdown_signal())
         .await
         .context("the REST server stopped unexpectedly")?;
+    stop_loop.store(true, std::sync::atomic::Ordering::Relaxed);
+    herder.store.changes().notify();
+    let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
     stop(worker).await;
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! Kafka clients as the worker configures them.
 
+pub mod partitioner;
+
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
@@ -51,11 +53,7 @@ pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) 
 pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
     let producer: BaseProducer = producer_config(worker, "wharf-startup-check")
         .create()
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot create a Kafka client from the worker's producer.* settings: {e}"
-            )
-        })?;
+        .map_err(|e| anyhow::anyhow!("cannot create a Kafka client from the worker's producer.* settings: {e}"))?;
     let timeout = worker.bootstrap_timeout;
     producer.client().fetch_metadata(None, timeout).map_err(|e| {
         anyhow::anyhow!(
@@ -65,8 +63,5 @@ pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
             timeout.as_millis()
         )
     })?;
-    Ok(producer
-        .client()
-        .fetch_cluster_id(Duration::from_secs(5))
-        .unwrap_or_default())
+    Ok(producer.client().fetch_cluster_id(Duration::from_secs(5)).unwrap_or_default())
 }

@@ -2,20 +2,23 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::herder::{Herder, HerderError, Written};
 use crate::runtime::records::ConnectorKind;
+use crate::storage::config::Pairs;
 use crate::storage::status::ConnectorStatus;
-use crate::worker::Worker;
+use crate::storage::TargetState;
 
 pub struct RestState {
-    pub worker: Arc<Worker>,
+    pub herder: Arc<Herder>,
     pub kafka_cluster_id: String,
 }
 
@@ -24,14 +27,16 @@ type Shared = Arc<RestState>;
 pub fn router(state: Shared) -> Router {
     Router::new()
         .route("/", get(root))
-        .route("/connectors", get(list_connectors).post(not_yet))
-        .route("/connectors/{name}", get(connector_info).delete(not_yet))
-        .route(
-            "/connectors/{name}/config",
-            get(connector_config).put(not_yet),
-        )
+        .route("/connectors", get(list_connectors).post(create_connector))
+        .route("/connectors/{name}", get(connector_info).delete(delete_connector))
+        .route("/connectors/{name}/config", get(connector_config).put(put_connector_config))
         .route("/connectors/{name}/status", get(connector_status))
         .route("/connectors/{name}/tasks", get(connector_tasks))
+        .route("/connectors/{name}/pause", put(pause))
+        .route("/connectors/{name}/resume", put(resume))
+        .route("/connectors/{name}/stop", put(stop))
+        .route("/connectors/{name}/restart", post(restart_connector))
+        .route("/connectors/{name}/tasks/{task}/restart", post(restart_task))
         .route("/connector-plugins", get(list_plugins))
         .fallback(not_found)
         .with_state(state)
@@ -44,10 +49,7 @@ pub struct ApiError {
 
 impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-        }
+        ApiError { status, message: message.into() }
     }
 }
 
@@ -62,12 +64,123 @@ async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "HTTP 404 Not Found")
 }
 
-async fn not_yet() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "changing connectors over REST is not available yet; a standalone worker takes its \
-         connectors as properties files on its command line",
-    )
+impl From<HerderError> for ApiError {
+    fn from(e: HerderError) -> Self {
+        let status = match &e {
+            HerderError::NotFound(_) | HerderError::TaskNotFound(..) => StatusCode::NOT_FOUND,
+            HerderError::Conflict(_) => StatusCode::CONFLICT,
+            HerderError::BadConfig(_) => StatusCode::BAD_REQUEST,
+            HerderError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+/// Runs a herder call off the async runtime: stopping tasks waits for threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, HerderError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("request handler failed: {e}")))?
+        .map_err(ApiError::from)
+}
+
+fn bad_request(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, message)
+}
+
+/// A JSON object of config values; strings, numbers and booleans are taken as their text.
+fn config_from_json(value: &Value) -> Result<Pairs, ApiError> {
+    let object =
+        value.as_object().ok_or_else(|| bad_request("the connector config must be a JSON object of strings"))?;
+    object
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k.clone(), s.clone())),
+            Value::Number(n) => Ok((k.clone(), n.to_string())),
+            Value::Bool(b) => Ok((k.clone(), b.to_string())),
+            _ => Err(bad_request(format!("config value of \"{k}\" must be a string, number or boolean"))),
+        })
+        .collect()
+}
+
+fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body).map_err(|e| bad_request(format!("request body is not valid JSON: {e}")))
+}
+
+async fn create_connector(State(state): State<Shared>, body: Bytes) -> Result<Response, ApiError> {
+    let request = parse_body(&body)?;
+    let name = request["name"]
+        .as_str()
+        .filter(|n| !n.trim().is_empty())
+        .ok_or_else(|| bad_request("the request needs a \"name\": {\"name\": \"...\", \"config\": {...}}"))?
+        .to_string();
+    let config = match request.get("config") {
+        Some(config) => config_from_json(config)?,
+        None => {
+            return Err(bad_request("the request needs a \"config\" object: {\"name\": \"...\", \"config\": {...}}"))
+        }
+    };
+    let herder = state.herder.clone();
+    let n = name.clone();
+    blocking(move || herder.put_connector(&n, config, false)).await?;
+    let info = info_json(&state, &name).unwrap_or(Value::Null);
+    Ok((StatusCode::CREATED, [(header::LOCATION, format!("/connectors/{name}"))], Json(info)).into_response())
+}
+
+async fn put_connector_config(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let config = config_from_json(&parse_body(&body)?)?;
+    let herder = state.herder.clone();
+    let n = name.clone();
+    let written = blocking(move || herder.put_connector(&n, config, true)).await?;
+    let info = info_json(&state, &name).unwrap_or(Value::Null);
+    let status = if written == Written::Created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(info)).into_response())
+}
+
+async fn delete_connector(State(state): State<Shared>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    let herder = state.herder.clone();
+    blocking(move || herder.delete_connector(&name)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_state(state: Shared, name: String, target: TargetState) -> Result<StatusCode, ApiError> {
+    let herder = state.herder.clone();
+    blocking(move || herder.set_target_state(&name, target)).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+async fn pause(State(state): State<Shared>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    set_state(state, name, TargetState::Paused).await
+}
+
+async fn resume(State(state): State<Shared>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    set_state(state, name, TargetState::Started).await
+}
+
+async fn stop(State(state): State<Shared>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    set_state(state, name, TargetState::Stopped).await
+}
+
+async fn restart_connector(State(state): State<Shared>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    let herder = state.herder.clone();
+    blocking(move || herder.restart_connector(&name)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn restart_task(
+    State(state): State<Shared>,
+    Path((name, task)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let task: u32 = task.parse().map_err(|_| bad_request(format!("task id \"{task}\" is not a number")))?;
+    let herder = state.herder.clone();
+    blocking(move || herder.restart_task(&name, task)).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn root(State(state): State<Shared>) -> Json<Value> {
@@ -83,11 +196,8 @@ struct ListQuery {
     expand: Option<String>,
 }
 
-async fn list_connectors(
-    State(state): State<Shared>,
-    Query(query): Query<ListQuery>,
-) -> Json<Value> {
-    let names = state.worker.connector_names();
+async fn list_connectors(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Value> {
+    let names: Vec<String> = state.herder.snapshot().connectors.into_keys().collect();
     match query.expand.as_deref() {
         Some(expand) => {
             let expansions: Vec<&str> = expand.split(',').collect();
@@ -95,16 +205,10 @@ async fn list_connectors(
             for name in names {
                 let mut entry = Map::new();
                 if expansions.contains(&"status") {
-                    entry.insert(
-                        "status".into(),
-                        status_json(&state, &name).unwrap_or(Value::Null),
-                    );
+                    entry.insert("status".into(), status_json(&state, &name).unwrap_or(Value::Null));
                 }
                 if expansions.contains(&"info") {
-                    entry.insert(
-                        "info".into(),
-                        info_json(&state, &name).unwrap_or(Value::Null),
-                    );
+                    entry.insert("info".into(), info_json(&state, &name).unwrap_or(Value::Null));
                 }
                 out.insert(name, Value::Object(entry));
             }
@@ -122,12 +226,7 @@ fn kind_name(kind: ConnectorKind) -> &'static str {
 }
 
 fn config_json(pairs: &[(String, String)]) -> Value {
-    Value::Object(
-        pairs
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect(),
-    )
+    Value::Object(pairs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
 }
 
 fn missing(name: &str) -> ApiError {
@@ -135,48 +234,35 @@ fn missing(name: &str) -> ApiError {
 }
 
 fn info_json(state: &RestState, name: &str) -> Option<Value> {
-    let (config, kind, tasks) = state.worker.connector_info(name)?;
-    let task_ids: Vec<Value> = (0..tasks.len())
-        .map(|i| json!({"connector": name, "task": i}))
-        .collect();
+    let snapshot = state.herder.snapshot();
+    let entry = snapshot.connectors.get(name)?;
+    let tasks = entry.tasks.as_ref().map_or(0, Vec::len);
+    let task_ids: Vec<Value> = (0..tasks).map(|i| json!({"connector": name, "task": i})).collect();
     Some(json!({
         "name": name,
-        "config": config_json(&config.raw),
+        "config": config_json(&entry.config),
         "tasks": task_ids,
-        "type": kind_name(kind),
+        "type": state.herder.kind_of(entry).map(kind_name).unwrap_or("unknown"),
     }))
 }
 
-async fn connector_info(
-    State(state): State<Shared>,
-    Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    info_json(&state, &name)
-        .map(Json)
-        .ok_or_else(|| missing(&name))
+async fn connector_info(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    info_json(&state, &name).map(Json).ok_or_else(|| missing(&name))
 }
 
-async fn connector_config(
-    State(state): State<Shared>,
-    Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let (config, _, _) = state
-        .worker
-        .connector_info(&name)
-        .ok_or_else(|| missing(&name))?;
-    Ok(Json(config_json(&config.raw)))
+async fn connector_config(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    let snapshot = state.herder.snapshot();
+    let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
+    Ok(Json(config_json(&entry.config)))
 }
 
-async fn connector_tasks(
-    State(state): State<Shared>,
-    Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let (_, _, tasks) = state
-        .worker
-        .connector_info(&name)
-        .ok_or_else(|| missing(&name))?;
-    let tasks: Vec<Value> = tasks
+async fn connector_tasks(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    let snapshot = state.herder.snapshot();
+    let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
+    let tasks: Vec<Value> = entry
+        .tasks
         .iter()
+        .flatten()
         .enumerate()
         .map(|(i, config)| json!({"id": {"connector": name, "task": i}, "config": config_json(config)}))
         .collect();
@@ -195,8 +281,7 @@ fn status_body(status: ConnectorStatus) -> Value {
             entry
         })
         .collect();
-    let mut connector =
-        json!({"state": status.connector.state, "worker_id": status.connector.worker_id});
+    let mut connector = json!({"state": status.connector.state, "worker_id": status.connector.worker_id});
     if let Some(trace) = &status.connector.trace {
         connector["trace"] = json!(trace);
     }
@@ -209,23 +294,21 @@ fn status_body(status: ConnectorStatus) -> Value {
 }
 
 fn status_json(state: &RestState, name: &str) -> Option<Value> {
-    state.worker.status.get(name).map(status_body)
+    if !state.herder.snapshot().connectors.contains_key(name) {
+        return None;
+    }
+    state.herder.worker.status.get(name).map(status_body)
 }
 
-async fn connector_status(
-    State(state): State<Shared>,
-    Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    status_json(&state, &name).map(Json).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("No status found for connector {name}"),
-        )
-    })
+async fn connector_status(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    status_json(&state, &name)
+        .map(Json)
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("No status found for connector {name}")))
 }
 
 async fn list_plugins(State(state): State<Shared>) -> Json<Value> {
     let plugins: Vec<Value> = state
+        .herder
         .worker
         .registry
         .plugins()

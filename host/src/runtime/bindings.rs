@@ -45,29 +45,19 @@ pub fn scalar_to_wit(s: own::Scalar) -> wit::Scalar {
 }
 
 pub fn offset_map_from_wit(map: wit::OffsetMap) -> own::OffsetMap {
-    map.into_iter()
-        .map(|(k, v)| (k, scalar_from_wit(v)))
-        .collect()
+    map.into_iter().map(|(k, v)| (k, scalar_from_wit(v))).collect()
 }
 
 pub fn offset_map_to_wit(map: own::OffsetMap) -> wit::OffsetMap {
-    map.into_iter()
-        .map(|(k, v)| (k, scalar_to_wit(v)))
-        .collect()
+    map.into_iter().map(|(k, v)| (k, scalar_to_wit(v))).collect()
 }
 
 fn header_from_wit(h: wit::Header) -> own::Header {
-    own::Header {
-        key: h.key,
-        value: h.value,
-    }
+    own::Header { key: h.key, value: h.value }
 }
 
 fn header_to_wit(h: own::Header) -> wit::Header {
-    wit::Header {
-        key: h.key,
-        value: h.value,
-    }
+    wit::Header { key: h.key, value: h.value }
 }
 
 pub fn source_record_from_wit(r: wit::SourceRecord) -> own::SourceRecord {
@@ -96,18 +86,11 @@ pub fn sink_record_to_wit(r: own::SinkRecord) -> wit::SinkRecord {
 }
 
 pub fn topic_partition_to_wit(tp: &own::TopicPartition) -> wit::TopicPartition {
-    wit::TopicPartition {
-        topic: tp.topic.clone(),
-        partition: tp.partition,
-    }
+    wit::TopicPartition { topic: tp.topic.clone(), partition: tp.partition }
 }
 
 pub fn partition_offset_to_wit(po: &own::PartitionOffset) -> wit::PartitionOffset {
-    wit::PartitionOffset {
-        topic: po.topic.clone(),
-        partition: po.partition,
-        offset: po.offset,
-    }
+    wit::PartitionOffset { topic: po.topic.clone(), partition: po.partition, offset: po.offset }
 }
 
 pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
@@ -148,8 +131,5 @@ pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
 }
 
 pub fn config_problem_from_wit(p: wit::ConfigProblem) -> own::ConfigProblem {
-    own::ConfigProblem {
-        name: p.name,
-        message: p.message,
-    }
+    own::ConfigProblem { name: p.name, message: p.message }
 }

@@ -49,14 +49,11 @@ impl Runtime {
         config.wasm_component_model(true);
         config.epoch_interruption(true);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-        let engine = Engine::new(&config)
-            .map_err(anyhow::Error::from)
-            .context("cannot start the WebAssembly engine")?;
+        let engine =
+            Engine::new(&config).map_err(anyhow::Error::from).context("cannot start the WebAssembly engine")?;
 
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(anyhow::Error::from)
-            .context("cannot link WASI")?;
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
         wit_host::add_to_linker::<TaskState, HasSelf<TaskState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("cannot link the wharf:connector/host interface")?;
@@ -77,12 +74,7 @@ impl Runtime {
             })
             .context("cannot start the epoch thread")?;
 
-        Ok(Runtime {
-            engine,
-            linker,
-            cache_dir,
-            _ticker: ticker,
-        })
+        Ok(Runtime { engine, linker, cache_dir, _ticker: ticker })
     }
 
     /// Epoch ticks that cover `timeout`.
@@ -93,11 +85,8 @@ impl Runtime {
     /// Loads a component, from the compile cache when this exact file was compiled before by
     /// this exact engine, compiling and caching it otherwise.
     pub fn load_component(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let cached = self
-            .cache_dir
-            .join(format!("{}.cwasm", self.cache_key(&bytes)));
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let cached = self.cache_dir.join(format!("{}.cwasm", self.cache_key(&bytes)));
         if cached.exists() {
             // SAFETY: the file was written by `Component::serialize` of an engine with the same
             // compatibility hash (it is part of the name), into a folder only Wharf writes.
@@ -126,9 +115,7 @@ impl Runtime {
 
     fn cache_key(&self, bytes: &[u8]) -> String {
         let mut engine_hash = DefaultHasher::new();
-        self.engine
-            .precompile_compatibility_hash()
-            .hash(&mut engine_hash);
+        self.engine.precompile_compatibility_hash().hash(&mut engine_hash);
         let file_hash = Sha256::digest(bytes);
         let hex: String = file_hash.iter().map(|b| format!("{b:02x}")).collect();
         format!("{hex}-{:016x}", engine_hash.finish())

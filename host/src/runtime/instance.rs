@@ -11,9 +11,7 @@ use wasmtime::Store;
 
 use super::bindings::{self, sink, source, wit};
 use super::engine::Runtime;
-use super::records::{
-    ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition,
-};
+use super::records::{ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition};
 use super::sandbox::{Grants, TaskState};
 use crate::config::WasmLimits;
 
@@ -26,28 +24,13 @@ pub enum PluginError {
     #[error("{0}")]
     Fatal(String),
     #[error("exceeded wasm.call.timeout.ms={timeout_ms} in {call}")]
-    Timeout {
-        call: &'static str,
-        timeout_ms: u128,
-    },
+    Timeout { call: &'static str, timeout_ms: u128 },
     #[error("exceeded wasm.memory.max.bytes={max} in {call} (it asked to grow to {asked} bytes)")]
-    Memory {
-        call: &'static str,
-        max: usize,
-        asked: usize,
-    },
+    Memory { call: &'static str, max: usize, asked: usize },
     #[error("plugin trapped in {call}: {message}")]
-    Trap {
-        call: &'static str,
-        message: String,
-        details: String,
-    },
+    Trap { call: &'static str, message: String, details: String },
     #[error("plugin returned {count} records from one {call}, more than wasm.max.records.per.call={max}")]
-    TooMany {
-        call: &'static str,
-        count: usize,
-        max: u32,
-    },
+    TooMany { call: &'static str, count: usize, max: u32 },
     #[error("cannot start the plugin: {0}")]
     Instantiate(String),
 }
@@ -90,16 +73,9 @@ const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.0";
 
 impl Plugin {
     /// Checks that `component` is a Wharf plugin, links it, and asks it to describe itself.
-    pub fn inspect(
-        runtime: &Runtime,
-        component: Component,
-        path: PathBuf,
-    ) -> anyhow::Result<Plugin> {
-        let exports: Vec<String> = component
-            .component_type()
-            .exports(&runtime.engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
+    pub fn inspect(runtime: &Runtime, component: Component, path: PathBuf) -> anyhow::Result<Plugin> {
+        let exports: Vec<String> =
+            component.component_type().exports(&runtime.engine).map(|(name, _)| name.to_string()).collect();
         let pre = runtime.linker.instantiate_pre(&component).map_err(|e| {
             anyhow::anyhow!(
                 "cannot link {}: {e:#}. The plugin imports something this host does not provide",
@@ -107,19 +83,11 @@ impl Plugin {
             )
         })?;
         let pre = if exports.iter().any(|e| e == SOURCE_TASK_EXPORT) {
-            PluginPre::Source(
-                source::SourcePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
-            )
+            PluginPre::Source(source::SourcePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
         } else if exports.iter().any(|e| e == SINK_TASK_EXPORT) {
-            PluginPre::Sink(
-                sink::SinkPre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
-            )
+            PluginPre::Sink(sink::SinkPre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
         } else {
-            return Err(not_a_plugin(
-                &path,
-                &exports,
-                anyhow::anyhow!("no task export"),
-            ));
+            return Err(not_a_plugin(&path, &exports, anyhow::anyhow!("no task export")));
         };
         let mut plugin = Plugin {
             info: PluginInfo {
@@ -133,9 +101,7 @@ impl Plugin {
             pre,
         };
         let limits = WasmLimits::default();
-        let mut connector = plugin
-            .connector(runtime, "inspect", &limits)
-            .map_err(anyhow::Error::msg)?;
+        let mut connector = plugin.connector(runtime, "inspect", &limits).map_err(anyhow::Error::msg)?;
         let info = connector.describe().map_err(anyhow::Error::msg)?;
         let world_kind = match plugin.pre {
             PluginPre::Source(_) => ConnectorKind::Source,
@@ -150,22 +116,14 @@ impl Plugin {
             );
         }
         if info.name.trim().is_empty() {
-            anyhow::bail!(
-                "{} describes itself with an empty name",
-                plugin.path.display()
-            );
+            anyhow::bail!("{} describes itself with an empty name", plugin.path.display());
         }
         plugin.info = info;
         Ok(plugin)
     }
 
-    fn instantiate(
-        &self,
-        runtime: &Runtime,
-        grants: Grants,
-    ) -> Result<(Store<TaskState>, Bound), PluginError> {
-        let state =
-            TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
+    fn instantiate(&self, runtime: &Runtime, grants: Grants) -> Result<(Store<TaskState>, Bound), PluginError> {
+        let state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|state| &mut state.memory);
         store.epoch_deadline_trap();
@@ -193,11 +151,7 @@ impl Plugin {
             reconfigure: Arc::new(AtomicBool::new(false)),
         };
         let (store, bound) = self.instantiate(runtime, grants)?;
-        Ok(ConnectorInstance {
-            store,
-            bound,
-            limits: limits.clone(),
-        })
+        Ok(ConnectorInstance { store, bound, limits: limits.clone() })
     }
 
     pub fn open_source(
@@ -209,23 +163,11 @@ impl Plugin {
     ) -> Result<SourceInstance, PluginError> {
         let (mut store, bound) = self.instantiate(runtime, grants)?;
         let Bound::Source(bindings) = bound else {
-            return Err(PluginError::Instantiate(format!(
-                "{} is not a source plugin",
-                self.info.name
-            )));
+            return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)));
         };
-        let task = call(&mut store, limits, "open", |s| {
-            bindings
-                .wharf_connector_source_task()
-                .task()
-                .call_open(s, config)
-        })?;
-        Ok(SourceInstance {
-            store,
-            bindings,
-            task,
-            limits: limits.clone(),
-        })
+        let task =
+            call(&mut store, limits, "open", |s| bindings.wharf_connector_source_task().task().call_open(s, config))?;
+        Ok(SourceInstance { store, bindings, task, limits: limits.clone() })
     }
 
     pub fn open_sink(
@@ -237,23 +179,11 @@ impl Plugin {
     ) -> Result<SinkInstance, PluginError> {
         let (mut store, bound) = self.instantiate(runtime, grants)?;
         let Bound::Sink(bindings) = bound else {
-            return Err(PluginError::Instantiate(format!(
-                "{} is not a sink plugin",
-                self.info.name
-            )));
+            return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)));
         };
-        let task = call(&mut store, limits, "open", |s| {
-            bindings
-                .wharf_connector_sink_task()
-                .task()
-                .call_open(s, config)
-        })?;
-        Ok(SinkInstance {
-            store,
-            bindings,
-            task,
-            limits: limits.clone(),
-        })
+        let task =
+            call(&mut store, limits, "open", |s| bindings.wharf_connector_sink_task().task().call_open(s, config))?;
+        Ok(SinkInstance { store, bindings, task, limits: limits.clone() })
     }
 }
 
@@ -262,11 +192,7 @@ fn not_a_plugin(path: &std::path::Path, exports: &[String], cause: anyhow::Error
         "{} is not a Wharf plugin: it must target the wharf:connector@0.1.0 source or sink world \
          (it exports {}): {cause:#}",
         path.display(),
-        if exports.is_empty() {
-            "nothing".to_string()
-        } else {
-            exports.join(", ")
-        }
+        if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") }
     )
 }
 
@@ -303,17 +229,10 @@ fn explain_trap(
     error: wasmtime::Error,
 ) -> PluginError {
     if error.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt) {
-        return PluginError::Timeout {
-            call,
-            timeout_ms: limits.call_timeout.as_millis(),
-        };
+        return PluginError::Timeout { call, timeout_ms: limits.call_timeout.as_millis() };
     }
     if let Some(asked) = store.data_mut().memory.refused.take() {
-        return PluginError::Memory {
-            call,
-            max: store.data().memory.max_bytes,
-            asked,
-        };
+        return PluginError::Memory { call, max: store.data().memory.max_bytes, asked };
     }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
         Some(trap) => trap.to_string(),
@@ -324,11 +243,7 @@ fn explain_trap(
         Some(said) => format!("{said} ({cause})"),
         None => cause,
     };
-    PluginError::Trap {
-        call,
-        message,
-        details: format!("{error:?}"),
-    }
+    PluginError::Trap { call, message, details: format!("{error:?}") }
 }
 
 /// The end of what a plugin printed before it died: for a Rust panic, the panic message.
@@ -376,10 +291,7 @@ impl ConnectorInstance {
                 b.wharf_connector_connector().call_validate(s, config)
             }),
         }?;
-        Ok(problems
-            .into_iter()
-            .map(bindings::config_problem_from_wit)
-            .collect())
+        Ok(problems.into_iter().map(bindings::config_problem_from_wit).collect())
     }
 
     pub fn task_configs(
@@ -389,12 +301,10 @@ impl ConnectorInstance {
     ) -> Result<Vec<Vec<(String, String)>>, PluginError> {
         match &self.bound {
             Bound::Source(b) => call(&mut self.store, &self.limits, "task-configs", |s| {
-                b.wharf_connector_connector()
-                    .call_task_configs(s, config, max_tasks)
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks)
             }),
             Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", |s| {
-                b.wharf_connector_connector()
-                    .call_task_configs(s, config, max_tasks)
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks)
             }),
         }
     }
@@ -412,31 +322,18 @@ impl SourceInstance {
         let max = self.limits.max_records_per_call;
         let (bindings, task) = (&self.bindings, self.task);
         let records = call(&mut self.store, &self.limits, "poll", |s| {
-            bindings
-                .wharf_connector_source_task()
-                .task()
-                .call_poll(s, task, max)
+            bindings.wharf_connector_source_task().task().call_poll(s, task, max)
         })?;
         if records.len() > max as usize {
-            return Err(PluginError::TooMany {
-                call: "poll",
-                count: records.len(),
-                max,
-            });
+            return Err(PluginError::TooMany { call: "poll", count: records.len(), max });
         }
-        Ok(records
-            .into_iter()
-            .map(bindings::source_record_from_wit)
-            .collect())
+        Ok(records.into_iter().map(bindings::source_record_from_wit).collect())
     }
 
     pub fn commit(&mut self) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
         call(&mut self.store, &self.limits, "commit", |s| {
-            bindings
-                .wharf_connector_source_task()
-                .task()
-                .call_commit(s, task)
+            bindings.wharf_connector_source_task().task().call_commit(s, task)
         })
     }
 
@@ -444,10 +341,7 @@ impl SourceInstance {
     pub fn close(mut self) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
         let closed = call_infallible(&mut self.store, &self.limits, "close", |s| {
-            bindings
-                .wharf_connector_source_task()
-                .task()
-                .call_close(s, task)
+            bindings.wharf_connector_source_task().task().call_close(s, task)
         });
         let _ = task.resource_drop(&mut self.store);
         closed
@@ -467,68 +361,41 @@ impl SinkInstance {
     }
 
     pub fn open_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
-        let wit_partitions: Vec<_> = partitions
-            .iter()
-            .map(bindings::topic_partition_to_wit)
-            .collect();
+        let wit_partitions: Vec<_> = partitions.iter().map(bindings::topic_partition_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
         call(&mut self.store, &self.limits, "open-partitions", |s| {
-            bindings
-                .wharf_connector_sink_task()
-                .task()
-                .call_open_partitions(s, task, &wit_partitions)
+            bindings.wharf_connector_sink_task().task().call_open_partitions(s, task, &wit_partitions)
         })
     }
 
     pub fn close_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
-        let wit_partitions: Vec<_> = partitions
-            .iter()
-            .map(bindings::topic_partition_to_wit)
-            .collect();
+        let wit_partitions: Vec<_> = partitions.iter().map(bindings::topic_partition_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
         call(&mut self.store, &self.limits, "close-partitions", |s| {
-            bindings
-                .wharf_connector_sink_task()
-                .task()
-                .call_close_partitions(s, task, &wit_partitions)
+            bindings.wharf_connector_sink_task().task().call_close_partitions(s, task, &wit_partitions)
         })
     }
 
     pub fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
-        let records: Vec<_> = records
-            .into_iter()
-            .map(bindings::sink_record_to_wit)
-            .collect();
+        let records: Vec<_> = records.into_iter().map(bindings::sink_record_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
         call(&mut self.store, &self.limits, "put", |s| {
-            bindings
-                .wharf_connector_sink_task()
-                .task()
-                .call_put(s, task, &records)
+            bindings.wharf_connector_sink_task().task().call_put(s, task, &records)
         })
     }
 
     pub fn flush(&mut self, offsets: &[PartitionOffset]) -> Result<(), PluginError> {
-        let offsets: Vec<_> = offsets
-            .iter()
-            .map(bindings::partition_offset_to_wit)
-            .collect();
+        let offsets: Vec<_> = offsets.iter().map(bindings::partition_offset_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
         call(&mut self.store, &self.limits, "flush", |s| {
-            bindings
-                .wharf_connector_sink_task()
-                .task()
-                .call_flush(s, task, &offsets)
+            bindings.wharf_connector_sink_task().task().call_flush(s, task, &offsets)
         })
     }
 
     pub fn close(mut self) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
         let closed = call_infallible(&mut self.store, &self.limits, "close", |s| {
-            bindings
-                .wharf_connector_sink_task()
-                .task()
-                .call_close(s, task)
+            bindings.wharf_connector_sink_task().task().call_close(s, task)
         });
         let _ = task.resource_drop(&mut self.store);
         closed

@@ -6,6 +6,7 @@ pub mod instance;
 pub mod records;
 pub mod registry;
 pub mod sandbox;
+mod stderr;
 
 pub use engine::Runtime;
 pub use instance::{Plugin, PluginError, SinkInstance, SourceInstance};

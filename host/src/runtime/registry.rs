@@ -13,16 +13,10 @@ use super::instance::Plugin;
 const ALIASES: &[(&str, &str)] = &[
     ("FileStreamSource", "file-source"),
     ("FileStreamSourceConnector", "file-source"),
-    (
-        "org.apache.kafka.connect.file.FileStreamSourceConnector",
-        "file-source",
-    ),
+    ("org.apache.kafka.connect.file.FileStreamSourceConnector", "file-source"),
     ("FileStreamSink", "file-sink"),
     ("FileStreamSinkConnector", "file-sink"),
-    (
-        "org.apache.kafka.connect.file.FileStreamSinkConnector",
-        "file-sink",
-    ),
+    ("org.apache.kafka.connect.file.FileStreamSinkConnector", "file-sink"),
 ];
 
 /// Deepest folder level searched below each `plugin.path` entry.
@@ -38,10 +32,7 @@ impl PluginRegistry {
     /// Loads every `.wasm` file below the given folders. A file that fails is reported and
     /// skipped; it never stops the worker.
     pub fn scan(runtime: &Runtime, folders: &[PathBuf]) -> PluginRegistry {
-        let mut registry = PluginRegistry {
-            plugins: BTreeMap::new(),
-            problems: Vec::new(),
-        };
+        let mut registry = PluginRegistry { plugins: BTreeMap::new(), problems: Vec::new() };
         let mut files = Vec::new();
         for folder in folders {
             if !folder.is_dir() {
@@ -55,9 +46,9 @@ impl PluginRegistry {
         files.sort();
         for path in files {
             let started = Instant::now();
-            let loaded = runtime.load_component(&path).and_then(|(component, from)| {
-                Ok((Plugin::inspect(runtime, component, path.clone())?, from))
-            });
+            let loaded = runtime
+                .load_component(&path)
+                .and_then(|(component, from)| Ok((Plugin::inspect(runtime, component, path.clone())?, from)));
             match loaded {
                 Ok((plugin, from)) => {
                     let name = plugin.info.name.clone();
@@ -67,17 +58,11 @@ impl PluginRegistry {
                         plugin.info.kind,
                         path.display(),
                         started.elapsed().as_secs_f64() * 1000.0,
-                        if from == LoadedFrom::Cache {
-                            ", compiled code from cache"
-                        } else {
-                            ""
-                        }
+                        if from == LoadedFrom::Cache { ", compiled code from cache" } else { "" }
                     );
                     if let Some(earlier) = registry.plugins.get(&name) {
-                        let reason = format!(
-                            "plugin name {name} is also used by {}; keeping that one",
-                            earlier.path.display()
-                        );
+                        let reason =
+                            format!("plugin name {name} is also used by {}; keeping that one", earlier.path.display());
                         tracing::warn!("{}: {reason}", path.display());
                         registry.problems.push((path, reason));
                         continue;
@@ -96,10 +81,7 @@ impl PluginRegistry {
 
     /// The plugin for a `connector.class` value: its name or a Kafka Connect alias.
     pub fn find(&self, class: &str) -> Option<Arc<Plugin>> {
-        let name = ALIASES
-            .iter()
-            .find(|(alias, _)| *alias == class)
-            .map_or(class, |(_, name)| name);
+        let name = ALIASES.iter().find(|(alias, _)| *alias == class).map_or(class, |(_, name)| name);
         self.plugins.get(name).cloned()
     }
 

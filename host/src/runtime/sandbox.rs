@@ -6,15 +6,12 @@ use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
 use super::records::OffsetMap;
+use super::stderr::StderrTail;
 use crate::config::FolderGrant;
-
-/// Bytes of a plugin's stderr kept to explain a failure (a Rust panic message lands there).
-pub const STDERR_CAPTURE_BYTES: usize = 64 * 1024;
 
 /// Looks up committed source offsets of the task's connector.
 pub type OffsetLookup = Arc<dyn Fn(&OffsetMap) -> Option<OffsetMap> + Send + Sync>;
@@ -36,7 +33,7 @@ pub struct TaskState {
     label: String,
     offsets: Option<OffsetLookup>,
     reconfigure: Arc<AtomicBool>,
-    stderr: MemoryOutputPipe,
+    stderr: StderrTail,
 }
 
 /// Caps linear memory and remembers a refused growth, to explain the trap that follows.
@@ -46,12 +43,7 @@ pub(crate) struct MemoryCap {
 }
 
 impl ResourceLimiter for MemoryCap {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _max: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.max_bytes {
             self.refused = Some(desired);
             return Ok(false);
@@ -59,12 +51,7 @@ impl ResourceLimiter for MemoryCap {
         Ok(true)
     }
 
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _max: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
         // Tables hold function references; a million is far beyond any real plugin.
         Ok(desired <= 1_000_000)
     }
@@ -72,15 +59,11 @@ impl ResourceLimiter for MemoryCap {
 
 impl TaskState {
     pub fn new(grants: Grants) -> anyhow::Result<Self> {
-        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE_BYTES);
+        let stderr = StderrTail::new(&grants.label);
         let mut builder = WasiCtxBuilder::new();
         builder.stderr(stderr.clone());
         for folder in &grants.folders {
-            let perms = if folder.writable {
-                FsPerms::ReadWrite
-            } else {
-                FsPerms::ReadOnly
-            };
+            let perms = if folder.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
             let guest = folder.path.to_string_lossy().into_owned();
             builder.preopened_dir(&folder.path, &guest, perms).map_err(|e| {
                 anyhow::anyhow!(
@@ -93,10 +76,7 @@ impl TaskState {
         Ok(TaskState {
             wasi: builder.build(),
             table: ResourceTable::new(),
-            memory: MemoryCap {
-                max_bytes: grants.memory_max_bytes,
-                refused: None,
-            },
+            memory: MemoryCap { max_bytes: grants.memory_max_bytes, refused: None },
             label: grants.label,
             offsets: grants.offsets,
             reconfigure: grants.reconfigure,
@@ -106,18 +86,13 @@ impl TaskState {
 
     /// What the plugin wrote to stderr, trimmed, for failure reports.
     pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents())
-            .trim()
-            .to_string()
+        self.stderr.text()
     }
 }
 
 impl WasiView for TaskState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
@@ -135,24 +110,15 @@ impl wit_host::Host for TaskState {
         }
     }
 
-    fn committed_offsets(
-        &mut self,
-        partitions: Vec<wit::OffsetMap>,
-    ) -> Vec<Option<wit::OffsetMap>> {
+    fn committed_offsets(&mut self, partitions: Vec<wit::OffsetMap>) -> Vec<Option<wit::OffsetMap>> {
         let Some(lookup) = &self.offsets else {
             return partitions.iter().map(|_| None).collect();
         };
-        partitions
-            .into_iter()
-            .map(|p| lookup(&offset_map_from_wit(p)).map(offset_map_to_wit))
-            .collect()
+        partitions.into_iter().map(|p| lookup(&offset_map_from_wit(p)).map(offset_map_to_wit)).collect()
     }
 
     fn request_task_reconfiguration(&mut self) {
-        tracing::info!(
-            task = self.label.as_str(),
-            "plugin asked for its tasks to be reconfigured"
-        );
+        tracing::info!(task = self.label.as_str(), "plugin asked for its tasks to be reconfigured");
         self.reconfigure.store(true, Ordering::Relaxed);
     }
 }

@@ -14,10 +14,7 @@ use crate::runtime::records::{OffsetMap, Scalar};
 #[derive(Debug, thiserror::Error)]
 pub enum OffsetStoreError {
     #[error("cannot write source offsets to {path}: {source}; check free space and permissions")]
-    Write {
-        path: String,
-        source: std::io::Error,
-    },
+    Write { path: String, source: std::io::Error },
     #[error("cannot read source offsets from {path}: {message}. Move the file away to start every source from the beginning, or restore it")]
     Read { path: String, message: String },
 }
@@ -29,11 +26,7 @@ pub trait OffsetStore: Send + Sync {
     fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap>;
 
     /// Stores offsets, all or none.
-    fn put(
-        &self,
-        connector: &str,
-        offsets: &[(OffsetMap, OffsetMap)],
-    ) -> Result<(), OffsetStoreError>;
+    fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError>;
 }
 
 fn scalar_to_json(s: &Scalar) -> Value {
@@ -61,19 +54,11 @@ fn scalar_from_json(v: &Value) -> Option<Scalar> {
 
 /// An offset map as a JSON object (keys sorted, so equal maps give equal bytes).
 pub fn map_to_json(map: &OffsetMap) -> Value {
-    Value::Object(
-        map.iter()
-            .map(|(k, v)| (k.clone(), scalar_to_json(v)))
-            .collect::<Map<_, _>>(),
-    )
+    Value::Object(map.iter().map(|(k, v)| (k.clone(), scalar_to_json(v))).collect::<Map<_, _>>())
 }
 
 pub fn map_from_json(value: &Value) -> Option<OffsetMap> {
-    value
-        .as_object()?
-        .iter()
-        .map(|(k, v)| Some((k.clone(), scalar_from_json(v)?)))
-        .collect()
+    value.as_object()?.iter().map(|(k, v)| Some((k.clone(), scalar_from_json(v)?))).collect()
 }
 
 /// Kafka Connect's offset key: `["<connector>",{partition}]`.
@@ -93,43 +78,30 @@ const FILE_FORMAT: &str = "wharf-source-offsets-v1";
 
 impl FileOffsetStore {
     pub fn open(path: &Path) -> Result<Self, OffsetStoreError> {
-        let read_error = |message: String| OffsetStoreError::Read {
-            path: path.display().to_string(),
-            message,
-        };
+        let read_error = |message: String| OffsetStoreError::Read { path: path.display().to_string(), message };
         let mut entries = BTreeMap::new();
         match std::fs::read(path) {
             Ok(bytes) => {
-                let doc: Value = serde_json::from_slice(&bytes)
-                    .map_err(|e| read_error(format!("not valid JSON ({e})")))?;
+                let doc: Value =
+                    serde_json::from_slice(&bytes).map_err(|e| read_error(format!("not valid JSON ({e})")))?;
                 if doc.get("format").and_then(Value::as_str) != Some(FILE_FORMAT) {
                     return Err(read_error(format!(
                         "not a Wharf offsets file (expected \"format\": \"{FILE_FORMAT}\")"
                     )));
                 }
-                for entry in doc
-                    .get("offsets")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for entry in doc.get("offsets").and_then(Value::as_array).into_iter().flatten() {
                     match (entry.get("key"), entry.get("value")) {
                         (Some(key), Some(value)) => {
                             entries.insert(key.to_string(), value.clone());
                         }
-                        _ => {
-                            return Err(read_error(format!("entry without key or value: {entry}")))
-                        }
+                        _ => return Err(read_error(format!("entry without key or value: {entry}"))),
                     }
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(read_error(e.to_string())),
         }
-        Ok(FileOffsetStore {
-            path: path.to_path_buf(),
-            entries: Mutex::new(entries),
-        })
+        Ok(FileOffsetStore { path: path.to_path_buf(), entries: Mutex::new(entries) })
     }
 
     fn write(&self, entries: &BTreeMap<String, Value>) -> std::io::Result<()> {
@@ -141,15 +113,9 @@ impl FileOffsetStore {
             })
             .collect();
         let doc = json!({"format": FILE_FORMAT, "offsets": offsets});
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let temp = self
-            .path
-            .with_extension(format!("tmp{}", std::process::id()));
+        let temp = self.path.with_extension(format!("tmp{}", std::process::id()));
         {
             let mut file = std::fs::File::create(&temp)?;
             serde_json::to_writer_pretty(&mut file, &doc)?;
@@ -165,26 +131,17 @@ impl FileOffsetStore {
 impl OffsetStore for FileOffsetStore {
     fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
         let entries = self.entries.lock().expect("offset store lock");
-        entries
-            .get(&offset_key(connector, partition))
-            .and_then(map_from_json)
+        entries.get(&offset_key(connector, partition)).and_then(map_from_json)
     }
 
-    fn put(
-        &self,
-        connector: &str,
-        offsets: &[(OffsetMap, OffsetMap)],
-    ) -> Result<(), OffsetStoreError> {
+    fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError> {
         let mut entries = self.entries.lock().expect("offset store lock");
         let mut updated = entries.clone();
         for (partition, offset) in offsets {
             updated.insert(offset_key(connector, partition), map_to_json(offset));
         }
         self.write(&updated)
-            .map_err(|source| OffsetStoreError::Write {
-                path: self.path.display().to_string(),
-                source,
-            })?;
+            .map_err(|source| OffsetStoreError::Write { path: self.path.display().to_string(), source })?;
         *entries = updated;
         Ok(())
     }
@@ -200,10 +157,7 @@ mod tests {
 
     #[test]
     fn key_has_kafka_connects_layout() {
-        assert_eq!(
-            offset_key("src", &partition("/a")),
-            r#"["src",{"filename":"/a"}]"#
-        );
+        assert_eq!(offset_key("src", &partition("/a")), r#"["src",{"filename":"/a"}]"#);
     }
 
     #[test]
@@ -212,9 +166,7 @@ mod tests {
         let path = dir.path().join("offsets.json");
         let store = FileOffsetStore::open(&path).unwrap();
         let offset = vec![("position".to_string(), Scalar::Integer(42))];
-        store
-            .put("src", &[(partition("/a"), offset.clone())])
-            .unwrap();
+        store.put("src", &[(partition("/a"), offset.clone())]).unwrap();
         let reopened = FileOffsetStore::open(&path).unwrap();
         assert_eq!(reopened.get("src", &partition("/a")), Some(offset));
         assert_eq!(reopened.get("other", &partition("/a")), None);
@@ -226,9 +178,6 @@ mod tests {
         let path = dir.path().join("offsets.json");
         std::fs::write(&path, "{not json").unwrap();
         let err = FileOffsetStore::open(&path).err().unwrap().to_string();
-        assert!(
-            err.contains("offsets.json") && err.contains("not valid JSON"),
-            "{err}"
-        );
+        assert!(err.contains("offsets.json") && err.contains("not valid JSON"), "{err}");
     }
 }

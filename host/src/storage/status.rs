@@ -39,6 +39,10 @@ pub trait StatusStore: Send + Sync {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status);
     fn put_task(&self, name: &str, task: u32, status: Status);
     fn get(&self, name: &str) -> Option<ConnectorStatus>;
+    /// Forgets every task status of a connector.
+    fn remove_tasks(&self, name: &str);
+    /// Forgets a deleted connector.
+    fn remove(&self, name: &str);
 }
 
 #[derive(Default)]
@@ -49,14 +53,12 @@ pub struct MemoryStatusStore {
 impl StatusStore for MemoryStatusStore {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
         let mut all = self.connectors.write().expect("status lock");
-        let entry = all
-            .entry(name.to_string())
-            .or_insert_with(|| ConnectorStatus {
-                name: name.to_string(),
-                kind,
-                connector: status.clone(),
-                tasks: BTreeMap::new(),
-            });
+        let entry = all.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
+            name: name.to_string(),
+            kind,
+            connector: status.clone(),
+            tasks: BTreeMap::new(),
+        });
         entry.connector = status;
         if kind.is_some() {
             entry.kind = kind;
@@ -71,10 +73,16 @@ impl StatusStore for MemoryStatusStore {
     }
 
     fn get(&self, name: &str) -> Option<ConnectorStatus> {
-        self.connectors
-            .read()
-            .expect("status lock")
-            .get(name)
-            .cloned()
+        self.connectors.read().expect("status lock").get(name).cloned()
+    }
+
+    fn remove_tasks(&self, name: &str) {
+        if let Some(entry) = self.connectors.write().expect("status lock").get_mut(name) {
+            entry.tasks.clear();
+        }
+    }
+
+    fn remove(&self, name: &str) {
+        self.connectors.write().expect("status lock").remove(name);
     }
 }

@@ -28,17 +28,11 @@ pub struct TaskFailure {
 
 impl TaskFailure {
     pub fn new(message: String) -> Self {
-        TaskFailure {
-            trace: message.clone(),
-            message,
-        }
+        TaskFailure { trace: message.clone(), message }
     }
 
     pub fn from_plugin(e: &PluginError) -> Self {
-        TaskFailure {
-            message: e.to_string(),
-            trace: e.trace(),
-        }
+        TaskFailure { message: e.to_string(), trace: e.trace() }
     }
 }
 
@@ -48,15 +42,10 @@ pub struct TaskReport {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("connector {name}: connector.class={class} names no plugin in plugin.path ({path}). Plugins found: {found}")]
-    UnknownPlugin {
-        name: String,
-        class: String,
-        path: String,
-        found: String,
-    },
-    #[error("connector {name} already exists; give the new one another name")]
-    Duplicate { name: String },
+    #[error(
+        "connector {name}: connector.class={class} names no plugin in plugin.path ({path}). Plugins found: {found}"
+    )]
+    UnknownPlugin { name: String, class: String, path: String, found: String },
     #[error("connector {name}: invalid config: {problems}")]
     Invalid { name: String, problems: String },
     #[error("connector {name}: {message}")]
@@ -68,11 +57,13 @@ struct TaskHandle {
     thread: JoinHandle<()>,
 }
 
-pub struct RunningConnector {
-    pub config: ConnectorConfig,
-    pub kind: ConnectorKind,
-    pub task_configs: Vec<Vec<(String, String)>>,
-    tasks: Vec<TaskHandle>,
+struct RunningConnector {
+    config: ConnectorConfig,
+    #[allow(dead_code)]
+    kind: ConnectorKind,
+    task_configs: Vec<Vec<(String, String)>>,
+    /// A slot per task; empty while the task restarts.
+    tasks: Vec<Option<TaskHandle>>,
 }
 
 pub struct Worker {
@@ -104,46 +95,17 @@ impl Worker {
         }
     }
 
-    pub fn connector_names(&self) -> Vec<String> {
-        self.connectors
-            .lock()
-            .expect("connectors lock")
-            .keys()
-            .cloned()
-            .collect()
-    }
-
-    /// The config, kind and task configs of a running connector.
-    pub fn connector_info(
-        &self,
-        name: &str,
-    ) -> Option<(ConnectorConfig, ConnectorKind, Vec<Vec<(String, String)>>)> {
-        let connectors = self.connectors.lock().expect("connectors lock");
-        connectors
-            .get(name)
-            .map(|c| (c.config.clone(), c.kind, c.task_configs.clone()))
-    }
-
     /// Checks a connector config against the plugin's definition and its own validation.
     pub fn validate(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
-        let plugin =
-            self.registry
-                .find(&config.class)
-                .ok_or_else(|| StartError::UnknownPlugin {
-                    name: config.name.clone(),
-                    class: config.class.clone(),
-                    path: self
-                        .config
-                        .plugin_path
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    found: match self.registry.names() {
-                        names if names.is_empty() => "none".to_string(),
-                        names => names.join(", "),
-                    },
-                })?;
+        let plugin = self.registry.find(&config.class).ok_or_else(|| StartError::UnknownPlugin {
+            name: config.name.clone(),
+            class: config.class.clone(),
+            path: self.config.plugin_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            found: match self.registry.names() {
+                names if names.is_empty() => "none".to_string(),
+                names => names.join(", "),
+            },
+        })?;
         let mut problems: Vec<String> = plugin
             .info
             .config
@@ -152,99 +114,136 @@ impl Worker {
             .map(|key| format!("\"{}\" is required ({})", key.name, key.documentation))
             .collect();
         if plugin.info.kind == ConnectorKind::Sink && config.topics.is_empty() {
-            problems.push(
-                "\"topics\" is required for a sink: list the topics to read, separated by commas"
-                    .into(),
-            );
+            problems.push("\"topics\" is required for a sink: list the topics to read, separated by commas".into());
         }
         if problems.is_empty() {
             let mut instance = plugin
                 .connector(&self.runtime, &config.name, &config.limits)
-                .map_err(|e| StartError::Plugin {
-                    name: config.name.clone(),
-                    message: e.to_string(),
-                })?;
+                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
             let found = instance
                 .validate(&config.raw)
-                .map_err(|e| StartError::Plugin {
-                    name: config.name.clone(),
-                    message: e.to_string(),
-                })?;
-            problems.extend(
-                found
-                    .into_iter()
-                    .map(|p| format!("\"{}\": {}", p.name, p.message)),
-            );
+                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
+            problems.extend(found.into_iter().map(|p| format!("\"{}\": {}", p.name, p.message)));
         }
         if !problems.is_empty() {
-            return Err(StartError::Invalid {
-                name: config.name.clone(),
-                problems: problems.join("; "),
-            });
+            return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
         }
         Ok(plugin)
     }
 
-    /// Validates a connector, splits it into tasks and starts them.
-    pub fn start_connector(&self, config: ConnectorConfig) -> Result<(), StartError> {
-        if self
-            .connectors
-            .lock()
-            .expect("connectors lock")
-            .contains_key(&config.name)
-        {
-            return Err(StartError::Duplicate {
-                name: config.name.clone(),
-            });
-        }
+    /// Validates a connector and asks its plugin to split it into at most `tasks.max` task configs.
+    pub fn task_configs(&self, config: &ConnectorConfig) -> Result<Vec<Vec<(String, String)>>, StartError> {
+        let plugin = self.validate(config)?;
+        let configs = plugin
+            .connector(&self.runtime, &config.name, &config.limits)
+            .and_then(|mut c| c.task_configs(&config.raw, config.tasks_max))
+            .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
+        Ok(configs.into_iter().take(config.tasks_max as usize).collect())
+    }
+
+    /// The kind of the plugin a connector config names, if the plugin is loaded.
+    pub fn kind_of(&self, class: &str) -> Option<ConnectorKind> {
+        self.registry.find(class).map(|p| p.info.kind)
+    }
+
+    /// The connector config and task configs that a connector's tasks run with now.
+    pub fn running(&self, name: &str) -> Option<(Vec<(String, String)>, Vec<Vec<(String, String)>>)> {
+        let connectors = self.connectors.lock().expect("connectors lock");
+        connectors.get(name).map(|c| (c.config.raw.clone(), c.task_configs.clone()))
+    }
+
+    pub fn running_names(&self) -> Vec<String> {
+        self.connectors.lock().expect("connectors lock").keys().cloned().collect()
+    }
+
+    /// Starts a connector's tasks with the given task configs. The connector must not be running.
+    pub fn start_tasks(
+        &self,
+        config: ConnectorConfig,
+        task_configs: Vec<Vec<(String, String)>>,
+    ) -> Result<(), StartError> {
+        let name = config.name.clone();
+        assert!(
+            !self.connectors.lock().expect("connectors lock").contains_key(&name),
+            "connector {name} is started twice on one worker"
+        );
         let plugin = self.validate(&config)?;
         let kind = plugin.info.kind;
-        let name = config.name.clone();
-        let plugin_error = |e: PluginError| StartError::Plugin {
-            name: name.clone(),
-            message: e.to_string(),
-        };
-        let task_configs = plugin
-            .connector(&self.runtime, &name, &config.limits)
-            .and_then(|mut c| c.task_configs(&config.raw, config.tasks_max))
-            .map_err(plugin_error)?;
-        let task_configs: Vec<_> = task_configs
-            .into_iter()
-            .take(config.tasks_max as usize)
-            .collect();
-        self.status
-            .put_connector(&name, Some(kind), self.status_of(State::Running, None));
+        self.status.put_connector(&name, Some(kind), self.status_of(State::Running, None));
+        self.status.remove_tasks(&name);
         tracing::info!(
             "starting connector {name} ({} {}) with {} task(s)",
             plugin.info.name,
             plugin.info.version,
             task_configs.len()
         );
-        let mut tasks = Vec::new();
-        for (id, task_config) in task_configs.iter().enumerate() {
-            let id = id as u32;
-            self.status
-                .put_task(&name, id, self.status_of(State::Unassigned, None));
-            tasks.push(self.spawn_task(&plugin, &config, id, task_config.clone()));
-        }
-        self.connectors.lock().expect("connectors lock").insert(
-            name,
-            RunningConnector {
-                config,
-                kind,
-                task_configs,
-                tasks,
-            },
-        );
+        let tasks = task_configs
+            .iter()
+            .enumerate()
+            .map(|(id, task_config)| {
+                self.status.put_task(&name, id as u32, self.status_of(State::Unassigned, None));
+                Some(self.spawn_task(&plugin, &config, id as u32, task_config.clone()))
+            })
+            .collect();
+        self.connectors
+            .lock()
+            .expect("connectors lock")
+            .insert(name, RunningConnector { config, kind, task_configs, tasks });
         Ok(())
     }
 
-    fn status_of(&self, state: State, trace: Option<String>) -> Status {
-        Status {
-            state,
-            worker_id: self.worker_id.clone(),
-            trace,
+    /// Stops a connector's tasks and waits for them (at most `task.shutdown.graceful.timeout.ms`).
+    pub fn stop_connector(&self, name: &str) -> bool {
+        let Some(connector) = self.connectors.lock().expect("connectors lock").remove(name) else {
+            return false;
+        };
+        tracing::info!("stopping connector {name}");
+        let handles = connector
+            .tasks
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.map(|t| (format!("{name}-{i}"), t)))
+            .collect();
+        self.join(handles);
+        true
+    }
+
+    /// Stops one task and starts it again with the same config.
+    pub fn restart_task(&self, name: &str, id: u32) -> Result<bool, StartError> {
+        let (config, task_config, handle) = {
+            let mut connectors = self.connectors.lock().expect("connectors lock");
+            let Some(connector) = connectors.get_mut(name) else { return Ok(false) };
+            let Some(task_config) = connector.task_configs.get(id as usize).cloned() else { return Ok(false) };
+            (connector.config.clone(), task_config, connector.tasks[id as usize].take())
+        };
+        if let Some(handle) = handle {
+            self.status.put_task(name, id, self.status_of(State::Restarting, None));
+            self.join(vec![(format!("{name}-{id}"), handle)]);
         }
+        let plugin = self.validate(&config)?;
+        let handle = self.spawn_task(&plugin, &config, id, task_config);
+        let mut connectors = self.connectors.lock().expect("connectors lock");
+        match connectors.get_mut(name) {
+            Some(connector) => connector.tasks[id as usize] = Some(handle),
+            None => {
+                // The connector was stopped meanwhile: stop the new task too.
+                drop(connectors);
+                self.join(vec![(format!("{name}-{id}"), handle)]);
+            }
+        }
+        Ok(true)
+    }
+
+    fn status_of(&self, state: State, trace: Option<String>) -> Status {
+        Status { state, worker_id: self.worker_id.clone(), trace }
+    }
+
+    pub fn put_status(&self, name: &str, kind: Option<ConnectorKind>, state: State, trace: Option<String>) {
+        self.status.put_connector(name, kind, self.status_of(state, trace));
+    }
+
+    pub fn put_task_status(&self, name: &str, id: u32, state: State) {
+        self.status.put_task(name, id, self.status_of(state, None));
     }
 
     fn spawn_task(
@@ -279,15 +278,17 @@ impl Worker {
     /// Stops every task, waiting at most `task.shutdown.graceful.timeout.ms` for them together.
     pub fn stop_all(&self) {
         let connectors = std::mem::take(&mut *self.connectors.lock().expect("connectors lock"));
-        let handles: Vec<(String, TaskHandle)> = connectors
+        let handles = connectors
             .into_iter()
             .flat_map(|(name, c)| {
-                c.tasks
-                    .into_iter()
-                    .enumerate()
-                    .map(move |(i, t)| (format!("{name}-{i}"), t))
+                c.tasks.into_iter().enumerate().filter_map(move |(i, t)| t.map(|t| (format!("{name}-{i}"), t)))
             })
             .collect();
+        self.join(handles);
+    }
+
+    /// Signals every task of `handles` to stop, then waits for them together.
+    fn join(&self, handles: Vec<(String, TaskHandle)>) {
         for (_, handle) in &handles {
             handle.stop.store(true, Ordering::Relaxed);
         }
@@ -327,12 +328,7 @@ struct TaskSetup {
 impl TaskSetup {
     fn run(self) {
         let name = self.connector.name.clone();
-        let (id, label, status, worker_id) = (
-            self.id,
-            self.label.clone(),
-            self.status.clone(),
-            self.worker_id.clone(),
-        );
+        let (id, label, status, worker_id) = (self.id, self.label.clone(), self.status.clone(), self.worker_id.clone());
         let report = match self.plugin.info.kind {
             ConnectorKind::Source => self.run_source(),
             ConnectorKind::Sink => self.run_sink(),
@@ -341,15 +337,7 @@ impl TaskSetup {
             Ok(()) => tracing::info!(task = label.as_str(), "task stopped"),
             Err(failure) => {
                 tracing::error!(task = label.as_str(), "task failed: {}", failure.message);
-                status.put_task(
-                    &name,
-                    id,
-                    Status {
-                        state: State::Failed,
-                        worker_id,
-                        trace: Some(failure.trace),
-                    },
-                );
+                status.put_task(&name, id, Status { state: State::Failed, worker_id, trace: Some(failure.trace) });
             }
         }
     }
@@ -371,19 +359,13 @@ impl TaskSetup {
         self.status.put_task(
             &self.connector.name,
             self.id,
-            Status {
-                state: State::Running,
-                worker_id: self.worker_id.clone(),
-                trace: None,
-            },
+            Status { state: State::Running, worker_id: self.worker_id.clone(), trace: None },
         );
         tracing::info!(task = self.label.as_str(), "task running");
     }
 
     fn run_source(self) -> TaskReport {
-        let failed = |failure: TaskFailure| TaskReport {
-            outcome: Err(failure),
-        };
+        let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
         let producer: ThreadedProducer<source::DeliveryTracker> =
             match kafka::producer_config(&self.worker, &format!("wharf-{}", self.label))
                 .create_with_context(source::DeliveryTracker::default())
@@ -391,19 +373,15 @@ impl TaskSetup {
                 Ok(p) => p,
                 Err(e) => {
                     return failed(TaskFailure::new(format!(
-                "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
-            )))
+                        "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
+                    )))
                 }
             };
-        let instance = match self.plugin.open_source(
-            &self.runtime,
-            self.grants(),
-            &self.task_config,
-            &self.connector.limits,
-        ) {
-            Ok(i) => i,
-            Err(e) => return failed(TaskFailure::from_plugin(&e)),
-        };
+        let instance =
+            match self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
+                Ok(i) => i,
+                Err(e) => return failed(TaskFailure::from_plugin(&e)),
+            };
         self.running();
         source::SourceTaskRun {
             connector: self.connector.name.clone(),
@@ -419,18 +397,12 @@ impl TaskSetup {
     }
 
     fn run_sink(self) -> TaskReport {
-        let failed = |failure: TaskFailure| TaskReport {
-            outcome: Err(failure),
-        };
-        let instance = match self.plugin.open_sink(
-            &self.runtime,
-            self.grants(),
-            &self.task_config,
-            &self.connector.limits,
-        ) {
-            Ok(i) => i,
-            Err(e) => return failed(TaskFailure::from_plugin(&e)),
-        };
+        let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
+        let instance =
+            match self.plugin.open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
+                Ok(i) => i,
+                Err(e) => return failed(TaskFailure::from_plugin(&e)),
+            };
         let batch_size = self
             .worker
             .consumer_overrides
@@ -441,20 +413,17 @@ impl TaskSetup {
             .unwrap_or(usize::MAX)
             .clamp(1, instance.max_records_per_call() as usize);
         let context = sink::context(&self.label, instance);
-        let consumer: BaseConsumer<sink::SinkContext> = match kafka::consumer_config(
-            &self.worker,
-            &self.connector.name,
-            &format!("wharf-{}", self.label),
-        )
-        .create_with_context(context)
-        {
-            Ok(c) => c,
-            Err(e) => {
-                return failed(TaskFailure::new(format!(
-                "cannot create the Kafka consumer (check the worker's consumer.* settings): {e}"
-            )))
-            }
-        };
+        let consumer: BaseConsumer<sink::SinkContext> =
+            match kafka::consumer_config(&self.worker, &self.connector.name, &format!("wharf-{}", self.label))
+                .create_with_context(context)
+            {
+                Ok(c) => c,
+                Err(e) => {
+                    return failed(TaskFailure::new(format!(
+                        "cannot create the Kafka consumer (check the worker's consumer.* settings): {e}"
+                    )))
+                }
+            };
         self.running();
         sink::SinkTaskRun {
             label: self.label.clone(),

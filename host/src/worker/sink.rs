@@ -40,11 +40,7 @@ impl ConsumerContext for SinkContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         if let Rebalance::Revoke(list) = rebalance {
             let partitions = to_partitions(list);
-            tracing::info!(
-                task = self.label.as_str(),
-                "partitions revoked: {}",
-                describe(&partitions)
-            );
+            tracing::info!(task = self.label.as_str(), "partitions revoked: {}", describe(&partitions));
             let mut shared = self.shared.lock().expect("sink lock");
             if let Err(failure) = flush_and_commit(&mut shared, consumer, &self.label) {
                 shared.failure.get_or_insert(failure);
@@ -64,11 +60,7 @@ impl ConsumerContext for SinkContext {
         match rebalance {
             Rebalance::Assign(list) => {
                 let partitions = to_partitions(list);
-                tracing::info!(
-                    task = self.label.as_str(),
-                    "partitions assigned: {}",
-                    describe(&partitions)
-                );
+                tracing::info!(task = self.label.as_str(), "partitions assigned: {}", describe(&partitions));
                 let mut shared = self.shared.lock().expect("sink lock");
                 if let Some(instance) = shared.instance.as_mut() {
                     if let Err(e) = instance.open_partitions(&partitions) {
@@ -85,24 +77,14 @@ impl ConsumerContext for SinkContext {
 }
 
 fn to_partitions(list: &TopicPartitionList) -> Vec<TopicPartition> {
-    list.elements()
-        .iter()
-        .map(|e| TopicPartition {
-            topic: e.topic().to_string(),
-            partition: e.partition(),
-        })
-        .collect()
+    list.elements().iter().map(|e| TopicPartition { topic: e.topic().to_string(), partition: e.partition() }).collect()
 }
 
 fn describe(partitions: &[TopicPartition]) -> String {
     if partitions.is_empty() {
         return "none".into();
     }
-    partitions
-        .iter()
-        .map(|p| format!("{}-{}", p.topic, p.partition))
-        .collect::<Vec<_>>()
-        .join(", ")
+    partitions.iter().map(|p| format!("{}-{}", p.topic, p.partition)).collect::<Vec<_>>().join(", ")
 }
 
 /// Asks the plugin to make everything durable, then commits the matching offsets to Kafka.
@@ -117,36 +99,24 @@ fn flush_and_commit(
     let offsets: Vec<PartitionOffset> = shared
         .uncommitted
         .iter()
-        .map(|(tp, offset)| PartitionOffset {
-            topic: tp.topic.clone(),
-            partition: tp.partition,
-            offset: *offset,
-        })
+        .map(|(tp, offset)| PartitionOffset { topic: tp.topic.clone(), partition: tp.partition, offset: *offset })
         .collect();
     let Some(instance) = shared.instance.as_mut() else {
         return Ok(());
     };
-    instance
-        .flush(&offsets)
-        .map_err(|e| TaskFailure::from_plugin(&e))?;
+    instance.flush(&offsets).map_err(|e| TaskFailure::from_plugin(&e))?;
     let mut list = TopicPartitionList::new();
     for o in &offsets {
         list.add_partition_offset(&o.topic, o.partition, Offset::Offset(o.offset))
             .map_err(|e| TaskFailure::new(format!("cannot build the offset commit: {e}")))?;
     }
-    consumer.commit(&list, CommitMode::Sync).map_err(|e| {
-        TaskFailure::new(format!(
-            "cannot commit offsets to Kafka after the plugin flushed: {e}"
-        ))
-    })?;
+    consumer
+        .commit(&list, CommitMode::Sync)
+        .map_err(|e| TaskFailure::new(format!("cannot commit offsets to Kafka after the plugin flushed: {e}")))?;
     tracing::debug!(
         task = label,
         "committed offsets {}",
-        offsets
-            .iter()
-            .map(|o| format!("{}-{}@{}", o.topic, o.partition, o.offset))
-            .collect::<Vec<_>>()
-            .join(", ")
+        offsets.iter().map(|o| format!("{}-{}@{}", o.topic, o.partition, o.offset)).collect::<Vec<_>>().join(", ")
     );
     shared.uncommitted.clear();
     Ok(())
@@ -155,11 +125,7 @@ fn flush_and_commit(
 pub fn context(label: &str, instance: SinkInstance) -> SinkContext {
     SinkContext {
         label: label.to_string(),
-        shared: Mutex::new(SinkShared {
-            instance: Some(instance),
-            uncommitted: BTreeMap::new(),
-            failure: None,
-        }),
+        shared: Mutex::new(SinkShared { instance: Some(instance), uncommitted: BTreeMap::new(), failure: None }),
     }
 }
 
@@ -175,14 +141,7 @@ pub struct SinkTaskRun {
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
     let headers = message
         .headers()
-        .map(|hs| {
-            hs.iter()
-                .map(|h| Header {
-                    key: h.key.to_string(),
-                    value: h.value.map(<[u8]>::to_vec),
-                })
-                .collect()
-        })
+        .map(|hs| hs.iter().map(|h| Header { key: h.key.to_string(), value: h.value.map(<[u8]>::to_vec) }).collect())
         .unwrap_or_default();
     SinkRecord {
         topic: message.topic().to_string(),
@@ -199,10 +158,7 @@ impl SinkTaskRun {
     pub fn run(self) -> TaskReport {
         let topics: Vec<&str> = self.topics.iter().map(String::as_str).collect();
         if let Err(e) = self.consumer.subscribe(&topics) {
-            let failure = TaskFailure::new(format!(
-                "cannot subscribe to {}: {e}",
-                self.topics.join(", ")
-            ));
+            let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", self.topics.join(", ")));
             return self.finish(Err(failure));
         }
         let mut last_commit = Instant::now();
@@ -243,22 +199,15 @@ impl SinkTaskRun {
     fn next_batch(&self) -> Result<Vec<SinkRecord>, TaskFailure> {
         let mut batch = Vec::new();
         while batch.len() < self.batch_size {
-            let wait = if batch.is_empty() {
-                POLL_TIMEOUT
-            } else {
-                Duration::ZERO
-            };
+            let wait = if batch.is_empty() { POLL_TIMEOUT } else { Duration::ZERO };
             match self.consumer.poll(wait) {
                 None => break,
                 Some(Ok(message)) => batch.push(to_record(&message)),
                 Some(Err(e)) => {
-                    if e.rdkafka_error_code().is_some_and(|c| {
-                        c == rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition
-                    }) {
-                        tracing::warn!(
-                            task = self.label.as_str(),
-                            "{e}; waiting for the topic to exist"
-                        );
+                    if e.rdkafka_error_code()
+                        .is_some_and(|c| c == rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition)
+                    {
+                        tracing::warn!(task = self.label.as_str(), "{e}; waiting for the topic to exist");
                     } else {
                         tracing::warn!(task = self.label.as_str(), "consumer error: {e}");
                     }
@@ -280,10 +229,7 @@ impl SinkTaskRun {
                 _ => match ranges.iter_mut().find(|(tp, _, _)| same(tp)) {
                     Some((_, _, next)) => *next = r.offset + 1,
                     None => ranges.push((
-                        TopicPartition {
-                            topic: r.topic.clone(),
-                            partition: r.partition,
-                        },
+                        TopicPartition { topic: r.topic.clone(), partition: r.partition },
                         r.offset,
                         r.offset + 1,
                     )),
@@ -297,24 +243,16 @@ impl SinkTaskRun {
         };
         match result {
             Ok(()) => {
-                shared
-                    .uncommitted
-                    .extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
+                shared.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
                 Ok(())
             }
             Err(e @ PluginError::Retriable(_)) => {
                 drop(shared);
-                tracing::warn!(
-                    task = self.label.as_str(),
-                    "put failed, delivering the batch again: {e}"
-                );
+                tracing::warn!(task = self.label.as_str(), "put failed, delivering the batch again: {e}");
                 for (tp, offset, _) in ranges {
-                    if let Err(seek) = self.consumer.seek(
-                        &tp.topic,
-                        tp.partition,
-                        Offset::Offset(offset),
-                        Duration::from_secs(5),
-                    ) {
+                    if let Err(seek) =
+                        self.consumer.seek(&tp.topic, tp.partition, Offset::Offset(offset), Duration::from_secs(5))
+                    {
                         return Err(TaskFailure::new(format!(
                             "cannot rewind {}-{} to retry: {seek}",
                             tp.topic, tp.partition
@@ -338,12 +276,8 @@ impl SinkTaskRun {
         // The plugin is closed before the consumer leaves the group, so the revocation that
         // leaving causes finds nothing left to flush.
         let instance = self.shared().instance.take();
-        let closed = instance.map_or(Ok(()), |i| {
-            i.close().map_err(|e| TaskFailure::from_plugin(&e))
-        });
+        let closed = instance.map_or(Ok(()), |i| i.close().map_err(|e| TaskFailure::from_plugin(&e)));
         drop(self.consumer);
-        TaskReport {
-            outcome: outcome.and(committed).and(closed),
-        }
+        TaskReport { outcome: outcome.and(committed).and(closed) }
     }
 }

@@ -39,10 +39,7 @@ impl ProducerContext for DeliveryTracker {
             let mut failure = self.failure.lock().expect("delivery lock");
             if failure.is_none() {
                 use rdkafka::Message;
-                *failure = Some(format!(
-                    "Kafka did not accept a record for topic {}: {error}",
-                    message.topic()
-                ));
+                *failure = Some(format!("Kafka did not accept a record for topic {}: {error}", message.topic()));
             }
         }
     }
@@ -139,9 +136,7 @@ impl SourceTaskRun {
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         let flushed = self.flush(pending, sent_since_flush);
         let closed = self.instance.close();
-        let outcome = outcome
-            .and(flushed)
-            .and(closed.map_err(|e| TaskFailure::from_plugin(&e)));
+        let outcome = outcome.and(flushed).and(closed.map_err(|e| TaskFailure::from_plugin(&e)));
         TaskReport { outcome }
     }
 
@@ -158,15 +153,9 @@ impl SourceTaskRun {
 
     fn send(&self, record: SourceRecord, pending: &mut PendingOffsets) -> Result<(), TaskFailure> {
         let headers = (!record.headers.is_empty()).then(|| {
-            record.headers.iter().fold(
-                OwnedHeaders::new_with_capacity(record.headers.len()),
-                |h, header| {
-                    h.insert(KafkaHeader {
-                        key: &header.key,
-                        value: header.value.as_deref(),
-                    })
-                },
-            )
+            record.headers.iter().fold(OwnedHeaders::new_with_capacity(record.headers.len()), |h, header| {
+                h.insert(KafkaHeader { key: &header.key, value: header.value.as_deref() })
+            })
         });
         let mut message: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&record.topic);
         if let Some(key) = record.key.as_deref() {
@@ -193,10 +182,7 @@ impl SourceTaskRun {
                     std::thread::sleep(QUEUE_FULL_BACKOFF);
                 }
                 Err((error, _)) => {
-                    return Err(TaskFailure::new(format!(
-                        "cannot send a record to topic {}: {error}",
-                        record.topic
-                    )))
+                    return Err(TaskFailure::new(format!("cannot send a record to topic {}: {error}", record.topic)))
                 }
             }
         }
@@ -206,11 +192,7 @@ impl SourceTaskRun {
 
     /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
     /// tells the plugin. If Kafka is slow the offsets stay pending for the next flush.
-    fn flush(
-        &mut self,
-        pending: &mut PendingOffsets,
-        sent_since_flush: &mut u64,
-    ) -> Result<(), TaskFailure> {
+    fn flush(&mut self, pending: &mut PendingOffsets, sent_since_flush: &mut u64) -> Result<(), TaskFailure> {
         if *sent_since_flush == 0 && pending.latest.is_empty() {
             return Ok(());
         }
@@ -227,9 +209,7 @@ impl SourceTaskRun {
             return Err(TaskFailure::new(failure));
         }
         if !pending.latest.is_empty() {
-            self.offsets
-                .put(&self.connector, &pending.latest)
-                .map_err(|e| TaskFailure::new(e.to_string()))?;
+            self.offsets.put(&self.connector, &pending.latest).map_err(|e| TaskFailure::new(e.to_string()))?;
             tracing::debug!(
                 task = self.label.as_str(),
                 "stored offsets of {} source partition(s) after {} record(s)",
@@ -239,8 +219,6 @@ impl SourceTaskRun {
             pending.latest.clear();
         }
         *sent_since_flush = 0;
-        self.instance
-            .commit()
-            .map_err(|e| TaskFailure::from_plugin(&e))
+        self.instance.commit().map_err(|e| TaskFailure::from_plugin(&e))
     }
 }

@@ -16,8 +16,7 @@ impl Connector for Datagen {
         PluginInfo {
             name: "datagen".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            description: "Generates synthetic records (count or rate, key and value sizes, seed)"
-                .into(),
+            description: "Generates synthetic records (count or rate, key and value sizes, seed)".into(),
             kind: ConnectorKind::Source,
             config: vec![
                 required_key("topic", ConfigType::String, "The topic to write to."),
@@ -33,24 +32,9 @@ impl Connector for Datagen {
                     "0",
                     "Records per second for each task; 0 is as fast as possible.",
                 ),
-                optional_key(
-                    "key.size",
-                    ConfigType::Int,
-                    "0",
-                    "Key bytes; 0 sends no key.",
-                ),
-                optional_key(
-                    "value.size",
-                    ConfigType::Int,
-                    "100",
-                    "Value bytes (at least 21).",
-                ),
-                optional_key(
-                    "seed",
-                    ConfigType::Long,
-                    "0",
-                    "Seed of the generated letters.",
-                ),
+                optional_key("key.size", ConfigType::Int, "0", "Key bytes; 0 sends no key."),
+                optional_key("value.size", ConfigType::Int, "100", "Value bytes (at least 21)."),
+                optional_key("seed", ConfigType::Long, "0", "Seed of the generated letters."),
             ],
         }
     }
@@ -62,20 +46,14 @@ impl Connector for Datagen {
                 name: "value.size".into(),
                 message: "must be at least 21 bytes, to hold the sequence number".into(),
             }),
-            Err(ConnectorError::Fatal(message) | ConnectorError::Retriable(message)) => problems
-                .push(ConfigProblem {
-                    name: "value.size".into(),
-                    message,
-                }),
+            Err(ConnectorError::Fatal(message) | ConnectorError::Retriable(message)) => {
+                problems.push(ConfigProblem { name: "value.size".into(), message })
+            }
             Ok(_) => {}
         }
-        if let Err(ConnectorError::Fatal(message) | ConnectorError::Retriable(message)) =
-            config.parse_or("rate", 0f64)
+        if let Err(ConnectorError::Fatal(message) | ConnectorError::Retriable(message)) = config.parse_or("rate", 0f64)
         {
-            problems.push(ConfigProblem {
-                name: "rate".into(),
-                message,
-            });
+            problems.push(ConfigProblem { name: "rate".into(), message });
         }
         problems
     }
@@ -145,12 +123,7 @@ impl DatagenTask {
         });
         SourceRecord {
             key,
-            ..source_record(
-                self.partition(),
-                vec![("sequence".into(), Scalar::Integer(seq))],
-                &self.topic,
-                value,
-            )
+            ..source_record(self.partition(), vec![("sequence".into(), Scalar::Integer(seq))], &self.topic, value)
         }
     }
 
@@ -181,14 +154,9 @@ impl SourceTask for DatagenTask {
             started: Instant::now(),
             emitted_since_start: 0,
         };
-        if let Some(last) =
-            committed_offset(&task.partition()).and_then(|o| offset_integer(&o, "sequence"))
-        {
+        if let Some(last) = committed_offset(&task.partition()).and_then(|o| offset_integer(&o, "sequence")) {
             task.next = last + stride;
-            log(
-                Level::Info,
-                &format!("resuming after sequence number {last}"),
-            );
+            log(Level::Info, &format!("resuming after sequence number {last}"));
         }
         Ok(task)
     }
@@ -199,9 +167,7 @@ impl SourceTask for DatagenTask {
             let left = (self.count - self.next).max(0) as u64;
             n = n.min(left.div_ceil(self.stride as u64));
         }
-        let records: Vec<SourceRecord> = (0..n as i64)
-            .map(|i| self.record(self.next + i * self.stride))
-            .collect();
+        let records: Vec<SourceRecord> = (0..n as i64).map(|i| self.record(self.next + i * self.stride)).collect();
         self.next += n as i64 * self.stride;
         self.emitted_since_start += n;
         Ok(records)

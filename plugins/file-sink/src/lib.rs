@@ -16,8 +16,7 @@ impl Connector for FileSink {
         PluginInfo {
             name: "file-sink".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            description: "Appends record values to a file, one line each (like FileStreamSink)"
-                .into(),
+            description: "Appends record values to a file, one line each (like FileStreamSink)".into(),
             kind: ConnectorKind::Sink,
             config: vec![
                 required_key(
@@ -25,11 +24,7 @@ impl Connector for FileSink {
                     ConfigType::String,
                     "The file to append to. Its folder must be granted with wasm.fs.write.",
                 ),
-                required_key(
-                    "topics",
-                    ConfigType::List,
-                    "The topics to read, separated by commas.",
-                ),
+                required_key("topics", ConfigType::List, "The topics to read, separated by commas."),
             ],
         }
     }
@@ -54,20 +49,13 @@ impl FileSinkTask {
 impl SinkTask for FileSinkTask {
     fn open(config: Config) -> Result<Self, ConnectorError> {
         let path = config.require("file")?.to_string();
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| {
-                ConnectorError::Fatal(format!(
+        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| {
+            ConnectorError::Fatal(format!(
                 "cannot open {path} for appending: {e}. A plugin sees only the folders granted \
                  to it: add the file's folder to wasm.fs.write in the connector config"
             ))
-            })?;
-        Ok(FileSinkTask {
-            path,
-            out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
-        })
+        })?;
+        Ok(FileSinkTask { path, out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file) })
     }
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
@@ -79,25 +67,17 @@ impl SinkTask for FileSinkTask {
                 .map_err(|e| self.write_error("write to", e))?;
         }
         // Like FileStreamSink, lines reach the file as they arrive; `flush` makes them durable.
-        self.out
-            .flush()
-            .map_err(|e| self.write_error("write to", e))
+        self.out.flush().map_err(|e| self.write_error("write to", e))
     }
 
     fn flush(&mut self, _offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError> {
         self.out.flush().map_err(|e| self.write_error("flush", e))?;
-        self.out
-            .get_ref()
-            .sync_data()
-            .map_err(|e| self.write_error("sync", e))
+        self.out.get_ref().sync_data().map_err(|e| self.write_error("sync", e))
     }
 
     fn close(&mut self) {
         if let Err(e) = self.out.flush() {
-            log(
-                Level::Error,
-                &format!("cannot flush {} on close: {e}", self.path),
-            );
+            log(Level::Error, &format!("cannot flush {} on close: {e}", self.path));
         }
     }
 }

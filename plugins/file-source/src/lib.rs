@@ -20,8 +20,7 @@ impl Connector for FileSource {
         PluginInfo {
             name: "file-source".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            description: "Reads lines from a file into a Kafka topic (like FileStreamSource)"
-                .into(),
+            description: "Reads lines from a file into a Kafka topic (like FileStreamSource)".into(),
             kind: ConnectorKind::Source,
             config: vec![
                 required_key(
@@ -29,17 +28,8 @@ impl Connector for FileSource {
                     ConfigType::String,
                     "The file to read. Its folder must be granted with wasm.fs.read.",
                 ),
-                required_key(
-                    "topic",
-                    ConfigType::String,
-                    "The topic to write each line to.",
-                ),
-                optional_key(
-                    "batch.size",
-                    ConfigType::Int,
-                    "2000",
-                    "The most lines returned by one poll.",
-                ),
+                required_key("topic", ConfigType::String, "The topic to write each line to."),
+                optional_key("batch.size", ConfigType::Int, "2000", "The most lines returned by one poll."),
             ],
         }
     }
@@ -86,20 +76,14 @@ impl FileSourceTask {
             Ok(mut file) => {
                 let resume_at = self.position + self.partial.len() as u64;
                 file.seek(SeekFrom::Start(resume_at)).map_err(|e| {
-                    ConnectorError::Fatal(format!(
-                        "cannot seek to byte {resume_at} of {}: {e}",
-                        self.path
-                    ))
+                    ConnectorError::Fatal(format!("cannot seek to byte {resume_at} of {}: {e}", self.path))
                 })?;
                 self.reader = Some(BufReader::with_capacity(READ_BUFFER_BYTES, file));
                 Ok(true)
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 if !self.warned_missing {
-                    log(
-                        Level::Warn,
-                        &format!("{} does not exist yet; waiting for it to appear", self.path),
-                    );
+                    log(Level::Warn, &format!("{} does not exist yet; waiting for it to appear", self.path));
                     self.warned_missing = true;
                 }
                 Ok(false)
@@ -129,10 +113,7 @@ impl SourceTask for FileSourceTask {
         };
         if let Some(offset) = committed_offset(&task.partition()) {
             task.position = offset_integer(&offset, "position").unwrap_or(0).max(0) as u64;
-            log(
-                Level::Info,
-                &format!("resuming {} at byte {}", task.path, task.position),
-            );
+            log(Level::Info, &format!("resuming {} at byte {}", task.path, task.position));
         }
         Ok(task)
     }
@@ -146,9 +127,9 @@ impl SourceTask for FileSourceTask {
         let mut records = Vec::with_capacity(limit.min(4096));
         let reader = self.reader.as_mut().expect("reader opened above");
         while records.len() < limit {
-            let read = reader.read_until(b'\n', &mut self.partial).map_err(|e| {
-                ConnectorError::Retriable(format!("cannot read {}: {e}", self.path))
-            })?;
+            let read = reader
+                .read_until(b'\n', &mut self.partial)
+                .map_err(|e| ConnectorError::Retriable(format!("cannot read {}: {e}", self.path)))?;
             if read == 0 || self.partial.last() != Some(&b'\n') {
                 // End of file for now; keep any partial line for the next poll. A WASI file
                 // stream that reached the end stays there, so the next poll reopens the file

@@ -92,8 +92,8 @@ use bindings::source::wharf::connector::host;
 
 pub use bindings::source::wharf::connector::host::Level;
 pub use bindings::source::wharf::connector::types::{
-    ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance,
-    OffsetMap, PartitionOffset, PluginInfo, Scalar, SinkRecord, SourceRecord, TopicPartition,
+    ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance, OffsetMap,
+    PartitionOffset, PluginInfo, Scalar, SinkRecord, SourceRecord, TopicPartition,
 };
 
 /// A connector or task configuration: the key/value pairs a user wrote, in their order.
@@ -110,11 +110,7 @@ impl Config {
 
     /// The value of `key`, if set. A key set twice yields its last value.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// The value of `key`, or a fatal error that names the missing key.
@@ -129,11 +125,7 @@ impl Config {
 
     /// The value of `key` parsed as `T`, or `default` when unset; a fatal error names the key and
     /// the value when it does not parse.
-    pub fn parse_or<T: std::str::FromStr>(
-        &self,
-        key: &str,
-        default: T,
-    ) -> Result<T, ConnectorError> {
+    pub fn parse_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, ConnectorError> {
         match self.get(key) {
             None => Ok(default),
             Some(raw) => raw.trim().parse().map_err(|_| {
@@ -209,12 +201,10 @@ pub fn source_record(
 
 /// The integer under `key` in an offset map, if there is one.
 pub fn offset_integer(map: &OffsetMap, key: &str) -> Option<i64> {
-    map.iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| match v {
-            Scalar::Integer(i) => Some(*i),
-            _ => None,
-        })
+    map.iter().find(|(k, _)| k == key).and_then(|(_, v)| match v {
+        Scalar::Integer(i) => Some(*i),
+        _ => None,
+    })
 }
 
 /// Writes a line to the worker's log, tagged with this connector and task.
@@ -224,9 +214,7 @@ pub fn log(level: Level, message: &str) {
 
 /// The last committed offset of one source partition of this connector, if any.
 pub fn committed_offset(partition: &OffsetMap) -> Option<OffsetMap> {
-    host::committed_offsets(std::slice::from_ref(partition))
-        .pop()
-        .flatten()
+    host::committed_offsets(std::slice::from_ref(partition)).pop().flatten()
 }
 
 /// The last committed offsets of several source partitions, in the same order.
@@ -340,13 +328,9 @@ impl<C: SourceConnector> source_exports::source_task::Guest for SourceExports<C>
 }
 
 impl<T: SourceTask> source_exports::source_task::GuestTask for TaskCell<T> {
-    fn open(
-        config: Vec<(String, String)>,
-    ) -> Result<source_exports::source_task::Task, ConnectorError> {
+    fn open(config: Vec<(String, String)>) -> Result<source_exports::source_task::Task, ConnectorError> {
         let task = T::open(Config::new(config))?;
-        Ok(source_exports::source_task::Task::new(TaskCell(
-            RefCell::new(task),
-        )))
+        Ok(source_exports::source_task::Task::new(TaskCell(RefCell::new(task))))
     }
 
     fn poll(&self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
@@ -385,13 +369,9 @@ impl<C: SinkConnector> sink_exports::sink_task::Guest for SinkExports<C> {
 }
 
 impl<T: SinkTask> sink_exports::sink_task::GuestTask for TaskCell<T> {
-    fn open(
-        config: Vec<(String, String)>,
-    ) -> Result<sink_exports::sink_task::Task, ConnectorError> {
+    fn open(config: Vec<(String, String)>) -> Result<sink_exports::sink_task::Task, ConnectorError> {
         let task = T::open(Config::new(config))?;
-        Ok(sink_exports::sink_task::Task::new(TaskCell(RefCell::new(
-            task,
-        ))))
+        Ok(sink_exports::sink_task::Task::new(TaskCell(RefCell::new(task))))
     }
 
     fn open_partitions(&self, partitions: Vec<TopicPartition>) -> Result<(), ConnectorError> {

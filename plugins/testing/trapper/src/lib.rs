@@ -12,12 +12,7 @@ impl Connector for Trapper {
             version: "0.1.0".into(),
             description: "Traps in poll (for tests)".into(),
             kind: ConnectorKind::Source,
-            config: vec![optional_key(
-                "message",
-                ConfigType::String,
-                "trapper was told to trap",
-                "The panic message",
-            )],
+            config: vec![optional_key("message", ConfigType::String, "trapper was told to trap", "The panic message")],
         }
     }
 
@@ -32,10 +27,7 @@ struct TrapperTask {
 
 impl SourceTask for TrapperTask {
     fn open(config: Config) -> Result<Self, ConnectorError> {
-        let message = config
-            .get("message")
-            .unwrap_or("trapper was told to trap")
-            .to_string();
+        let message = config.get("message").unwrap_or("trapper was told to trap").to_string();
         Ok(TrapperTask { message })
     }
 

@@ -1,0 +1,129 @@
+//! Creates the internal topics when they are missing and refuses to start when an existing one
+//! would lose or disorder state.
+
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::ClientConfig;
+
+/// What an internal topic must look like.
+#[derive(Debug, Clone)]
+pub struct TopicSpec {
+    pub name: String,
+    /// The worker property that names the topic, for messages.
+    pub property: &'static str,
+    /// Partitions when created; `exactly` refuses any other count on an existing topic.
+    pub partitions: i32,
+    pub exactly: bool,
+    /// -1 for the broker's default.
+    pub replication_factor: i32,
+    pub replication_property: &'static str,
+    pub partitions_property: Option<&'static str>,
+    /// What the topic holds, for messages ("connector configurations", …).
+    pub holds: &'static str,
+}
+
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn admin_client(config: &ClientConfig) -> anyhow::Result<AdminClient<DefaultClientContext>> {
+    config.create().map_err(|e| anyhow::anyhow!("cannot create a Kafka admin client (check admin.* settings): {e}"))
+}
+
+/// Makes sure `spec.name` exists with the right settings; returns its partition count.
+pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &TopicSpec) -> anyhow::Result<i32> {
+    let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
+    let existing = partition_count(admin, &spec.name)?;
+    let partitions = match existing {
+        Some(count) => count,
+        None => {
+            let replication = TopicReplication::Fixed(spec.replication_factor);
+            let topic = NewTopic::new(&spec.name, spec.partitions, replication).set("cleanup.policy", "compact");
+            let results = admin
+                .create_topics([&topic], &options)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot create topic '{}' ({}): {e}", spec.name, spec.property))?;
+            for result in results {
+                match result {
+                    Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+                    Err((_, code)) => anyhow::bail!(
+                        "cannot create topic '{}' (named by {}) with {} partition(s) and {}={}: {code}. {}",
+                        spec.name,
+                        spec.property,
+                        spec.partitions,
+                        spec.replication_property,
+                        spec.replication_factor,
+                        if code == RDKafkaErrorCode::InvalidReplicationFactor {
+                            format!(
+                                "The cluster has fewer brokers than that: lower {} (-1 takes the broker's default)",
+                                spec.replication_property
+                            )
+                        } else {
+                            "Check the broker's log and the worker's admin.* settings".to_string()
+                        }
+                    ),
+                }
+            }
+            tracing::info!(
+                "created topic {} ({}): {} partition(s), replication factor {}, cleanup.policy=compact",
+                spec.name,
+                spec.property,
+                spec.partitions,
+                spec.replication_factor
+            );
+            spec.partitions
+        }
+    };
+    if spec.exactly && partitions != spec.partitions {
+        anyhow::bail!(
+            "topic '{}' (named by {}) has {partitions} partitions, but it must have exactly {} so that \
+             every worker reads {} in one total order. Point {} at a new topic name (the worker creates it), \
+             or delete the topic and start again",
+            spec.name,
+            spec.property,
+            spec.partitions,
+            spec.holds,
+            spec.property
+        );
+    }
+    let resources = [ResourceSpecifier::Topic(&spec.name)];
+    let described = admin
+        .describe_configs(&resources, &options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot read the settings of topic '{}': {e}", spec.name))?;
+    let policy = described
+        .into_iter()
+        .next()
+        .and_then(|r| r.ok())
+        .and_then(|resource| resource.get("cleanup.policy").and_then(|e| e.value.clone()))
+        .unwrap_or_default();
+    if policy.replace(' ', "") != "compact" {
+        anyhow::bail!(
+            "topic '{}' (named by {}) has cleanup.policy={policy}, but it must be exactly \
+             cleanup.policy=compact: otherwise Kafka deletes old {} and the cluster loses them. \
+             Change it with kafka-configs --alter --entity-type topics --entity-name {} --add-config \
+             cleanup.policy=compact, or point {} at another topic",
+            spec.name,
+            spec.property,
+            spec.holds,
+            spec.name,
+            spec.property
+        );
+    }
+    Ok(partitions)
+}
+
+/// The partition count of a topic, or none if it does not exist.
+fn partition_count(admin: &AdminClient<DefaultClientContext>, topic: &str) -> anyhow::Result<Option<i32>> {
+    let metadata = admin
+        .inner()
+        .fetch_metadata(Some(topic), ADMIN_TIMEOUT)
+        .map_err(|e| anyhow::anyhow!("cannot read metadata of topic '{topic}': {e}"))?;
+    let Some(t) = metadata.topics().first() else { return Ok(None) };
+    match t.error() {
+        None => Ok(Some(t.partitions().len() as i32)),
+        Some(e) if RDKafkaErrorCode::from(e) == RDKafkaErrorCode::UnknownTopicOrPartition => Ok(None),
+        Some(e) => anyhow::bail!("cannot read metadata of topic '{topic}': {:?}", RDKafkaErrorCode::from(e)),
+    }
+}

@@ -1,0 +1,150 @@
+//! A compacted topic read from the beginning and then followed, with a way to wait until
+//! everything written so far has been applied ("read to the end"). The config, offset and status
+//! stores of a distributed worker are built on it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
+
+/// One record of the log; `value` is none for a tombstone.
+pub struct LogRecord<'a> {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+}
+
+/// How long one poll of the follower waits.
+const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+
+pub struct KafkaLog {
+    topic: String,
+    consumer: Arc<BaseConsumer>,
+    /// Next offset to read, per partition, as far as the follower got.
+    progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)>,
+    stop: Arc<AtomicBool>,
+    follower: Option<std::thread::JoinHandle<()>>,
+}
+
+impl KafkaLog {
+    /// Starts following `topic` from its beginning; `apply` sees every record, in order per
+    /// partition, on the follower thread.
+    pub fn start(
+        consumer_config: &ClientConfig,
+        topic: &str,
+        partitions: i32,
+        mut apply: impl FnMut(LogRecord<'_>) + Send + 'static,
+    ) -> anyhow::Result<Self> {
+        let mut config = consumer_config.clone();
+        config
+            .set("enable.auto.commit", "false")
+            .set("enable.partition.eof", "true")
+            .set("auto.offset.reset", "earliest");
+        // No group: the log is assigned, never subscribed, so a group id only names the client.
+        if config.get("group.id").is_none() {
+            config.set("group.id", format!("wharf-log-reader-{topic}"));
+        }
+        let consumer: Arc<BaseConsumer> = Arc::new(
+            config
+                .create()
+                .map_err(|e| anyhow::anyhow!("cannot create a consumer for topic {topic}: {e}"))?,
+        );
+        let mut assignment = TopicPartitionList::new();
+        for p in 0..partitions {
+            assignment
+                .add_partition_offset(topic, p, Offset::Beginning)
+                .map_err(|e| anyhow::anyhow!("cannot assign {topic}-{p}: {e}"))?;
+        }
+        consumer.assign(&assignment).map_err(|e| anyhow::anyhow!("cannot read topic {topic}: {e}"))?;
+
+        let progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let follower = {
+            let (consumer, progress, stop, topic) = (consumer.clone(), progress.clone(), stop.clone(), topic.to_string());
+            std::thread::Builder::new().name(format!("log-{topic}")).spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(result) = consumer.poll(POLL_TIMEOUT) else { continue };
+                    let reached = match result {
+                        Ok(message) => {
+                            apply(LogRecord {
+                                partition: message.partition(),
+                                offset: message.offset(),
+                                key: message.key(),
+                                value: message.payload(),
+                            });
+                            Some((message.partition(), message.offset() + 1))
+                        }
+                        Err(KafkaError::PartitionEOF(partition)) => consumer
+                            .position()
+                            .ok()
+                            .and_then(|list| list.find_partition(&topic, partition))
+                            .and_then(|e| e.offset().to_raw())
+                            .filter(|o| *o >= 0)
+                            .map(|o| (partition, o)),
+                        Err(e) => {
+                            tracing::warn!("reading topic {topic}: {e}");
+                            None
+                        }
+                    };
+                    if let Some((partition, next)) = reached {
+                        let (lock, changed) = &*progress;
+                        let mut positions = lock.lock().expect("log lock");
+                        let entry = positions.entry(partition).or_insert(0);
+                        *entry = (*entry).max(next);
+                        changed.notify_all();
+                    }
+                }
+            })?
+        };
+        Ok(KafkaLog { topic: topic.to_string(), consumer, progress, stop, follower: Some(follower) })
+    }
+
+    /// Waits until every record in the topic at the time of the call has been applied.
+    pub fn read_to_end(&self, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut ends = Vec::new();
+        let metadata = self
+            .consumer
+            .fetch_metadata(Some(&self.topic), timeout)
+            .map_err(|e| anyhow::anyhow!("cannot read metadata of topic {}: {e}", self.topic))?;
+        for partition in metadata.topics().first().map(|t| t.partitions()).unwrap_or_default() {
+            let (low, high) = self
+                .consumer
+                .fetch_watermarks(&self.topic, partition.id(), timeout)
+                .map_err(|e| anyhow::anyhow!("cannot read the end offsets of topic {}: {e}", self.topic))?;
+            if high > low {
+                ends.push((partition.id(), high));
+            }
+        }
+        let (lock, changed) = &*self.progress;
+        let mut positions = lock.lock().expect("log lock");
+        loop {
+            let behind = ends.iter().find(|(p, end)| positions.get(p).copied().unwrap_or(0) < *end);
+            let Some((partition, end)) = behind else { return Ok(()) };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                anyhow::bail!(
+                    "could not read topic {} to its end within {} ms (partition {partition} is at {} of {end})",
+                    self.topic,
+                    timeout.as_millis(),
+                    positions.get(partition).copied().unwrap_or(0)
+                );
+            }
+            positions = changed.wait_timeout(positions, left.min(Duration::from_millis(200))).expect("log lock").0;
+        }
+    }
+}
+
+impl Drop for KafkaLog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(follower) = self.follower.take() {
+            let _ = follower.join();
+        }
+    }
+}

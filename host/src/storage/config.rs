@@ -1,0 +1,157 @@
+//! Connector configs, task configs and target states: the desired state that the herder turns
+//! into running tasks. A standalone worker keeps it in memory; a distributed one in the config
+//! topic (`KafkaConfigLog`).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex};
+
+pub type Pairs = Vec<(String, String)>;
+
+/// What a user asked a connector to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetState {
+    Started,
+    Paused,
+    Stopped,
+}
+
+impl TargetState {
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetState::Started => "STARTED",
+            TargetState::Paused => "PAUSED",
+            TargetState::Stopped => "STOPPED",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "STARTED" => Some(TargetState::Started),
+            "PAUSED" => Some(TargetState::Paused),
+            "STOPPED" => Some(TargetState::Stopped),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorEntry {
+    pub config: Pairs,
+    pub target: TargetState,
+    /// Task configs made visible by a commit record; none before the first commit.
+    pub tasks: Option<Vec<Pairs>>,
+}
+
+/// The replayed view of every connector.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigSnapshot {
+    pub connectors: BTreeMap<String, ConnectorEntry>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigStoreError {
+    #[error("cannot write to the config log: {0}")]
+    Write(String),
+}
+
+/// Where desired state lives. Every write returns once the change is visible in `snapshot`.
+pub trait ConfigStore: Send + Sync {
+    fn snapshot(&self) -> ConfigSnapshot;
+    /// Creates or replaces a connector's config; `target`, if given, is written first.
+    fn put_connector(&self, name: &str, config: &Pairs, target: Option<TargetState>) -> Result<(), ConfigStoreError>;
+    fn remove_connector(&self, name: &str) -> Result<(), ConfigStoreError>;
+    /// Writes task configs and the commit record that makes them visible together.
+    fn put_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), ConfigStoreError>;
+    fn put_target_state(&self, name: &str, state: TargetState) -> Result<(), ConfigStoreError>;
+    /// A counter that grows with every change, and a way to wait for the next one.
+    fn changes(&self) -> Arc<ChangeSignal>;
+}
+
+/// Wakes the herder when desired state changed.
+#[derive(Default)]
+pub struct ChangeSignal {
+    version: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl ChangeSignal {
+    pub fn notify(&self) {
+        *self.version.lock().expect("change lock") += 1;
+        self.changed.notify_all();
+    }
+
+    pub fn version(&self) -> u64 {
+        *self.version.lock().expect("change lock")
+    }
+
+    /// Waits until the version differs from `seen`, or `timeout` passes; returns the version.
+    pub fn wait_past(&self, seen: u64, timeout: std::time::Duration) -> u64 {
+        let guard = self.version.lock().expect("change lock");
+        let (guard, _) = self.changed.wait_timeout_while(guard, timeout, |v| *v == seen).expect("change lock");
+        *guard
+    }
+}
+
+/// The standalone worker's config store: in memory, gone when the process stops.
+#[derive(Default)]
+pub struct MemoryConfigStore {
+    state: Mutex<ConfigSnapshot>,
+    signal: Arc<ChangeSignal>,
+}
+
+impl MemoryConfigStore {
+    fn update(&self, f: impl FnOnce(&mut ConfigSnapshot)) {
+        f(&mut self.state.lock().expect("config lock"));
+        self.signal.notify();
+    }
+}
+
+impl ConfigStore for MemoryConfigStore {
+    fn snapshot(&self) -> ConfigSnapshot {
+        self.state.lock().expect("config lock").clone()
+    }
+
+    fn put_connector(&self, name: &str, config: &Pairs, target: Option<TargetState>) -> Result<(), ConfigStoreError> {
+        self.update(|s| {
+            let entry = s.connectors.entry(name.to_string()).or_insert_with(|| ConnectorEntry {
+                config: Vec::new(),
+                target: TargetState::Started,
+                tasks: None,
+            });
+            entry.config = config.clone();
+            if let Some(target) = target {
+                entry.target = target;
+            }
+        });
+        Ok(())
+    }
+
+    fn remove_connector(&self, name: &str) -> Result<(), ConfigStoreError> {
+        self.update(|s| {
+            s.connectors.remove(name);
+        });
+        Ok(())
+    }
+
+    fn put_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), ConfigStoreError> {
+        self.update(|s| {
+            if let Some(entry) = s.connectors.get_mut(name) {
+                entry.tasks = Some(tasks.to_vec());
+            }
+        });
+        Ok(())
+    }
+
+    fn put_target_state(&self, name: &str, state: TargetState) -> Result<(), ConfigStoreError> {
+        self.update(|s| {
+            if let Some(entry) = s.connectors.get_mut(name) {
+                entry.target = state;
+            }
+        });
+        Ok(())
+    }
+
+    fn changes(&self) -> Arc<ChangeSignal> {
+        self.signal.clone()
+    }
+}

@@ -1,0 +1,511 @@
+//! The distributed worker's stores, each on a compacted topic, with Kafka Connect's keys and
+//! JSON values so that people's tools and habits carry over:
+//! - config topic: `connector-<name>` {"properties"}, `task-<name>-<n>` {"properties"},
+//!   `commit-<name>` {"tasks"}, `target-state-<name>` {"state","state.v2"}; tombstones delete.
+//! - offset topic: key `["<connector>",{partition}]`, value the offset map.
+//! - status topic: `status-connector-<name>`, `status-task-<name>-<n>` with
+//!   {"state","trace","worker_id","generation"}.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientConfig, ClientContext};
+use serde_json::{json, Value};
+
+use super::config::{ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, TargetState};
+use super::offsets::{map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
+use super::status::{ConnectorStatus, State, Status, StatusStore};
+use crate::kafka::log::{KafkaLog, LogRecord};
+use crate::kafka::partitioner::partition_for_key;
+use crate::runtime::records::{ConnectorKind, OffsetMap};
+
+/// How long a write may wait for the broker's acknowledgement, and a read for the log's end.
+pub const STORE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Remembers the first failed delivery since the last check.
+#[derive(Default)]
+pub struct WriteTracker {
+    failure: Mutex<Option<String>>,
+}
+
+impl ClientContext for WriteTracker {}
+
+impl ProducerContext for WriteTracker {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        if let Err((e, _)) = result {
+            self.failure.lock().expect("tracker lock").get_or_insert_with(|| e.to_string());
+        }
+    }
+}
+
+/// Writes keyed records to one topic and waits for the broker's acknowledgement.
+pub struct LogWriter {
+    topic: String,
+    producer: ThreadedProducer<WriteTracker>,
+}
+
+impl LogWriter {
+    pub fn new(producer_config: &ClientConfig, topic: &str) -> anyhow::Result<Self> {
+        let mut config = producer_config.clone();
+        config.set("enable.idempotence", "true").set("acks", "all").set("linger.ms", "0");
+        let producer = config
+            .create_with_context(WriteTracker::default())
+            .map_err(|e| anyhow::anyhow!("cannot create a producer for topic {topic}: {e}"))?;
+        Ok(LogWriter { topic: topic.to_string(), producer })
+    }
+
+    /// Writes the records in order and returns once all are acknowledged.
+    pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<(), String> {
+        for (partition, key, value) in records {
+            let mut record: BaseRecord<'_, str, [u8], ()> = BaseRecord::to(&self.topic).key(key.as_str()).partition(*partition);
+            if let Some(value) = value {
+                record = record.payload(value.as_slice());
+            }
+            self.producer.send(record).map_err(|(e, _)| format!("cannot write {key} to topic {}: {e}", self.topic))?;
+        }
+        self.producer
+            .flush(STORE_TIMEOUT)
+            .map_err(|e| format!("topic {} did not acknowledge a write within {} s: {e}", self.topic, STORE_TIMEOUT.as_secs()))?;
+        match self.producer.context().failure.lock().expect("tracker lock").take() {
+            Some(failure) => Err(format!("topic {} refused a write: {failure}", self.topic)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn json_bytes(value: Value) -> Option<Vec<u8>> {
+    Some(value.to_string().into_bytes())
+}
+
+fn pairs_to_json(pairs: &Pairs) -> Value {
+    Value::Object(pairs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+}
+
+fn pairs_from_json(value: &Value) -> Option<Pairs> {
+    value.as_object()?.iter().map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect()
+}
+
+/// The config topic replayed into connectors, as every worker sees it.
+#[derive(Default)]
+struct ConfigReplay {
+    configs: BTreeMap<String, Pairs>,
+    targets: BTreeMap<String, TargetState>,
+    tasks: BTreeMap<String, Vec<Pairs>>,
+    /// Task configs written but not yet committed.
+    pending: BTreeMap<String, BTreeMap<u32, Pairs>>,
+    /// The `group.id` of the cluster that owns the topic, from its marker record.
+    owner: Option<String>,
+}
+
+/// The record that marks which cluster (`group.id`) a config topic belongs to.
+pub const OWNER_KEY: &str = "wharf-cluster-owner";
+
+impl ConfigReplay {
+    fn apply(&mut self, key: &str, value: Option<&[u8]>) -> Result<(), String> {
+        let parsed: Option<Value> = match value {
+            None => None,
+            Some(bytes) => Some(serde_json::from_slice(bytes).map_err(|e| format!("value is not JSON ({e})"))?),
+        };
+        if key == OWNER_KEY {
+            self.owner = parsed.and_then(|v| v["group.id"].as_str().map(String::from));
+        } else if let Some(name) = key.strip_prefix("connector-") {
+            match parsed {
+                None => {
+                    self.configs.remove(name);
+                    self.targets.remove(name);
+                    self.tasks.remove(name);
+                    self.pending.remove(name);
+                }
+                Some(v) => {
+                    let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
+                    self.configs.insert(name.to_string(), pairs);
+                }
+            }
+        } else if let Some(name) = key.strip_prefix("target-state-") {
+            match parsed {
+                None => {
+                    self.targets.remove(name);
+                }
+                Some(v) => {
+                    let state = v["state.v2"].as_str().or(v["state"].as_str()).ok_or("no \"state\"")?;
+                    let state = TargetState::parse(state).ok_or_else(|| format!("unknown state {state}"))?;
+                    self.targets.insert(name.to_string(), state);
+                }
+            }
+        } else if let Some(rest) = key.strip_prefix("task-") {
+            let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
+            let id: u32 = id.parse().map_err(|_| "task number is not a number")?;
+            if let Some(v) = parsed {
+                let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
+                self.pending.entry(name.to_string()).or_default().insert(id, pairs);
+            }
+        } else if let Some(name) = key.strip_prefix("commit-") {
+            if let Some(v) = parsed {
+                let count = v["tasks"].as_u64().ok_or("no \"tasks\" count")? as u32;
+                let pending = self.pending.remove(name).unwrap_or_default();
+                let tasks: Option<Vec<Pairs>> = (0..count)
+                    .map(|id| pending.get(&id).cloned().or_else(|| self.tasks.get(name).and_then(|t| t.get(id as usize).cloned())))
+                    .collect();
+                match tasks {
+                    Some(tasks) => {
+                        self.tasks.insert(name.to_string(), tasks);
+                    }
+                    None => return Err(format!("commit of {count} tasks without all their configs")),
+                }
+            }
+        } else {
+            return Err("unknown key".into());
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> ConfigSnapshot {
+        let connectors = self
+            .configs
+            .iter()
+            .map(|(name, config)| {
+                let entry = ConnectorEntry {
+                    config: config.clone(),
+                    target: self.targets.get(name).copied().unwrap_or(TargetState::Started),
+                    tasks: self.tasks.get(name).cloned(),
+                };
+                (name.clone(), entry)
+            })
+            .collect();
+        ConfigSnapshot { connectors }
+    }
+}
+
+/// The config store on the config topic (one partition: one total order for every worker).
+pub struct KafkaConfigLog {
+    replay: Arc<Mutex<ConfigReplay>>,
+    signal: Arc<ChangeSignal>,
+    writer: LogWriter,
+    log: KafkaLog,
+}
+
+impl KafkaConfigLog {
+    pub fn start(producer: &ClientConfig, consumer: &ClientConfig, topic: &str) -> anyhow::Result<Self> {
+        let replay: Arc<Mutex<ConfigReplay>> = Arc::default();
+        let signal: Arc<ChangeSignal> = Arc::default();
+        let log = {
+            let (replay, signal, topic_name) = (replay.clone(), signal.clone(), topic.to_string());
+            KafkaLog::start(consumer, topic, 1, move |record: LogRecord<'_>| {
+                let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
+                let result = replay.lock().expect("config lock").apply(&key, record.value);
+                match result {
+                    Ok(()) => signal.notify(),
+                    Err(problem) => tracing::warn!(
+                        "skipping record at offset {} of config topic {topic_name} with key {key:?}: {problem}",
+                        record.offset
+                    ),
+                }
+            })?
+        };
+        let writer = LogWriter::new(producer, topic)?;
+        let store = KafkaConfigLog { replay, signal, writer, log };
+        store.log.read_to_end(STORE_TIMEOUT)?;
+        Ok(store)
+    }
+
+    /// Refuses a config topic that another cluster already uses, and marks a new one as ours.
+    pub fn claim(&self, group_id: &str, topic: &str) -> anyhow::Result<()> {
+        let owner = self.replay.lock().expect("config lock").owner.clone();
+        match owner {
+            Some(owner) if owner == group_id => Ok(()),
+            Some(owner) => anyhow::bail!(
+                "config topic '{topic}' (config.storage.topic) belongs to the cluster with group.id={owner}, \
+                 but this worker has group.id={group_id}. Two clusters on the same internal topics corrupt \
+                 each other's state: give this cluster its own config.storage.topic, offset.storage.topic \
+                 and status.storage.topic, or set group.id={owner} to join that cluster"
+            ),
+            None => {
+                self.write(&[(OWNER_KEY.to_string(), json_bytes(json!({"group.id": group_id})))])
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                Ok(())
+            }
+        }
+    }
+
+    fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<(), ConfigStoreError> {
+        let records: Vec<_> = records.iter().map(|(k, v)| (0, k.clone(), v.clone())).collect();
+        self.writer.write(&records).map_err(ConfigStoreError::Write)?;
+        // Read our own write back, so the caller sees it in the next snapshot.
+        self.log.read_to_end(STORE_TIMEOUT).map_err(|e| ConfigStoreError::Write(e.to_string()))
+    }
+}
+
+fn target_state_value(state: TargetState) -> Option<Vec<u8>> {
+    // Readers that predate STOPPED know only STARTED and PAUSED in "state".
+    let legacy = if state == TargetState::Stopped { TargetState::Paused } else { state };
+    json_bytes(json!({"state": legacy.name(), "state.v2": state.name()}))
+}
+
+impl ConfigStore for KafkaConfigLog {
+    fn snapshot(&self) -> ConfigSnapshot {
+        self.replay.lock().expect("config lock").snapshot()
+    }
+
+    fn put_connector(&self, name: &str, config: &Pairs, target: Option<TargetState>) -> Result<(), ConfigStoreError> {
+        let mut records = Vec::new();
+        if let Some(target) = target {
+            records.push((format!("target-state-{name}"), target_state_value(target)));
+        }
+        records.push((format!("connector-{name}"), json_bytes(json!({"properties": pairs_to_json(config)}))));
+        self.write(&records)
+    }
+
+    fn remove_connector(&self, name: &str) -> Result<(), ConfigStoreError> {
+        self.write(&[(format!("connector-{name}"), None), (format!("target-state-{name}"), None)])
+    }
+
+    fn put_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), ConfigStoreError> {
+        let mut records: Vec<(String, Option<Vec<u8>>)> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("task-{name}-{i}"), json_bytes(json!({"properties": pairs_to_json(t)}))))
+            .collect();
+        records.push((format!("commit-{name}"), json_bytes(json!({"tasks": tasks.len()}))));
+        self.write(&records)
+    }
+
+    fn put_target_state(&self, name: &str, state: TargetState) -> Result<(), ConfigStoreError> {
+        self.write(&[(format!("target-state-{name}"), target_state_value(state))])
+    }
+
+    fn changes(&self) -> Arc<ChangeSignal> {
+        self.signal.clone()
+    }
+}
+
+/// Source offsets on the offset topic.
+pub struct KafkaOffsetStore {
+    topic: String,
+    partitions: i32,
+    /// Offset key JSON → offset value JSON.
+    entries: Arc<Mutex<BTreeMap<String, Value>>>,
+    writer: LogWriter,
+    _log: KafkaLog,
+}
+
+impl KafkaOffsetStore {
+    /// Reads the whole topic before returning: no source task starts on stale offsets.
+    pub fn start(producer: &ClientConfig, consumer: &ClientConfig, topic: &str, partitions: i32) -> anyhow::Result<Self> {
+        let entries: Arc<Mutex<BTreeMap<String, Value>>> = Arc::default();
+        let log = {
+            let (entries, topic_name) = (entries.clone(), topic.to_string());
+            KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
+                let Some(key) = record.key.map(|k| String::from_utf8_lossy(k).into_owned()) else { return };
+                let mut entries = entries.lock().expect("offsets lock");
+                match record.value.map(serde_json::from_slice::<Value>) {
+                    None => {
+                        entries.remove(&key);
+                    }
+                    Some(Ok(value)) => {
+                        entries.insert(key, value);
+                    }
+                    Some(Err(e)) => tracing::warn!("skipping offset record {key} in topic {topic_name}: value is not JSON ({e})"),
+                }
+            })?
+        };
+        log.read_to_end(STORE_TIMEOUT)?;
+        let writer = LogWriter::new(producer, topic)?;
+        Ok(KafkaOffsetStore { topic: topic.to_string(), partitions, entries, writer, _log: log })
+    }
+}
+
+impl OffsetStore for KafkaOffsetStore {
+    fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
+        self.entries.lock().expect("offsets lock").get(&offset_key(connector, partition)).and_then(map_from_json)
+    }
+
+    fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError> {
+        let records: Vec<(i32, String, Option<Vec<u8>>)> = offsets
+            .iter()
+            .map(|(partition, offset)| {
+                let key = offset_key(connector, partition);
+                let target = partition_for_key(key.as_bytes(), self.partitions);
+                (target, key, json_bytes(map_to_json(offset)))
+            })
+            .collect();
+        self.writer.write(&records).map_err(|message| OffsetStoreError::Write {
+            path: format!("topic {}", self.topic),
+            source: std::io::Error::other(message),
+        })?;
+        let mut entries = self.entries.lock().expect("offsets lock");
+        for (partition, offset) in offsets {
+            entries.insert(offset_key(connector, partition), map_to_json(offset));
+        }
+        Ok(())
+    }
+}
+
+/// Statuses on the status topic. This worker's own statuses are served from memory as it writes
+/// them; the topic supplies those of other workers and of earlier runs.
+pub struct KafkaStatusStore {
+    partitions: i32,
+    worker_id: String,
+    view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>>,
+    writer: LogWriter,
+    _log: KafkaLog,
+}
+
+fn state_from_name(name: &str) -> Option<State> {
+    Some(match name {
+        "UNASSIGNED" => State::Unassigned,
+        "RUNNING" => State::Running,
+        "PAUSED" => State::Paused,
+        "STOPPED" => State::Stopped,
+        "FAILED" => State::Failed,
+        "RESTARTING" => State::Restarting,
+        _ => return None,
+    })
+}
+
+fn state_name(state: State) -> &'static str {
+    match state {
+        State::Unassigned => "UNASSIGNED",
+        State::Running => "RUNNING",
+        State::Paused => "PAUSED",
+        State::Stopped => "STOPPED",
+        State::Failed => "FAILED",
+        State::Restarting => "RESTARTING",
+    }
+}
+
+fn status_value(status: &Status) -> Option<Vec<u8>> {
+    json_bytes(json!({
+        "state": state_name(status.state),
+        "trace": status.trace,
+        "worker_id": status.worker_id,
+        "generation": 0,
+    }))
+}
+
+fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: Option<&[u8]>, own_worker: &str) -> Result<(), String> {
+    let status = match value {
+        None => None,
+        Some(bytes) => {
+            let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("value is not JSON ({e})"))?;
+            let state = v["state"].as_str().and_then(state_from_name).ok_or("no known \"state\"")?;
+            let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
+            if worker_id == own_worker {
+                // This worker's statuses are already in memory, newer than what the topic replays.
+                return Ok(());
+            }
+            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from) })
+        }
+    };
+    if let Some(name) = key.strip_prefix("status-connector-") {
+        match status {
+            None => {
+                view.remove(name);
+            }
+            Some(status) => {
+                let entry = view.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
+                    name: name.to_string(),
+                    kind: None,
+                    connector: status.clone(),
+                    tasks: BTreeMap::new(),
+                });
+                entry.connector = status;
+            }
+        }
+    } else if let Some(rest) = key.strip_prefix("status-task-") {
+        let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
+        let id: u32 = id.parse().map_err(|_| "task number is not a number")?;
+        if let Some(entry) = view.get_mut(name) {
+            match status {
+                None => {
+                    entry.tasks.remove(&id);
+                }
+                Some(status) => {
+                    entry.tasks.insert(id, status);
+                }
+            }
+        }
+    } else {
+        return Err("unknown key".into());
+    }
+    Ok(())
+}
+
+impl KafkaStatusStore {
+    pub fn start(producer: &ClientConfig, consumer: &ClientConfig, topic: &str, partitions: i32, worker_id: &str) -> anyhow::Result<Self> {
+        let view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>> = Arc::default();
+        let log = {
+            let (view, topic_name, own) = (view.clone(), topic.to_string(), worker_id.to_string());
+            KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
+                let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
+                let result = apply_status(&mut view.lock().expect("status lock"), &key, record.value, &own);
+                if let Err(problem) = result {
+                    tracing::warn!("skipping status record {key:?} in topic {topic_name}: {problem}");
+                }
+            })?
+        };
+        log.read_to_end(STORE_TIMEOUT)?;
+        let writer = LogWriter::new(producer, topic)?;
+        Ok(KafkaStatusStore { partitions, worker_id: worker_id.to_string(), view, writer, _log: log })
+    }
+
+    fn send(&self, key: String, value: Option<Vec<u8>>) {
+        let partition = partition_for_key(key.as_bytes(), self.partitions);
+        if let Err(e) = self.writer.write(&[(partition, key, value)]) {
+            tracing::warn!("cannot record a status: {e}");
+        }
+    }
+}
+
+impl StatusStore for KafkaStatusStore {
+    fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
+        let value = status_value(&status);
+        {
+            let mut view = self.view.lock().expect("status lock");
+            let entry = view.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
+                name: name.to_string(),
+                kind,
+                connector: status.clone(),
+                tasks: BTreeMap::new(),
+            });
+            entry.connector = status;
+            if kind.is_some() {
+                entry.kind = kind;
+            }
+        }
+        self.send(format!("status-connector-{name}"), value);
+    }
+
+    fn put_task(&self, name: &str, task: u32, status: Status) {
+        let value = status_value(&status);
+        if let Some(entry) = self.view.lock().expect("status lock").get_mut(name) {
+            entry.tasks.insert(task, status);
+        }
+        self.send(format!("status-task-{name}-{task}"), value);
+    }
+
+    fn get(&self, name: &str) -> Option<ConnectorStatus> {
+        self.view.lock().expect("status lock").get(name).cloned()
+    }
+
+    fn remove_tasks(&self, name: &str) {
+        let ids: Vec<u32> = {
+            let mut view = self.view.lock().expect("status lock");
+            let Some(entry) = view.get_mut(name) else { return };
+            std::mem::take(&mut entry.tasks).into_keys().collect()
+        };
+        for id in ids {
+            self.send(format!("status-task-{name}-{id}"), None);
+        }
+    }
+
+    fn remove(&self, name: &str) {
+        self.remove_tasks(name);
+        self.view.lock().expect("status lock").remove(name);
+        self.send(format!("status-connector-{name}"), None);
+        let _ = &self.worker_id;
+    }
+}
