@@ -87,7 +87,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
 
     let port = options.port;
     let rate = options.rate;
-    let on_ready: standalone::OnReady = Box::new(move |_worker| {
+    let on_ready: crate::herder::serve::OnReady = Box::new(move |_worker| {
         eprintln!();
         eprintln!("  Wharf is running: datagen ({rate} records/s) → topic {TOPIC} → file sink");
         eprintln!("    statuses:  curl -s http://127.0.0.1:{port}/connectors?expand=status");

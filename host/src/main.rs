@@ -23,7 +23,7 @@ enum Command {
         /// Connector properties files (name, connector.class, tasks.max, plugin keys).
         connectors: Vec<PathBuf>,
     },
-    /// Run a worker of a cluster whose state lives in Kafka topics (not available yet).
+    /// Run a worker whose state lives in Kafka topics; connectors are managed over REST.
     Distributed {
         /// Worker properties.
         worker: PathBuf,
@@ -88,10 +88,10 @@ fn run(cli: Cli) -> Result<()> {
                 .collect::<Result<Vec<_>, _>>()?;
             runtime.block_on(wharf::herder::standalone::run(config, connectors, None))
         }
-        Command::Distributed { worker } => anyhow::bail!(
-            "distributed mode is not available yet ({} was not read); run `wharf standalone` instead",
-            worker.display()
-        ),
+        Command::Distributed { worker } => {
+            let config = WorkerConfig::from_file(&worker, Mode::Distributed)?;
+            runtime.block_on(wharf::herder::distributed::run(config))
+        }
         Command::Dev { plugin_path, dir, port, rate } => {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
         }

@@ -20,6 +20,22 @@ pub enum WorkerConfigError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Standalone,
+    Distributed,
+}
+
+/// Where a distributed worker keeps its state, and the cluster it joins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistributedConfig {
+    pub group_id: String,
+    pub config_topic: String,
+    pub offset_topic: String,
+    pub status_topic: String,
+    /// Replication factors; -1 takes the broker's default.
+    pub config_replication: i32,
+    pub offset_replication: i32,
+    pub status_replication: i32,
+    pub offset_partitions: i32,
+    pub status_partitions: i32,
 }
 
 /// Limits applied to every plugin instance unless a connector asks for less.
@@ -64,6 +80,12 @@ pub struct WorkerConfig {
     /// Where compiled plugins are cached (`wasm.cache.dir`).
     pub compile_cache_dir: PathBuf,
     pub wasm: WasmLimits,
+    /// `admin.*` keys, without the prefix, for the client that creates topics.
+    pub admin_overrides: Vec<(String, String)>,
+    /// `host:port` other workers and statuses know this worker by.
+    pub advertised: String,
+    /// Set for a distributed worker.
+    pub distributed: Option<DistributedConfig>,
 }
 
 /// Converters that hand bytes through unchanged, which is what Wharf does today.
@@ -85,10 +107,26 @@ const KNOWN_KEYS: &[&str] = &[
     "wasm.max.records.per.call",
     "wasm.cache.dir",
     "wharf.bootstrap.timeout.ms",
+    "rest.advertised.host.name",
+    "rest.advertised.port",
+    "rest.advertised.listener",
+];
+
+/// Keys only a distributed worker reads.
+const DISTRIBUTED_KEYS: &[&str] = &[
+    "group.id",
+    "config.storage.topic",
+    "offset.storage.topic",
+    "status.storage.topic",
+    "config.storage.replication.factor",
+    "offset.storage.replication.factor",
+    "status.storage.replication.factor",
+    "offset.storage.partitions",
+    "status.storage.partitions",
 ];
 
 /// Prefixes whose keys are handed on or belong to a converter.
-const KNOWN_PREFIXES: &[&str] = &["producer.", "consumer.", "key.converter.", "value.converter."];
+const KNOWN_PREFIXES: &[&str] = &["producer.", "consumer.", "admin.", "key.converter.", "value.converter."];
 
 impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
@@ -99,7 +137,21 @@ impl WorkerConfig {
     pub fn from_properties(props: &[Property], origin: &str, mode: Mode) -> Result<Self, WorkerConfigError> {
         let reader = Reader { props, origin };
         for p in props {
-            let known =
+            let mode_key = match mode {
+                Mode::Distributed if p.key == "offset.storage.file.filename" => Some("standalone"),
+                Mode::Standalone if DISTRIBUTED_KEYS.contains(&p.key.as_str()) => Some("distributed"),
+                _ => None,
+            };
+            if let Some(other) = mode_key {
+                return Err(reader.invalid(
+                    &p.key,
+                    format!(
+                        "\"{}\" (line {}) belongs to {other} mode; remove it, or run `wharf {other}`",
+                        p.key, p.line
+                    ),
+                ));
+            }
+            let known = DISTRIBUTED_KEYS.contains(&p.key.as_str()) ||
                 KNOWN_KEYS.contains(&p.key.as_str()) || KNOWN_PREFIXES.iter().any(|prefix| p.key.starts_with(prefix));
             if !known {
                 return Err(reader.invalid(
@@ -166,7 +218,50 @@ impl WorkerConfig {
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
 
+        let distributed = match mode {
+            Mode::Standalone => None,
+            Mode::Distributed => Some(DistributedConfig {
+                group_id: reader.require("group.id", "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?.to_string(),
+                config_topic: reader.require("config.storage.topic", "e.g. config.storage.topic=connect-configs")?.to_string(),
+                offset_topic: reader.require("offset.storage.topic", "e.g. offset.storage.topic=connect-offsets")?.to_string(),
+                status_topic: reader.require("status.storage.topic", "e.g. status.storage.topic=connect-status")?.to_string(),
+                config_replication: reader.replication("config.storage.replication.factor")?,
+                offset_replication: reader.replication("offset.storage.replication.factor")?,
+                status_replication: reader.replication("status.storage.replication.factor")?,
+                offset_partitions: reader.number("offset.storage.partitions", 25, 1)?.min(i32::MAX as u64) as i32,
+                status_partitions: reader.number("status.storage.partitions", 5, 1)?.min(i32::MAX as u64) as i32,
+            }),
+        };
+        if let Some(d) = &distributed {
+            let topics = [(&d.config_topic, "config"), (&d.offset_topic, "offset"), (&d.status_topic, "status")];
+            for (i, (a, an)) in topics.iter().enumerate() {
+                for (b, bn) in &topics[i + 1..] {
+                    if a == b {
+                        return Err(reader.invalid(
+                            "storage topics",
+                            format!("{an}.storage.topic and {bn}.storage.topic are both \"{a}\"; each needs a topic of its own"),
+                        ));
+                    }
+                }
+            }
+        }
+        let advertised = {
+            let (bind_host, bind_port) = rest_bind.rsplit_once(':').expect("listener checked above");
+            let host = reader.get("rest.advertised.host.name").unwrap_or(bind_host);
+            let port = match reader.get("rest.advertised.port") {
+                None => bind_port.to_string(),
+                Some(p) if p.parse::<u16>().is_ok() => p.to_string(),
+                Some(p) => {
+                    return Err(reader.invalid("rest.advertised.port", format!("rest.advertised.port={p} is not a port number")))
+                }
+            };
+            format!("{host}:{port}")
+        };
+
         Ok(WorkerConfig {
+            admin_overrides: reader.prefixed("admin."),
+            advertised,
+            distributed,
             bootstrap_servers: bootstrap_servers.to_string(),
             plugin_path,
             rest_bind,
@@ -184,7 +279,7 @@ impl WorkerConfig {
 
     /// The worker's id in statuses: its REST address, as Kafka Connect reports it.
     pub fn worker_id(&self) -> String {
-        self.rest_bind.clone()
+        self.advertised.clone()
     }
 }
 
@@ -244,6 +339,17 @@ impl Reader<'_> {
                         .invalid(key, format!("{key}={raw} is not valid: expected a whole number of at least {min}"))),
                 }
             }
+        }
+    }
+
+    /// A replication factor: -1 (the broker's default) or at least 1; Kafka Connect's default 3.
+    fn replication(&self, key: &str) -> Result<i32, WorkerConfigError> {
+        match self.get(key) {
+            None => Ok(3),
+            Some(raw) => match raw.parse::<i32>() {
+                Ok(n) if n == -1 || n >= 1 => Ok(n),
+                _ => Err(self.invalid(key, format!("{key}={raw} is not valid: expected -1 (the broker's default) or a number of at least 1"))),
+            },
         }
     }
 
@@ -307,6 +413,54 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("not supported yet") && err.contains("StringConverter"), "{err}");
+    }
+
+    fn distributed(text: &str) -> Result<WorkerConfig, WorkerConfigError> {
+        let props = properties::parse(text, "worker.properties").unwrap();
+        WorkerConfig::from_properties(&props, "worker.properties", Mode::Distributed)
+    }
+
+    const DISTRIBUTED: &str = "bootstrap.servers=localhost:9092\nplugin.path=/p\ngroup.id=g\n\
+                               config.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n";
+
+    #[test]
+    fn distributed_defaults_follow_kafka_connect() {
+        let d = distributed(DISTRIBUTED).unwrap().distributed.unwrap();
+        assert_eq!((d.offset_partitions, d.status_partitions), (25, 5));
+        assert_eq!((d.config_replication, d.offset_replication, d.status_replication), (3, 3, 3));
+    }
+
+    #[test]
+    fn distributed_needs_the_three_topics() {
+        let err = distributed("bootstrap.servers=x:1\nplugin.path=/p\ngroup.id=g\n").unwrap_err().to_string();
+        assert!(err.contains("config.storage.topic is not set"), "{err}");
+    }
+
+    #[test]
+    fn keys_of_the_other_mode_are_named() {
+        let err = distributed(&format!("{DISTRIBUTED}offset.storage.file.filename=/x\n")).unwrap_err().to_string();
+        assert!(err.contains("belongs to standalone mode"), "{err}");
+        let err = config(&format!("{MINIMAL}group.id=g\n")).unwrap_err().to_string();
+        assert!(err.contains("belongs to distributed mode"), "{err}");
+    }
+
+    #[test]
+    fn replication_factor_minus_one_means_broker_default() {
+        let c = distributed(&format!("{DISTRIBUTED}config.storage.replication.factor=-1\n")).unwrap();
+        assert_eq!(c.distributed.unwrap().config_replication, -1);
+        assert!(distributed(&format!("{DISTRIBUTED}status.storage.replication.factor=0\n")).is_err());
+    }
+
+    #[test]
+    fn one_topic_cannot_hold_two_stores() {
+        let err = distributed(&DISTRIBUTED.replace("offset.storage.topic=o", "offset.storage.topic=c")).unwrap_err().to_string();
+        assert!(err.contains("each needs a topic of its own"), "{err}");
+    }
+
+    #[test]
+    fn worker_id_is_the_advertised_address() {
+        let c = config(&format!("{MINIMAL}listeners=http://0.0.0.0:8083\nrest.advertised.host.name=w1\n")).unwrap();
+        assert_eq!(c.worker_id(), "w1:8083");
     }
 
     #[test]

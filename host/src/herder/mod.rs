@@ -2,6 +2,8 @@
 //! `ConfigStore`) into running tasks on this worker, and carries out the REST API's requests.
 //! Standalone and distributed workers share it; they differ in their stores.
 
+pub mod distributed;
+pub mod serve;
 pub mod standalone;
 
 use std::sync::{Arc, Mutex};

@@ -1,115 +1,25 @@
 //! A standalone worker: connectors come from properties files at launch, source offsets live in
-//! a local file, statuses in memory, and the REST API reports on them.
+//! a local file, configs and statuses in memory.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::serve::{self, OnReady, Stores};
 use crate::config::{ConnectorConfig, WorkerConfig};
-use crate::herder::Herder;
-use crate::kafka;
-use crate::rest::{self, RestState};
-use crate::runtime::{PluginRegistry, Runtime};
 use crate::storage::{FileOffsetStore, MemoryConfigStore, MemoryStatusStore};
-use crate::worker::Worker;
-
-/// What a caller may print once everything runs (used by `wharf dev`).
-pub type OnReady = Box<dyn FnOnce(&Worker) + Send>;
 
 pub async fn run(config: WorkerConfig, connectors: Vec<ConnectorConfig>, on_ready: Option<OnReady>) -> Result<()> {
-    let started = Instant::now();
     let offsets_path =
         config.offset_storage_file.clone().context("offset.storage.file.filename is required in standalone mode")?;
-
-    tracing::info!("connecting to Kafka at {}", config.bootstrap_servers);
-    let check = config.clone();
-    let cluster_id = tokio::task::spawn_blocking(move || kafka::cluster_id(&check)).await??;
-    tracing::info!("Kafka cluster {cluster_id} answers");
-
-    let listener = tokio::net::TcpListener::bind(&config.rest_bind).await.with_context(|| {
-        format!(
-            "cannot listen on {} (listeners): is another worker running there? Choose another port \
-             with listeners=http://HOST:PORT",
-            config.rest_bind
-        )
-    })?;
-
-    let cache_dir = config.compile_cache_dir.clone();
-    let plugin_path = config.plugin_path.clone();
-    let (runtime, registry) = tokio::task::spawn_blocking(move || -> Result<_> {
-        let runtime = Arc::new(Runtime::new(cache_dir)?);
-        let registry = PluginRegistry::scan(&runtime, &plugin_path);
-        Ok((runtime, Arc::new(registry)))
-    })
-    .await??;
-    tracing::info!("plugins available: {}", registry.names().join(", "));
-
-    let offsets = Arc::new(FileOffsetStore::open(&offsets_path)?);
-    let worker = Arc::new(Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default())));
-
-    let herder = Herder::new(worker.clone(), Arc::new(MemoryConfigStore::default()));
-    let starter = herder.clone();
-    let start_result = tokio::task::spawn_blocking(move || -> Result<()> {
-        for connector in connectors {
-            starter.put_connector(&connector.name, connector.raw.clone(), false)?;
-        }
-        Ok(())
-    })
-    .await?;
-    if let Err(e) = start_result {
-        stop(worker).await;
-        return Err(e);
-    }
-    let stop_loop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let herder_loop = herder.spawn_loop(stop_loop.clone());
-
-    let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id }));
-    tracing::info!(
-        "worker {} ready in {:.0} ms; REST API on http://{}",
-        worker.worker_id,
-        started.elapsed().as_secs_f64() * 1000.0,
-        worker.config.rest_bind
-    );
-    if let Some(on_ready) = on_ready {
-        on_ready(&worker);
-    }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("the REST server stopped unexpectedly")?;
-    stop_loop.store(true, std::sync::atomic::Ordering::Relaxed);
-    herder.store.changes().notify();
-    let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
-    stop(worker).await;
-    Ok(())
-}
-
-async fn stop(worker: Arc<Worker>) {
-    tracing::info!(
-        "stopping: flushing source offsets and committing sink offsets (at most task.shutdown.graceful.timeout.ms={})",
-        worker.config.task_shutdown_graceful_timeout.as_millis()
-    );
-    let stopping = worker.clone();
-    let _ = tokio::task::spawn_blocking(move || stopping.stop_all()).await;
-    tracing::info!("worker stopped");
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = ctrl_c => tracing::info!("interrupted (Ctrl-C)"),
-        _ = term => tracing::info!("received SIGTERM"),
-    }
+    let open_stores: serve::OpenStores = Box::new(move |_config| {
+        Box::pin(async move {
+            Ok(Stores {
+                config: Arc::new(MemoryConfigStore::default()),
+                offsets: Arc::new(FileOffsetStore::open(&offsets_path)?),
+                status: Arc::new(MemoryStatusStore::default()),
+            })
+        })
+    });
+    serve::run(config, open_stores, connectors, on_ready).await
 }

@@ -87,17 +87,7 @@ pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &Topi
             spec.property
         );
     }
-    let resources = [ResourceSpecifier::Topic(&spec.name)];
-    let described = admin
-        .describe_configs(&resources, &options)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot read the settings of topic '{}': {e}", spec.name))?;
-    let policy = described
-        .into_iter()
-        .next()
-        .and_then(|r| r.ok())
-        .and_then(|resource| resource.get("cleanup.policy").and_then(|e| e.value.clone()))
-        .unwrap_or_default();
+    let policy = cleanup_policy(admin, &spec.name, &options).await?;
     if policy.replace(' ', "") != "compact" {
         anyhow::bail!(
             "topic '{}' (named by {}) has cleanup.policy={policy}, but it must be exactly \
@@ -112,6 +102,36 @@ pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &Topi
         );
     }
     Ok(partitions)
+}
+
+/// Attempts to read a new topic's settings: a topic just created may not be known to every
+/// broker yet.
+const DESCRIBE_ATTEMPTS: u32 = 25;
+const DESCRIBE_BACKOFF: Duration = Duration::from_millis(200);
+
+async fn cleanup_policy(
+    admin: &AdminClient<DefaultClientContext>,
+    topic: &str,
+    options: &AdminOptions,
+) -> anyhow::Result<String> {
+    let resources = [ResourceSpecifier::Topic(topic)];
+    let mut last_problem = String::new();
+    for _ in 0..DESCRIBE_ATTEMPTS {
+        let described = admin
+            .describe_configs(&resources, options)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot read the settings of topic '{topic}': {e}"))?;
+        match described.into_iter().next() {
+            Some(Ok(resource)) => match resource.get("cleanup.policy").and_then(|e| e.value.clone()) {
+                Some(policy) => return Ok(policy),
+                None => last_problem = "the broker reported no cleanup.policy".into(),
+            },
+            Some(Err(code)) => last_problem = format!("{code}"),
+            None => last_problem = "the broker answered nothing".into(),
+        }
+        tokio::time::sleep(DESCRIBE_BACKOFF).await;
+    }
+    anyhow::bail!("cannot read cleanup.policy of topic '{topic}': {last_problem}")
 }
 
 /// The partition count of a topic, or none if it does not exist.

@@ -7,9 +7,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
-use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
+use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
+
+/// Reaching the end of a partition is how the follower knows it caught up, not an error worth
+/// a log line.
+pub struct FollowerContext;
+
+impl ClientContext for FollowerContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        let end_of_partition = matches!(error, KafkaError::PartitionEOF(_))
+            || error.rdkafka_error_code() == Some(rdkafka::types::RDKafkaErrorCode::PartitionEOF);
+        if !end_of_partition {
+            tracing::error!("Kafka client error: {error}: {reason}");
+        }
+    }
+}
+
+impl ConsumerContext for FollowerContext {}
 
 /// One record of the log; `value` is none for a tombstone.
 pub struct LogRecord<'a> {
@@ -24,7 +40,7 @@ const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 
 pub struct KafkaLog {
     topic: String,
-    consumer: Arc<BaseConsumer>,
+    consumer: Arc<BaseConsumer<FollowerContext>>,
     /// Next offset to read, per partition, as far as the follower got.
     progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)>,
     stop: Arc<AtomicBool>,
@@ -49,9 +65,9 @@ impl KafkaLog {
         if config.get("group.id").is_none() {
             config.set("group.id", format!("wharf-log-reader-{topic}"));
         }
-        let consumer: Arc<BaseConsumer> = Arc::new(
+        let consumer: Arc<BaseConsumer<FollowerContext>> = Arc::new(
             config
-                .create()
+                .create_with_context(FollowerContext)
                 .map_err(|e| anyhow::anyhow!("cannot create a consumer for topic {topic}: {e}"))?,
         );
         let mut assignment = TopicPartitionList::new();
@@ -82,8 +98,7 @@ impl KafkaLog {
                         Err(KafkaError::PartitionEOF(partition)) => consumer
                             .position()
                             .ok()
-                            .and_then(|list| list.find_partition(&topic, partition))
-                            .and_then(|e| e.offset().to_raw())
+                            .and_then(|list| list.find_partition(&topic, partition).and_then(|e| e.offset().to_raw()))
                             .filter(|o| *o >= 0)
                             .map(|o| (partition, o)),
                         Err(e) => {

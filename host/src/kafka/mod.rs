@@ -1,5 +1,7 @@
 //! Kafka clients as the worker configures them.
 
+pub mod admin;
+pub mod log;
 pub mod partitioner;
 
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! Durable and shared state: source offsets and statuses.
 
 pub mod config;
+pub mod kafka;
 pub mod offsets;
 pub mod status;
 

@@ -1,0 +1,132 @@
+//! What standalone and distributed workers share: the Kafka check, the REST listener, the plugin
+//! registry, the worker and herder, and an orderly stop on SIGTERM or Ctrl-C.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::config::{ConnectorConfig, WorkerConfig};
+use crate::herder::Herder;
+use crate::kafka;
+use crate::rest::{self, RestState};
+use crate::runtime::{PluginRegistry, Runtime};
+use crate::storage::{ConfigStore, OffsetStore, StatusStore};
+use crate::worker::Worker;
+
+/// What a caller may print once everything runs (used by `wharf dev`).
+pub type OnReady = Box<dyn FnOnce(&Worker) + Send>;
+
+/// The stores of one flavour of worker.
+pub struct Stores {
+    pub config: Arc<dyn ConfigStore>,
+    pub offsets: Arc<dyn OffsetStore>,
+    pub status: Arc<dyn StatusStore>,
+}
+
+pub type OpenStores = Box<dyn FnOnce(WorkerConfig) -> Pin<Box<dyn Future<Output = Result<Stores>> + Send>> + Send>;
+
+/// Runs a worker until SIGTERM or Ctrl-C. `open_stores` runs once Kafka answered; `connectors`
+/// are created (as if over REST) once the worker runs.
+pub async fn run(
+    config: WorkerConfig,
+    open_stores: OpenStores,
+    connectors: Vec<ConnectorConfig>,
+    on_ready: Option<OnReady>,
+) -> Result<()> {
+    let started = Instant::now();
+    tracing::info!("connecting to Kafka at {}", config.bootstrap_servers);
+    let check = config.clone();
+    let cluster_id = tokio::task::spawn_blocking(move || kafka::cluster_id(&check)).await??;
+    tracing::info!("Kafka cluster {cluster_id} answers");
+
+    let listener = tokio::net::TcpListener::bind(&config.rest_bind).await.with_context(|| {
+        format!(
+            "cannot listen on {} (listeners): is another worker running there? Choose another port \
+             with listeners=http://HOST:PORT",
+            config.rest_bind
+        )
+    })?;
+
+    let stores = open_stores(config.clone()).await?;
+
+    let cache_dir = config.compile_cache_dir.clone();
+    let plugin_path = config.plugin_path.clone();
+    let (runtime, registry) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let runtime = Arc::new(Runtime::new(cache_dir)?);
+        let registry = PluginRegistry::scan(&runtime, &plugin_path);
+        Ok((runtime, Arc::new(registry)))
+    })
+    .await??;
+    tracing::info!("plugins available: {}", registry.names().join(", "));
+
+    let worker = Arc::new(Worker::new(config, runtime, registry, stores.offsets, stores.status));
+    let herder = Herder::new(worker.clone(), stores.config);
+    let starter = herder.clone();
+    let start_result = tokio::task::spawn_blocking(move || -> Result<()> {
+        starter.reconcile();
+        for connector in connectors {
+            starter.put_connector(&connector.name, connector.raw.clone(), false)?;
+        }
+        Ok(())
+    })
+    .await?;
+    if let Err(e) = start_result {
+        stop(worker).await;
+        return Err(e);
+    }
+    let stop_loop = Arc::new(AtomicBool::new(false));
+    let herder_loop = herder.spawn_loop(stop_loop.clone());
+
+    let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id }));
+    tracing::info!(
+        "worker {} ready in {:.0} ms; REST API on http://{}",
+        worker.worker_id,
+        started.elapsed().as_secs_f64() * 1000.0,
+        worker.config.rest_bind
+    );
+    if let Some(on_ready) = on_ready {
+        on_ready(&worker);
+    }
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("the REST server stopped unexpectedly")?;
+    stop_loop.store(true, Ordering::Relaxed);
+    herder.store.changes().notify();
+    let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
+    stop(worker).await;
+    Ok(())
+}
+
+async fn stop(worker: Arc<Worker>) {
+    tracing::info!(
+        "stopping: flushing source offsets and committing sink offsets (at most task.shutdown.graceful.timeout.ms={})",
+        worker.config.task_shutdown_graceful_timeout.as_millis()
+    );
+    let stopping = worker.clone();
+    let _ = tokio::task::spawn_blocking(move || stopping.stop_all()).await;
+    tracing::info!("worker stopped");
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => tracing::info!("interrupted (Ctrl-C)"),
+        _ = term => tracing::info!("received SIGTERM"),
+    }
+}
