@@ -144,6 +144,85 @@ impl Standalone {
     }
 }
 
+/// A distributed worker's properties, on topics of its own unless `with_topics_of` shares them.
+pub struct Distributed {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    pub worker_file: PathBuf,
+    pub group: String,
+    pub topics: [String; 3],
+}
+
+impl Distributed {
+    pub fn new(extra: &[(&str, String)]) -> Self {
+        let group = unique("cluster");
+        let topics = [format!("{group}-configs"), format!("{group}-offsets"), format!("{group}-status")];
+        Self::with(group, topics, extra)
+    }
+
+    /// Another worker properties file for the same cluster and topics, in a fresh folder.
+    pub fn again(&self, extra: &[(&str, String)]) -> Self {
+        Self::with(self.group.clone(), self.topics.clone(), extra)
+    }
+
+    pub fn with(group: String, topics: [String; 3], extra: &[(&str, String)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let worker_file = dir.path().join("worker.properties");
+        let mut props = vec![
+            ("bootstrap.servers", bootstrap()),
+            ("plugin.path", plugin_path()),
+            ("listeners", format!("http://127.0.0.1:{port}")),
+            ("group.id", group.clone()),
+            ("config.storage.topic", topics[0].clone()),
+            ("offset.storage.topic", topics[1].clone()),
+            ("status.storage.topic", topics[2].clone()),
+            ("config.storage.replication.factor", "1".to_string()),
+            ("offset.storage.replication.factor", "1".to_string()),
+            ("status.storage.replication.factor", "1".to_string()),
+            ("offset.flush.interval.ms", "500".to_string()),
+            ("wasm.cache.dir", workspace().join("target/test-compile-cache").display().to_string()),
+        ];
+        for (key, value) in extra {
+            props.retain(|(k, _)| k != key);
+            props.push((key, value.clone()));
+        }
+        write_properties(&worker_file, &props);
+        Distributed { dir, port, worker_file, group, topics }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(wharf_binary());
+        command.arg("distributed").arg(&self.worker_file);
+        command
+    }
+
+    pub fn start(&self) -> Worker {
+        let log_path = self.path(&format!("worker-{}.log", unique("run")));
+        let log = fs::File::create(&log_path).unwrap();
+        let child = self
+            .command()
+            .env("RUST_LOG", "info,wharf=debug")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start wharf");
+        let worker = Worker { child: Some(child), port: self.port, log_path };
+        worker.wait_ready();
+        worker
+    }
+
+    pub fn run_to_failure(&self) -> (ExitStatus, String) {
+        let output =
+            self.command().stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap().wait_with_output().unwrap();
+        (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
+
 pub struct Worker {
     child: Option<Child>,
     pub port: u16,
@@ -189,6 +268,28 @@ impl Worker {
         let mut text = String::new();
         response.body_mut().as_reader().read_to_string(&mut text).unwrap();
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Sends a request with an optional JSON body; returns the status code, body and headers.
+    pub fn call(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value, Vec<(String, String)>) {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let request = ureq::http::Request::builder()
+            .method(method)
+            .uri(&url)
+            .header("Content-Type", "application/json")
+            .body(body.unwrap_or("").to_string())
+            .unwrap();
+        let mut response = agent.run(request).expect("REST call");
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+            .collect();
+        let mut text = String::new();
+        response.body_mut().as_reader().read_to_string(&mut text).unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)), headers)
     }
 
     pub fn task_state(&self, connector: &str, task: u32) -> Option<(String, Value)> {
@@ -309,4 +410,94 @@ pub fn topic_count(topic: &str) -> i64 {
         .iter()
         .map(|p| consumer.fetch_watermarks(topic, p.id(), Duration::from_secs(10)).map(|(l, h)| h - l).unwrap_or(0))
         .sum()
+}
+
+pub fn admin() -> rdkafka::admin::AdminClient<rdkafka::client::DefaultClientContext> {
+    ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap()
+}
+
+/// Creates a topic the way an operator would before starting a worker.
+pub fn create_topic(name: &str, partitions: i32, cleanup_policy: &str) {
+    use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
+    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1)).set("cleanup.policy", cleanup_policy);
+    let runtime = tokio_runtime();
+    let results = runtime.block_on(admin().create_topics([&topic], &AdminOptions::new())).unwrap();
+    for result in results {
+        result.unwrap();
+    }
+}
+
+/// Partition count and cleanup.policy of a topic, read through the admin API.
+pub fn topic_settings(name: &str) -> (usize, String) {
+    use rdkafka::admin::{AdminOptions, ResourceSpecifier};
+    let client = admin();
+    let metadata = client.inner().fetch_metadata(Some(name), Duration::from_secs(10)).unwrap();
+    let partitions = metadata.topics()[0].partitions().len();
+    let runtime = tokio_runtime();
+    let described =
+        runtime.block_on(client.describe_configs(&[ResourceSpecifier::Topic(name)], &AdminOptions::new())).unwrap();
+    let resource = described.into_iter().next().unwrap().unwrap();
+    let policy = resource.get("cleanup.policy").and_then(|e| e.value.clone()).unwrap_or_default();
+    (partitions, policy)
+}
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+/// Writes one record with a string key to a topic.
+pub fn produce(topic: &str, partition: i32, key: &str, value: &[u8]) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
+    producer.send(BaseRecord::to(topic).key(key).payload(value).partition(partition)).map_err(|(e, _)| e).unwrap();
+    producer.flush(Duration::from_secs(10)).unwrap();
+}
+
+/// Every record of a topic with its partition, key and value, read to the current end.
+pub fn topic_records(topic: &str) -> Vec<(i32, String, Option<String>)> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", unique("reader"))
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10)).unwrap();
+    let mut list = TopicPartitionList::new();
+    let mut ends = Vec::new();
+    for p in metadata.topics()[0].partitions() {
+        let (_, high) = consumer.fetch_watermarks(topic, p.id(), Duration::from_secs(10)).unwrap();
+        list.add_partition_offset(topic, p.id(), Offset::Beginning).unwrap();
+        ends.push((p.id(), high));
+    }
+    consumer.assign(&list).unwrap();
+    let mut records = Vec::new();
+    let mut done: Vec<i32> = ends.iter().filter(|(_, h)| *h == 0).map(|(p, _)| *p).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while done.len() < ends.len() {
+        assert!(Instant::now() < deadline, "could not read {topic} to its end");
+        let Some(message) = consumer.poll(Duration::from_millis(200)) else { continue };
+        let message = message.unwrap();
+        let end = ends.iter().find(|(p, _)| *p == message.partition()).unwrap().1;
+        if message.offset() < end {
+            records.push((
+                message.partition(),
+                String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
+                message.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+            ));
+        }
+        if message.offset() + 1 >= end && !done.contains(&message.partition()) {
+            done.push(message.partition());
+        }
+    }
+    records
+}
+
+/// The offset a consumer group committed for partition 0 of a topic.
+pub fn committed_offset(group: &str, topic: &str) -> Option<i64> {
+    let consumer: BaseConsumer =
+        ClientConfig::new().set("bootstrap.servers", bootstrap()).set("group.id", group).create().unwrap();
+    let mut list = TopicPartitionList::new();
+    list.add_partition(topic, 0);
+    let committed = consumer.committed_offsets(list, Duration::from_secs(10)).ok()?;
+    committed.find_partition(topic, 0)?.offset().to_raw().filter(|o| *o >= 0)
 }

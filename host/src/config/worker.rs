@@ -151,8 +151,9 @@ impl WorkerConfig {
                     ),
                 ));
             }
-            let known = DISTRIBUTED_KEYS.contains(&p.key.as_str()) ||
-                KNOWN_KEYS.contains(&p.key.as_str()) || KNOWN_PREFIXES.iter().any(|prefix| p.key.starts_with(prefix));
+            let known = DISTRIBUTED_KEYS.contains(&p.key.as_str())
+                || KNOWN_KEYS.contains(&p.key.as_str())
+                || KNOWN_PREFIXES.iter().any(|prefix| p.key.starts_with(prefix));
             if !known {
                 return Err(reader.invalid(
                     &p.key,
@@ -221,10 +222,18 @@ impl WorkerConfig {
         let distributed = match mode {
             Mode::Standalone => None,
             Mode::Distributed => Some(DistributedConfig {
-                group_id: reader.require("group.id", "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?.to_string(),
-                config_topic: reader.require("config.storage.topic", "e.g. config.storage.topic=connect-configs")?.to_string(),
-                offset_topic: reader.require("offset.storage.topic", "e.g. offset.storage.topic=connect-offsets")?.to_string(),
-                status_topic: reader.require("status.storage.topic", "e.g. status.storage.topic=connect-status")?.to_string(),
+                group_id: reader
+                    .require("group.id", "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?
+                    .to_string(),
+                config_topic: reader
+                    .require("config.storage.topic", "e.g. config.storage.topic=connect-configs")?
+                    .to_string(),
+                offset_topic: reader
+                    .require("offset.storage.topic", "e.g. offset.storage.topic=connect-offsets")?
+                    .to_string(),
+                status_topic: reader
+                    .require("status.storage.topic", "e.g. status.storage.topic=connect-status")?
+                    .to_string(),
                 config_replication: reader.replication("config.storage.replication.factor")?,
                 offset_replication: reader.replication("offset.storage.replication.factor")?,
                 status_replication: reader.replication("status.storage.replication.factor")?,
@@ -252,7 +261,8 @@ impl WorkerConfig {
                 None => bind_port.to_string(),
                 Some(p) if p.parse::<u16>().is_ok() => p.to_string(),
                 Some(p) => {
-                    return Err(reader.invalid("rest.advertised.port", format!("rest.advertised.port={p} is not a port number")))
+                    return Err(reader
+                        .invalid("rest.advertised.port", format!("rest.advertised.port={p} is not a port number")))
                 }
             };
             format!("{host}:{port}")
@@ -348,7 +358,10 @@ impl Reader<'_> {
             None => Ok(3),
             Some(raw) => match raw.parse::<i32>() {
                 Ok(n) if n == -1 || n >= 1 => Ok(n),
-                _ => Err(self.invalid(key, format!("{key}={raw} is not valid: expected -1 (the broker's default) or a number of at least 1"))),
+                _ => Err(self.invalid(
+                    key,
+                    format!("{key}={raw} is not valid: expected -1 (the broker's default) or a number of at least 1"),
+                )),
             },
         }
     }
@@ -453,7 +466,9 @@ mod tests {
 
     #[test]
     fn one_topic_cannot_hold_two_stores() {
-        let err = distributed(&DISTRIBUTED.replace("offset.storage.topic=o", "offset.storage.topic=c")).unwrap_err().to_string();
+        let err = distributed(&DISTRIBUTED.replace("offset.storage.topic=o", "offset.storage.topic=c"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("each needs a topic of its own"), "{err}");
     }
 

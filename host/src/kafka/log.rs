@@ -81,7 +81,8 @@ impl KafkaLog {
         let progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let follower = {
-            let (consumer, progress, stop, topic) = (consumer.clone(), progress.clone(), stop.clone(), topic.to_string());
+            let (consumer, progress, stop, topic) =
+                (consumer.clone(), progress.clone(), stop.clone(), topic.to_string());
             std::thread::Builder::new().name(format!("log-{topic}")).spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let Some(result) = consumer.poll(POLL_TIMEOUT) else { continue };

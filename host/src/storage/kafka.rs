@@ -61,15 +61,16 @@ impl LogWriter {
     /// Writes the records in order and returns once all are acknowledged.
     pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<(), String> {
         for (partition, key, value) in records {
-            let mut record: BaseRecord<'_, str, [u8], ()> = BaseRecord::to(&self.topic).key(key.as_str()).partition(*partition);
+            let mut record: BaseRecord<'_, str, [u8], ()> =
+                BaseRecord::to(&self.topic).key(key.as_str()).partition(*partition);
             if let Some(value) = value {
                 record = record.payload(value.as_slice());
             }
             self.producer.send(record).map_err(|(e, _)| format!("cannot write {key} to topic {}: {e}", self.topic))?;
         }
-        self.producer
-            .flush(STORE_TIMEOUT)
-            .map_err(|e| format!("topic {} did not acknowledge a write within {} s: {e}", self.topic, STORE_TIMEOUT.as_secs()))?;
+        self.producer.flush(STORE_TIMEOUT).map_err(|e| {
+            format!("topic {} did not acknowledge a write within {} s: {e}", self.topic, STORE_TIMEOUT.as_secs())
+        })?;
         match self.producer.context().failure.lock().expect("tracker lock").take() {
             Some(failure) => Err(format!("topic {} refused a write: {failure}", self.topic)),
             None => Ok(()),
@@ -148,7 +149,12 @@ impl ConfigReplay {
                 let count = v["tasks"].as_u64().ok_or("no \"tasks\" count")? as u32;
                 let pending = self.pending.remove(name).unwrap_or_default();
                 let tasks: Option<Vec<Pairs>> = (0..count)
-                    .map(|id| pending.get(&id).cloned().or_else(|| self.tasks.get(name).and_then(|t| t.get(id as usize).cloned())))
+                    .map(|id| {
+                        pending
+                            .get(&id)
+                            .cloned()
+                            .or_else(|| self.tasks.get(name).and_then(|t| t.get(id as usize).cloned()))
+                    })
                     .collect();
                 match tasks {
                     Some(tasks) => {
@@ -294,7 +300,12 @@ pub struct KafkaOffsetStore {
 
 impl KafkaOffsetStore {
     /// Reads the whole topic before returning: no source task starts on stale offsets.
-    pub fn start(producer: &ClientConfig, consumer: &ClientConfig, topic: &str, partitions: i32) -> anyhow::Result<Self> {
+    pub fn start(
+        producer: &ClientConfig,
+        consumer: &ClientConfig,
+        topic: &str,
+        partitions: i32,
+    ) -> anyhow::Result<Self> {
         let entries: Arc<Mutex<BTreeMap<String, Value>>> = Arc::default();
         let log = {
             let (entries, topic_name) = (entries.clone(), topic.to_string());
@@ -308,7 +319,9 @@ impl KafkaOffsetStore {
                     Some(Ok(value)) => {
                         entries.insert(key, value);
                     }
-                    Some(Err(e)) => tracing::warn!("skipping offset record {key} in topic {topic_name}: value is not JSON ({e})"),
+                    Some(Err(e)) => {
+                        tracing::warn!("skipping offset record {key} in topic {topic_name}: value is not JSON ({e})")
+                    }
                 }
             })?
         };
@@ -386,7 +399,12 @@ fn status_value(status: &Status) -> Option<Vec<u8>> {
     }))
 }
 
-fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: Option<&[u8]>, own_worker: &str) -> Result<(), String> {
+fn apply_status(
+    view: &mut BTreeMap<String, ConnectorStatus>,
+    key: &str,
+    value: Option<&[u8]>,
+    own_worker: &str,
+) -> Result<(), String> {
     let status = match value {
         None => None,
         Some(bytes) => {
@@ -435,7 +453,13 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
 }
 
 impl KafkaStatusStore {
-    pub fn start(producer: &ClientConfig, consumer: &ClientConfig, topic: &str, partitions: i32, worker_id: &str) -> anyhow::Result<Self> {
+    pub fn start(
+        producer: &ClientConfig,
+        consumer: &ClientConfig,
+        topic: &str,
+        partitions: i32,
+        worker_id: &str,
+    ) -> anyhow::Result<Self> {
         let view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>> = Arc::default();
         let log = {
             let (view, topic_name, own) = (view.clone(), topic.to_string(), worker_id.to_string());
