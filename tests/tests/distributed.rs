@@ -56,12 +56,16 @@ fn connectors_created_over_rest_move_data_and_report_running() {
         "{headers:?}"
     );
 
-    let (code, _, _) =
-        worker.call("PUT", "/connectors/sink/config", Some(&sink_config(data.path(), &output, &topic).to_string()));
+    let sink = unique("sink");
+    let (code, _, _) = worker.call(
+        "PUT",
+        &format!("/connectors/{sink}/config"),
+        Some(&sink_config(data.path(), &output, &topic).to_string()),
+    );
     assert_eq!(code, 201);
     worker.wait("200 lines out", Duration::from_secs(60), || (count_lines(&output) >= 200).then_some(()));
     assert_eq!(read_lines(&output), lines(0..200));
-    for name in ["src", "sink"] {
+    for name in ["src", sink.as_str()] {
         worker.wait_task_state(name, 0, "RUNNING");
         let status = worker.get(&format!("/connectors/{name}/status")).unwrap();
         assert_eq!(status["connector"]["state"], "RUNNING");
@@ -73,7 +77,7 @@ fn connectors_created_over_rest_move_data_and_report_running() {
 
     // Sink offsets are in Kafka's __consumer_offsets, under the connector's group.
     worker.wait("the sink's committed offset", Duration::from_secs(30), || {
-        (committed_offset("connect-sink", &topic) == Some(200)).then_some(())
+        (committed_offset(&format!("connect-{sink}"), &topic) == Some(200)).then_some(())
     });
     let offsets = topic_records(&d.topics[1]);
     assert!(offsets.iter().all(|(_, key, _)| key.starts_with("[\"src\",")), "only source offsets: {offsets:?}");
@@ -81,13 +85,13 @@ fn connectors_created_over_rest_move_data_and_report_running() {
     // Updating a config answers 200 and the connector runs with it.
     let mut updated = sink_config(data.path(), &output, &topic);
     updated["batch.note"] = json!("changed");
-    let (code, body, _) = worker.call("PUT", "/connectors/sink/config", Some(&updated.to_string()));
+    let (code, body, _) = worker.call("PUT", &format!("/connectors/{sink}/config"), Some(&updated.to_string()));
     assert_eq!(code, 200, "{body}");
     worker.wait("the new sink config", Duration::from_secs(30), || {
-        worker.get("/connectors/sink/config").filter(|c| c["batch.note"] == "changed")
+        worker.get(&format!("/connectors/{sink}/config")).filter(|c| c["batch.note"] == "changed")
     });
 
-    let (code, _, _) = worker.call("DELETE", "/connectors/sink", None);
+    let (code, _, _) = worker.call("DELETE", &format!("/connectors/{sink}"), None);
     assert_eq!(code, 204);
     assert_eq!(worker.get("/connectors").unwrap(), json!(["src"]));
 }
@@ -145,14 +149,18 @@ fn rest_errors_say_what_to_fix() {
 
 #[test]
 fn a_fresh_worker_rebuilds_connectors_states_and_offsets_from_the_topics() {
-    let d = Distributed::new(&[("offset.flush.interval.ms", "200".into())]);
+    // A killed worker's sink stays in its consumer group until the session times out.
+    let settings =
+        [("offset.flush.interval.ms", "200".to_string()), ("consumer.session.timeout.ms", "6000".to_string())];
+    let d = Distributed::new(&settings);
     let data = tempfile::tempdir().unwrap();
     let (input, output, topic) = (data.path().join("in.txt"), data.path().join("out.txt"), unique("rebuild"));
     write_lines(&input, 0..1000);
     let mut worker = d.start();
+    let sink = unique("sink");
     for (name, config) in [
         ("src", source_config(data.path(), &input, &topic)),
-        ("sink", sink_config(data.path(), &output, &topic)),
+        (sink.as_str(), sink_config(data.path(), &output, &topic)),
         ("paused", json!({"connector.class": "datagen", "topic": unique("p"), "rate": "1"})),
         ("deleted", json!({"connector.class": "datagen", "topic": unique("d"), "rate": "1"})),
         ("stopped", json!({"connector.class": "datagen", "topic": unique("s"), "rate": "1"})),
@@ -170,10 +178,10 @@ fn a_fresh_worker_rebuilds_connectors_states_and_offsets_from_the_topics() {
     worker.kill_9();
 
     // Another folder, another port: nothing local survives, only the topics.
-    let fresh = d.again(&[("offset.flush.interval.ms", "200".into())]);
+    let fresh = d.again(&settings);
     let worker = fresh.start();
     worker.wait("the connectors replayed", Duration::from_secs(30), || {
-        (worker.get("/connectors")? == json!(["paused", "sink", "src", "stopped"])).then_some(())
+        (worker.get("/connectors")? == json!(["paused", sink, "src", "stopped"])).then_some(())
     });
     worker.wait_task_state("src", 0, "RUNNING");
     worker.wait("paused to stay PAUSED", Duration::from_secs(30), || {

@@ -51,7 +51,7 @@ fn a_100k_line_file_arrives_identical_through_kafka() {
     let (input, output, topic) = (w.path("in.txt"), w.path("out.txt"), unique("round-trip"));
     write_lines(&input, 0..100_000);
     file_source(&mut w, "src", &input, &topic);
-    file_sink(&mut w, "sink", &topic, &output);
+    file_sink(&mut w, &unique("sink"), &topic, &output);
     let started = Instant::now();
     let worker = w.start();
     worker.wait("100,000 lines in the output file", Duration::from_secs(180), || {
@@ -64,7 +64,8 @@ fn a_100k_line_file_arrives_identical_through_kafka() {
         100_000.0 / elapsed.as_secs_f64()
     );
     assert_eq!(fs::read(&output).unwrap(), fs::read(&input).unwrap(), "output differs from input");
-    for connector in ["src", "sink"] {
+    for connector in worker.get("/connectors").unwrap().as_array().unwrap() {
+        let connector = connector.as_str().unwrap();
         let status = worker.get(&format!("/connectors/{connector}/status")).unwrap();
         assert_eq!(status["connector"]["state"], "RUNNING", "{status}");
         assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
@@ -77,7 +78,7 @@ fn lines_appended_while_running_arrive_too() {
     let (input, output, topic) = (w.path("in.txt"), w.path("out.txt"), unique("append"));
     write_lines(&input, 0..10);
     file_source(&mut w, "src", &input, &topic);
-    file_sink(&mut w, "sink", &topic, &output);
+    file_sink(&mut w, &unique("sink"), &topic, &output);
     let worker = w.start();
     worker.wait("the first 10 lines", Duration::from_secs(60), || (count_lines(&output) >= 10).then_some(()));
     write_lines(&input, 10..25);
@@ -170,7 +171,7 @@ fn sigterm_stops_gracefully_and_a_restart_duplicates_nothing() {
     let (input, output, topic) = (w.path("in.txt"), w.path("out.txt"), unique("graceful"));
     write_lines(&input, 0..1000);
     file_source(&mut w, "src", &input, &topic);
-    file_sink(&mut w, "sink", &topic, &output);
+    file_sink(&mut w, &unique("sink"), &topic, &output);
     let mut worker = w.start();
     worker.wait("1000 lines out", Duration::from_secs(60), || (count_lines(&output) >= 1000).then_some(()));
     let started = Instant::now();
@@ -203,7 +204,7 @@ fn a_trapping_plugin_fails_its_task_and_the_other_connector_keeps_delivering() {
         ],
     );
     file_source(&mut w, "src", &input, &topic);
-    file_sink(&mut w, "sink", &topic, &output);
+    file_sink(&mut w, &unique("sink"), &topic, &output);
     let worker = w.start();
     let task = worker.wait_task_state("trapper", 0, "FAILED");
     let trace = task["trace"].as_str().unwrap_or_default();

@@ -34,6 +34,8 @@ pub struct ConnectorConfig {
     /// Sinks: the topics to read (`topics`).
     pub topics: Vec<String>,
     pub folders: Vec<FolderGrant>,
+    /// `wasm.net.connect`: `host:port` addresses the tasks may open TCP connections to.
+    pub connect: Vec<String>,
     pub limits: WasmLimits,
     /// Every key as given, in order.
     pub raw: Vec<(String, String)>,
@@ -49,6 +51,7 @@ const HOST_KEYS: &[&str] = &[
     "value.converter",
     "wasm.fs.read",
     "wasm.fs.write",
+    "wasm.net.connect",
     "wasm.memory.max.bytes",
     "wasm.call.timeout.ms",
     "wasm.max.records.per.call",
@@ -128,6 +131,19 @@ impl ConnectorConfig {
             }
         }
 
+        let mut connect = Vec::new();
+        for entry in get("wasm.net.connect").unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let valid =
+                entry.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !valid {
+                return Err(invalid(format!(
+                    "wasm.net.connect: \"{entry}\" is not HOST:PORT; list the addresses the plugin may connect to, \
+                     e.g. wasm.net.connect=db.example.com:5432"
+                )));
+            }
+            connect.push(entry.to_string());
+        }
+
         let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
             match get(key) {
                 None => Ok(max),
@@ -155,6 +171,7 @@ impl ConnectorConfig {
             tasks_max,
             topics,
             folders,
+            connect,
             limits,
             raw,
         })

@@ -80,7 +80,6 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         c.set("allow.auto.create.topics", "false");
         c
     };
-    let worker_id = worker.worker_id();
     tokio::task::spawn_blocking(move || -> Result<Stores> {
         tracing::info!("reading the config topic {}", d.config_topic);
         let config_log = KafkaConfigLog::start(&producer, &consumer, &d.config_topic)?;
@@ -88,7 +87,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         tracing::info!("reading the offset topic {} ({} partitions)", d.offset_topic, partitions[1]);
         let offsets = KafkaOffsetStore::start(&producer, &consumer, &d.offset_topic, partitions[1])?;
         tracing::info!("reading the status topic {} ({} partitions)", d.status_topic, partitions[2]);
-        let status = KafkaStatusStore::start(&producer, &consumer, &d.status_topic, partitions[2], &worker_id)?;
+        let status = KafkaStatusStore::start(&producer, &consumer, &d.status_topic, partitions[2])?;
         Ok(Stores { config: Arc::new(config_log), offsets: Arc::new(offsets), status: Arc::new(status) })
     })
     .await?

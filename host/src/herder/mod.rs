@@ -43,6 +43,13 @@ pub struct Herder {
     reconciling: Mutex<()>,
 }
 
+/// A config in a canonical order (by key, the last value of a repeated key winning), so that
+/// configs compare equal however they were written or read back.
+pub fn canonical(pairs: Pairs) -> Pairs {
+    let map: std::collections::BTreeMap<String, String> = pairs.into_iter().collect();
+    map.into_iter().collect()
+}
+
 /// How often the herder reconciles even without a change signal (a safety net).
 const RECONCILE_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -91,6 +98,7 @@ impl Herder {
             Some(_) => {}
             None => config.push(("name".into(), name.into())),
         }
+        let config = canonical(config);
         self.check(name, &config)?;
         let exists = self.store.snapshot().connectors.contains_key(name);
         if exists && !replace {
@@ -186,7 +194,7 @@ impl Herder {
             let parsed =
                 ConnectorConfig::from_pairs(entry.config.clone(), &format!("of {name}"), &self.worker.config.wasm)
                     .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })?;
-            let fresh = self.worker.task_configs(&parsed)?;
+            let fresh: Vec<Pairs> = self.worker.task_configs(&parsed)?.into_iter().map(canonical).collect();
             if tasks.as_ref() != Some(&fresh) {
                 self.write_task_configs(name, &fresh)?;
             }

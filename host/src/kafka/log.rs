@@ -60,6 +60,8 @@ impl KafkaLog {
         config
             .set("enable.auto.commit", "false")
             .set("enable.partition.eof", "true")
+            // A writer waits for its own record to come back: keep each idle fetch short.
+            .set("fetch.wait.max.ms", "50")
             .set("auto.offset.reset", "earliest");
         // No group: the log is assigned, never subscribed, so a group id only names the client.
         if config.get("group.id").is_none() {

@@ -146,6 +146,7 @@ impl Plugin {
         let grants = Grants {
             label: label.to_string(),
             folders: Vec::new(),
+            connect: Vec::new(),
             memory_max_bytes: limits.memory_max_bytes,
             offsets: None,
             reconfigure: Arc::new(AtomicBool::new(false)),

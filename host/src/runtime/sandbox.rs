@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
+use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
@@ -21,6 +22,8 @@ pub struct Grants {
     /// `connector-name` or `connector-name-N`, used in log lines.
     pub label: String,
     pub folders: Vec<FolderGrant>,
+    /// `host:port` addresses the plugin may open TCP connections to.
+    pub connect: Vec<String>,
     pub memory_max_bytes: usize,
     pub offsets: Option<OffsetLookup>,
     pub reconfigure: Arc<AtomicBool>,
@@ -73,6 +76,7 @@ impl TaskState {
                 )
             })?;
         }
+        grant_network(&mut builder, &grants.label, &grants.connect)?;
         Ok(TaskState {
             wasi: builder.build(),
             table: ResourceTable::new(),
@@ -88,6 +92,36 @@ impl TaskState {
     pub fn stderr_text(&self) -> String {
         self.stderr.text()
     }
+}
+
+/// TCP connections only to the granted addresses (as resolved when the task starts), checked on
+/// every connect; a refusal leaves a log line naming the task and the address. No UDP, no
+/// listening sockets, and name lookups only when something is granted.
+fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) -> anyhow::Result<()> {
+    let mut allowed = std::collections::HashSet::new();
+    for entry in connect {
+        let addresses = std::net::ToSocketAddrs::to_socket_addrs(entry.as_str()).map_err(|e| {
+            anyhow::anyhow!("wasm.net.connect: cannot resolve {entry}: {e}; check the host name and port")
+        })?;
+        allowed.extend(addresses);
+    }
+    builder.allow_tcp(true);
+    builder.allow_udp(false);
+    builder.allow_ip_name_lookup(!allowed.is_empty());
+    let label: Arc<str> = label.into();
+    builder.socket_addr_check(move |address, usage| {
+        let permitted = match usage {
+            SocketAddrUse::TcpConnect => allowed.contains(&address),
+            // Connecting binds the local end to an ephemeral port first.
+            SocketAddrUse::TcpBind => address.ip().is_unspecified() && address.port() == 0,
+            _ => false,
+        };
+        if !permitted {
+            tracing::warn!(task = &*label, "refused {usage:?} to {address}: not granted in wasm.net.connect");
+        }
+        Box::pin(std::future::ready(permitted))
+    });
+    Ok(())
 }
 
 impl WasiView for TaskState {

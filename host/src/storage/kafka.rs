@@ -36,7 +36,9 @@ impl ProducerContext for WriteTracker {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((e, _)) = result {
+        if let Err((e, message)) = result {
+            use rdkafka::Message;
+            tracing::warn!("Kafka did not accept a write to topic {}: {e}", message.topic());
             self.failure.lock().expect("tracker lock").get_or_insert_with(|| e.to_string());
         }
     }
@@ -58,15 +60,19 @@ impl LogWriter {
         Ok(LogWriter { topic: topic.to_string(), producer })
     }
 
+    /// Hands a record to the producer without waiting; a failed delivery is logged.
+    pub fn send(&self, partition: i32, key: &str, value: Option<&[u8]>) -> Result<(), String> {
+        let mut record: BaseRecord<'_, str, [u8], ()> = BaseRecord::to(&self.topic).key(key).partition(partition);
+        if let Some(value) = value {
+            record = record.payload(value);
+        }
+        self.producer.send(record).map_err(|(e, _)| format!("cannot write {key} to topic {}: {e}", self.topic))
+    }
+
     /// Writes the records in order and returns once all are acknowledged.
     pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<(), String> {
         for (partition, key, value) in records {
-            let mut record: BaseRecord<'_, str, [u8], ()> =
-                BaseRecord::to(&self.topic).key(key.as_str()).partition(*partition);
-            if let Some(value) = value {
-                record = record.payload(value.as_slice());
-            }
-            self.producer.send(record).map_err(|(e, _)| format!("cannot write {key} to topic {}: {e}", self.topic))?;
+            self.send(*partition, key, value.as_deref())?;
         }
         self.producer.flush(STORE_TIMEOUT).map_err(|e| {
             format!("topic {} did not acknowledge a write within {} s: {e}", self.topic, STORE_TIMEOUT.as_secs())
@@ -75,6 +81,13 @@ impl LogWriter {
             Some(failure) => Err(format!("topic {} refused a write: {failure}", self.topic)),
             None => Ok(()),
         }
+    }
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        // Records sent without waiting (statuses) still reach the topic on the way out.
+        let _ = self.producer.flush(Duration::from_secs(5));
     }
 }
 
@@ -357,12 +370,13 @@ impl OffsetStore for KafkaOffsetStore {
     }
 }
 
-/// Statuses on the status topic. This worker's own statuses are served from memory as it writes
-/// them; the topic supplies those of other workers and of earlier runs.
+/// Statuses on the status topic. This worker's statuses enter the view as it writes them; when
+/// the topic echoes them back they are skipped (`echoes` counts the writes still to come back per
+/// key), so a late echo never undoes a newer state. The topic supplies everything else.
 pub struct KafkaStatusStore {
     partitions: i32,
-    worker_id: String,
     view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>>,
+    echoes: Arc<Mutex<BTreeMap<String, u32>>>,
     writer: LogWriter,
     _log: KafkaLog,
 }
@@ -399,22 +413,13 @@ fn status_value(status: &Status) -> Option<Vec<u8>> {
     }))
 }
 
-fn apply_status(
-    view: &mut BTreeMap<String, ConnectorStatus>,
-    key: &str,
-    value: Option<&[u8]>,
-    own_worker: &str,
-) -> Result<(), String> {
+fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: Option<&[u8]>) -> Result<(), String> {
     let status = match value {
         None => None,
         Some(bytes) => {
             let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("value is not JSON ({e})"))?;
             let state = v["state"].as_str().and_then(state_from_name).ok_or("no known \"state\"")?;
             let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
-            if worker_id == own_worker {
-                // This worker's statuses are already in memory, newer than what the topic replays.
-                return Ok(());
-            }
             Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from) })
         }
     };
@@ -458,14 +463,24 @@ impl KafkaStatusStore {
         consumer: &ClientConfig,
         topic: &str,
         partitions: i32,
-        worker_id: &str,
     ) -> anyhow::Result<Self> {
         let view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>> = Arc::default();
+        let echoes: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
         let log = {
-            let (view, topic_name, own) = (view.clone(), topic.to_string(), worker_id.to_string());
+            let (view, echoes, topic_name) = (view.clone(), echoes.clone(), topic.to_string());
             KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
                 let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
-                let result = apply_status(&mut view.lock().expect("status lock"), &key, record.value, &own);
+                {
+                    let mut echoes = echoes.lock().expect("status lock");
+                    if let Some(pending) = echoes.get_mut(key.as_ref()) {
+                        *pending -= 1;
+                        if *pending == 0 {
+                            echoes.remove(key.as_ref());
+                        }
+                        return;
+                    }
+                }
+                let result = apply_status(&mut view.lock().expect("status lock"), &key, record.value);
                 if let Err(problem) = result {
                     tracing::warn!("skipping status record {key:?} in topic {topic_name}: {problem}");
                 }
@@ -473,13 +488,22 @@ impl KafkaStatusStore {
         };
         log.read_to_end(STORE_TIMEOUT)?;
         let writer = LogWriter::new(producer, topic)?;
-        Ok(KafkaStatusStore { partitions, worker_id: worker_id.to_string(), view, writer, _log: log })
+        Ok(KafkaStatusStore { partitions, view, echoes, writer, _log: log })
     }
 
+    /// Statuses are written without waiting: a task never blocks on reporting its state.
     fn send(&self, key: String, value: Option<Vec<u8>>) {
         let partition = partition_for_key(key.as_bytes(), self.partitions);
-        if let Err(e) = self.writer.write(&[(partition, key, value)]) {
+        *self.echoes.lock().expect("status lock").entry(key.clone()).or_insert(0) += 1;
+        if let Err(e) = self.writer.send(partition, &key, value.as_deref()) {
             tracing::warn!("cannot record a status: {e}");
+            let mut echoes = self.echoes.lock().expect("status lock");
+            if let Some(pending) = echoes.get_mut(&key) {
+                *pending -= 1;
+                if *pending == 0 {
+                    echoes.remove(&key);
+                }
+            }
         }
     }
 }
@@ -530,6 +554,5 @@ impl StatusStore for KafkaStatusStore {
         self.remove_tasks(name);
         self.view.lock().expect("status lock").remove(name);
         self.send(format!("status-connector-{name}"), None);
-        let _ = &self.worker_id;
     }
 }

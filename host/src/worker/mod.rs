@@ -349,6 +349,7 @@ impl TaskSetup {
         Grants {
             label: self.label.clone(),
             folders: self.connector.folders.clone(),
+            connect: self.connector.connect.clone(),
             memory_max_bytes: self.connector.limits.memory_max_bytes,
             offsets: Some(lookup),
             reconfigure: Arc::new(AtomicBool::new(false)),

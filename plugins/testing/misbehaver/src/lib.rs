@@ -1,0 +1,109 @@
+//! A source that misbehaves on purpose, so tests can check that the sandbox contains it. The
+//! `behaviour` key picks what its task does in `poll`:
+//! - `spin`: loops forever;
+//! - `hog`: allocates memory until the allocator gives up;
+//! - `flood`: returns far more records than it was asked for;
+//! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
+//! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record.
+
+use std::io::{BufRead, BufReader};
+
+use wharf_sdk::*;
+
+struct Misbehaver;
+
+impl Connector for Misbehaver {
+    fn describe() -> PluginInfo {
+        PluginInfo {
+            name: "test-misbehaver".into(),
+            version: "0.1.0".into(),
+            description: "Misbehaves on purpose (for tests)".into(),
+            kind: ConnectorKind::Source,
+            config: vec![
+                required_key("behaviour", ConfigType::String, "spin, hog, flood, read or connect"),
+                required_key("topic", ConfigType::String, "Where records go"),
+                optional_key("target", ConfigType::String, "", "The file to read or host:port to connect to"),
+            ],
+        }
+    }
+
+    fn validate(config: &Config) -> Vec<ConfigProblem> {
+        match config.get("behaviour") {
+            Some("spin" | "hog" | "flood" | "read" | "connect") | None => Vec::new(),
+            Some(other) => vec![ConfigProblem {
+                name: "behaviour".into(),
+                message: format!("unknown behaviour {other}: use spin, hog, flood, read or connect"),
+            }],
+        }
+    }
+
+    fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
+        Ok(vec![config.clone()])
+    }
+}
+
+struct MisbehaverTask {
+    behaviour: String,
+    topic: String,
+    target: String,
+    done: bool,
+}
+
+impl MisbehaverTask {
+    fn record(&self, value: &str) -> SourceRecord {
+        source_record(Vec::new(), Vec::new(), &self.topic, value.as_bytes().to_vec())
+    }
+}
+
+impl SourceTask for MisbehaverTask {
+    fn open(config: Config) -> Result<Self, ConnectorError> {
+        Ok(MisbehaverTask {
+            behaviour: config.require("behaviour")?.to_string(),
+            topic: config.require("topic")?.to_string(),
+            target: config.get("target").unwrap_or_default().to_string(),
+            done: false,
+        })
+    }
+
+    fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
+        if self.done {
+            return Ok(Vec::new());
+        }
+        match self.behaviour.as_str() {
+            "spin" => loop {
+                std::hint::black_box(&self.behaviour);
+            },
+            "hog" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "flood" => Ok((0..max_records as u64 * 2 + 10).map(|i| self.record(&i.to_string())).collect()),
+            "read" => {
+                let file = std::fs::File::open(&self.target)
+                    .map_err(|e| ConnectorError::Fatal(format!("cannot read {}: {e}", self.target)))?;
+                let mut line = String::new();
+                BufReader::new(file)
+                    .read_line(&mut line)
+                    .map_err(|e| ConnectorError::Fatal(format!("cannot read {}: {e}", self.target)))?;
+                self.done = true;
+                Ok(vec![self.record(line.trim_end())])
+            }
+            "connect" => {
+                std::net::TcpStream::connect(&self.target)
+                    .map_err(|e| ConnectorError::Fatal(format!("cannot connect to {}: {e}", self.target)))?;
+                self.done = true;
+                Ok(vec![self.record("connected")])
+            }
+            other => Err(ConnectorError::Fatal(format!("unknown behaviour {other}"))),
+        }
+    }
+}
+
+impl SourceConnector for Misbehaver {
+    type Task = MisbehaverTask;
+}
+
+source_connector!(Misbehaver);
