@@ -110,6 +110,9 @@ fn inspect(file: &std::path::Path) -> Result<()> {
     println!("name:        {}", info.name);
     println!("version:     {}", info.version);
     println!("description: {}", info.description);
+    let imports: Vec<String> =
+        plugin.component().component_type().imports(&runtime.engine).map(|(name, _)| name.to_string()).collect();
+    println!("imports:     {}", if imports.is_empty() { "nothing".to_string() } else { imports.join(", ") });
     println!("config:");
     for key in &info.config {
         let default = match (&key.default_value, key.required) {

@@ -30,6 +30,8 @@ pub struct ConnectorConfig {
     pub name: String,
     /// `connector.class`: the plugin's name (or a Kafka Connect class name it stands for).
     pub class: String,
+    /// `connector.version`: which versions of the plugin may run it; the newest otherwise.
+    pub version: Option<semver::VersionReq>,
     pub tasks_max: u32,
     /// Sinks: the topics to read (`topics`).
     pub topics: Vec<String>,
@@ -45,6 +47,7 @@ pub struct ConnectorConfig {
 const HOST_KEYS: &[&str] = &[
     "name",
     "connector.class",
+    "connector.version",
     "tasks.max",
     "topics",
     "key.converter",
@@ -96,6 +99,13 @@ impl ConnectorConfig {
         let class = get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
             invalid("\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into())
         })?;
+        let version = match get("connector.version").filter(|v| !v.is_empty()) {
+            None => None,
+            Some(text) => Some(
+                crate::runtime::registry::parse_version_requirement(text)
+                    .map_err(|e| invalid(format!("connector.version: {e}")))?,
+            ),
+        };
         let tasks_max = match get("tasks.max") {
             None => 1,
             Some(raw) => raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
@@ -168,6 +178,7 @@ impl ConnectorConfig {
         Ok(ConnectorConfig {
             name: name.to_string(),
             class: class.to_string(),
+            version,
             tasks_max,
             topics,
             folders,

@@ -64,6 +64,9 @@ pub struct WorkerConfig {
     pub bootstrap_servers: String,
     /// Folders searched for `.wasm` plugins.
     pub plugin_path: Vec<PathBuf>,
+    /// `plugin.scan.interval.ms`: how often `plugin.path` is checked for added, replaced or
+    /// removed plugins.
+    pub plugin_scan_interval: Duration,
     /// `host:port` the REST API binds to, from `listeners` (`http://` only).
     pub rest_bind: String,
     /// `offset.storage.file.filename` (standalone).
@@ -95,6 +98,7 @@ pub const PASS_THROUGH_CONVERTERS: [&str; 2] =
 const KNOWN_KEYS: &[&str] = &[
     "bootstrap.servers",
     "plugin.path",
+    "plugin.scan.interval.ms",
     "listeners",
     "offset.storage.file.filename",
     "offset.flush.interval.ms",
@@ -274,6 +278,7 @@ impl WorkerConfig {
             distributed,
             bootstrap_servers: bootstrap_servers.to_string(),
             plugin_path,
+            plugin_scan_interval: reader.millis("plugin.scan.interval.ms", 2_000)?.max(Duration::from_millis(100)),
             rest_bind,
             offset_storage_file,
             offset_flush_interval: reader.millis("offset.flush.interval.ms", 60_000)?,

@@ -55,10 +55,12 @@ pub async fn run(
 
     let cache_dir = config.compile_cache_dir.clone();
     let plugin_path = config.plugin_path.clone();
+    let scan_interval = config.plugin_scan_interval;
     let (runtime, registry) = tokio::task::spawn_blocking(move || -> Result<_> {
         let runtime = Arc::new(Runtime::new(cache_dir)?);
-        let registry = PluginRegistry::scan(&runtime, &plugin_path);
-        Ok((runtime, Arc::new(registry)))
+        let registry = Arc::new(PluginRegistry::scan(&runtime, &plugin_path));
+        registry.watch(runtime.clone(), scan_interval);
+        Ok((runtime, registry))
     })
     .await??;
     tracing::info!("plugins available: {}", registry.names().join(", "));

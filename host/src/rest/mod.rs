@@ -17,12 +17,14 @@ use crate::storage::config::Pairs;
 use crate::storage::status::ConnectorStatus;
 use crate::storage::TargetState;
 
+mod plugins;
+
 pub struct RestState {
     pub herder: Arc<Herder>,
     pub kafka_cluster_id: String,
 }
 
-type Shared = Arc<RestState>;
+pub(crate) type Shared = Arc<RestState>;
 
 pub fn router(state: Shared) -> Router {
     Router::new()
@@ -37,7 +39,9 @@ pub fn router(state: Shared) -> Router {
         .route("/connectors/{name}/stop", put(stop))
         .route("/connectors/{name}/restart", post(restart_connector))
         .route("/connectors/{name}/tasks/{task}/restart", post(restart_task))
-        .route("/connector-plugins", get(list_plugins))
+        .route("/connector-plugins", get(plugins::list))
+        .route("/connector-plugins/{plugin}/config", get(plugins::config_definition))
+        .route("/connector-plugins/{plugin}/config/validate", put(plugins::validate))
         .fallback(not_found)
         .with_state(state)
 }
@@ -48,7 +52,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
         ApiError { status, message: message.into() }
     }
 }
@@ -86,12 +90,12 @@ async fn blocking<T: Send + 'static>(
         .map_err(ApiError::from)
 }
 
-fn bad_request(message: impl Into<String>) -> ApiError {
+pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, message)
 }
 
 /// A JSON object of config values; strings, numbers and booleans are taken as their text.
-fn config_from_json(value: &Value) -> Result<Pairs, ApiError> {
+pub(crate) fn config_from_json(value: &Value) -> Result<Pairs, ApiError> {
     let object =
         value.as_object().ok_or_else(|| bad_request("the connector config must be a JSON object of strings"))?;
     object
@@ -105,7 +109,7 @@ fn config_from_json(value: &Value) -> Result<Pairs, ApiError> {
         .collect()
 }
 
-fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
+pub(crate) fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
     serde_json::from_slice(body).map_err(|e| bad_request(format!("request body is not valid JSON: {e}")))
 }
 
@@ -218,7 +222,7 @@ async fn list_connectors(State(state): State<Shared>, Query(query): Query<ListQu
     }
 }
 
-fn kind_name(kind: ConnectorKind) -> &'static str {
+pub(crate) fn kind_name(kind: ConnectorKind) -> &'static str {
     match kind {
         ConnectorKind::Source => "source",
         ConnectorKind::Sink => "sink",
@@ -304,15 +308,4 @@ async fn connector_status(State(state): State<Shared>, Path(name): Path<String>)
     status_json(&state, &name)
         .map(Json)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("No status found for connector {name}")))
-}
-
-async fn list_plugins(State(state): State<Shared>) -> Json<Value> {
-    let plugins: Vec<Value> = state
-        .herder
-        .worker
-        .registry
-        .plugins()
-        .map(|p| json!({"class": p.info.name, "type": kind_name(p.info.kind), "version": p.info.version}))
-        .collect();
-    Json(json!(plugins))
 }

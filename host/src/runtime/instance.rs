@@ -58,6 +58,16 @@ pub struct Plugin {
     pre: PluginPre,
 }
 
+impl Plugin {
+    /// The compiled component.
+    pub fn component(&self) -> &Component {
+        match &self.pre {
+            PluginPre::Source(pre) => pre.instance_pre().component(),
+            PluginPre::Sink(pre) => pre.instance_pre().component(),
+        }
+    }
+}
+
 enum PluginPre {
     Source(source::SourcePre<TaskState>),
     Sink(sink::SinkPre<TaskState>),

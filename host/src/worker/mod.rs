@@ -42,10 +42,8 @@ pub struct TaskReport {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error(
-        "connector {name}: connector.class={class} names no plugin in plugin.path ({path}). Plugins found: {found}"
-    )]
-    UnknownPlugin { name: String, class: String, path: String, found: String },
+    #[error("connector {name}: {source}")]
+    NoPlugin { name: String, source: crate::runtime::registry::FindError },
     #[error("connector {name}: invalid config: {problems}")]
     Invalid { name: String, problems: String },
     #[error("connector {name}: {message}")]
@@ -69,7 +67,7 @@ struct RunningConnector {
 pub struct Worker {
     pub config: WorkerConfig,
     pub worker_id: String,
-    runtime: Arc<Runtime>,
+    pub runtime: Arc<Runtime>,
     pub registry: Arc<PluginRegistry>,
     offsets: Arc<dyn OffsetStore>,
     pub status: Arc<dyn StatusStore>,
@@ -97,15 +95,10 @@ impl Worker {
 
     /// Checks a connector config against the plugin's definition and its own validation.
     pub fn validate(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
-        let plugin = self.registry.find(&config.class).ok_or_else(|| StartError::UnknownPlugin {
-            name: config.name.clone(),
-            class: config.class.clone(),
-            path: self.config.plugin_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-            found: match self.registry.names() {
-                names if names.is_empty() => "none".to_string(),
-                names => names.join(", "),
-            },
-        })?;
+        let plugin = self
+            .registry
+            .find(&config.class, config.version.as_ref())
+            .map_err(|source| StartError::NoPlugin { name: config.name.clone(), source })?;
         let mut problems: Vec<String> = plugin
             .info
             .config
@@ -143,7 +136,7 @@ impl Worker {
 
     /// The kind of the plugin a connector config names, if the plugin is loaded.
     pub fn kind_of(&self, class: &str) -> Option<ConnectorKind> {
-        self.registry.find(class).map(|p| p.info.kind)
+        self.registry.find(class, None).ok().map(|p| p.info.kind)
     }
 
     /// The connector config and task configs that a connector's tasks run with now.

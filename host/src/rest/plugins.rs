@@ -1,0 +1,225 @@
+//! `/connector-plugins`: what the registry holds, each plugin's configuration definition, and
+//! config validation in Kafka Connect's `ConfigInfos` shape.
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{bad_request, config_from_json, kind_name, parse_body, ApiError, Shared};
+use crate::config::ConnectorConfig;
+use crate::runtime::records::ConfigKey;
+use crate::runtime::registry::parse_version_requirement;
+use crate::runtime::Plugin;
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    #[serde(rename = "connectorsOnly")]
+    connectors_only: Option<bool>,
+}
+
+/// Every version of every plugin; with `connectorsOnly=false`, files that failed to load too.
+pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Value> {
+    let registry = &state.herder.worker.registry;
+    let mut entries: Vec<Value> = registry
+        .plugins()
+        .iter()
+        .map(|p| json!({"class": p.info.name, "type": kind_name(p.info.kind), "version": p.info.version}))
+        .collect();
+    if query.connectors_only == Some(false) {
+        entries.extend(registry.problems().into_iter().map(|(path, reason)| {
+            json!({"class": path.display().to_string(), "type": "invalid", "version": Value::Null, "error": reason})
+        }));
+    }
+    Json(json!(entries))
+}
+
+#[derive(Deserialize)]
+pub struct VersionQuery {
+    version: Option<String>,
+}
+
+fn find(state: &Shared, name: &str, version: Option<&str>) -> Result<std::sync::Arc<Plugin>, ApiError> {
+    let requirement = version.map(parse_version_requirement).transpose().map_err(bad_request)?;
+    state
+        .herder
+        .worker
+        .registry
+        .find(name, requirement.as_ref())
+        .map_err(|e| ApiError::new(StatusCode::NOT_FOUND, e.to_string()))
+}
+
+/// Keys every connector has, whatever its plugin: Kafka Connect's common ones and the sandbox's.
+fn host_keys() -> Vec<ConfigKey> {
+    let key = |name: &str, type_name: &'static str, default: Option<&str>, required: bool, group: &str, doc: &str| {
+        ConfigKey {
+            name: name.into(),
+            type_name,
+            default_value: default.map(String::from),
+            required,
+            importance: if required { "HIGH" } else { "MEDIUM" },
+            documentation: doc.into(),
+            group: Some(group.into()),
+        }
+    };
+    vec![
+        key("name", "STRING", None, true, "Common", "The connector's unique name."),
+        key("connector.class", "STRING", None, true, "Common", "The plugin that runs the connector."),
+        key(
+            "connector.version",
+            "STRING",
+            None,
+            false,
+            "Common",
+            "Which plugin versions may run it (newest otherwise).",
+        ),
+        key("tasks.max", "INT", Some("1"), false, "Common", "The most tasks to split the connector into."),
+        key("wasm.fs.read", "LIST", Some(""), false, "Sandbox", "Folders the plugin may read."),
+        key("wasm.fs.write", "LIST", Some(""), false, "Sandbox", "Folders the plugin may read and write."),
+        key("wasm.net.connect", "LIST", Some(""), false, "Sandbox", "host:port addresses the plugin may connect to."),
+        key("wasm.memory.max.bytes", "LONG", None, false, "Sandbox", "Memory cap of each task (at most the worker's)."),
+        key("wasm.call.timeout.ms", "LONG", None, false, "Sandbox", "Deadline of each call (at most the worker's)."),
+        key(
+            "wasm.max.records.per.call",
+            "INT",
+            None,
+            false,
+            "Sandbox",
+            "Most records per call (at most the worker's).",
+        ),
+    ]
+}
+
+fn definition_json(key: &ConfigKey, order: usize) -> Value {
+    json!({
+        "name": key.name,
+        "type": key.type_name,
+        "required": key.required,
+        "default_value": key.default_value,
+        "importance": key.importance,
+        "documentation": key.documentation,
+        "group": key.group,
+        "width": "NONE",
+        "display_name": key.name,
+        "dependents": [],
+        "order": order,
+    })
+}
+
+/// The plugin's configuration definition (the newest version, or `?version=`).
+pub async fn config_definition(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    Query(query): Query<VersionQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let plugin = find(&state, &name, query.version.as_deref())?;
+    let keys: Vec<Value> = plugin.info.config.iter().enumerate().map(|(i, k)| definition_json(k, i + 1)).collect();
+    Ok(Json(json!(keys)))
+}
+
+/// Whether `value` is a valid value of the given Kafka Connect type.
+fn type_problem(type_name: &str, value: &str) -> Option<String> {
+    let ok = match type_name {
+        "INT" => value.trim().parse::<i32>().is_ok(),
+        "LONG" => value.trim().parse::<i64>().is_ok(),
+        "DOUBLE" => value.trim().parse::<f64>().is_ok(),
+        "BOOLEAN" => matches!(value.trim().to_ascii_lowercase().as_str(), "true" | "false"),
+        _ => true,
+    };
+    (!ok).then(|| format!("Invalid value {value} for configuration: expected {}", type_name.to_ascii_lowercase()))
+}
+
+/// Checks types, required keys and defaults against the definition, then the host's keys, then
+/// the plugin's own `validate`.
+pub async fn validate(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let mut config = config_from_json(&parse_body(&body)?)?;
+    let given_class = config.iter().find(|(k, _)| k == "connector.class").map(|(_, v)| v.clone());
+    match given_class {
+        None => config.push(("connector.class".into(), name.clone())),
+        Some(class) if class != name => {
+            return Err(bad_request(format!(
+                "connector.class={class} in the body does not match the plugin {name} in the URL"
+            )))
+        }
+        Some(_) => {}
+    }
+    let version = config.iter().find(|(k, _)| k == "connector.version").map(|(_, v)| v.clone());
+    let plugin = find(&state, &name, version.as_deref())?;
+    let get = |key: &str| config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+
+    let mut keys = host_keys();
+    keys.extend(plugin.info.config.iter().cloned());
+    let mut entries: Vec<(ConfigKey, Option<String>, Vec<String>)> = keys
+        .into_iter()
+        .map(|key| {
+            let value = get(&key.name).or_else(|| key.default_value.clone());
+            let mut errors = Vec::new();
+            match &value {
+                None if key.required && key.name != "name" => {
+                    errors.push(format!("\"{}\" is required and has no default: set it", key.name))
+                }
+                Some(v) => errors.extend(type_problem(key.type_name, v)),
+                None => {}
+            }
+            (key, value, errors)
+        })
+        .collect();
+
+    // The host's own checks (limits, grants, versions), reported on the key they name.
+    if let Err(e) = ConnectorConfig::from_pairs(config.clone(), "being validated", &state.herder.worker.config.wasm) {
+        let message = e.to_string();
+        let target = entries.iter().position(|(k, _, _)| k.name != "name" && message.contains(&k.name)).unwrap_or(1);
+        if !message.contains("\"name\" is not set") {
+            entries[target].2.push(message);
+        }
+    }
+    let problems = plugin
+        .connector(&state.herder.worker.runtime, &name, &state.herder.worker.config.wasm)
+        .and_then(|mut instance| instance.validate(&config))
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?;
+    for problem in problems {
+        match entries.iter_mut().find(|(k, _, _)| k.name == problem.name) {
+            Some(entry) => entry.2.push(problem.message),
+            None => entries.push((
+                ConfigKey {
+                    name: problem.name.clone(),
+                    type_name: "STRING",
+                    default_value: None,
+                    required: false,
+                    importance: "LOW",
+                    documentation: String::new(),
+                    group: None,
+                },
+                get(&problem.name),
+                vec![problem.message],
+            )),
+        }
+    }
+
+    let mut groups: Vec<String> = Vec::new();
+    for (key, _, _) in &entries {
+        if let Some(group) = &key.group {
+            if !groups.contains(group) {
+                groups.push(group.clone());
+            }
+        }
+    }
+    let error_count: usize = entries.iter().map(|(_, _, errors)| errors.len()).sum();
+    let configs: Vec<Value> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (key, value, errors))| {
+            json!({
+                "definition": definition_json(key, i + 1),
+                "value": {"name": key.name, "value": value, "recommended_values": [], "errors": errors, "visible": true},
+            })
+        })
+        .collect();
+    Ok(Json(json!({"name": plugin.info.name, "error_count": error_count, "groups": groups, "configs": configs})))
+}

@@ -1,0 +1,150 @@
+//! The plugin registry: plugins dropped in while the worker runs, versions side by side, broken
+//! files reported, configuration definitions and validation over REST, the compile cache.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wharf_e2e::*;
+
+/// Copies a plugin in under a temporary name and renames it, as an installer would.
+fn drop_in(version: &str, folder: &Path) {
+    let source = workspace().join(format!("target/test-plugin-versions/test-versioned-{version}.wasm"));
+    let partial = folder.join(format!("test-versioned-{version}.part"));
+    fs::copy(&source, &partial).unwrap();
+    fs::rename(&partial, folder.join(format!("test-versioned-{version}.wasm"))).unwrap();
+}
+
+fn listed(worker: &Worker, name: &str, version: &str) -> bool {
+    worker
+        .get("/connector-plugins")
+        .is_some_and(|list| list.as_array().unwrap().iter().any(|p| p["class"] == name && p["version"] == version))
+}
+
+fn create_versioned(worker: &Worker, name: &str, version: Option<&str>) -> (u16, Value, String) {
+    let topic = unique(name);
+    let mut config = json!({"connector.class": "test-versioned", "topic": topic});
+    if let Some(version) = version {
+        config["connector.version"] = json!(version);
+    }
+    let (code, body, _) =
+        worker.call("POST", "/connectors", Some(&json!({"name": name, "config": config}).to_string()));
+    (code, body, topic)
+}
+
+fn first_value(worker: &Worker, topic: &str) -> String {
+    worker.wait(&format!("a record in {topic}"), Duration::from_secs(30), || (topic_count(topic) >= 1).then_some(()));
+    String::from_utf8(topic_values(topic).remove(0)).unwrap()
+}
+
+#[test]
+fn plugins_dropped_in_while_running_are_usable_and_versions_live_side_by_side() {
+    let drop_folder = tempfile::tempdir().unwrap();
+    let plugin_path = format!("{},{}", plugin_path(), drop_folder.path().display());
+    let w = Standalone::new(&[("plugin.path", plugin_path), ("plugin.scan.interval.ms", "200".into())]);
+    let worker = w.start();
+    assert!(!listed(&worker, "test-versioned", "1.0.0"));
+
+    drop_in("1.0.0", drop_folder.path());
+    worker.wait("version 1.0.0 to be listed", Duration::from_secs(30), || {
+        listed(&worker, "test-versioned", "1.0.0").then_some(())
+    });
+    let (code, body, first_topic) = create_versioned(&worker, "first", None);
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(first_value(&worker, &first_topic), "1.0.0");
+
+    drop_in("2.0.0", drop_folder.path());
+    worker.wait("version 2.0.0 to be listed", Duration::from_secs(30), || {
+        listed(&worker, "test-versioned", "2.0.0").then_some(())
+    });
+    assert!(listed(&worker, "test-versioned", "1.0.0"), "both versions are listed");
+
+    let (_, _, unpinned) = create_versioned(&worker, "unpinned", None);
+    assert_eq!(first_value(&worker, &unpinned), "2.0.0", "the newest version runs by default");
+    let (_, _, pinned) = create_versioned(&worker, "pinned", Some("1.0.0"));
+    assert_eq!(first_value(&worker, &pinned), "1.0.0");
+    let (_, _, ranged) = create_versioned(&worker, "ranged", Some("[1.0,2.0)"));
+    assert_eq!(first_value(&worker, &ranged), "1.0.0");
+
+    let (code, error, _) = create_versioned(&worker, "missing", Some("3.0.0"));
+    assert_eq!(code, 400);
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("no version matches connector.version") && message.contains("1.0.0, 2.0.0"), "{message}");
+
+    // Removing a file takes its version away; the task that runs it keeps running.
+    fs::remove_file(drop_folder.path().join("test-versioned-1.0.0.wasm")).unwrap();
+    worker.wait("version 1.0.0 to be gone", Duration::from_secs(30), || {
+        (!listed(&worker, "test-versioned", "1.0.0")).then_some(())
+    });
+    assert_eq!(worker.task_state("pinned", 0).unwrap().0, "RUNNING");
+}
+
+#[test]
+fn a_file_that_is_not_a_plugin_is_reported_and_harms_nothing() {
+    let drop_folder = tempfile::tempdir().unwrap();
+    fs::write(drop_folder.path().join("broken.wasm"), b"this is not WebAssembly").unwrap();
+    let plugin_path = format!("{},{}", plugin_path(), drop_folder.path().display());
+    let w = Standalone::new(&[("plugin.path", plugin_path)]);
+    let worker = w.start();
+    let all = worker.get("/connector-plugins?connectorsOnly=false").unwrap();
+    let broken = all.as_array().unwrap().iter().find(|p| p["class"].as_str().unwrap().ends_with("broken.wasm"));
+    let broken = broken.unwrap_or_else(|| panic!("broken.wasm is not reported: {all}"));
+    assert_eq!(broken["type"], "invalid");
+    assert!(broken["error"].as_str().unwrap().contains("not a valid WebAssembly component"), "{broken}");
+    let connectors_only = worker.get("/connector-plugins").unwrap();
+    assert!(connectors_only.as_array().unwrap().iter().all(|p| p["type"] != "invalid"));
+    assert!(listed(&worker, "file-source", "0.1.0"));
+}
+
+#[test]
+fn plugin_config_definitions_and_validation_use_kafka_connects_shapes() {
+    let w = Standalone::new(&[]);
+    let worker = w.start();
+    let definition = worker.get("/connector-plugins/file-source/config").unwrap();
+    let file = definition.as_array().unwrap().iter().find(|k| k["name"] == "file").unwrap();
+    assert_eq!(file["type"], "STRING");
+    assert_eq!(file["required"], true);
+    let batch = definition.as_array().unwrap().iter().find(|k| k["name"] == "batch.size").unwrap();
+    assert_eq!(batch["default_value"], "2000");
+
+    let bad = json!({"name": "x", "connector.class": "file-source", "topic": "a,b", "batch.size": "lots"});
+    let (code, report, _) =
+        worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&bad.to_string()));
+    assert_eq!(code, 200, "{report}");
+    assert_eq!(report["name"], "file-source");
+    assert_eq!(report["error_count"], 3, "{report}");
+    let errors_of = |key: &str| -> Vec<String> {
+        let entry = report["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == key).unwrap();
+        entry["value"]["errors"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect()
+    };
+    assert!(errors_of("file")[0].contains("is required"), "{report}");
+    assert!(errors_of("batch.size")[0].contains("lots"), "{report}");
+    assert!(errors_of("topic")[0].contains("one topic"), "{report}");
+    assert!(report["groups"].as_array().unwrap().contains(&json!("Common")));
+
+    let good = json!({"name": "x", "file": "/tmp/in.txt", "topic": "t"});
+    let (_, report, _) = worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&good.to_string()));
+    assert_eq!(report["error_count"], 0, "{report}");
+
+    let (code, _, _) = worker.call("GET", "/connector-plugins/nope/config", None);
+    assert_eq!(code, 404);
+}
+
+#[test]
+fn a_second_start_loads_compiled_plugins_from_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let w = Standalone::new(&[("wasm.cache.dir", cache.path().display().to_string())]);
+    let first = w.start();
+    let log = first.log();
+    let compiled: Vec<&str> = log.lines().filter(|l| l.contains("loaded plugin file-source")).collect();
+    assert!(!compiled.is_empty() && compiled.iter().all(|l| !l.contains("from cache")), "{log}");
+    drop(first);
+    let second = w.start();
+    let log = second.log();
+    let loaded: Vec<&str> = log.lines().filter(|l| l.contains("loaded plugin file-source")).collect();
+    assert!(!loaded.is_empty() && loaded.iter().all(|l| l.contains("compiled code from cache")), "{log}");
+    for line in compiled.iter().chain(loaded.iter()) {
+        eprintln!("{line}");
+    }
+}
