@@ -1,6 +1,7 @@
 //! Wharf: a connector host in the spirit of Kafka Connect whose connectors are WebAssembly
 //! components. See ARCHITECTURE.md for the map.
 
+pub mod bench;
 pub mod config;
 pub mod dev;
 pub mod herder;

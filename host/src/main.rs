@@ -43,10 +43,29 @@ enum Command {
         #[arg(long, default_value_t = 100)]
         rate: u32,
     },
+    /// Measurements that need no Kafka.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// Work with plugin files.
     Plugin {
         #[command(subcommand)]
         command: PluginCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Records/s across the WebAssembly boundary at batch sizes 1 to 10000, with and without the
+    /// sandbox's limits.
+    Boundary {
+        /// A source plugin that produces records endlessly (datagen does).
+        #[arg(long, default_value = "target/plugins/datagen.wasm")]
+        plugin: PathBuf,
+        /// Seconds per measurement.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
     },
 }
 
@@ -96,6 +115,7 @@ fn run(cli: Cli) -> Result<()> {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
         }
         Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
+        Command::Bench { command: BenchCommand::Boundary { plugin, seconds } } => wharf::bench::boundary(&plugin, seconds),
     }
 }
 

@@ -20,6 +20,9 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 pub struct Runtime {
     pub engine: Engine,
+    /// Whether calls run under `wasm.call.timeout.ms` (epoch interruption). Always on in a
+    /// worker; off only to measure what the deadlines cost.
+    pub call_deadlines: bool,
     pub linker: Linker<TaskState>,
     cache_dir: PathBuf,
     _ticker: Arc<EpochTicker>,
@@ -45,9 +48,15 @@ pub enum LoadedFrom {
 
 impl Runtime {
     pub fn new(cache_dir: PathBuf) -> Result<Self> {
+        Self::with_deadlines(cache_dir, true)
+    }
+
+    /// A runtime whose calls may run without deadlines: for measuring their cost, never for
+    /// running connectors.
+    pub fn with_deadlines(cache_dir: PathBuf, call_deadlines: bool) -> Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
-        config.epoch_interruption(true);
+        config.epoch_interruption(call_deadlines);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
         let engine =
             Engine::new(&config).map_err(anyhow::Error::from).context("cannot start the WebAssembly engine")?;
@@ -74,7 +83,7 @@ impl Runtime {
             })
             .context("cannot start the epoch thread")?;
 
-        Ok(Runtime { engine, linker, cache_dir, _ticker: ticker })
+        Ok(Runtime { engine, call_deadlines, linker, cache_dir, _ticker: ticker })
     }
 
     /// Epoch ticks that cover `timeout`.

@@ -133,11 +133,17 @@ impl Plugin {
     }
 
     fn instantiate(&self, runtime: &Runtime, grants: Grants) -> Result<(Store<TaskState>, Bound), PluginError> {
-        let state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
+        let mut state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
+        state.call_deadlines = runtime.call_deadlines;
+        let capped = state.memory.max_bytes != usize::MAX;
         let mut store = Store::new(&runtime.engine, state);
-        store.limiter(|state| &mut state.memory);
-        store.epoch_deadline_trap();
-        store.set_epoch_deadline(Runtime::deadline_ticks(WasmLimits::default().call_timeout));
+        if capped {
+            store.limiter(|state| &mut state.memory);
+        }
+        if runtime.call_deadlines {
+            store.epoch_deadline_trap();
+            store.set_epoch_deadline(Runtime::deadline_ticks(WasmLimits::default().call_timeout));
+        }
         let bound = match &self.pre {
             PluginPre::Source(pre) => pre.instantiate(&mut store).map(Bound::Source),
             PluginPre::Sink(pre) => pre.instantiate(&mut store).map(Bound::Sink),
@@ -214,7 +220,9 @@ fn call<T>(
     name: &'static str,
     f: impl FnOnce(&mut Store<TaskState>) -> wasmtime::Result<Result<T, wit::ConnectorError>>,
 ) -> Result<T, PluginError> {
-    store.set_epoch_deadline(Runtime::deadline_ticks(limits.call_timeout));
+    if store.data().call_deadlines {
+        store.set_epoch_deadline(Runtime::deadline_ticks(limits.call_timeout));
+    }
     match f(store) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(message)),

@@ -37,6 +37,8 @@ pub struct TaskState {
     offsets: Option<OffsetLookup>,
     reconfigure: Arc<AtomicBool>,
     stderr: StderrTail,
+    /// Whether the engine enforces call deadlines (see `Runtime::call_deadlines`).
+    pub(crate) call_deadlines: bool,
 }
 
 /// Caps linear memory and remembers a refused growth, to explain the trap that follows.
@@ -85,6 +87,7 @@ impl TaskState {
             offsets: grants.offsets,
             reconfigure: grants.reconfigure,
             stderr,
+            call_deadlines: true,
         })
     }
 
