@@ -19,8 +19,10 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
     let runtime = Runtime::with_deadlines(cache, call_deadlines)?;
     let (component, _) = runtime.load_component(plugin_file)?;
     let plugin = Plugin::inspect(&runtime, component, plugin_file.to_path_buf())?;
-    let config: Vec<(String, String)> =
-        [("topic", "bench"), ("value.size", "100"), ("count", "-1")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let config: Vec<(String, String)> = [("topic", "bench"), ("value.size", "100"), ("count", "-1")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let mut rates = Vec::new();
     for batch in BATCH_SIZES {
         let limits = WasmLimits {
@@ -32,6 +34,7 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
             label: format!("bench-{batch}"),
             folders: Vec::new(),
             connect: Vec::new(),
+            http: Vec::new(),
             memory_max_bytes: limits.memory_max_bytes,
             offsets: None,
             reconfigure: Arc::new(AtomicBool::new(false)),
@@ -51,7 +54,10 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
 
 pub fn boundary(plugin_file: &Path, seconds: f64) -> Result<()> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    println!("Records/s returned by `poll` of {} (100-byte values), {seconds} s per cell, {cores} core(s), one thread", plugin_file.display());
+    println!(
+        "Records/s returned by `poll` of {} (100-byte values), {seconds} s per cell, {cores} core(s), one thread",
+        plugin_file.display()
+    );
     let with = measure(plugin_file, true, true, seconds).context("with limits")?;
     let without = measure(plugin_file, false, false, seconds).context("without limits")?;
     println!();

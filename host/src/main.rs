@@ -115,7 +115,9 @@ fn run(cli: Cli) -> Result<()> {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
         }
         Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
-        Command::Bench { command: BenchCommand::Boundary { plugin, seconds } } => wharf::bench::boundary(&plugin, seconds),
+        Command::Bench { command: BenchCommand::Boundary { plugin, seconds } } => {
+            wharf::bench::boundary(&plugin, seconds)
+        }
     }
 }
 

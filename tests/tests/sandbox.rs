@@ -191,3 +191,45 @@ fn restarting_a_failed_task_brings_it_back() {
     assert_eq!(topic_values(&topic), vec![b"here now".to_vec()]);
     assert_healthy(&worker, &healthy);
 }
+
+/// Answers every HTTP request on a loopback port with `204 No Content`, until the test ends.
+fn http_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+        }
+    });
+    address
+}
+
+#[test]
+fn http_is_refused_unless_the_authority_is_granted() {
+    let address = http_server();
+    let mut w = Standalone::new(&[]);
+    let healthy = healthy_pipeline(&mut w);
+    misbehaver(&mut w, "http-refused", "http", &[("target", address.clone())]);
+    let allowed_topic = misbehaver(
+        &mut w,
+        "http-allowed",
+        "http",
+        &[("target", address.clone()), ("wasm.http.allow", address.clone())],
+    );
+    let worker = w.start();
+
+    let trace = failed_trace(&worker, "http-refused");
+    assert!(trace.contains("HttpRequestDenied"), "{trace}");
+    worker.wait("the host's log line about the refusal", Duration::from_secs(10), || {
+        let log = worker.log();
+        (log.contains("refused HTTP request") && log.contains(&address) && log.contains("http-refused-0")).then_some(())
+    });
+    worker.wait("the granted request's status", Duration::from_secs(30), || {
+        (topic_count(&allowed_topic) >= 1).then_some(())
+    });
+    assert_eq!(topic_values(&allowed_topic), vec![b"204".to_vec()]);
+    assert_healthy(&worker, &healthy);
+}

@@ -38,6 +38,8 @@ pub struct ConnectorConfig {
     pub folders: Vec<FolderGrant>,
     /// `wasm.net.connect`: `host:port` addresses the tasks may open TCP connections to.
     pub connect: Vec<String>,
+    /// `wasm.http.allow`: `host:port` authorities the tasks may send HTTP requests to.
+    pub http: Vec<String>,
     pub limits: WasmLimits,
     /// Every key as given, in order.
     pub raw: Vec<(String, String)>,
@@ -55,6 +57,7 @@ const HOST_KEYS: &[&str] = &[
     "wasm.fs.read",
     "wasm.fs.write",
     "wasm.net.connect",
+    "wasm.http.allow",
     "wasm.memory.max.bytes",
     "wasm.call.timeout.ms",
     "wasm.max.records.per.call",
@@ -141,18 +144,20 @@ impl ConnectorConfig {
             }
         }
 
-        let mut connect = Vec::new();
-        for entry in get("wasm.net.connect").unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let valid =
-                entry.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-            if !valid {
-                return Err(invalid(format!(
-                    "wasm.net.connect: \"{entry}\" is not HOST:PORT; list the addresses the plugin may connect to, \
-                     e.g. wasm.net.connect=db.example.com:5432"
-                )));
+        let host_ports = |key: &str, example: &str| -> Result<Vec<String>, ConnectorConfigError> {
+            let mut entries = Vec::new();
+            for entry in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let valid =
+                    entry.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+                if !valid {
+                    return Err(invalid(format!("{key}: \"{entry}\" is not HOST:PORT, e.g. {key}={example}")));
+                }
+                entries.push(entry.to_string());
             }
-            connect.push(entry.to_string());
-        }
+            Ok(entries)
+        };
+        let connect = host_ports("wasm.net.connect", "db.example.com:5432")?;
+        let http = host_ports("wasm.http.allow", "api.example.com:443")?;
 
         let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
             match get(key) {
@@ -183,6 +188,7 @@ impl ConnectorConfig {
             topics,
             folders,
             connect,
+            http,
             limits,
             raw,
         })

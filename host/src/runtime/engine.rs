@@ -63,6 +63,11 @@ impl Runtime {
 
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
+        // Linked for every plugin so that toolchains that import it by default load; requests
+        // are refused unless the connector grants them (`wasm.http.allow`).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("cannot link wasi:http")?;
         wit_host::add_to_linker::<TaskState, HasSelf<TaskState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("cannot link the wharf:connector/host interface")?;

@@ -163,6 +163,7 @@ impl Plugin {
             label: label.to_string(),
             folders: Vec::new(),
             connect: Vec::new(),
+            http: Vec::new(),
             memory_max_bytes: limits.memory_max_bytes,
             offsets: None,
             reconfigure: Arc::new(AtomicBool::new(false)),

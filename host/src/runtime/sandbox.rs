@@ -4,10 +4,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use std::future::Future;
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
+
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
 use super::records::OffsetMap;
@@ -24,6 +27,8 @@ pub struct Grants {
     pub folders: Vec<FolderGrant>,
     /// `host:port` addresses the plugin may open TCP connections to.
     pub connect: Vec<String>,
+    /// `host:port` authorities the plugin may send HTTP requests to (wasi:http).
+    pub http: Vec<String>,
     pub memory_max_bytes: usize,
     pub offsets: Option<OffsetLookup>,
     pub reconfigure: Arc<AtomicBool>,
@@ -37,6 +42,8 @@ pub struct TaskState {
     offsets: Option<OffsetLookup>,
     reconfigure: Arc<AtomicBool>,
     stderr: StderrTail,
+    http_ctx: WasiHttpCtx,
+    http_grant: HttpGrant,
     /// Whether the engine enforces call deadlines (see `Runtime::call_deadlines`).
     pub(crate) call_deadlines: bool,
 }
@@ -79,14 +86,17 @@ impl TaskState {
             })?;
         }
         grant_network(&mut builder, &grants.label, &grants.connect)?;
+        let label = grants.label.clone();
         Ok(TaskState {
             wasi: builder.build(),
             table: ResourceTable::new(),
             memory: MemoryCap { max_bytes: grants.memory_max_bytes, refused: None },
-            label: grants.label,
+            label,
             offsets: grants.offsets,
             reconfigure: grants.reconfigure,
             stderr,
+            http_ctx: WasiHttpCtx::new(),
+            http_grant: HttpGrant { label: grants.label.clone().into(), allowed: grants.http.clone() },
             call_deadlines: true,
         })
     }
@@ -125,6 +135,53 @@ fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) 
         Box::pin(std::future::ready(permitted))
     });
     Ok(())
+}
+
+/// Outgoing HTTP (wasi:http) only to the authorities granted in `wasm.http.allow`.
+struct HttpGrant {
+    label: Arc<str>,
+    allowed: Vec<String>,
+}
+
+impl WasiHttpHooks for HttpGrant {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (http::Response<WasiBody>, Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>),
+                    wasmtime_wasi_http::Error,
+                >,
+            > + Send,
+    > {
+        let uri = request.uri();
+        let default_port = if uri.scheme_str() == Some("https") { 443 } else { 80 };
+        let authority = uri.authority().map(|a| format!("{}:{}", a.host(), a.port_u16().unwrap_or(default_port)));
+        let permitted = authority.as_ref().is_some_and(|a| self.allowed.iter().any(|allowed| allowed == a));
+        if !permitted {
+            tracing::warn!(
+                task = &*self.label,
+                "refused HTTP request to {}: not granted in wasm.http.allow",
+                authority.as_deref().unwrap_or("(no authority)")
+            );
+            return Box::new(std::future::ready(Err(wasmtime_wasi_http::Error::HttpRequestDenied)));
+        }
+        _ = fut;
+        Box::new(async move {
+            use http_body_util::BodyExt;
+            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            Ok((response.map(BodyExt::boxed_unsync), Box::new(io) as Box<dyn Future<Output = _> + Send>))
+        })
+    }
+}
+
+impl WasiHttpView for TaskState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { hooks: &mut self.http_grant, table: &mut self.table, ctx: &mut self.http_ctx }
+    }
 }
 
 impl WasiView for TaskState {

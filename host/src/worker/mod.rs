@@ -343,6 +343,7 @@ impl TaskSetup {
             label: self.label.clone(),
             folders: self.connector.folders.clone(),
             connect: self.connector.connect.clone(),
+            http: self.connector.http.clone(),
             memory_max_bytes: self.connector.limits.memory_max_bytes,
             offsets: Some(lookup),
             reconfigure: Arc::new(AtomicBool::new(false)),

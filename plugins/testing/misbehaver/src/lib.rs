@@ -4,7 +4,8 @@
 //! - `hog`: allocates memory until the allocator gives up;
 //! - `flood`: returns far more records than it was asked for;
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
-//! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record.
+//! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
+//! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record.
 
 use std::io::{BufRead, BufReader};
 
@@ -29,7 +30,7 @@ impl Connector for Misbehaver {
 
     fn validate(config: &Config) -> Vec<ConfigProblem> {
         match config.get("behaviour") {
-            Some("spin" | "hog" | "flood" | "read" | "connect") | None => Vec::new(),
+            Some("spin" | "hog" | "flood" | "read" | "connect" | "http") | None => Vec::new(),
             Some(other) => vec![ConfigProblem {
                 name: "behaviour".into(),
                 message: format!("unknown behaviour {other}: use spin, hog, flood, read or connect"),
@@ -97,9 +98,30 @@ impl SourceTask for MisbehaverTask {
                 self.done = true;
                 Ok(vec![self.record("connected")])
             }
+            "http" => {
+                let status = http_get(&self.target)
+                    .map_err(|e| ConnectorError::Fatal(format!("HTTP GET http://{}/ failed: {e}", self.target)))?;
+                self.done = true;
+                Ok(vec![self.record(&status.to_string())])
+            }
             other => Err(ConnectorError::Fatal(format!("unknown behaviour {other}"))),
         }
     }
+}
+
+/// `GET http://<authority>/` through wasi:http; the response's status code.
+fn http_get(authority: &str) -> Result<u16, String> {
+    use wasi::http::outgoing_handler;
+    use wasi::http::types::{Fields, OutgoingRequest, Scheme};
+    let request = OutgoingRequest::new(Fields::new());
+    request.set_scheme(Some(&Scheme::Http)).map_err(|_| "bad scheme")?;
+    request.set_authority(Some(authority)).map_err(|_| "bad authority")?;
+    request.set_path_with_query(Some("/")).map_err(|_| "bad path")?;
+    let pending = outgoing_handler::handle(request, None).map_err(|e| format!("{e:?}"))?;
+    pending.subscribe().block();
+    let response =
+        pending.get().ok_or("no response")?.map_err(|_| "response taken twice")?.map_err(|e| format!("{e:?}"))?;
+    Ok(response.status())
 }
 
 impl SourceConnector for Misbehaver {
