@@ -1,0 +1,370 @@
+//! The benchmark harness: Wharf side by side with Apache Kafka Connect on the same broker and the
+//! same data, and against a bare rdkafka producer as the ceiling. Prints a markdown table of
+//! medians with their spread and writes it to a file. Run it through `./run bench` (or
+//! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker.
+//!
+//! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
+//! converters, `offset.flush.interval.ms=1000`, producer `acks=all` with idempotence and
+//! `linger.ms=5`, the same 100-byte lines, a fresh worker and fresh topics for every run.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::ClientConfig;
+use serde_json::{json, Value};
+use wharf_e2e::{bootstrap, count_lines, free_port, topic_count, unique, workspace};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Engine {
+    Wharf,
+    Connect,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Wharf => "Wharf",
+            Engine::Connect => "Kafka Connect",
+        }
+    }
+}
+
+struct Options {
+    lines: usize,
+    runs: usize,
+    out: PathBuf,
+    boundary_seconds: f64,
+}
+
+fn options() -> Options {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let smoke = args.iter().any(|a| a == "--smoke");
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let lines = value("--lines").map(|v| v.parse().expect("--lines takes a number")).unwrap_or(if smoke { 2_000 } else { 1_000_000 });
+    let runs = value("--runs").map(|v| v.parse().expect("--runs takes a number")).unwrap_or(if smoke { 1 } else { 3 });
+    let default_out = if smoke { workspace().join("target/bench-smoke.md") } else { workspace().join("tests/bench/RESULTS.md") };
+    let out = value("--out").map(PathBuf::from).unwrap_or(default_out);
+    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 } }
+}
+
+/// A worker process of either engine, on fresh internal topics.
+struct Worker {
+    child: Child,
+    port: u16,
+    spawned: Instant,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_properties(path: &Path, pairs: &[(&str, String)]) {
+    let text: String = pairs.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+    fs::write(path, text).unwrap();
+}
+
+fn start(engine: Engine, dir: &Path) -> Worker {
+    let port = free_port();
+    let group = unique("bench");
+    let mut props = vec![
+        ("bootstrap.servers", bootstrap()),
+        ("group.id", group.clone()),
+        ("config.storage.topic", format!("{group}-configs")),
+        ("offset.storage.topic", format!("{group}-offsets")),
+        ("status.storage.topic", format!("{group}-status")),
+        ("config.storage.replication.factor", "1".into()),
+        ("offset.storage.replication.factor", "1".into()),
+        ("status.storage.replication.factor", "1".into()),
+        ("listeners", format!("http://127.0.0.1:{port}")),
+        ("offset.flush.interval.ms", "1000".into()),
+        ("producer.linger.ms", "5".into()),
+    ];
+    let worker_file = dir.join("worker.properties");
+    let log = fs::File::create(dir.join(format!("{}.log", unique("worker")))).unwrap();
+    let mut command = match engine {
+        Engine::Wharf => {
+            props.push(("plugin.path", workspace().join("target/plugins").display().to_string()));
+            let mut c = Command::new(workspace().join("target/release/wharf"));
+            c.arg("distributed").arg(&worker_file).env("RUST_LOG", "warn");
+            c
+        }
+        Engine::Connect => {
+            props.push(("key.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
+            props.push(("value.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
+            props.push(("producer.acks", "all".into()));
+            props.push(("producer.enable.idempotence", "true".into()));
+            let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run bench");
+            let mut c = Command::new("java");
+            if let Ok(log4j) = std::env::var("CONNECT_LOG4J") {
+                c.arg(format!("-Dlog4j2.configurationFile={log4j}"));
+            }
+            c.arg("-cp").arg(classpath).arg("org.apache.kafka.connect.cli.ConnectDistributed").arg(&worker_file);
+            c
+        }
+    };
+    write_properties(&worker_file, &props);
+    let spawned = Instant::now();
+    let child = command.stdout(Stdio::null()).stderr(log).spawn().expect("start a worker");
+    Worker { child, port, spawned }
+}
+
+impl Worker {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Waits until `GET /connectors` answers; the time since the process was spawned.
+    fn wait_rest(&mut self) -> Duration {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if ureq::get(&self.url("/connectors")).call().is_ok() {
+                return self.spawned.elapsed();
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("a worker exited before its REST API came up ({status})");
+            }
+            assert!(Instant::now() < deadline, "a worker's REST API did not come up in 120 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn create(&self, name: &str, config: Value) {
+        let body = json!({"name": name, "config": config});
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let mut response = agent.post(&self.url("/connectors")).send_json(&body).expect("POST /connectors");
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        assert!(status == 201, "creating {name} answered {status}: {text}");
+    }
+
+    /// Resident memory now and at its peak, in KiB.
+    fn memory(&self) -> (u64, u64) {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+fn source_config(engine: Engine, dir: &Path, file: &Path, topic: &str) -> Value {
+    match engine {
+        Engine::Wharf => json!({"connector.class": "file-source", "file": file.display().to_string(), "topic": topic,
+            "wasm.fs.read": dir.display().to_string(), "tasks.max": "1"}),
+        Engine::Connect => json!({"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "file": file.display().to_string(), "topic": topic, "tasks.max": "1"}),
+    }
+}
+
+fn sink_config(engine: Engine, dir: &Path, file: &Path, topic: &str) -> Value {
+    match engine {
+        Engine::Wharf => json!({"connector.class": "file-sink", "file": file.display().to_string(), "topics": topic,
+            "wasm.fs.write": dir.display().to_string(), "tasks.max": "1"}),
+        Engine::Connect => json!({"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            "file": file.display().to_string(), "topics": topic, "tasks.max": "1"}),
+    }
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[derive(Default)]
+struct Samples {
+    startup_ms: Vec<f64>,
+    idle_mib: Vec<f64>,
+    source_rate: Vec<f64>,
+    peak_mib: Vec<f64>,
+    sink_rate: Vec<f64>,
+}
+
+/// One run of workloads 1, 2, 4 and 5 for one engine.
+fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Samples) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = start(engine, dir.path());
+    samples.startup_ms.push(worker.wait_rest().as_secs_f64() * 1000.0);
+
+    let empty = dir.path().join("empty.txt");
+    fs::write(&empty, "").unwrap();
+    worker.create("idle", source_config(engine, dir.path(), &empty, &unique("idle")));
+    std::thread::sleep(Duration::from_secs(3));
+    samples.idle_mib.push(worker.memory().0 as f64 / 1024.0);
+
+    let local_input = dir.path().join("input.txt");
+    fs::copy(input, &local_input).unwrap();
+    let topic = unique("bench-lines");
+    let started = Instant::now();
+    worker.create("source", source_config(engine, dir.path(), &local_input, &topic));
+    wait_until("every line in the topic", Duration::from_secs(600), || topic_count(&topic) >= lines as i64);
+    samples.source_rate.push(lines as f64 / started.elapsed().as_secs_f64());
+    samples.peak_mib.push(worker.memory().1 as f64 / 1024.0);
+
+    let output = dir.path().join("output.txt");
+    let started = Instant::now();
+    worker.create("sink", sink_config(engine, dir.path(), &output, &topic));
+    wait_until("every line in the output file", Duration::from_secs(600), || count_lines(&output) >= lines);
+    samples.sink_rate.push(lines as f64 / started.elapsed().as_secs_f64());
+}
+
+/// Workload 3: Wharf's datagen against a bare producer with the same settings.
+fn run_datagen(lines: usize) -> (f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = start(Engine::Wharf, dir.path());
+    worker.wait_rest();
+    let topic = unique("bench-datagen");
+    let started = Instant::now();
+    worker.create(
+        "datagen",
+        json!({"connector.class": "datagen", "topic": topic, "count": lines.to_string(), "value.size": "100"}),
+    );
+    wait_until("every datagen record", Duration::from_secs(600), || topic_count(&topic) >= lines as i64);
+    let wharf_rate = lines as f64 / started.elapsed().as_secs_f64();
+    drop(worker);
+
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5")
+        .create()
+        .unwrap();
+    let topic = unique("bench-bare");
+    let value = vec![b'x'; 100];
+    let started = Instant::now();
+    for _ in 0..lines {
+        let mut record = BaseRecord::<(), [u8]>::to(&topic).payload(&value);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((_, returned)) => {
+                    record = returned;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(120)).unwrap();
+    (wharf_rate, lines as f64 / started.elapsed().as_secs_f64())
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+fn cell(values: &[f64]) -> String {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.len() == 1 {
+        format!("{:.0}", values[0])
+    } else {
+        format!("{:.0} ({:.0}–{:.0})", median(values), min, max)
+    }
+}
+
+fn machine() -> String {
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let memory = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()))
+        .map(|kib| format!("{:.0} GiB", kib as f64 / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    format!("{cores} cores ({cpu}), {memory} memory")
+}
+
+fn main() {
+    let options = options();
+    let input = workspace().join(format!("target/bench-input-{}.txt", options.lines));
+    if !input.exists() {
+        let mut file = std::io::BufWriter::new(fs::File::create(&input).unwrap());
+        for i in 0..options.lines {
+            // 100 bytes a line, newline included.
+            writeln!(file, "{i:012} {}", "x".repeat(86)).unwrap();
+        }
+    }
+    let mut samples = [Samples::default(), Samples::default()];
+    for run in 1..=options.runs {
+        for (i, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
+            eprintln!("run {run}/{}: {} moving {} lines", options.runs, engine.name(), options.lines);
+            run_pipeline(engine, &input, options.lines, &mut samples[i]);
+        }
+    }
+    let mut datagen = (Vec::new(), Vec::new());
+    for run in 1..=options.runs {
+        eprintln!("run {run}/{}: datagen and the bare producer", options.runs);
+        let (wharf, bare) = run_datagen(options.lines);
+        datagen.0.push(wharf);
+        datagen.1.push(bare);
+    }
+    eprintln!("measuring the WebAssembly boundary");
+    let boundary = Command::new(workspace().join("target/release/wharf"))
+        .args(["bench", "boundary", "--seconds", &options.boundary_seconds.to_string(), "--plugin"])
+        .arg(workspace().join("target/plugins/datagen.wasm"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run wharf bench boundary");
+    let boundary = String::from_utf8_lossy(&boundary.stdout).into_owned();
+
+    let [w, c] = &samples;
+    let rows: [(&str, &Vec<f64>, &Vec<f64>); 5] = [
+        ("1. file source → topic, records/s", &w.source_rate, &c.source_rate),
+        ("2. topic → file sink, records/s", &w.sink_rate, &c.sink_rate),
+        ("4. peak RSS during workload 1, MiB", &w.peak_mib, &c.peak_mib),
+        ("4. RSS idle with one connector, MiB", &w.idle_mib, &c.idle_mib),
+        ("5. start-up to REST answering, ms", &w.startup_ms, &c.startup_ms),
+    ];
+    let mut report = String::new();
+    let date = Command::new("date").arg("-u").arg("+%Y-%m-%d %H:%M UTC").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    report.push_str(&format!("# Benchmark results\n\n{date}; {}; Apache Kafka 4.1.1 broker on loopback.\n", machine()));
+    report.push_str(&format!(
+        "{} lines of 100 bytes; median of {} run(s), (min–max) when there are several; Wharf release build, distributed worker.\n\n",
+        options.lines, options.runs
+    ));
+    report.push_str("| figure | Wharf | Kafka Connect | Wharf / Connect |\n|---|---:|---:|---:|\n");
+    for (name, wharf, connect) in rows {
+        report.push_str(&format!("| {name} | {} | {} | {:.2} |\n", cell(wharf), cell(connect), median(wharf) / median(connect)));
+    }
+    report.push_str(&format!(
+        "\n| 3. datagen → topic, records/s | Wharf | bare rdkafka producer | fraction of the ceiling |\n|---|---:|---:|---:|\n| | {} | {} | {:.2} |\n",
+        cell(&datagen.0),
+        cell(&datagen.1),
+        median(&datagen.0) / median(&datagen.1)
+    ));
+    report.push_str(&format!("\n## 6. The WebAssembly boundary (no Kafka)\n\n{}\n", boundary.trim()));
+    println!("{report}");
+    if let Some(parent) = options.out.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    fs::write(&options.out, &report).unwrap();
+    eprintln!("written to {}", options.out.display());
+}
