@@ -111,36 +111,19 @@ impl Standalone {
         self.connector_files.push(file);
     }
 
+    fn command(&self) -> Command {
+        let mut command = Command::new(wharf_binary());
+        command.arg("standalone").arg(&self.worker_file).args(&self.connector_files);
+        command
+    }
+
     pub fn start(&self) -> Worker {
-        let log_path = self.path(&format!("worker-{}.log", unique("run")));
-        let log = fs::File::create(&log_path).unwrap();
-        let child = Command::new(wharf_binary())
-            .arg("standalone")
-            .arg(&self.worker_file)
-            .args(&self.connector_files)
-            .env("RUST_LOG", "info,wharf=debug")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start wharf");
-        let worker = Worker { child: Some(child), port: self.port, log_path };
-        worker.wait_ready();
-        worker
+        Worker::spawn(self.command(), self.port, self.dir.path())
     }
 
     /// Runs a worker expected to fail at start; returns its exit status and log.
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
-        let output = Command::new(wharf_binary())
-            .arg("standalone")
-            .arg(&self.worker_file)
-            .args(&self.connector_files)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start wharf")
-            .wait_with_output()
-            .unwrap();
-        (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+        run_to_failure(self.command())
     }
 }
 
@@ -202,24 +185,11 @@ impl Distributed {
     }
 
     pub fn start(&self) -> Worker {
-        let log_path = self.path(&format!("worker-{}.log", unique("run")));
-        let log = fs::File::create(&log_path).unwrap();
-        let child = self
-            .command()
-            .env("RUST_LOG", "info,wharf=debug")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start wharf");
-        let worker = Worker { child: Some(child), port: self.port, log_path };
-        worker.wait_ready();
-        worker
+        Worker::spawn(self.command(), self.port, self.dir.path())
     }
 
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
-        let output =
-            self.command().stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap().wait_with_output().unwrap();
-        (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+        run_to_failure(self.command())
     }
 }
 
@@ -229,7 +199,24 @@ pub struct Worker {
     log_path: PathBuf,
 }
 
+/// Runs a worker expected to fail at start; returns its exit status and what it printed.
+fn run_to_failure(mut command: Command) -> (ExitStatus, String) {
+    let output = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap().wait_with_output().unwrap();
+    (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
 impl Worker {
+    /// Starts a worker with its log in `dir` and waits for its REST API.
+    fn spawn(mut command: Command, port: u16, dir: &Path) -> Worker {
+        let log_path = dir.join(format!("worker-{}.log", unique("run")));
+        let log = fs::File::create(&log_path).unwrap();
+        let child =
+            command.env("RUST_LOG", "info,wharf=debug").stdout(Stdio::null()).stderr(log).spawn().expect("start wharf");
+        let worker = Worker { child: Some(child), port, log_path };
+        worker.wait_ready();
+        worker
+    }
+
     pub fn log(&self) -> String {
         fs::read_to_string(&self.log_path).unwrap_or_default()
     }

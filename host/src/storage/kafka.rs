@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::config::{ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, TargetState};
 use super::offsets::{map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
-use super::status::{ConnectorStatus, State, Status, StatusStore};
+use super::status::{upsert_connector, ConnectorStatus, State, Status, StatusStore};
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
 use crate::runtime::records::{ConnectorKind, OffsetMap};
@@ -457,6 +457,17 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
     Ok(())
 }
 
+/// Counts off one expected echo of `key`; false if none was expected.
+fn take_echo(echoes: &Mutex<BTreeMap<String, u32>>, key: &str) -> bool {
+    let mut echoes = echoes.lock().expect("status lock");
+    let Some(pending) = echoes.get_mut(key) else { return false };
+    *pending -= 1;
+    if *pending == 0 {
+        echoes.remove(key);
+    }
+    true
+}
+
 impl KafkaStatusStore {
     pub fn start(
         producer: &ClientConfig,
@@ -470,15 +481,8 @@ impl KafkaStatusStore {
             let (view, echoes, topic_name) = (view.clone(), echoes.clone(), topic.to_string());
             KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
                 let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
-                {
-                    let mut echoes = echoes.lock().expect("status lock");
-                    if let Some(pending) = echoes.get_mut(key.as_ref()) {
-                        *pending -= 1;
-                        if *pending == 0 {
-                            echoes.remove(key.as_ref());
-                        }
-                        return;
-                    }
+                if take_echo(&echoes, &key) {
+                    return;
                 }
                 let result = apply_status(&mut view.lock().expect("status lock"), &key, record.value);
                 if let Err(problem) = result {
@@ -497,13 +501,7 @@ impl KafkaStatusStore {
         *self.echoes.lock().expect("status lock").entry(key.clone()).or_insert(0) += 1;
         if let Err(e) = self.writer.send(partition, &key, value.as_deref()) {
             tracing::warn!("cannot record a status: {e}");
-            let mut echoes = self.echoes.lock().expect("status lock");
-            if let Some(pending) = echoes.get_mut(&key) {
-                *pending -= 1;
-                if *pending == 0 {
-                    echoes.remove(&key);
-                }
-            }
+            take_echo(&self.echoes, &key);
         }
     }
 }
@@ -511,19 +509,7 @@ impl KafkaStatusStore {
 impl StatusStore for KafkaStatusStore {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
         let value = status_value(&status);
-        {
-            let mut view = self.view.lock().expect("status lock");
-            let entry = view.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
-                name: name.to_string(),
-                kind,
-                connector: status.clone(),
-                tasks: BTreeMap::new(),
-            });
-            entry.connector = status;
-            if kind.is_some() {
-                entry.kind = kind;
-            }
-        }
+        upsert_connector(&mut self.view.lock().expect("status lock"), name, kind, status);
         self.send(format!("status-connector-{name}"), value);
     }
 

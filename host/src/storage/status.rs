@@ -34,6 +34,25 @@ pub struct ConnectorStatus {
     pub tasks: BTreeMap<u32, Status>,
 }
 
+/// Records a connector's status in a view, keeping its task statuses and its known kind.
+pub fn upsert_connector(
+    view: &mut BTreeMap<String, ConnectorStatus>,
+    name: &str,
+    kind: Option<ConnectorKind>,
+    status: Status,
+) {
+    let entry = view.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
+        name: name.to_string(),
+        kind,
+        connector: status.clone(),
+        tasks: BTreeMap::new(),
+    });
+    entry.connector = status;
+    if kind.is_some() {
+        entry.kind = kind;
+    }
+}
+
 /// Where statuses are kept: in memory for a standalone worker (later in Kafka for a cluster).
 pub trait StatusStore: Send + Sync {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status);
@@ -52,17 +71,7 @@ pub struct MemoryStatusStore {
 
 impl StatusStore for MemoryStatusStore {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
-        let mut all = self.connectors.write().expect("status lock");
-        let entry = all.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
-            name: name.to_string(),
-            kind,
-            connector: status.clone(),
-            tasks: BTreeMap::new(),
-        });
-        entry.connector = status;
-        if kind.is_some() {
-            entry.kind = kind;
-        }
+        upsert_connector(&mut self.connectors.write().expect("status lock"), name, kind, status);
     }
 
     fn put_task(&self, name: &str, task: u32, status: Status) {

@@ -44,9 +44,14 @@ fn options() -> Options {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let smoke = args.iter().any(|a| a == "--smoke");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    let lines = value("--lines").map(|v| v.parse().expect("--lines takes a number")).unwrap_or(if smoke { 2_000 } else { 1_000_000 });
+    let lines = value("--lines").map(|v| v.parse().expect("--lines takes a number")).unwrap_or(if smoke {
+        2_000
+    } else {
+        1_000_000
+    });
     let runs = value("--runs").map(|v| v.parse().expect("--runs takes a number")).unwrap_or(if smoke { 1 } else { 3 });
-    let default_out = if smoke { workspace().join("target/bench-smoke.md") } else { workspace().join("tests/bench/RESULTS.md") };
+    let default_out =
+        if smoke { workspace().join("target/bench-smoke.md") } else { workspace().join("tests/bench/RESULTS.md") };
     let out = value("--out").map(PathBuf::from).unwrap_or(default_out);
     Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 } }
 }
@@ -291,7 +296,11 @@ fn cell(values: &[f64]) -> String {
 fn machine() -> String {
     let cpu = fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let memory = fs::read_to_string("/proc/meminfo")
         .ok()
@@ -344,7 +353,12 @@ fn main() {
         ("5. start-up to REST answering, ms", &w.startup_ms, &c.startup_ms),
     ];
     let mut report = String::new();
-    let date = Command::new("date").arg("-u").arg("+%Y-%m-%d %H:%M UTC").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    let date = Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
     report.push_str(&format!("# Benchmark results\n\n{date}; {}; Apache Kafka 4.1.1 broker on loopback.\n", machine()));
     report.push_str(&format!(
         "{} lines of 100 bytes; median of {} run(s), (min–max) when there are several; Wharf release build, distributed worker.\n\n",
@@ -352,7 +366,12 @@ fn main() {
     ));
     report.push_str("| figure | Wharf | Kafka Connect | Wharf / Connect |\n|---|---:|---:|---:|\n");
     for (name, wharf, connect) in rows {
-        report.push_str(&format!("| {name} | {} | {} | {:.2} |\n", cell(wharf), cell(connect), median(wharf) / median(connect)));
+        report.push_str(&format!(
+            "| {name} | {} | {} | {:.2} |\n",
+            cell(wharf),
+            cell(connect),
+            median(wharf) / median(connect)
+        ));
     }
     report.push_str(&format!(
         "\n| 3. datagen → topic, records/s | Wharf | bare rdkafka producer | fraction of the ceiling |\n|---|---:|---:|---:|\n| | {} | {} | {:.2} |\n",
