@@ -5,7 +5,9 @@
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters, `offset.flush.interval.ms=1000`, producer `acks=all` with idempotence and
-//! `linger.ms=5`, the same 100-byte lines, a fresh worker and fresh topics for every run.
+//! `linger.ms=5`, the same 100-byte lines, a fresh worker and fresh topics for every run. Kafka
+//! Connect runs with the heap its launch script gives (`-Xms256M -Xmx2G`) and
+//! `plugin.discovery=service_load`, as its own start-up warning advises.
 
 use std::fs;
 use std::io::Write;
@@ -114,10 +116,15 @@ fn start(engine: Engine, dir: &Path) -> Worker {
             props.push(("value.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
             props.push(("producer.acks", "all".into()));
             props.push(("producer.enable.idempotence", "true".into()));
+            // Connect's own advice: without it a classpath scan adds seconds and memory.
+            props.push(("plugin.discovery", "service_load".into()));
             let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run bench");
             let mut c = Command::new("java");
+            // The heap connect-distributed.sh gives a worker.
+            c.args(["-Xms256M", "-Xmx2G"]);
             if let Ok(log4j) = std::env::var("CONNECT_LOG4J") {
                 c.arg(format!("-Dlog4j2.configurationFile={log4j}"));
+                c.arg(format!("-Dwharf.connect.log={}", dir.join("connect.log").display()));
             }
             c.arg("-cp").arg(classpath).arg("org.apache.kafka.connect.cli.ConnectDistributed").arg(&worker_file);
             c
