@@ -38,6 +38,7 @@ impl Connector for FileSink {
 struct FileSinkTask {
     path: String,
     out: BufWriter<File>,
+    sync: bool,
 }
 
 impl FileSinkTask {
@@ -55,7 +56,8 @@ impl SinkTask for FileSinkTask {
                  to it: add the file's folder to wasm.fs.write in the connector config"
             ))
         })?;
-        Ok(FileSinkTask { path, out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file) })
+        let sync = config.parse_or("file.sync", true)?;
+        Ok(FileSinkTask { path, out: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file), sync })
     }
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
@@ -72,7 +74,10 @@ impl SinkTask for FileSinkTask {
 
     fn flush(&mut self, _offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError> {
         self.out.flush().map_err(|e| self.write_error("flush", e))?;
-        self.out.get_ref().sync_data().map_err(|e| self.write_error("sync", e))
+        if self.sync {
+            self.out.get_ref().sync_data().map_err(|e| self.write_error("sync", e))?;
+        }
+        Ok(())
     }
 
     fn close(&mut self) {
