@@ -29,6 +29,7 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
             memory_max_bytes: if capped { WasmLimits::default().memory_max_bytes } else { usize::MAX },
             call_timeout: Duration::from_secs(5),
             max_records_per_call: batch,
+            max_bytes_per_call: usize::MAX,
         };
         let grants = Grants {
             label: format!("bench-{batch}"),

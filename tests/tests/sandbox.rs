@@ -233,3 +233,14 @@ fn http_is_refused_unless_the_authority_is_granted() {
     assert_eq!(topic_values(&allowed_topic), vec![b"204".to_vec()]);
     assert_healthy(&worker, &healthy);
 }
+
+#[test]
+fn a_plugin_that_returns_too_many_bytes_fails_with_the_bound_named() {
+    let mut w = Standalone::new(&[]);
+    let healthy = healthy_pipeline(&mut w);
+    misbehaver(&mut w, "bulky", "bulky", &[("wasm.max.bytes.per.call", "1048576".into())]);
+    let worker = w.start();
+    let trace = failed_trace(&worker, "bulky");
+    assert!(trace.contains("more than wasm.max.bytes.per.call=1048576"), "{trace}");
+    assert_healthy(&worker, &healthy);
+}

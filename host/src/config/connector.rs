@@ -61,6 +61,7 @@ const HOST_KEYS: &[&str] = &[
     "wasm.memory.max.bytes",
     "wasm.call.timeout.ms",
     "wasm.max.records.per.call",
+    "wasm.max.bytes.per.call",
 ];
 
 /// Kafka Connect features a user may expect that Wharf does not have yet: refusing them beats
@@ -178,6 +179,7 @@ impl ConnectorConfig {
             )?),
             max_records_per_call: capped("wasm.max.records.per.call", worker_limits.max_records_per_call as u64)?
                 as u32,
+            max_bytes_per_call: capped("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64)? as usize,
         };
 
         Ok(ConnectorConfig {

@@ -47,6 +47,8 @@ pub struct WasmLimits {
     pub call_timeout: Duration,
     /// `wasm.max.records.per.call`: the most records one poll may return (and one put receives).
     pub max_records_per_call: u32,
+    /// `wasm.max.bytes.per.call`: the most bytes (keys, values, headers) one poll may return.
+    pub max_bytes_per_call: usize,
 }
 
 impl Default for WasmLimits {
@@ -55,6 +57,7 @@ impl Default for WasmLimits {
             memory_max_bytes: 256 * 1024 * 1024,
             call_timeout: Duration::from_millis(5000),
             max_records_per_call: 2000,
+            max_bytes_per_call: 64 * 1024 * 1024,
         }
     }
 }
@@ -109,6 +112,7 @@ const KNOWN_KEYS: &[&str] = &[
     "wasm.memory.max.bytes",
     "wasm.call.timeout.ms",
     "wasm.max.records.per.call",
+    "wasm.max.bytes.per.call",
     "wasm.cache.dir",
     "wharf.bootstrap.timeout.ms",
     "rest.advertised.host.name",
@@ -220,6 +224,8 @@ impl WorkerConfig {
             max_records_per_call: reader
                 .number("wasm.max.records.per.call", defaults.max_records_per_call as u64, 1)?
                 .min(u32::MAX as u64) as u32,
+            max_bytes_per_call: reader.number("wasm.max.bytes.per.call", defaults.max_bytes_per_call as u64, 1024)?
+                as usize,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
 

@@ -31,6 +31,8 @@ pub enum PluginError {
     Trap { call: &'static str, message: String, details: String },
     #[error("plugin returned {count} records from one {call}, more than wasm.max.records.per.call={max}")]
     TooMany { call: &'static str, count: usize, max: u32 },
+    #[error("plugin returned {bytes} bytes from one {call}, more than wasm.max.bytes.per.call={max}")]
+    TooLarge { call: &'static str, bytes: usize, max: usize },
     #[error("cannot start the plugin: {0}")]
     Instantiate(String),
 }
@@ -346,6 +348,18 @@ impl SourceInstance {
         })?;
         if records.len() > max as usize {
             return Err(PluginError::TooMany { call: "poll", count: records.len(), max });
+        }
+        let bytes: usize = records
+            .iter()
+            .map(|r| {
+                r.topic.len()
+                    + r.key.as_ref().map_or(0, Vec::len)
+                    + r.value.as_ref().map_or(0, Vec::len)
+                    + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
+            })
+            .sum();
+        if bytes > self.limits.max_bytes_per_call {
+            return Err(PluginError::TooLarge { call: "poll", bytes, max: self.limits.max_bytes_per_call });
         }
         Ok(records.into_iter().map(bindings::source_record_from_wit).collect())
     }

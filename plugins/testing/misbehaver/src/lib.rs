@@ -3,6 +3,7 @@
 //! - `spin`: loops forever;
 //! - `hog`: allocates memory until the allocator gives up;
 //! - `flood`: returns far more records than it was asked for;
+//! - `bulky`: returns ten records of one MiB each;
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
 //! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
 //! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record.
@@ -30,7 +31,7 @@ impl Connector for Misbehaver {
 
     fn validate(config: &Config) -> Vec<ConfigProblem> {
         match config.get("behaviour") {
-            Some("spin" | "hog" | "flood" | "read" | "connect" | "http") | None => Vec::new(),
+            Some("spin" | "hog" | "flood" | "bulky" | "read" | "connect" | "http") | None => Vec::new(),
             Some(other) => vec![ConfigProblem {
                 name: "behaviour".into(),
                 message: format!("unknown behaviour {other}: use spin, hog, flood, read or connect"),
@@ -82,6 +83,7 @@ impl SourceTask for MisbehaverTask {
                 }
             }
             "flood" => Ok((0..max_records as u64 * 2 + 10).map(|i| self.record(&i.to_string())).collect()),
+            "bulky" => Ok((0..10).map(|_| self.record(&"x".repeat(1 << 20))).collect()),
             "read" => {
                 let file = std::fs::File::open(&self.target)
                     .map_err(|e| ConnectorError::Fatal(format!("cannot read {}: {e}", self.target)))?;
