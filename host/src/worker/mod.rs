@@ -231,12 +231,22 @@ impl Worker {
         Status { state, worker_id: self.worker_id.clone(), trace }
     }
 
+    /// Records a connector's state unless it is already recorded so (reconciling repeats itself).
     pub fn put_status(&self, name: &str, kind: Option<ConnectorKind>, state: State, trace: Option<String>) {
-        self.status.put_connector(name, kind, self.status_of(state, trace));
+        let status = self.status_of(state, trace);
+        if self.status.get(name).is_some_and(|s| s.connector == status && (kind.is_none() || s.kind == kind)) {
+            return;
+        }
+        self.status.put_connector(name, kind, status);
     }
 
+    /// Records a task's state unless it is already recorded so.
     pub fn put_task_status(&self, name: &str, id: u32, state: State) {
-        self.status.put_task(name, id, self.status_of(state, None));
+        let status = self.status_of(state, None);
+        if self.status.get(name).is_some_and(|s| s.tasks.get(&id) == Some(&status)) {
+            return;
+        }
+        self.status.put_task(name, id, status);
     }
 
     fn spawn_task(
