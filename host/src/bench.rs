@@ -2,8 +2,6 @@
 //! several batch sizes, with the sandbox's limits (call deadlines and a memory cap) and without.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -31,15 +29,7 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
             max_records_per_call: batch,
             max_bytes_per_call: usize::MAX,
         };
-        let grants = Grants {
-            label: format!("bench-{batch}"),
-            folders: Vec::new(),
-            connect: Vec::new(),
-            http: Vec::new(),
-            memory_max_bytes: limits.memory_max_bytes,
-            offsets: None,
-            reconfigure: Arc::new(AtomicBool::new(false)),
-        };
+        let grants = Grants::none(&format!("bench-{batch}"), limits.memory_max_bytes);
         let mut instance = plugin.open_source(&runtime, grants, &config, &limits).map_err(anyhow::Error::msg)?;
         let run_for = Duration::from_secs_f64(seconds);
         let started = Instant::now();

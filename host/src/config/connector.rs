@@ -45,25 +45,6 @@ pub struct ConnectorConfig {
     pub raw: Vec<(String, String)>,
 }
 
-/// Keys that change how the host runs a connector.
-const HOST_KEYS: &[&str] = &[
-    "name",
-    "connector.class",
-    "connector.version",
-    "tasks.max",
-    "topics",
-    "key.converter",
-    "value.converter",
-    "wasm.fs.read",
-    "wasm.fs.write",
-    "wasm.net.connect",
-    "wasm.http.allow",
-    "wasm.memory.max.bytes",
-    "wasm.call.timeout.ms",
-    "wasm.max.records.per.call",
-    "wasm.max.bytes.per.call",
-];
-
 /// Kafka Connect features a user may expect that Wharf does not have yet: refusing them beats
 /// silently ignoring them.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
@@ -198,11 +179,6 @@ impl ConnectorConfig {
 
     pub fn get(&self, key: &str) -> Option<&str> {
         self.raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-
-    /// True for keys the host itself acts on.
-    pub fn is_host_key(key: &str) -> bool {
-        HOST_KEYS.contains(&key)
     }
 }
 

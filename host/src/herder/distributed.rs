@@ -40,7 +40,6 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
             exactly: true,
             replication_factor: d.config_replication,
             replication_property: "config.storage.replication.factor",
-            partitions_property: None,
             holds: "connector configurations",
         },
         TopicSpec {
@@ -50,7 +49,6 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
             exactly: false,
             replication_factor: d.offset_replication,
             replication_property: "offset.storage.replication.factor",
-            partitions_property: Some("offset.storage.partitions"),
             holds: "source offsets",
         },
         TopicSpec {
@@ -60,7 +58,6 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
             exactly: false,
             replication_factor: d.status_replication,
             replication_property: "status.storage.replication.factor",
-            partitions_property: Some("status.storage.partitions"),
             holds: "connector and task statuses",
         },
     ];

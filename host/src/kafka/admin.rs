@@ -20,7 +20,6 @@ pub struct TopicSpec {
     /// -1 for the broker's default.
     pub replication_factor: i32,
     pub replication_property: &'static str,
-    pub partitions_property: Option<&'static str>,
     /// What the topic holds, for messages ("connector configurations", …).
     pub holds: &'static str,
 }

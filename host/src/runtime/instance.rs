@@ -3,8 +3,6 @@
 //! cap, and every failure is turned into a `PluginError` a person can act on.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
@@ -161,15 +159,7 @@ impl Plugin {
         label: &str,
         limits: &WasmLimits,
     ) -> Result<ConnectorInstance, PluginError> {
-        let grants = Grants {
-            label: label.to_string(),
-            folders: Vec::new(),
-            connect: Vec::new(),
-            http: Vec::new(),
-            memory_max_bytes: limits.memory_max_bytes,
-            offsets: None,
-            reconfigure: Arc::new(AtomicBool::new(false)),
-        };
+        let grants = Grants::none(label, limits.memory_max_bytes);
         let (store, bound) = self.instantiate(runtime, grants)?;
         Ok(ConnectorInstance { store, bound, limits: limits.clone() })
     }

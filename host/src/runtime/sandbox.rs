@@ -1,7 +1,6 @@
 //! What one plugin instance may touch: its own store, a memory cap, the folders granted in its
 //! connector config and nothing else, and the `host` interface.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use std::future::Future;
@@ -31,7 +30,20 @@ pub struct Grants {
     pub http: Vec<String>,
     pub memory_max_bytes: usize,
     pub offsets: Option<OffsetLookup>,
-    pub reconfigure: Arc<AtomicBool>,
+}
+
+impl Grants {
+    /// No folders, no network, no offsets: for connector calls and measurements.
+    pub fn none(label: &str, memory_max_bytes: usize) -> Self {
+        Grants {
+            label: label.to_string(),
+            folders: Vec::new(),
+            connect: Vec::new(),
+            http: Vec::new(),
+            memory_max_bytes,
+            offsets: None,
+        }
+    }
 }
 
 pub struct TaskState {
@@ -40,7 +52,6 @@ pub struct TaskState {
     pub(crate) memory: MemoryCap,
     label: String,
     offsets: Option<OffsetLookup>,
-    reconfigure: Arc<AtomicBool>,
     stderr: StderrTail,
     http_ctx: WasiHttpCtx,
     http_grant: HttpGrant,
@@ -93,7 +104,6 @@ impl TaskState {
             memory: MemoryCap { max_bytes: grants.memory_max_bytes, refused: None },
             label,
             offsets: grants.offsets,
-            reconfigure: grants.reconfigure,
             stderr,
             http_ctx: WasiHttpCtx::new(),
             http_grant: HttpGrant { label: grants.label.clone().into(), allowed: grants.http.clone() },
@@ -212,7 +222,10 @@ impl wit_host::Host for TaskState {
     }
 
     fn request_task_reconfiguration(&mut self) {
-        tracing::info!(task = self.label.as_str(), "plugin asked for its tasks to be reconfigured");
-        self.reconfigure.store(true, Ordering::Relaxed);
+        tracing::warn!(
+            task = self.label.as_str(),
+            "the plugin asked for its tasks to be reconfigured, which this host does not do by itself yet; \
+             restart the connector (POST /connectors/{{name}}/restart) to split it into tasks again"
+        );
     }
 }

@@ -57,8 +57,6 @@ struct TaskHandle {
 
 struct RunningConnector {
     config: ConnectorConfig,
-    #[allow(dead_code)]
-    kind: ConnectorKind,
     task_configs: Vec<Vec<(String, String)>>,
     /// A slot per task; empty while the task restarts.
     tasks: Vec<Option<TaskHandle>>,
@@ -178,10 +176,7 @@ impl Worker {
                 Some(self.spawn_task(&plugin, &config, id as u32, task_config.clone()))
             })
             .collect();
-        self.connectors
-            .lock()
-            .expect("connectors lock")
-            .insert(name, RunningConnector { config, kind, task_configs, tasks });
+        self.connectors.lock().expect("connectors lock").insert(name, RunningConnector { config, task_configs, tasks });
         Ok(())
     }
 
@@ -356,7 +351,6 @@ impl TaskSetup {
             http: self.connector.http.clone(),
             memory_max_bytes: self.connector.limits.memory_max_bytes,
             offsets: Some(lookup),
-            reconfigure: Arc::new(AtomicBool::new(false)),
         }
     }
 

@@ -222,7 +222,8 @@ pub fn committed_offsets(partitions: &[OffsetMap]) -> Vec<Option<OffsetMap>> {
     host::committed_offsets(partitions)
 }
 
-/// Asks the host to call [`Connector::task_configs`] again.
+/// Asks the host to call [`Connector::task_configs`] again. Hosts of this version log the
+/// request; restarting the connector re-splits it.
 pub fn request_task_reconfiguration() {
     host::request_task_reconfiguration();
 }
