@@ -2,6 +2,7 @@
 //! components. See ARCHITECTURE.md for the map.
 
 pub mod bench;
+pub mod cluster;
 pub mod config;
 pub mod dev;
 pub mod herder;

@@ -36,6 +36,18 @@ pub struct DistributedConfig {
     pub status_replication: i32,
     pub offset_partitions: i32,
     pub status_partitions: i32,
+    /// `session.timeout.ms`: a worker not heard from for this long leaves the group.
+    pub session_timeout: Duration,
+    /// `heartbeat.interval.ms`: how often a worker tells the group coordinator it is alive.
+    pub heartbeat_interval: Duration,
+    /// `rebalance.timeout.ms`: how long every worker has to rejoin once a rebalance starts.
+    pub rebalance_timeout: Duration,
+    /// `scheduled.rebalance.max.delay.ms`: how long a departed worker's work waits for it to
+    /// come back before it moves to the others.
+    pub scheduled_rebalance_max_delay: Duration,
+    /// `worker.sync.timeout.ms`: how long a worker waits to catch up with the config topic
+    /// before it gives up its assignment and rejoins.
+    pub worker_sync_timeout: Duration,
 }
 
 /// Limits applied to every plugin instance unless a connector asks for less.
@@ -131,6 +143,12 @@ const DISTRIBUTED_KEYS: &[&str] = &[
     "status.storage.replication.factor",
     "offset.storage.partitions",
     "status.storage.partitions",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "rebalance.timeout.ms",
+    "scheduled.rebalance.max.delay.ms",
+    "worker.sync.timeout.ms",
+    "security.protocol",
 ];
 
 /// Prefixes whose keys are handed on or belong to a converter.
@@ -249,9 +267,39 @@ impl WorkerConfig {
                 status_replication: reader.replication("status.storage.replication.factor")?,
                 offset_partitions: reader.number("offset.storage.partitions", 25, 1)?.min(i32::MAX as u64) as i32,
                 status_partitions: reader.number("status.storage.partitions", 5, 1)?.min(i32::MAX as u64) as i32,
+                session_timeout: reader.millis("session.timeout.ms", 10_000)?,
+                heartbeat_interval: reader.millis("heartbeat.interval.ms", 3_000)?,
+                rebalance_timeout: reader.millis("rebalance.timeout.ms", 60_000)?,
+                scheduled_rebalance_max_delay: reader.millis("scheduled.rebalance.max.delay.ms", 300_000)?,
+                worker_sync_timeout: reader.millis("worker.sync.timeout.ms", 3_000)?,
             }),
         };
         if let Some(d) = &distributed {
+            if d.heartbeat_interval >= d.session_timeout {
+                return Err(reader.invalid(
+                    "heartbeat.interval.ms",
+                    format!(
+                        "heartbeat.interval.ms={} must be below session.timeout.ms={} (a third of it is usual), \
+                         or the group coordinator drops this worker between two heartbeats",
+                        d.heartbeat_interval.as_millis(),
+                        d.session_timeout.as_millis()
+                    ),
+                ));
+            }
+            // Group membership speaks to the coordinator itself, over plain TCP only.
+            let security = ["security.protocol", "producer.security.protocol", "consumer.security.protocol"];
+            for key in security {
+                if let Some(protocol) = reader.get(key).filter(|p| !p.eq_ignore_ascii_case("PLAINTEXT")) {
+                    return Err(reader.invalid(
+                        key,
+                        format!(
+                            "{key}={protocol}: a distributed worker's group membership connects to Kafka with \
+                             PLAINTEXT only in this version of Wharf. Use a PLAINTEXT listener of the brokers \
+                             for bootstrap.servers, or run `wharf standalone`, which supports TLS"
+                        ),
+                    ));
+                }
+            }
             let topics = [(&d.config_topic, "config"), (&d.offset_topic, "offset"), (&d.status_topic, "status")];
             for (i, (a, an)) in topics.iter().enumerate() {
                 for (b, bn) in &topics[i + 1..] {

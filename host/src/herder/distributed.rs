@@ -1,16 +1,23 @@
 //! A distributed worker: every piece of durable state lives in three compacted Kafka topics, so a
-//! worker started on an empty disk rebuilds everything from them. Connectors are managed over
-//! REST. (One worker per group for now: group membership and assignment come later.)
+//! worker started on an empty disk rebuilds everything from them. Workers with one `group.id`
+//! share the work through group membership (`cluster`); connectors are managed over REST on any
+//! of them.
 
 use std::sync::Arc;
+
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rdkafka::ClientConfig;
 
-use super::serve::{self, Stores};
+use super::serve::{self, JoinGroup, Stores};
+use super::Herder;
+use crate::cluster::member::{Member, MemberConfig, Participant};
+use crate::cluster::{ClusterView, Work};
 use crate::config::WorkerConfig;
 use crate::kafka::admin::{self, TopicSpec};
-use crate::storage::kafka::{KafkaConfigLog, KafkaOffsetStore, KafkaStatusStore};
+use crate::storage::kafka::{config_transactional_id, KafkaConfigLog, KafkaOffsetStore, KafkaStatusStore};
+use crate::storage::ConfigStore;
 
 fn client_config(worker: &WorkerConfig, overrides: &[(String, String)]) -> ClientConfig {
     let mut config = ClientConfig::new();
@@ -79,13 +86,88 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     };
     tokio::task::spawn_blocking(move || -> Result<Stores> {
         tracing::info!("reading the config topic {}", d.config_topic);
-        let config_log = KafkaConfigLog::start(&producer, &consumer, &d.config_topic)?;
+        let config_log = Arc::new(KafkaConfigLog::start(
+            &producer,
+            &consumer,
+            &d.config_topic,
+            &config_transactional_id(&d.group_id),
+        )?);
         config_log.claim(&d.group_id, &d.config_topic)?;
         tracing::info!("reading the offset topic {} ({} partitions)", d.offset_topic, partitions[1]);
         let offsets = KafkaOffsetStore::start(&producer, &consumer, &d.offset_topic, partitions[1])?;
         tracing::info!("reading the status topic {} ({} partitions)", d.status_topic, partitions[2]);
         let status = KafkaStatusStore::start(&producer, &consumer, &d.status_topic, partitions[2])?;
-        Ok(Stores { config: Arc::new(config_log), offsets: Arc::new(offsets), status: Arc::new(status) })
+        let view = Arc::new(ClusterView::default());
+        let join: JoinGroup = {
+            let (view, log) = (view.clone(), config_log.clone());
+            Box::new(move |herder| {
+                let member = MemberConfig {
+                    group_id: d.group_id.clone(),
+                    bootstrap: bootstrap_addresses(&worker.bootstrap_servers),
+                    client_id: format!("wharf-{}-member", d.group_id),
+                    url: format!("http://{}", worker.advertised),
+                    worker_id: worker.worker_id(),
+                    session_timeout: d.session_timeout,
+                    heartbeat_interval: d.heartbeat_interval,
+                    rebalance_timeout: d.rebalance_timeout,
+                    max_delay: d.scheduled_rebalance_max_delay,
+                    sync_timeout: d.worker_sync_timeout,
+                };
+                let participant = Arc::new(GroupParticipant { herder, log });
+                Member::start(member, view, participant)
+            })
+        };
+        Ok(Stores {
+            config: config_log,
+            offsets: Arc::new(offsets),
+            status: Arc::new(status),
+            cluster: Some((view, join)),
+        })
     })
     .await?
+}
+
+/// `host:port` of each bootstrap server, without a listener name.
+fn bootstrap_addresses(servers: &str) -> Vec<String> {
+    servers
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.rsplit_once("://").map_or(s, |(_, address)| address).to_string())
+        .collect()
+}
+
+/// What the group membership asks of a distributed worker.
+struct GroupParticipant {
+    herder: Arc<Herder>,
+    log: Arc<KafkaConfigLog>,
+}
+
+impl Participant for GroupParticipant {
+    fn config_offset(&self) -> i64 {
+        self.log.position()
+    }
+
+    fn lead(&self) -> Result<(i64, Work), String> {
+        self.log.lead().map_err(|e| e.to_string())?;
+        let work = Work::of(&self.log.snapshot());
+        self.herder.set_universe(work.clone());
+        Ok((self.log.position(), work))
+    }
+
+    fn follow(&self) {
+        self.log.follow();
+    }
+
+    fn revoke(&self, work: &Work) {
+        self.herder.revoke(work);
+    }
+
+    fn catch_up(&self, offset: i64, timeout: Duration) -> bool {
+        self.log.wait_for(offset, timeout)
+    }
+
+    fn assigned(&self) {
+        self.herder.store.changes().notify();
+    }
 }

@@ -6,12 +6,14 @@ pub mod distributed;
 pub mod serve;
 pub mod standalone;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::cluster::{ClusterView, Membership, TaskId, Work};
 use crate::config::ConnectorConfig;
 use crate::runtime::records::ConnectorKind;
-use crate::storage::config::{ConnectorEntry, Pairs};
+use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
 use crate::storage::{ConfigSnapshot, ConfigStore, State, TargetState};
 use crate::worker::{StartError, Worker};
 
@@ -27,6 +29,18 @@ pub enum HerderError {
     BadConfig(String),
     #[error("{0}")]
     Store(String),
+    /// Only the leader writes; the caller retries (or the request is forwarded).
+    #[error("{0}")]
+    NotLeader(String),
+}
+
+impl From<ConfigStoreError> for HerderError {
+    fn from(e: ConfigStoreError) -> Self {
+        match e {
+            ConfigStoreError::NotLeader(why) => HerderError::NotLeader(why),
+            other => HerderError::Store(other.to_string()),
+        }
+    }
 }
 
 /// The result of creating or replacing a connector.
@@ -39,23 +53,46 @@ pub enum Written {
 pub struct Herder {
     pub worker: Arc<Worker>,
     pub store: Arc<dyn ConfigStore>,
+    /// This worker's place in its group; none for a standalone worker, which runs everything.
+    pub cluster: Option<Arc<ClusterView>>,
     /// One reconciliation at a time.
     reconciling: Mutex<()>,
+    /// The connector config that each connector's task configs were last generated from, on
+    /// the worker that runs the connector.
+    generated: Mutex<BTreeMap<String, Pairs>>,
+    /// On the leader: the work the last assignment covered; a config that names other work
+    /// calls for a rebalance.
+    universe: Mutex<Work>,
 }
 
 /// A config in a canonical order (by key, the last value of a repeated key winning), so that
 /// configs compare equal however they were written or read back.
 pub fn canonical(pairs: Pairs) -> Pairs {
-    let map: std::collections::BTreeMap<String, String> = pairs.into_iter().collect();
+    let map: BTreeMap<String, String> = pairs.into_iter().collect();
     map.into_iter().collect()
 }
 
-/// How often the herder reconciles even without a change signal (a safety net).
+/// How often the herder reconciles even without a change signal (a safety net, and the retry
+/// of task configs that could not reach the leader).
 const RECONCILE_INTERVAL: Duration = Duration::from_secs(5);
 
+/// How task configs reached the config topic.
+enum Submitted {
+    Written,
+    /// The group has no leader at the moment; try again later.
+    Later(String),
+}
+
 impl Herder {
-    pub fn new(worker: Arc<Worker>, store: Arc<dyn ConfigStore>) -> Arc<Self> {
-        Arc::new(Herder { worker, store, reconciling: Mutex::new(()) })
+    pub fn new(worker: Arc<Worker>, store: Arc<dyn ConfigStore>, cluster: Option<Arc<ClusterView>>) -> Arc<Self> {
+        Arc::new(Herder {
+            worker,
+            store,
+            cluster,
+            reconciling: Mutex::new(()),
+            generated: Mutex::new(BTreeMap::new()),
+            universe: Mutex::new(Work::default()),
+        })
     }
 
     /// Reconciles whenever the store changes, until `stop` is set.
@@ -76,6 +113,10 @@ impl Herder {
 
     pub fn snapshot(&self) -> ConfigSnapshot {
         self.store.snapshot()
+    }
+
+    pub fn membership(&self) -> Option<Membership> {
+        self.cluster.as_ref().map(|c| c.get())
     }
 
     /// Checks a config the way a start would: host keys, then the plugin's definition and its
@@ -104,29 +145,42 @@ impl Herder {
         if exists && !replace {
             return Err(HerderError::Conflict(name.to_string()));
         }
-        self.store.put_connector(name, &config, None).map_err(|e| HerderError::Store(e.to_string()))?;
+        self.store.put_connector(name, &config, None).map_err(HerderError::from)?;
         self.reconcile();
         Ok(if exists { Written::Updated } else { Written::Created })
     }
 
     pub fn delete_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
-        self.store.remove_connector(name).map_err(|e| HerderError::Store(e.to_string()))?;
+        self.store.remove_connector(name).map_err(HerderError::from)?;
         self.reconcile();
         Ok(())
     }
 
     pub fn set_target_state(&self, name: &str, state: TargetState) -> Result<(), HerderError> {
         self.require(name)?;
-        self.store.put_target_state(name, state).map_err(|e| HerderError::Store(e.to_string()))?;
+        self.store.put_target_state(name, state).map_err(HerderError::from)?;
         self.reconcile();
         Ok(())
     }
 
-    /// Restarts a connector: its tasks stop and start again with fresh task configs.
+    /// Writes task configs that the worker running a connector generated (the leader's part).
+    pub fn put_task_configs(&self, name: &str, tasks: Vec<Pairs>) -> Result<(), HerderError> {
+        let entry = self.require(name)?;
+        let tasks: Vec<Pairs> = tasks.into_iter().map(canonical).collect();
+        if entry.tasks.as_ref() != Some(&tasks) {
+            self.store.put_task_configs(name, &tasks).map_err(HerderError::from)?;
+        }
+        self.reconcile();
+        Ok(())
+    }
+
+    /// Restarts the part of a connector this worker runs: its task configs are generated
+    /// anew, and its tasks here stop and start again.
     pub fn restart_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
         let _guard = self.reconciling.lock().expect("herder lock");
+        self.generated.lock().expect("herder lock").remove(name);
         self.worker.stop_connector(name);
         drop(_guard);
         self.reconcile();
@@ -152,83 +206,250 @@ impl Herder {
         self.worker.kind_of(&class.1)
     }
 
-    /// Brings the running tasks in line with the desired state.
-    pub fn reconcile(&self) {
+    /// Stops work the group took away from this worker. Tasks of connectors that still exist
+    /// are left UNASSIGNED until their new owner starts them.
+    pub fn revoke(&self, work: &Work) {
         let _guard = self.reconciling.lock().expect("herder lock");
+        let mut by_connector: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        for task in &work.tasks {
+            by_connector.entry(task.connector.as_str()).or_default().push(task.task);
+        }
         let snapshot = self.store.snapshot();
-        for name in self.worker.running_names() {
-            if !snapshot.connectors.contains_key(&name) {
-                self.worker.stop_connector(&name);
-                self.worker.status.remove(&name);
-                tracing::info!("connector {name} deleted");
+        for (name, ids) in by_connector {
+            self.worker.stop_tasks(name, &ids);
+            if snapshot.connectors.contains_key(name) {
+                for id in ids {
+                    self.worker.put_task_status(name, id, State::Unassigned);
+                }
             }
         }
+        let mut generated = self.generated.lock().expect("herder lock");
+        for name in &work.connectors {
+            generated.remove(name);
+        }
+    }
+
+    /// Called on the leader before it assigns: remembers the work the assignment covers.
+    pub fn set_universe(&self, work: Work) {
+        *self.universe.lock().expect("herder lock") = work;
+    }
+
+    /// Brings the running tasks in line with the desired state and this worker's assignment.
+    pub fn reconcile(&self) {
+        let _guard = self.reconciling.lock().expect("herder lock");
+        let membership = self.membership();
+        if let Some(m) = &membership {
+            self.worker.set_generation(m.generation);
+        }
+        let owns_connector = |name: &str| membership.as_ref().is_none_or(|m| m.owned.connectors.contains(name));
+        let owns_task = |name: &str, task: u32| {
+            membership.as_ref().is_none_or(|m| m.owned.tasks.contains(&TaskId { connector: name.to_string(), task }))
+        };
+
+        // Connectors: their statuses, and fresh task configs when their config changed.
+        let snapshot = self.store.snapshot();
+        let mut failed = Vec::new();
         for (name, entry) in &snapshot.connectors {
-            if let Err(e) = self.reconcile_one(name, entry) {
+            if !owns_connector(name) {
+                continue;
+            }
+            if let Err(e) = self.reconcile_connector(name, entry, membership.as_ref()) {
                 tracing::error!("connector {name} failed: {e}");
-                self.worker.stop_connector(name);
                 self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
+                failed.push(name.clone());
+            }
+        }
+        match &membership {
+            None => {
+                for name in self.worker.running_names() {
+                    if !snapshot.connectors.contains_key(&name) {
+                        self.worker.stop_connector(&name);
+                        self.worker.status.remove(&name);
+                        tracing::info!("connector {name} deleted");
+                    }
+                }
+            }
+            Some(m) => {
+                for name in &m.owned.connectors {
+                    if !snapshot.connectors.contains_key(name) && self.worker.status.get(name).is_some() {
+                        self.worker.status.remove(name);
+                        tracing::info!("connector {name} deleted");
+                    }
+                }
+            }
+        }
+
+        // Tasks: the config may have changed above.
+        let snapshot = self.store.snapshot();
+        let mut wanted: BTreeMap<&str, (&ConnectorEntry, BTreeMap<u32, Pairs>)> = BTreeMap::new();
+        for (name, entry) in &snapshot.connectors {
+            // A standalone worker runs no tasks for a connector that failed.
+            if membership.is_none() && failed.contains(name) {
+                continue;
+            }
+            let tasks: BTreeMap<u32, Pairs> = entry
+                .tasks
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(id, config)| (id as u32, config.clone()))
+                .filter(|(id, _)| owns_task(name, *id))
+                .collect();
+            wanted.insert(name, (entry, tasks));
+        }
+        for name in self.worker.running_names() {
+            let Some((config, running)) = self.worker.running(&name) else { continue };
+            let want = wanted.get(name.as_str()).filter(|(entry, _)| entry.target == TargetState::Started);
+            let stale: Vec<u32> = running
+                .iter()
+                .filter(|(id, task_config)| match want {
+                    None => true,
+                    Some((entry, tasks)) => entry.config != config || tasks.get(id) != Some(task_config),
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            self.worker.stop_tasks(&name, &stale);
+            if !snapshot.connectors.contains_key(&name) {
+                for id in stale {
+                    self.worker.status.remove_task(&name, id);
+                }
+            }
+        }
+        for (name, (entry, tasks)) in wanted {
+            match entry.target {
+                TargetState::Stopped => {}
+                TargetState::Paused => {
+                    for id in tasks.keys() {
+                        self.worker.put_task_status(name, *id, State::Paused);
+                    }
+                }
+                TargetState::Started => {
+                    let running = self.worker.running(name).map(|(_, r)| r).unwrap_or_default();
+                    let missing: Vec<(u32, Pairs)> =
+                        tasks.into_iter().filter(|(id, _)| !running.contains_key(id)).collect();
+                    if missing.is_empty() {
+                        continue;
+                    }
+                    let ids: Vec<u32> = missing.iter().map(|(id, _)| *id).collect();
+                    let started = ConnectorConfig::from_pairs(
+                        entry.config.clone(),
+                        &format!("of {name}"),
+                        &self.worker.config.wasm,
+                    )
+                    .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })
+                    .and_then(|parsed| self.worker.start_tasks(parsed, missing));
+                    if let Err(e) = started {
+                        tracing::error!("cannot start task(s) of connector {name}: {e}");
+                        for id in ids {
+                            let status = self.worker.status_of(State::Failed, Some(e.to_string()));
+                            self.worker.status.put_task(name, id, status);
+                        }
+                    }
+                }
+            }
+        }
+
+        // The leader rebalances when the config names other work than it assigned.
+        if let (Some(m), Some(cluster)) = (&membership, &self.cluster) {
+            if m.is_leader {
+                let work = Work::of(&snapshot);
+                let mut universe = self.universe.lock().expect("herder lock");
+                if *universe != work {
+                    let added = work.minus(&universe);
+                    let removed = universe.minus(&work);
+                    *universe = work;
+                    cluster.request_rejoin(format!(
+                        "the config changed (new: {}; gone: {})",
+                        added.describe(),
+                        removed.describe()
+                    ));
+                }
             }
         }
     }
 
-    fn reconcile_one(&self, name: &str, entry: &ConnectorEntry) -> Result<(), StartError> {
+    /// The part of reconciling that falls to the worker running a connector: its status, and
+    /// its task configs.
+    fn reconcile_connector(
+        &self,
+        name: &str,
+        entry: &ConnectorEntry,
+        membership: Option<&Membership>,
+    ) -> Result<(), StartError> {
         let kind = self.kind_of(entry);
-        let running = self.worker.running(name);
         if entry.target == TargetState::Stopped {
-            if running.is_some() {
-                self.worker.stop_connector(name);
-            }
             if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
-                self.write_task_configs(name, &[])?;
+                if let Submitted::Later(why) = self.submit_task_configs(name, &[], membership)? {
+                    tracing::info!("connector {name}: the empty task list waits for a leader ({why})");
+                }
             }
             self.worker.status.remove_tasks(name);
             self.worker.put_status(name, kind, State::Stopped, None);
             return Ok(());
         }
 
-        // A new or changed connector config gets fresh task configs from its plugin.
-        let config_changed = running.as_ref().is_none_or(|(config, _)| *config != entry.config);
-        let mut tasks = entry.tasks.clone();
-        if config_changed || tasks.is_none() {
+        let generated_from = self.generated.lock().expect("herder lock").get(name).cloned();
+        if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
             let parsed =
                 ConnectorConfig::from_pairs(entry.config.clone(), &format!("of {name}"), &self.worker.config.wasm)
                     .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })?;
             let fresh: Vec<Pairs> = self.worker.task_configs(&parsed)?.into_iter().map(canonical).collect();
-            if tasks.as_ref() != Some(&fresh) {
-                self.write_task_configs(name, &fresh)?;
+            if entry.tasks.as_ref() != Some(&fresh) {
+                match self.submit_task_configs(name, &fresh, membership)? {
+                    Submitted::Written => {}
+                    Submitted::Later(why) => {
+                        tracing::info!("connector {name}: task configs wait for a leader ({why})");
+                        return Ok(());
+                    }
+                }
             }
-            tasks = Some(fresh);
+            self.generated.lock().expect("herder lock").insert(name.to_string(), entry.config.clone());
         }
-        let tasks = tasks.unwrap_or_default();
-
-        if entry.target == TargetState::Paused {
-            if running.is_some() {
-                self.worker.stop_connector(name);
+        // Statuses of tasks the connector no longer has.
+        if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.status.get(name)) {
+            for id in status.tasks.keys().filter(|id| **id as usize >= tasks.len()) {
+                self.worker.status.remove_task(name, *id);
             }
-            self.worker.put_status(name, kind, State::Paused, None);
-            for id in 0..tasks.len() as u32 {
-                self.worker.put_task_status(name, id, State::Paused);
-            }
-            return Ok(());
         }
-
-        let up_to_date =
-            running.as_ref().is_some_and(|(config, running_tasks)| *config == entry.config && *running_tasks == tasks);
-        if up_to_date {
-            return Ok(());
-        }
-        if running.is_some() {
-            self.worker.stop_connector(name);
-        }
-        let parsed = ConnectorConfig::from_pairs(entry.config.clone(), &format!("of {name}"), &self.worker.config.wasm)
-            .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })?;
-        self.worker.start_tasks(parsed, tasks)
+        let state = if entry.target == TargetState::Paused { State::Paused } else { State::Running };
+        self.worker.put_status(name, kind, state, None);
+        Ok(())
     }
 
-    fn write_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), StartError> {
-        self.store
-            .put_task_configs(name, tasks)
-            .map_err(|e| StartError::Plugin { name: name.to_string(), message: e.to_string() })
+    /// Task configs go to the config topic: directly on the leader (or a standalone worker),
+    /// through the leader's REST API otherwise.
+    fn submit_task_configs(
+        &self,
+        name: &str,
+        tasks: &[Pairs],
+        membership: Option<&Membership>,
+    ) -> Result<Submitted, StartError> {
+        let store_error = |e: ConfigStoreError| StartError::Plugin { name: name.to_string(), message: e.to_string() };
+        match membership {
+            None => self.store.put_task_configs(name, tasks).map(|_| Submitted::Written).map_err(store_error),
+            Some(m) if m.is_leader => match self.store.put_task_configs(name, tasks) {
+                Ok(()) => Ok(Submitted::Written),
+                Err(ConfigStoreError::NotLeader(why)) => Ok(Submitted::Later(why)),
+                Err(e) => Err(store_error(e)),
+            },
+            Some(m) => {
+                let Some(leader) = &m.leader else { return Ok(Submitted::Later("a rebalance is in progress".into())) };
+                let body: Vec<serde_json::Value> = tasks
+                    .iter()
+                    .map(|t| serde_json::Value::Object(t.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()))
+                    .collect();
+                let url = format!("{}/connectors/{}/tasks", leader.url, crate::rest::forward::path_segment(name));
+                let body = serde_json::to_vec(&body).expect("task configs serialize");
+                match crate::rest::forward::send("POST", &url, Some(body), &self.worker.worker_id) {
+                    Ok((status, _)) if (200..300).contains(&status) => Ok(Submitted::Written),
+                    Ok((status, body)) => Ok(Submitted::Later(format!(
+                        "the leader at {} answered {status}: {}",
+                        leader.url,
+                        String::from_utf8_lossy(&body)
+                    ))),
+                    Err(e) => Ok(Submitted::Later(e)),
+                }
+            }
+        }
     }
 }

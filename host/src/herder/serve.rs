@@ -5,10 +5,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::cluster::member::MemberHandle;
+use crate::cluster::ClusterView;
 use crate::config::{ConnectorConfig, WorkerConfig};
 use crate::herder::Herder;
 use crate::kafka;
@@ -25,7 +27,12 @@ pub struct Stores {
     pub config: Arc<dyn ConfigStore>,
     pub offsets: Arc<dyn OffsetStore>,
     pub status: Arc<dyn StatusStore>,
+    /// A distributed worker's place in its group, and how it joins once the herder exists.
+    pub cluster: Option<(Arc<ClusterView>, JoinGroup)>,
 }
+
+/// Joins the group; the handle leaves it.
+pub type JoinGroup = Box<dyn FnOnce(Arc<Herder>) -> MemberHandle + Send>;
 
 pub type OpenStores = Box<dyn FnOnce(WorkerConfig) -> Pin<Box<dyn Future<Output = Result<Stores>> + Send>> + Send>;
 
@@ -66,7 +73,11 @@ pub async fn run(
     tracing::info!("plugins available: {}", registry.names().join(", "));
 
     let worker = Arc::new(Worker::new(config, runtime, registry, stores.offsets, stores.status));
-    let herder = Herder::new(worker.clone(), stores.config);
+    let (view, join) = match stores.cluster {
+        Some((view, join)) => (Some(view), Some(join)),
+        None => (None, None),
+    };
+    let herder = Herder::new(worker.clone(), stores.config, view);
     let starter = herder.clone();
     let start_result = tokio::task::spawn_blocking(move || -> Result<()> {
         starter.reconcile();
@@ -82,6 +93,7 @@ pub async fn run(
     }
     let stop_loop = Arc::new(AtomicBool::new(false));
     let herder_loop = herder.spawn_loop(stop_loop.clone());
+    let member = join.map(|join| join(herder.clone()));
 
     let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id }));
     tracing::info!(
@@ -100,7 +112,12 @@ pub async fn run(
     stop_loop.store(true, Ordering::Relaxed);
     herder.store.changes().notify();
     let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
-    stop(worker).await;
+    stop(worker.clone()).await;
+    // Leave only once the tasks stopped, so that no task runs twice when the group moves them.
+    if let Some(member) = member {
+        let group = worker.config.distributed.as_ref().map(|d| d.group_id.clone()).unwrap_or_default();
+        let _ = tokio::task::spawn_blocking(move || member.leave(&group, Duration::from_secs(10))).await;
+    }
     Ok(())
 }
 

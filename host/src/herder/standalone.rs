@@ -18,6 +18,7 @@ pub async fn run(config: WorkerConfig, connectors: Vec<ConnectorConfig>, on_read
                 config: Arc::new(MemoryConfigStore::default()),
                 offsets: Arc::new(FileOffsetStore::open(&offsets_path)?),
                 status: Arc::new(MemoryStatusStore::default()),
+                cluster: None,
             })
         })
     });

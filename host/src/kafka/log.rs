@@ -122,6 +122,21 @@ impl KafkaLog {
         Ok(KafkaLog { topic: topic.to_string(), consumer, progress, stop, follower: Some(follower) })
     }
 
+    /// The next offset the follower will read in `partition`.
+    pub fn position(&self, partition: i32) -> i64 {
+        self.progress.0.lock().expect("log lock").get(&partition).copied().unwrap_or(0)
+    }
+
+    /// Waits until the follower has read `partition` at least up to `offset`; false on timeout.
+    pub fn wait_for(&self, partition: i32, offset: i64, timeout: Duration) -> bool {
+        let (lock, changed) = &*self.progress;
+        let positions = lock.lock().expect("log lock");
+        let (positions, _) = changed
+            .wait_timeout_while(positions, timeout, |p| p.get(&partition).copied().unwrap_or(0) < offset)
+            .expect("log lock");
+        positions.get(&partition).copied().unwrap_or(0) >= offset
+    }
+
     /// Waits until every record in the topic at the time of the call has been applied.
     pub fn read_to_end(&self, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;

@@ -52,6 +52,9 @@ pub struct ConfigSnapshot {
 pub enum ConfigStoreError {
     #[error("cannot write to the config log: {0}")]
     Write(String),
+    /// Only the leader of the group writes the config log.
+    #[error("{0}")]
+    NotLeader(String),
 }
 
 /// Where desired state lives. Every write returns once the change is visible in `snapshot`.

@@ -91,6 +91,70 @@ impl Drop for LogWriter {
     }
 }
 
+/// Writes the config topic in transactions under one transactional id per cluster, so that
+/// when a new leader opens its writer, the broker fences the old leader's: a worker that lost
+/// leadership cannot write once its successor could.
+struct FencedWriter {
+    topic: String,
+    producer: ThreadedProducer<WriteTracker>,
+}
+
+/// The transactional id of a cluster's config writer (Kafka Connect's name for it).
+pub fn config_transactional_id(group_id: &str) -> String {
+    format!("connect-cluster-{group_id}")
+}
+
+impl FencedWriter {
+    fn open(producer_config: &ClientConfig, topic: &str, transactional_id: &str) -> anyhow::Result<Self> {
+        let mut config = producer_config.clone();
+        config
+            .set("transactional.id", transactional_id)
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("linger.ms", "0");
+        let producer: ThreadedProducer<WriteTracker> = config
+            .create_with_context(WriteTracker::default())
+            .map_err(|e| anyhow::anyhow!("cannot create the config topic writer: {e}"))?;
+        producer.init_transactions(STORE_TIMEOUT).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot start the config topic writer (transactional.id {transactional_id}) within {} s: {e}",
+                STORE_TIMEOUT.as_secs()
+            )
+        })?;
+        Ok(FencedWriter { topic: topic.to_string(), producer })
+    }
+
+    /// Writes the records in one transaction. `Err(true)` means this writer was fenced.
+    fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<(), (bool, String)> {
+        let fail = |e: rdkafka::error::KafkaError| {
+            let fenced = matches!(&e, rdkafka::error::KafkaError::Transaction(t) if t.is_fatal());
+            (fenced, format!("topic {}: {e}", self.topic))
+        };
+        self.producer.begin_transaction().map_err(fail)?;
+        for (key, value) in records {
+            let mut record: BaseRecord<'_, str, [u8], ()> = BaseRecord::to(&self.topic).key(key.as_str()).partition(0);
+            if let Some(value) = value {
+                record = record.payload(value);
+            }
+            if let Err((e, _)) = self.producer.send(record) {
+                let _ = self.producer.abort_transaction(STORE_TIMEOUT);
+                return Err(fail(e));
+            }
+        }
+        if let Err(e) = self.producer.commit_transaction(STORE_TIMEOUT) {
+            let failure = fail(e);
+            if !failure.0 {
+                let _ = self.producer.abort_transaction(STORE_TIMEOUT);
+            }
+            return Err(failure);
+        }
+        match self.producer.context().failure.lock().expect("tracker lock").take() {
+            Some(failure) => Err((false, format!("topic {} refused a write: {failure}", self.topic))),
+            None => Ok(()),
+        }
+    }
+}
+
 fn json_bytes(value: Value) -> Option<Vec<u8>> {
     Some(value.to_string().into_bytes())
 }
@@ -201,14 +265,28 @@ impl ConfigReplay {
 
 /// The config store on the config topic (one partition: one total order for every worker).
 pub struct KafkaConfigLog {
+    topic: String,
     replay: Arc<Mutex<ConfigReplay>>,
     signal: Arc<ChangeSignal>,
-    writer: LogWriter,
+    producer_config: ClientConfig,
+    transactional_id: String,
+    /// Set while this worker leads its group; only the leader writes.
+    writer: Mutex<Option<FencedWriter>>,
     log: KafkaLog,
 }
 
 impl KafkaConfigLog {
-    pub fn start(producer: &ClientConfig, consumer: &ClientConfig, topic: &str) -> anyhow::Result<Self> {
+    /// Reads the config topic to its end and follows it. Writing needs `lead` first.
+    pub fn start(
+        producer: &ClientConfig,
+        consumer: &ClientConfig,
+        topic: &str,
+        transactional_id: &str,
+    ) -> anyhow::Result<Self> {
+        let mut consumer = consumer.clone();
+        // Writes of a leader that was fenced mid-transaction are aborted: never read them.
+        consumer.set("isolation.level", "read_committed");
+        let consumer = &consumer;
         let replay: Arc<Mutex<ConfigReplay>> = Arc::default();
         let signal: Arc<ChangeSignal> = Arc::default();
         let log = {
@@ -225,13 +303,45 @@ impl KafkaConfigLog {
                 }
             })?
         };
-        let writer = LogWriter::new(producer, topic)?;
-        let store = KafkaConfigLog { replay, signal, writer, log };
+        let store = KafkaConfigLog {
+            topic: topic.to_string(),
+            replay,
+            signal,
+            producer_config: producer.clone(),
+            transactional_id: transactional_id.to_string(),
+            writer: Mutex::new(None),
+            log,
+        };
         store.log.read_to_end(STORE_TIMEOUT)?;
         Ok(store)
     }
 
-    /// Refuses a config topic that another cluster already uses, and marks a new one as ours.
+    /// Becomes the writer of the config topic: fences any earlier leader's writer, then reads
+    /// the topic to its end so that nothing the old leader wrote is missed.
+    pub fn lead(&self) -> anyhow::Result<()> {
+        let writer = FencedWriter::open(&self.producer_config, &self.topic, &self.transactional_id)?;
+        *self.writer.lock().expect("writer lock") = Some(writer);
+        self.log.read_to_end(STORE_TIMEOUT)
+    }
+
+    /// Gives up writing (another worker leads now).
+    pub fn follow(&self) {
+        self.writer.lock().expect("writer lock").take();
+    }
+
+    /// The next offset of the config topic this worker will read.
+    pub fn position(&self) -> i64 {
+        self.log.position(0)
+    }
+
+    /// Waits until this worker has read the config topic up to `offset`; false on timeout.
+    pub fn wait_for(&self, offset: i64, timeout: Duration) -> bool {
+        self.log.wait_for(0, offset, timeout)
+    }
+
+    /// Refuses a config topic that another cluster already uses, and marks an unclaimed one as
+    /// ours. The mark is the one record not written by a leader: it is written once, when the
+    /// first worker of a cluster starts, before the worker joins its group.
     pub fn claim(&self, group_id: &str, topic: &str) -> anyhow::Result<()> {
         let owner = self.replay.lock().expect("config lock").owner.clone();
         match owner {
@@ -243,16 +353,36 @@ impl KafkaConfigLog {
                  and status.storage.topic, or set group.id={owner} to join that cluster"
             ),
             None => {
-                self.write(&[(OWNER_KEY.to_string(), json_bytes(json!({"group.id": group_id})))])
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                let writer = LogWriter::new(&self.producer_config, topic)?;
+                let mark = json_bytes(json!({"group.id": group_id}));
+                writer.write(&[(0, OWNER_KEY.to_string(), mark)]).map_err(|e| anyhow::anyhow!("{e}"))?;
+                self.log.read_to_end(STORE_TIMEOUT)?;
                 Ok(())
             }
         }
     }
 
     fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<(), ConfigStoreError> {
-        let records: Vec<_> = records.iter().map(|(k, v)| (0, k.clone(), v.clone())).collect();
-        self.writer.write(&records).map_err(ConfigStoreError::Write)?;
+        {
+            let mut writer = self.writer.lock().expect("writer lock");
+            let Some(active) = writer.as_ref() else {
+                return Err(ConfigStoreError::NotLeader(
+                    "this worker does not lead its group, and only the leader writes connector configs; \
+                     send the request to the leader, or retry once the group has one"
+                        .into(),
+                ));
+            };
+            match active.write(records) {
+                Ok(()) => {}
+                Err((true, e)) => {
+                    writer.take();
+                    return Err(ConfigStoreError::NotLeader(format!(
+                        "another worker has become the leader of the group since this one was elected ({e}); retry"
+                    )));
+                }
+                Err((false, e)) => return Err(ConfigStoreError::Write(e)),
+            }
+        }
         // Read our own write back, so the caller sees it in the next snapshot.
         self.log.read_to_end(STORE_TIMEOUT).map_err(|e| ConfigStoreError::Write(e.to_string()))
     }
@@ -409,7 +539,7 @@ fn status_value(status: &Status) -> Option<Vec<u8>> {
         "state": state_name(status.state),
         "trace": status.trace,
         "worker_id": status.worker_id,
-        "generation": 0,
+        "generation": status.generation,
     }))
 }
 
@@ -420,7 +550,8 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
             let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("value is not JSON ({e})"))?;
             let state = v["state"].as_str().and_then(state_from_name).ok_or("no known \"state\"")?;
             let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
-            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from) })
+            let generation = v["generation"].as_i64().unwrap_or(0) as i32;
+            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from), generation })
         }
     };
     if let Some(name) = key.strip_prefix("status-connector-") {
@@ -428,6 +559,7 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
             None => {
                 view.remove(name);
             }
+            Some(status) if view.get(name).is_some_and(|known| stale(&known.connector, &status)) => {}
             Some(status) => {
                 let entry = view.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
                     name: name.to_string(),
@@ -446,6 +578,7 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
                 None => {
                     entry.tasks.remove(&id);
                 }
+                Some(status) if entry.tasks.get(&id).is_some_and(|known| stale(known, &status)) => {}
                 Some(status) => {
                     entry.tasks.insert(id, status);
                 }
@@ -455,6 +588,12 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
         return Err("unknown key".into());
     }
     Ok(())
+}
+
+/// A status from another worker of an older generation than the one known: a worker that lost
+/// its work without knowing it yet wrote it, and the newer owner's word stands.
+fn stale(known: &Status, incoming: &Status) -> bool {
+    incoming.worker_id != known.worker_id && incoming.generation < known.generation
 }
 
 /// Counts off one expected echo of `key`; false if none was expected.
@@ -534,6 +673,13 @@ impl StatusStore for KafkaStatusStore {
         for id in ids {
             self.send(format!("status-task-{name}-{id}"), None);
         }
+    }
+
+    fn remove_task(&self, name: &str, task: u32) {
+        if let Some(entry) = self.view.lock().expect("status lock").get_mut(name) {
+            entry.tasks.remove(&task);
+        }
+        self.send(format!("status-task-{name}-{task}"), None);
     }
 
     fn remove(&self, name: &str) {

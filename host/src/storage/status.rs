@@ -24,6 +24,9 @@ pub struct Status {
     pub worker_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// The group generation the writer was in; a lower one from another worker is stale.
+    #[serde(skip)]
+    pub generation: i32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +63,8 @@ pub trait StatusStore: Send + Sync {
     fn get(&self, name: &str) -> Option<ConnectorStatus>;
     /// Forgets every task status of a connector.
     fn remove_tasks(&self, name: &str);
+    /// Forgets one task's status.
+    fn remove_task(&self, name: &str, task: u32);
     /// Forgets a deleted connector.
     fn remove(&self, name: &str);
 }
@@ -88,6 +93,12 @@ impl StatusStore for MemoryStatusStore {
     fn remove_tasks(&self, name: &str) {
         if let Some(entry) = self.connectors.write().expect("status lock").get_mut(name) {
             entry.tasks.clear();
+        }
+    }
+
+    fn remove_task(&self, name: &str, task: u32) {
+        if let Some(entry) = self.connectors.write().expect("status lock").get_mut(name) {
+            entry.tasks.remove(&task);
         }
     }
 

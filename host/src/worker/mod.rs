@@ -5,7 +5,7 @@ mod sink;
 mod source;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -55,11 +55,15 @@ struct TaskHandle {
     thread: JoinHandle<()>,
 }
 
+struct RunningTask {
+    config: Vec<(String, String)>,
+    /// Empty while the task restarts.
+    handle: Option<TaskHandle>,
+}
+
 struct RunningConnector {
     config: ConnectorConfig,
-    task_configs: Vec<Vec<(String, String)>>,
-    /// A slot per task; empty while the task restarts.
-    tasks: Vec<Option<TaskHandle>>,
+    tasks: BTreeMap<u32, RunningTask>,
 }
 
 pub struct Worker {
@@ -69,6 +73,8 @@ pub struct Worker {
     pub registry: Arc<PluginRegistry>,
     offsets: Arc<dyn OffsetStore>,
     pub status: Arc<dyn StatusStore>,
+    /// The group generation statuses are written with (0 outside a group).
+    generation: Arc<AtomicI32>,
     connectors: Mutex<BTreeMap<String, RunningConnector>>,
 }
 
@@ -87,8 +93,13 @@ impl Worker {
             registry,
             offsets,
             status,
+            generation: Arc::new(AtomicI32::new(0)),
             connectors: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    pub fn set_generation(&self, generation: i32) {
+        self.generation.store(generation, Ordering::Relaxed);
     }
 
     /// Checks a connector config against the plugin's definition and its own validation.
@@ -137,61 +148,87 @@ impl Worker {
         self.registry.find(class, None).ok().map(|p| p.info.kind)
     }
 
-    /// The connector config and task configs that a connector's tasks run with now.
-    pub fn running(&self, name: &str) -> Option<(Vec<(String, String)>, Vec<Vec<(String, String)>>)> {
+    /// The connector config this worker runs a connector's tasks with, and each running task's config.
+    #[allow(clippy::type_complexity)]
+    pub fn running(&self, name: &str) -> Option<(Vec<(String, String)>, BTreeMap<u32, Vec<(String, String)>>)> {
         let connectors = self.connectors.lock().expect("connectors lock");
-        connectors.get(name).map(|c| (c.config.raw.clone(), c.task_configs.clone()))
+        connectors
+            .get(name)
+            .map(|c| (c.config.raw.clone(), c.tasks.iter().map(|(id, t)| (*id, t.config.clone())).collect()))
     }
 
     pub fn running_names(&self) -> Vec<String> {
         self.connectors.lock().expect("connectors lock").keys().cloned().collect()
     }
 
-    /// Starts a connector's tasks with the given task configs. The connector must not be running.
+    /// Starts some of a connector's tasks. A task must not be running already, and tasks already
+    /// running for the connector must have been started with the same connector config.
     pub fn start_tasks(
         &self,
         config: ConnectorConfig,
-        task_configs: Vec<Vec<(String, String)>>,
+        tasks: Vec<(u32, Vec<(String, String)>)>,
     ) -> Result<(), StartError> {
         let name = config.name.clone();
-        assert!(
-            !self.connectors.lock().expect("connectors lock").contains_key(&name),
-            "connector {name} is started twice on one worker"
-        );
+        if let Some(running) = self.connectors.lock().expect("connectors lock").get(&name) {
+            assert!(running.config.raw == config.raw, "tasks of connector {name} started with two configs");
+            for (id, _) in &tasks {
+                assert!(!running.tasks.contains_key(id), "task {name}-{id} is started twice on one worker");
+            }
+        }
         let plugin = self.validate(&config)?;
-        let kind = plugin.info.kind;
-        self.status.put_connector(&name, Some(kind), self.status_of(State::Running, None));
-        self.status.remove_tasks(&name);
+        let ids: Vec<String> = tasks.iter().map(|(id, _)| id.to_string()).collect();
         tracing::info!(
-            "starting connector {name} ({} {}) with {} task(s)",
+            "starting task(s) {} of connector {name} ({} {})",
+            ids.join(", "),
             plugin.info.name,
-            plugin.info.version,
-            task_configs.len()
+            plugin.info.version
         );
-        let tasks = task_configs
-            .iter()
-            .enumerate()
+        let started: Vec<(u32, RunningTask)> = tasks
+            .into_iter()
             .map(|(id, task_config)| {
-                self.status.put_task(&name, id as u32, self.status_of(State::Unassigned, None));
-                Some(self.spawn_task(&plugin, &config, id as u32, task_config.clone()))
+                self.status.put_task(&name, id, self.status_of(State::Unassigned, None));
+                let handle = self.spawn_task(&plugin, &config, id, task_config.clone());
+                (id, RunningTask { config: task_config, handle: Some(handle) })
             })
             .collect();
-        self.connectors.lock().expect("connectors lock").insert(name, RunningConnector { config, task_configs, tasks });
+        let mut connectors = self.connectors.lock().expect("connectors lock");
+        let entry = connectors.entry(name).or_insert_with(|| RunningConnector { config, tasks: BTreeMap::new() });
+        entry.tasks.extend(started);
         Ok(())
     }
 
-    /// Stops a connector's tasks and waits for them (at most `task.shutdown.graceful.timeout.ms`).
+    /// Stops some of a connector's tasks and waits for them (at most
+    /// `task.shutdown.graceful.timeout.ms`).
+    pub fn stop_tasks(&self, name: &str, ids: &[u32]) {
+        let handles: Vec<(String, TaskHandle)> = {
+            let mut connectors = self.connectors.lock().expect("connectors lock");
+            let Some(connector) = connectors.get_mut(name) else { return };
+            let handles = ids
+                .iter()
+                .filter_map(|id| connector.tasks.remove(id).and_then(|t| t.handle).map(|h| (format!("{name}-{id}"), h)))
+                .collect();
+            if connector.tasks.is_empty() {
+                connectors.remove(name);
+            }
+            handles
+        };
+        if !handles.is_empty() {
+            tracing::info!(
+                "stopping task(s) {} of connector {name}",
+                handles.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        self.join(handles);
+    }
+
+    /// Stops every task of a connector this worker runs.
     pub fn stop_connector(&self, name: &str) -> bool {
         let Some(connector) = self.connectors.lock().expect("connectors lock").remove(name) else {
             return false;
         };
         tracing::info!("stopping connector {name}");
-        let handles = connector
-            .tasks
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.map(|t| (format!("{name}-{i}"), t)))
-            .collect();
+        let handles =
+            connector.tasks.into_iter().filter_map(|(i, t)| t.handle.map(|h| (format!("{name}-{i}"), h))).collect();
         self.join(handles);
         true
     }
@@ -201,8 +238,9 @@ impl Worker {
         let (config, task_config, handle) = {
             let mut connectors = self.connectors.lock().expect("connectors lock");
             let Some(connector) = connectors.get_mut(name) else { return Ok(false) };
-            let Some(task_config) = connector.task_configs.get(id as usize).cloned() else { return Ok(false) };
-            (connector.config.clone(), task_config, connector.tasks[id as usize].take())
+            let connector_config = connector.config.clone();
+            let Some(task) = connector.tasks.get_mut(&id) else { return Ok(false) };
+            (connector_config, task.config.clone(), task.handle.take())
         };
         if let Some(handle) = handle {
             self.status.put_task(name, id, self.status_of(State::Restarting, None));
@@ -211,10 +249,10 @@ impl Worker {
         let plugin = self.validate(&config)?;
         let handle = self.spawn_task(&plugin, &config, id, task_config);
         let mut connectors = self.connectors.lock().expect("connectors lock");
-        match connectors.get_mut(name) {
-            Some(connector) => connector.tasks[id as usize] = Some(handle),
+        match connectors.get_mut(name).and_then(|c| c.tasks.get_mut(&id)) {
+            Some(task) => task.handle = Some(handle),
             None => {
-                // The connector was stopped meanwhile: stop the new task too.
+                // The task was stopped meanwhile: stop the new one too.
                 drop(connectors);
                 self.join(vec![(format!("{name}-{id}"), handle)]);
             }
@@ -222,8 +260,8 @@ impl Worker {
         Ok(true)
     }
 
-    fn status_of(&self, state: State, trace: Option<String>) -> Status {
-        Status { state, worker_id: self.worker_id.clone(), trace }
+    pub fn status_of(&self, state: State, trace: Option<String>) -> Status {
+        Status { state, worker_id: self.worker_id.clone(), trace, generation: self.generation.load(Ordering::Relaxed) }
     }
 
     /// Records a connector's state unless it is already recorded so (reconciling repeats itself).
@@ -264,6 +302,7 @@ impl Worker {
             offsets: self.offsets.clone(),
             status: self.status.clone(),
             worker_id: self.worker_id.clone(),
+            generation: self.generation.clone(),
             stop: stop.clone(),
         };
         let thread = std::thread::Builder::new()
@@ -279,7 +318,7 @@ impl Worker {
         let handles = connectors
             .into_iter()
             .flat_map(|(name, c)| {
-                c.tasks.into_iter().enumerate().filter_map(move |(i, t)| t.map(|t| (format!("{name}-{i}"), t)))
+                c.tasks.into_iter().filter_map(move |(i, t)| t.handle.map(|h| (format!("{name}-{i}"), h)))
             })
             .collect();
         self.join(handles);
@@ -320,13 +359,19 @@ struct TaskSetup {
     offsets: Arc<dyn OffsetStore>,
     status: Arc<dyn StatusStore>,
     worker_id: String,
+    generation: Arc<AtomicI32>,
     stop: Arc<AtomicBool>,
 }
 
 impl TaskSetup {
+    fn status(&self, state: State, trace: Option<String>) -> Status {
+        Status { state, worker_id: self.worker_id.clone(), trace, generation: self.generation.load(Ordering::Relaxed) }
+    }
+
     fn run(self) {
         let name = self.connector.name.clone();
-        let (id, label, status, worker_id) = (self.id, self.label.clone(), self.status.clone(), self.worker_id.clone());
+        let (id, label, status) = (self.id, self.label.clone(), self.status.clone());
+        let (worker_id, generation) = (self.worker_id.clone(), self.generation.clone());
         let report = match self.plugin.info.kind {
             ConnectorKind::Source => self.run_source(),
             ConnectorKind::Sink => self.run_sink(),
@@ -335,7 +380,9 @@ impl TaskSetup {
             Ok(()) => tracing::info!(task = label.as_str(), "task stopped"),
             Err(failure) => {
                 tracing::error!(task = label.as_str(), "task failed: {}", failure.message);
-                status.put_task(&name, id, Status { state: State::Failed, worker_id, trace: Some(failure.trace) });
+                let generation = generation.load(Ordering::Relaxed);
+                let failed = Status { state: State::Failed, worker_id, trace: Some(failure.trace), generation };
+                status.put_task(&name, id, failed);
             }
         }
     }
@@ -355,11 +402,7 @@ impl TaskSetup {
     }
 
     fn running(&self) {
-        self.status.put_task(
-            &self.connector.name,
-            self.id,
-            Status { state: State::Running, worker_id: self.worker_id.clone(), trace: None },
-        );
+        self.status.put_task(&self.connector.name, self.id, self.status(State::Running, None));
         tracing::info!(task = self.label.as_str(), "task running");
     }
 

@@ -1,0 +1,576 @@
+//! One worker's membership in its group: find the coordinator, join, (as leader) assign, sync,
+//! then heartbeat until a rebalance, and leave on the way out. Runs on a thread of its own and
+//! tells the worker what to run through a `Participant`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::find_coordinator_request::FindCoordinatorRequest;
+use kafka_protocol::messages::join_group_request::{JoinGroupRequest, JoinGroupRequestProtocol};
+use kafka_protocol::messages::leave_group_request::{LeaveGroupRequest, MemberIdentity};
+use kafka_protocol::messages::sync_group_request::{SyncGroupRequest, SyncGroupRequestAssignment};
+use kafka_protocol::messages::{GroupId, HeartbeatRequest};
+use kafka_protocol::protocol::StrBytes;
+
+use super::assign::{Assignment, Assignor, MemberMetadata, Work, PROTOCOL};
+use super::client::{Connection, WireError, REQUEST_TIMEOUT};
+use super::{ClusterView, Leader};
+
+/// What the membership needs from the worker.
+pub trait Participant: Send + Sync {
+    /// How far this worker has read the config topic (the next offset).
+    fn config_offset(&self) -> i64;
+    /// Called on the leader only, before it assigns: becomes the config topic's only writer,
+    /// reads it to the end, and returns its offset and the work it names.
+    fn lead(&self) -> Result<(i64, Work), String>;
+    /// Leadership went to another worker.
+    fn follow(&self);
+    /// Stops the given work and waits until it stopped.
+    fn revoke(&self, work: &Work);
+    /// Reads the config topic at least up to `offset`; false if that took longer than `timeout`.
+    fn catch_up(&self, offset: i64, timeout: Duration) -> bool;
+    /// The view holds a new assignment: start what is new.
+    fn assigned(&self);
+}
+
+pub struct MemberConfig {
+    pub group_id: String,
+    /// `host:port` of the bootstrap brokers.
+    pub bootstrap: Vec<String>,
+    pub client_id: String,
+    pub url: String,
+    pub worker_id: String,
+    pub session_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub rebalance_timeout: Duration,
+    pub max_delay: Duration,
+    pub sync_timeout: Duration,
+}
+
+/// How long to wait before retrying after the coordinator could not be found or reached.
+const RETRY_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Why a round of membership ended.
+enum Next {
+    /// Join again (a rebalance); the work keeps running.
+    Rejoin,
+    /// The coordinator moved or the connection broke: find it again, then join.
+    Rediscover,
+    Stop,
+}
+
+pub struct Member {
+    config: MemberConfig,
+    view: Arc<ClusterView>,
+    participant: Arc<dyn Participant>,
+    stop: Arc<AtomicBool>,
+    assignor: Assignor,
+    coordinator: Option<Connection>,
+    member_id: String,
+    generation: i32,
+    owned: Work,
+    was_leader: bool,
+    /// The leader rejoins at this moment so that held-back work can move.
+    scheduled_rejoin: Option<Instant>,
+}
+
+/// The running membership: stop it to leave the group.
+pub struct MemberHandle {
+    stop: Arc<AtomicBool>,
+    view: Arc<ClusterView>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MemberHandle {
+    /// Leaves the group (at once, without waiting for the session to time out) and waits for
+    /// the membership thread to finish, at most `timeout`.
+    pub fn leave(mut self, group_id: &str, timeout: Duration) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.view.request_rejoin("stopping");
+        let deadline = Instant::now() + timeout;
+        if let Some(thread) = self.thread.take() {
+            let quick = Instant::now() + Duration::from_secs(1);
+            while !thread.is_finished() && Instant::now() < quick {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if !thread.is_finished() {
+                // Waiting in a JoinGroup: leave over a connection of our own, which ends the wait.
+                let membership = self.view.get();
+                if let (Some(address), false) = (membership.coordinator, membership.member_id.is_empty()) {
+                    let left = Connection::open(&address, "wharf-leave")
+                        .and_then(|mut c| leave_group(&mut c, group_id, &membership.member_id));
+                    match left {
+                        Ok(_) => tracing::info!("left group {group_id}"),
+                        Err(e) => tracing::warn!("could not leave group {group_id} ({e})"),
+                    }
+                }
+            }
+            while !thread.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            } else {
+                tracing::warn!("the group membership did not end within {} ms; leaving it behind", timeout.as_millis());
+            }
+        }
+    }
+}
+
+/// Leaves the group at once (versions 3 and later name the leaving members in a list).
+fn leave_group(connection: &mut Connection, group_id: &str, member_id: &str) -> Result<(), WireError> {
+    let version = connection.version_of::<LeaveGroupRequest>(4)?;
+    let request = LeaveGroupRequest::default().with_group_id(GroupId(text(group_id)));
+    let request = if version >= 3 {
+        request.with_members(vec![MemberIdentity::default().with_member_id(text(member_id))])
+    } else {
+        request.with_member_id(text(member_id))
+    };
+    let response = connection.call(&request, version, REQUEST_TIMEOUT)?;
+    let code = match response.error_code {
+        0 => response.members.first().map_or(0, |m| m.error_code),
+        whole => whole,
+    };
+    match error_of(code) {
+        None => Ok(()),
+        Some(e) => Err(WireError { message: e.to_string() }),
+    }
+}
+
+fn text(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+fn error_of(code: i16) -> Option<ResponseError> {
+    use kafka_protocol::error::ParseResponseErrorCode;
+    code.err()
+}
+
+impl Member {
+    pub fn start(config: MemberConfig, view: Arc<ClusterView>, participant: Arc<dyn Participant>) -> MemberHandle {
+        let stop = Arc::new(AtomicBool::new(false));
+        let member = Member {
+            assignor: Assignor::new(config.max_delay),
+            config,
+            view: view.clone(),
+            participant,
+            stop: stop.clone(),
+            coordinator: None,
+            member_id: String::new(),
+            generation: -1,
+            owned: Work::default(),
+            was_leader: false,
+            scheduled_rejoin: None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("group-member".into())
+            .spawn(move || member.run())
+            .expect("the system could not start the group membership thread");
+        MemberHandle { stop, view, thread: Some(thread) }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn run(mut self) {
+        tracing::info!("joining group {} as {}", self.config.group_id, self.config.url);
+        let mut next = Next::Rediscover;
+        let mut failures = 0u32;
+        while !self.stopping() {
+            next = match next {
+                Next::Rediscover => match self.find_coordinator() {
+                    Ok(()) => {
+                        failures = 0;
+                        Next::Rejoin
+                    }
+                    Err(e) => {
+                        // Say it at once, then every 20th time (about every 10 s).
+                        if failures % 20 == 0 {
+                            tracing::warn!(
+                                "cannot find the coordinator of group {}: {e}; retrying",
+                                self.config.group_id
+                            );
+                        }
+                        failures += 1;
+                        std::thread::sleep(RETRY_BACKOFF);
+                        Next::Rediscover
+                    }
+                },
+                Next::Rejoin => self.join_and_sync(),
+                Next::Stop => break,
+            };
+        }
+        self.leave();
+    }
+
+    fn find_coordinator(&mut self) -> Result<(), WireError> {
+        self.coordinator = None;
+        let mut problems = Vec::new();
+        for broker in &self.config.bootstrap {
+            let found = Connection::open(broker, &self.config.client_id).and_then(|mut c| {
+                // Version 4 asks for many groups at once; earlier ones for one.
+                let version = c.version_of::<FindCoordinatorRequest>(4)?;
+                let request = if version >= 4 {
+                    FindCoordinatorRequest::default()
+                        .with_key_type(0)
+                        .with_coordinator_keys(vec![text(&self.config.group_id)])
+                } else {
+                    FindCoordinatorRequest::default().with_key(text(&self.config.group_id)).with_key_type(0)
+                };
+                let response = c.call(&request, version, REQUEST_TIMEOUT)?;
+                let (code, host, port, message) = match response.coordinators.first() {
+                    Some(k) => {
+                        (k.error_code, k.host.to_string(), k.port, k.error_message.as_ref().map(|m| m.to_string()))
+                    }
+                    None => (
+                        response.error_code,
+                        response.host.to_string(),
+                        response.port,
+                        response.error_message.as_ref().map(|m| m.to_string()),
+                    ),
+                };
+                if let Some(e) = error_of(code) {
+                    return Err(WireError { message: format!("{e} {}", message.unwrap_or_default()) });
+                }
+                Ok(format!("{host}:{port}"))
+            });
+            match found.and_then(|address| Connection::open(&address, &self.config.client_id)) {
+                Ok(connection) => {
+                    tracing::info!("group {} has its coordinator at {}", self.config.group_id, connection.address());
+                    self.coordinator = Some(connection);
+                    return Ok(());
+                }
+                Err(e) => problems.push(format!("{broker}: {e}")),
+            }
+        }
+        Err(WireError { message: problems.join("; ") })
+    }
+
+    /// Stops everything this worker runs: its membership is gone, and the group may have given
+    /// the work to others.
+    fn lose_everything(&mut self, why: &str) {
+        if !self.owned.is_empty() {
+            tracing::warn!("{why}: stopping {} until the group assigns work again", self.owned.describe());
+            let owned = std::mem::take(&mut self.owned);
+            self.view.update(|m| m.owned = Work::default());
+            self.participant.revoke(&owned);
+        }
+        self.view.update(|m| {
+            m.leader = None;
+            m.is_leader = false;
+        });
+        if self.was_leader {
+            self.was_leader = false;
+            self.participant.follow();
+        }
+    }
+
+    fn join_and_sync(&mut self) -> Next {
+        let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+        let (member_id, address) = (self.member_id.clone(), connection.address().to_string());
+        self.view.update(|m| {
+            m.leader = None;
+            m.member_id = member_id;
+            m.coordinator = Some(address);
+        });
+        let metadata = MemberMetadata {
+            url: self.config.url.clone(),
+            worker_id: self.config.worker_id.clone(),
+            config_offset: self.participant.config_offset(),
+            owned: self.owned.clone(),
+        };
+        let metadata = serde_json::to_vec(&metadata).expect("metadata serializes");
+        let request = JoinGroupRequest::default()
+            .with_group_id(GroupId(text(&self.config.group_id)))
+            .with_session_timeout_ms(self.config.session_timeout.as_millis() as i32)
+            .with_rebalance_timeout_ms(self.config.rebalance_timeout.as_millis() as i32)
+            .with_member_id(text(&self.member_id))
+            .with_protocol_type(text("connect"))
+            .with_protocols(vec![JoinGroupRequestProtocol::default()
+                .with_name(text(PROTOCOL))
+                .with_metadata(bytes::Bytes::from(metadata))]);
+        let timeout = self.config.rebalance_timeout + Duration::from_secs(5);
+        let joined = match connection.call(&request, 7, timeout) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("joining group {} failed: {e}", self.config.group_id);
+                return Next::Rediscover;
+            }
+        };
+        match error_of(joined.error_code) {
+            None => {}
+            Some(ResponseError::MemberIdRequired) => {
+                self.member_id = joined.member_id.to_string();
+                return Next::Rejoin;
+            }
+            Some(e) => return self.on_group_error(e, "JoinGroup"),
+        }
+        self.member_id = joined.member_id.to_string();
+        self.generation = joined.generation_id;
+        let leader_id = joined.leader.to_string();
+        let is_leader = leader_id == self.member_id;
+
+        let mut assignments = Vec::new();
+        if is_leader {
+            match self.assign(&joined.members) {
+                Ok(list) => assignments = list,
+                Err(e) => {
+                    tracing::error!("as leader of group {}, cannot assign work: {e}; rejoining", self.config.group_id);
+                    std::thread::sleep(RETRY_BACKOFF);
+                    return Next::Rejoin;
+                }
+            }
+        } else if self.was_leader {
+            self.was_leader = false;
+            self.participant.follow();
+        }
+
+        let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+        let request = SyncGroupRequest::default()
+            .with_group_id(GroupId(text(&self.config.group_id)))
+            .with_generation_id(self.generation)
+            .with_member_id(text(&self.member_id))
+            .with_protocol_type(Some(text("connect")))
+            .with_protocol_name(Some(text(PROTOCOL)))
+            .with_assignments(assignments);
+        let synced = match connection.call(&request, 5, timeout) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("syncing with group {} failed: {e}", self.config.group_id);
+                return Next::Rediscover;
+            }
+        };
+        if let Some(e) = error_of(synced.error_code) {
+            return self.on_group_error(e, "SyncGroup");
+        }
+        let assignment: Assignment = match serde_json::from_slice(&synced.assignment) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::error!(
+                    "the leader of group {} sent an assignment this worker cannot read ({e}); is a worker of \
+                     another version in the group? Rejoining",
+                    self.config.group_id
+                );
+                std::thread::sleep(RETRY_BACKOFF);
+                return Next::Rejoin;
+            }
+        };
+        self.apply(assignment, is_leader)
+    }
+
+    /// The leader's part: read every member's metadata and hand out work.
+    fn assign(
+        &mut self,
+        members: &[kafka_protocol::messages::join_group_response::JoinGroupResponseMember],
+    ) -> Result<Vec<SyncGroupRequestAssignment>, String> {
+        let (config_offset, desired) = self.participant.lead()?;
+        self.was_leader = true;
+        let mut metadata = BTreeMap::new();
+        for member in members {
+            match serde_json::from_slice::<MemberMetadata>(&member.metadata) {
+                Ok(m) => {
+                    metadata.insert(member.member_id.to_string(), m);
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "member {} sent metadata that is not Wharf's ({e}); every worker of group {} must run \
+                         a compatible version of Wharf",
+                        member.member_id, self.config.group_id
+                    ))
+                }
+            }
+        }
+        let behind: Vec<String> = metadata
+            .values()
+            .filter(|m| m.config_offset < config_offset)
+            .map(|m| format!("{} (at {})", m.url, m.config_offset))
+            .collect();
+        if !behind.is_empty() {
+            tracing::info!(
+                "members behind the config topic's offset {config_offset} catch up before they start: {}",
+                behind.join(", ")
+            );
+        }
+        let round = self.assignor.assign(&self.member_id, &metadata, &desired, config_offset, Instant::now());
+        self.scheduled_rejoin = round.delay.map(|d| Instant::now() + d);
+        if let Some(delay) = round.delay {
+            tracing::info!(
+                "work of departed workers waits {} ms (scheduled.rebalance.max.delay.ms) for them to come back",
+                delay.as_millis()
+            );
+        }
+        let mut list = Vec::new();
+        for (member, assignment) in &round.assignments {
+            tracing::info!(
+                "generation {}: {} gets {}{}",
+                self.generation,
+                assignment.members[member].url,
+                assignment.owned.describe(),
+                if assignment.revoked.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and gives up {}", assignment.revoked.describe())
+                }
+            );
+            let bytes = serde_json::to_vec(assignment).expect("assignment serializes");
+            list.push(
+                SyncGroupRequestAssignment::default()
+                    .with_member_id(text(member))
+                    .with_assignment(bytes::Bytes::from(bytes)),
+            );
+        }
+        Ok(list)
+    }
+
+    /// Takes on an assignment: stop what was revoked, catch up with the config topic, start
+    /// what is new. Revocations end with a rejoin so that the work can move.
+    fn apply(&mut self, assignment: Assignment, is_leader: bool) -> Next {
+        let revoked = self.owned.minus(&assignment.owned);
+        if !revoked.is_empty() {
+            tracing::info!("giving up {} for the group to move", revoked.describe());
+            self.participant.revoke(&revoked);
+        }
+        self.owned = assignment.owned.clone();
+        let caught_up = self.participant.catch_up(assignment.config_offset, self.config.sync_timeout);
+        self.view.update(|m| {
+            m.generation = self.generation;
+            m.member_id = self.member_id.clone();
+            m.is_leader = is_leader;
+            m.leader = Some(Leader { member_id: assignment.leader.clone(), url: assignment.leader_url.clone() });
+            m.owned = assignment.owned.clone();
+            m.members = assignment.members.clone();
+        });
+        if !caught_up {
+            tracing::warn!(
+                "could not read the config topic up to offset {} within worker.sync.timeout.ms={}; rejoining",
+                assignment.config_offset,
+                self.config.sync_timeout.as_millis()
+            );
+            return Next::Rejoin;
+        }
+        tracing::info!(
+            "joined group {} in generation {} ({}); this worker runs {}",
+            self.config.group_id,
+            self.generation,
+            if is_leader { "as leader".to_string() } else { format!("leader {}", assignment.leader_url) },
+            assignment.owned.describe()
+        );
+        self.participant.assigned();
+        if !revoked.is_empty() {
+            return Next::Rejoin;
+        }
+        self.heartbeat()
+    }
+
+    fn heartbeat(&mut self) -> Next {
+        let mut last_ok = Instant::now();
+        loop {
+            let wait = match self.scheduled_rejoin {
+                Some(at) => at.saturating_duration_since(Instant::now()).min(self.config.heartbeat_interval),
+                None => self.config.heartbeat_interval,
+            };
+            let requested = self.view.wait_for_rejoin(wait);
+            if self.stopping() {
+                return Next::Stop;
+            }
+            if let Some(reason) = requested {
+                tracing::info!("rejoining group {}: {reason}", self.config.group_id);
+                return Next::Rejoin;
+            }
+            if self.scheduled_rejoin.is_some_and(|at| Instant::now() >= at) {
+                self.scheduled_rejoin = None;
+                tracing::info!("the wait for departed workers is over; rebalancing so their work moves");
+                return Next::Rejoin;
+            }
+            if last_ok.elapsed() < self.config.heartbeat_interval.mul_f32(0.9) {
+                continue;
+            }
+            let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+            let request = HeartbeatRequest::default()
+                .with_group_id(GroupId(text(&self.config.group_id)))
+                .with_generation_id(self.generation)
+                .with_member_id(text(&self.member_id));
+            match connection.call(&request, 4, REQUEST_TIMEOUT) {
+                Ok(response) => match error_of(response.error_code) {
+                    None => last_ok = Instant::now(),
+                    Some(ResponseError::RebalanceInProgress) => {
+                        tracing::info!("group {} is rebalancing; rejoining", self.config.group_id);
+                        return Next::Rejoin;
+                    }
+                    Some(e) => return self.on_group_error(e, "Heartbeat"),
+                },
+                Err(e) => {
+                    tracing::warn!("heartbeat to the coordinator of group {} failed: {e}", self.config.group_id);
+                    if last_ok.elapsed() >= self.config.session_timeout {
+                        self.lose_everything("no heartbeat reached the coordinator within session.timeout.ms");
+                    }
+                    return Next::Rediscover;
+                }
+            }
+        }
+    }
+
+    fn on_group_error(&mut self, error: ResponseError, call: &str) -> Next {
+        let group = self.config.group_id.clone();
+        match error {
+            ResponseError::RebalanceInProgress => Next::Rejoin,
+            ResponseError::UnknownMemberId | ResponseError::IllegalGeneration | ResponseError::FencedInstanceId => {
+                self.lose_everything(&format!(
+                    "the coordinator of group {group} no longer knows this member ({call}: {error})"
+                ));
+                self.member_id.clear();
+                self.generation = -1;
+                Next::Rejoin
+            }
+            ResponseError::NotCoordinator
+            | ResponseError::CoordinatorNotAvailable
+            | ResponseError::CoordinatorLoadInProgress => {
+                tracing::info!("the coordinator of group {group} moved ({call}: {error}); looking for it again");
+                std::thread::sleep(RETRY_BACKOFF);
+                Next::Rediscover
+            }
+            ResponseError::InconsistentGroupProtocol => {
+                tracing::error!(
+                    "group {group} is in use by clients that are not Wharf workers of this version ({call}: {error}). \
+                     Give this cluster a group.id of its own; retrying in 5 s"
+                );
+                std::thread::sleep(Duration::from_secs(5));
+                Next::Rejoin
+            }
+            ResponseError::GroupAuthorizationFailed => {
+                tracing::error!(
+                    "Kafka refuses this worker access to group {group} ({call}: {error}); grant it, retrying in 5 s"
+                );
+                std::thread::sleep(Duration::from_secs(5));
+                Next::Rejoin
+            }
+            other => {
+                tracing::warn!("{call} in group {group} failed: {other}; retrying");
+                std::thread::sleep(RETRY_BACKOFF);
+                Next::Rejoin
+            }
+        }
+    }
+
+    fn leave(&mut self) {
+        if self.member_id.is_empty() {
+            return;
+        }
+        let group = self.config.group_id.clone();
+        let member_id = self.member_id.clone();
+        let left = self.coordinator.as_mut().map(|c| leave_group(c, &group, &member_id));
+        match left {
+            Some(Ok(_)) => tracing::info!("left group {group}"),
+            Some(Err(e)) => tracing::warn!("could not leave group {group} ({e}); it notices after session.timeout.ms"),
+            None => {}
+        }
+        self.view.update(|m| {
+            m.leader = None;
+            m.is_leader = false;
+        });
+    }
+}

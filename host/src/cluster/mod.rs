@@ -1,0 +1,83 @@
+//! Workers with one `group.id` form a cluster through Kafka's group membership protocol
+//! (protocol type `connect`): `member` speaks it to the group coordinator, `assign` is the
+//! leader's incremental cooperative assignment, `client` the wire connection. `ClusterView` is
+//! what the rest of the worker sees of it: what this worker owns, and who leads.
+
+pub mod assign;
+pub mod client;
+pub mod member;
+
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+pub use assign::{MemberView, TaskId, Work};
+
+/// The leader of the group as of the last assignment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leader {
+    pub member_id: String,
+    pub url: String,
+}
+
+/// This worker's place in its group.
+#[derive(Debug, Clone, Default)]
+pub struct Membership {
+    pub generation: i32,
+    pub member_id: String,
+    /// `host:port` of the group coordinator this worker talks to.
+    pub coordinator: Option<String>,
+    /// None while a rebalance is in progress or before the first one completed.
+    pub leader: Option<Leader>,
+    pub is_leader: bool,
+    /// What this worker runs.
+    pub owned: Work,
+    /// Every member's URL and work as of the last assignment.
+    pub members: BTreeMap<String, MemberView>,
+}
+
+impl Membership {
+    /// The REST URL of the worker that owns `connector`, if known.
+    pub fn connector_owner(&self, connector: &str) -> Option<&MemberView> {
+        self.members.values().find(|m| m.owned.connectors.contains(connector))
+    }
+
+    pub fn task_owner(&self, task: &TaskId) -> Option<&MemberView> {
+        self.members.values().find(|m| m.owned.tasks.contains(task))
+    }
+}
+
+/// Shared between the membership thread (which writes it) and the herder and REST API (which
+/// read it and may ask for a rebalance).
+#[derive(Default)]
+pub struct ClusterView {
+    state: Mutex<Membership>,
+    rejoin: Mutex<Option<String>>,
+    wake: Condvar,
+}
+
+impl ClusterView {
+    pub fn get(&self) -> Membership {
+        self.state.lock().expect("cluster lock").clone()
+    }
+
+    pub fn update(&self, f: impl FnOnce(&mut Membership)) {
+        f(&mut self.state.lock().expect("cluster lock"));
+    }
+
+    /// Asks the membership thread to rejoin the group (which starts a rebalance), saying why.
+    pub fn request_rejoin(&self, reason: impl Into<String>) {
+        let mut rejoin = self.rejoin.lock().expect("cluster lock");
+        if rejoin.is_none() {
+            *rejoin = Some(reason.into());
+        }
+        self.wake.notify_all();
+    }
+
+    /// Waits up to `timeout` for a rejoin request; returns and clears its reason.
+    fn wait_for_rejoin(&self, timeout: Duration) -> Option<String> {
+        let rejoin = self.rejoin.lock().expect("cluster lock");
+        let (mut rejoin, _) = self.wake.wait_timeout_while(rejoin, timeout, |r| r.is_none()).expect("cluster lock");
+        rejoin.take()
+    }
+}

@@ -1,0 +1,117 @@
+//! Requests that another worker of the group must carry out: writes go to the leader (the only
+//! writer of the config topic), restarts to the worker that runs the connector or task.
+
+use std::time::Duration;
+
+use axum::body::{to_bytes, Body};
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::{ApiError, Shared};
+
+/// Set on a request one worker passes to another; such a request is never passed on again.
+pub const FORWARDED_BY: &str = "x-wharf-forwarded-by";
+
+/// How long a forwarded request may take (a write waits for the config topic).
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a write waits for the group to have a leader before it is answered with 409.
+const LEADER_WAIT: Duration = Duration::from_secs(10);
+
+/// The largest request body passed on.
+const MAX_BODY: usize = 16 * 1024 * 1024;
+
+/// Percent-encodes a connector name for use as one path segment.
+pub fn path_segment(name: &str) -> String {
+    let mut out = String::new();
+    for byte in name.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+/// Sends a request to another worker and returns its status and body.
+pub fn send(method: &str, url: &str, body: Option<Vec<u8>>, forwarded_by: &str) -> Result<(u16, Vec<u8>), String> {
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(FORWARD_TIMEOUT)).build().into();
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(url)
+        .header("content-type", "application/json")
+        .header(FORWARDED_BY, forwarded_by)
+        .body(body.unwrap_or_default())
+        .map_err(|e| format!("cannot build a request to {url}: {e}"))?;
+    let mut response = agent.run(request).map_err(|e| format!("cannot reach {url}: {e}"))?;
+    let status = response.status().as_u16();
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY as u64)
+        .read_to_vec()
+        .map_err(|e| format!("cannot read the answer of {url}: {e}"))?;
+    Ok((status, body))
+}
+
+/// Passes a request on to `base` (another worker's REST URL) and answers with its response.
+pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
+    let method = request.method().to_string();
+    let path = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+    let body = match to_bytes(request.into_body(), MAX_BODY).await {
+        Ok(b) => b.to_vec(),
+        Err(e) => {
+            return ApiError::new(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}")).into_response()
+        }
+    };
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    let me = me.to_string();
+    let sent = tokio::task::spawn_blocking(move || send(&method, &url, Some(body), &me)).await;
+    match sent {
+        Ok(Ok((status, body))) => Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response()),
+        Ok(Err(e)) => ApiError::new(
+            StatusCode::CONFLICT,
+            format!("Cannot complete the request now: the worker at {base} that must carry it out did not answer ({e}). The group may be rebalancing; retry in a few seconds"),
+        )
+        .into_response(),
+        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("request handler failed: {e}")).into_response(),
+    }
+}
+
+/// The 409 Kafka Connect answers while a group has no leader.
+pub fn no_leader() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "Cannot complete the request now: the group is rebalancing and has no leader yet. Retry in a few seconds",
+    )
+}
+
+/// Middleware for the routes that write the config topic: a follower passes the request on to
+/// the leader; during a rebalance the answer is 409. A request another worker passed on is
+/// carried out here (the herder refuses it with 409 if this worker no longer leads).
+pub async fn to_leader(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    if request.method() == Method::GET || request.headers().contains_key(FORWARDED_BY) {
+        return next.run(request).await;
+    }
+    let Some(mut membership) = state.herder.membership() else { return next.run(request).await };
+    // A rebalance usually ends within moments: wait a little for a leader before giving up.
+    let deadline = tokio::time::Instant::now() + LEADER_WAIT;
+    while membership.leader.is_none() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        membership = state.herder.membership().unwrap_or_default();
+    }
+    if membership.is_leader && membership.leader.is_some() {
+        return next.run(request).await;
+    }
+    match membership.leader {
+        Some(leader) => pass_on(request, &leader.url, &state.herder.worker.worker_id).await,
+        None => no_leader().into_response(),
+    }
+}
