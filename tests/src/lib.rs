@@ -301,7 +301,8 @@ impl Worker {
             }
             if Instant::now() >= deadline {
                 let log = self.log();
-                let tail: Vec<&str> = log.lines().rev().take(60).collect();
+                // Debug lines (one per offset flush) would bury what happened.
+                let tail: Vec<&str> = log.lines().filter(|l| !l.contains("DEBUG")).rev().take(60).collect();
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
                 panic!("timed out after {timeout:?} waiting for {what}; worker log ends:\n{}", tail.join("\n"));
             }

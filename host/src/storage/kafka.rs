@@ -573,13 +573,16 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
     } else if let Some(rest) = key.strip_prefix("status-task-") {
         let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
         let id: u32 = id.parse().map_err(|_| "task number is not a number")?;
-        if let Some(entry) = view.get_mut(name) {
-            match status {
-                None => {
+        match status {
+            None => {
+                if let Some(entry) = view.get_mut(name) {
                     entry.tasks.remove(&id);
                 }
-                Some(status) if entry.tasks.get(&id).is_some_and(|known| stale(known, &status)) => {}
-                Some(status) => {
+            }
+            Some(status) => {
+                // Task and connector records live in different partitions: a task's may come first.
+                let entry = view.entry(name.to_string()).or_insert_with(|| awaiting_connector(name));
+                if !entry.tasks.get(&id).is_some_and(|known| stale(known, &status)) {
                     entry.tasks.insert(id, status);
                 }
             }
@@ -588,6 +591,16 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
         return Err("unknown key".into());
     }
     Ok(())
+}
+
+/// The view of a connector whose own status has not arrived yet, only its tasks'.
+fn awaiting_connector(name: &str) -> ConnectorStatus {
+    ConnectorStatus {
+        name: name.to_string(),
+        kind: None,
+        connector: Status { state: State::Unassigned, worker_id: String::new(), trace: None, generation: -1 },
+        tasks: BTreeMap::new(),
+    }
 }
 
 /// A status from another worker of an older generation than the one known: a worker that lost
@@ -654,9 +667,9 @@ impl StatusStore for KafkaStatusStore {
 
     fn put_task(&self, name: &str, task: u32, status: Status) {
         let value = status_value(&status);
-        if let Some(entry) = self.view.lock().expect("status lock").get_mut(name) {
-            entry.tasks.insert(task, status);
-        }
+        let mut view = self.view.lock().expect("status lock");
+        view.entry(name.to_string()).or_insert_with(|| awaiting_connector(name)).tasks.insert(task, status);
+        drop(view);
         self.send(format!("status-task-{name}-{task}"), value);
     }
 

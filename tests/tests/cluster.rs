@@ -1,0 +1,422 @@
+//! Several distributed workers with one group.id on the real broker: they share the work,
+//! survive a kill -9, rebalance for a newcomer, forward writes to the leader and leave at once on
+//! SIGTERM. Every test checks from the workers' own logs that no task ever ran on two workers at
+//! the same time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::json;
+use wharf_e2e::*;
+
+/// Quick failure detection for tests: the broker allows sessions this short (scripts/kafka).
+fn settings(delay_ms: u64) -> Vec<(&'static str, String)> {
+    vec![
+        ("session.timeout.ms", "3000".into()),
+        ("heartbeat.interval.ms", "500".into()),
+        ("rebalance.timeout.ms", "10000".into()),
+        ("scheduled.rebalance.max.delay.ms", delay_ms.to_string()),
+        ("offset.flush.interval.ms", "300".into()),
+    ]
+}
+
+fn id_of(worker: &Worker) -> String {
+    format!("127.0.0.1:{}", worker.port)
+}
+
+/// Every task of the given connectors with the worker that reports running it, once all of them
+/// are RUNNING.
+fn running_tasks(worker: &Worker, connectors: &[&str]) -> Option<BTreeMap<String, String>> {
+    let mut tasks = BTreeMap::new();
+    for name in connectors {
+        let status = worker.get(&format!("/connectors/{name}/status"))?;
+        let list = status["tasks"].as_array()?;
+        if list.is_empty() {
+            return None;
+        }
+        for task in list {
+            if task["state"] != "RUNNING" {
+                return None;
+            }
+            tasks.insert(format!("{name}-{}", task["id"]), task["worker_id"].as_str()?.to_string());
+        }
+    }
+    Some(tasks)
+}
+
+fn connector_owners(worker: &Worker, connectors: &[&str]) -> Option<BTreeMap<String, String>> {
+    let mut owners = BTreeMap::new();
+    for name in connectors {
+        let status = worker.get(&format!("/connectors/{name}/status"))?;
+        if status["connector"]["state"] != "RUNNING" {
+            return None;
+        }
+        owners.insert(name.to_string(), status["connector"]["worker_id"].as_str()?.to_string());
+    }
+    Some(owners)
+}
+
+/// How many items each of `ids` holds; items held by others count under their id too.
+fn counts(owners: &BTreeMap<String, String>, ids: &[String]) -> BTreeMap<String, usize> {
+    let mut counts: BTreeMap<String, usize> = ids.iter().map(|id| (id.clone(), 0)).collect();
+    for owner in owners.values() {
+        *counts.entry(owner.clone()).or_default() += 1;
+    }
+    counts
+}
+
+fn balanced(counts: &BTreeMap<String, usize>) -> bool {
+    let (min, max) = (counts.values().min().copied().unwrap_or(0), counts.values().max().copied().unwrap_or(0));
+    max - min <= 1
+}
+
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Seconds since the epoch of a log line's RFC 3339 timestamp ("2026-11-29T17:17:46.237731Z").
+fn timestamp(line: &str) -> Option<f64> {
+    let stamp = line.split_whitespace().next()?.strip_suffix('Z')?;
+    let (date, time) = stamp.split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.split(':');
+    let (h, min, s) = (t.next()?.parse::<f64>().ok()?, t.next()?.parse::<f64>().ok()?, t.next()?.parse::<f64>().ok()?);
+    // Days from the civil date (proleptic Gregorian).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146097 + doe - 719468;
+    Some(days as f64 * 86400.0 + h * 3600.0 + min * 60.0 + s)
+}
+
+/// When each task ran on a worker, from its log: (task, start, end); a task still running ends
+/// at `until`.
+fn task_intervals(log: &str, until: f64) -> Vec<(String, f64, f64)> {
+    let mut open: BTreeMap<String, f64> = BTreeMap::new();
+    let mut intervals = Vec::new();
+    for line in strip_ansi(log).lines() {
+        let Some(at) = timestamp(line) else { continue };
+        let Some(task) = line.split("task=\"").nth(1).and_then(|rest| rest.split('"').next()) else { continue };
+        if line.contains("task running") {
+            open.insert(task.to_string(), at);
+        } else if line.contains("task stopped") || line.contains("task failed") {
+            if let Some(start) = open.remove(task) {
+                intervals.push((task.to_string(), start, at));
+            }
+        }
+    }
+    intervals.extend(open.into_iter().map(|(task, start)| (task, start, until)));
+    intervals
+}
+
+/// Asserts that no task ran on two workers at once. `logs` holds each worker's log and the
+/// moment it stopped (kill time), or none if it still runs.
+fn assert_never_twice(logs: &[(String, String, Option<f64>)]) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+    let mut all: Vec<(String, String, f64, f64)> = Vec::new();
+    for (worker, log, ended) in logs {
+        for (task, start, end) in task_intervals(log, ended.unwrap_or(now)) {
+            all.push((task, worker.clone(), start, end));
+        }
+    }
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            if a.0 == b.0 && a.1 != b.1 {
+                let overlap = a.2 < b.3 && b.2 < a.3;
+                assert!(
+                    !overlap,
+                    "task {} ran on {} ({:.3}..{:.3}) and on {} ({:.3}..{:.3}) at once",
+                    a.0, a.1, a.2, a.3, b.1, b.2, b.3
+                );
+            }
+        }
+    }
+    assert!(!all.is_empty(), "the logs show no task at all");
+}
+
+/// How many times each task started on a worker, from its log.
+fn starts(log: &str) -> BTreeMap<String, usize> {
+    let mut starts = BTreeMap::new();
+    for line in strip_ansi(log).lines().filter(|l| l.contains("task running")) {
+        if let Some(task) = line.split("task=\"").nth(1).and_then(|rest| rest.split('"').next()) {
+            *starts.entry(task.to_string()).or_default() += 1;
+        }
+    }
+    starts
+}
+
+fn now_secs() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
+/// Appends numbered lines to `path` in small chunks until stopped; returns how many it wrote.
+fn feed(path: &Path, stop: Arc<AtomicBool>, written: Arc<AtomicUsize>) -> std::thread::JoinHandle<()> {
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut next = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let mut file = OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            let chunk: String = (next..next + 50).map(|i| format!("line-{i:09}\n")).collect();
+            file.write_all(chunk.as_bytes()).unwrap();
+            next += 50;
+            written.store(next, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    })
+}
+
+#[test]
+fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
+    let d = Distributed::new(&settings(2000));
+    // Each worker has a folder (and log) of its own, kept until the end.
+    let homes: Vec<Distributed> = (0..3).map(|_| d.again(&settings(2000))).collect();
+    let mut workers: Vec<Worker> = vec![d.start(), homes[0].start(), homes[1].start()];
+    let data = tempfile::tempdir().unwrap();
+    let (input, output, topic) = (data.path().join("in.txt"), data.path().join("out.txt"), unique("cluster-lines"));
+    let sink = unique("sink");
+    let gen = "gen";
+    let dir = data.path().display().to_string();
+    let connectors = [
+        (
+            "src".to_string(),
+            json!({"connector.class": "file-source", "file": input.display().to_string(), "topic": topic, "wasm.fs.read": dir}),
+        ),
+        (
+            sink.clone(),
+            json!({"connector.class": "file-sink", "file": output.display().to_string(), "topics": topic, "wasm.fs.write": dir}),
+        ),
+        (
+            gen.to_string(),
+            json!({"connector.class": "datagen", "topic": unique("cluster-gen"), "rate": "20", "tasks.max": "4"}),
+        ),
+    ];
+    let (stop_feed, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let feeder = feed(&input, stop_feed.clone(), written.clone());
+    for (i, (name, config)) in connectors.iter().enumerate() {
+        // Sent to every worker in turn: the followers pass them on to the leader.
+        let body = json!({"name": name, "config": config});
+        let (code, answer, _) = workers[i].call("POST", "/connectors", Some(&body.to_string()));
+        assert_eq!(code, 201, "{answer}");
+    }
+    let names = ["src", sink.as_str(), gen];
+    let ids: Vec<String> = workers.iter().map(id_of).collect();
+
+    // Six tasks over three workers: two each; three connectors: one each.
+    let started = Instant::now();
+    let tasks = workers[0].wait("six RUNNING tasks, two per worker", Duration::from_secs(60), || {
+        let tasks = running_tasks(&workers[0], &names)?;
+        (tasks.len() == 6 && counts(&tasks, &ids).values().all(|c| *c == 2)).then_some(tasks)
+    });
+    let owners = workers[0].wait("connectors one per worker", Duration::from_secs(30), || {
+        let owners = connector_owners(&workers[0], &names)?;
+        counts(&owners, &ids).values().all(|c| *c == 1).then_some(owners)
+    });
+    println!("three workers: balanced {:.1} s after the first connector was created", started.elapsed().as_secs_f64());
+    assert!(tasks.values().all(|w| ids.contains(w)) && owners.values().all(|w| ids.contains(w)));
+    // Every worker tells the same story.
+    for worker in &workers[1..] {
+        worker.wait("the same statuses on every worker", Duration::from_secs(10), || {
+            (running_tasks(worker, &names)? == tasks).then_some(())
+        });
+    }
+
+    // kill -9 the worker that runs the sink's task: after the session timeout and the delay,
+    // its tasks run on the two others, and every line still arrives.
+    let victim = ids.iter().position(|id| *id == tasks[&format!("{sink}-0")]).unwrap();
+    let victim_log = workers[victim].log();
+    let killed_at = now_secs();
+    let kill_clock = Instant::now();
+    workers[victim].kill_9();
+    let survivors: Vec<usize> = (0..3).filter(|i| *i != victim).collect();
+    let survivor_ids: Vec<String> = survivors.iter().map(|i| ids[*i].clone()).collect();
+    let watcher = &workers[survivors[0]];
+    let moved = watcher.wait("the killed worker's tasks running elsewhere", Duration::from_secs(60), || {
+        let tasks = running_tasks(watcher, &names)?;
+        let counts = counts(&tasks, &survivor_ids);
+        (tasks.len() == 6 && counts.len() == 2 && counts.values().all(|c| *c == 3)).then_some(tasks)
+    });
+    println!(
+        "kill -9 to every task RUNNING on the survivors: {:.1} s (session.timeout.ms=3000, scheduled.rebalance.max.delay.ms=2000)",
+        kill_clock.elapsed().as_secs_f64()
+    );
+
+    // A fourth worker joins: balanced again, and tasks that stay where they were never restart.
+    let before: BTreeMap<usize, BTreeMap<String, usize>> =
+        survivors.iter().map(|i| (*i, starts(&workers[*i].log()))).collect();
+    let join_clock = Instant::now();
+    workers.push(homes[2].start());
+    let all_ids: Vec<String> = survivors.iter().map(|i| ids[*i].clone()).chain([id_of(&workers[3])]).collect();
+    let settled = workers[3].wait("balance over three workers again", Duration::from_secs(60), || {
+        let tasks = running_tasks(&workers[3], &names)?;
+        let counts = counts(&tasks, &all_ids);
+        (tasks.len() == 6 && counts.len() == 3 && counts.values().all(|c| *c == 2)).then_some(tasks)
+    });
+    println!("a new worker joined: balanced {:.1} s later", join_clock.elapsed().as_secs_f64());
+    let owners = workers[3].wait("connectors one per worker again", Duration::from_secs(30), || {
+        let owners = connector_owners(&workers[3], &names)?;
+        let counts = counts(&owners, &all_ids);
+        (counts.len() == 3 && balanced(&counts)).then_some(owners)
+    });
+    assert_eq!(owners.len(), 3);
+    for i in &survivors {
+        let after = starts(&workers[*i].log());
+        for (task, owner) in &settled {
+            if *owner == ids[*i] && moved[task] == ids[*i] {
+                assert_eq!(after.get(task), before[i].get(task), "task {task} stayed on {owner} but was restarted");
+            }
+        }
+    }
+
+    // Every line written through it all reaches the sink's file (duplicates allowed).
+    stop_feed.store(true, Ordering::Relaxed);
+    feeder.join().unwrap();
+    let total = written.load(Ordering::Relaxed);
+    let expected: BTreeSet<String> = (0..total).map(|i| format!("line-{i:09}")).collect();
+    workers[3].wait("every line in the sink's file", Duration::from_secs(60), || {
+        let got: BTreeSet<String> = read_lines(&output).into_iter().collect();
+        expected.is_subset(&got).then_some(())
+    });
+
+    let mut logs = vec![(ids[victim].clone(), victim_log, Some(killed_at))];
+    for (i, worker) in workers.iter().enumerate() {
+        if i != victim {
+            logs.push((id_of(worker), worker.log(), None));
+        }
+    }
+    // The killed worker's log as read just before the kill: anything it logged after is moot.
+    assert_never_twice(&logs);
+}
+
+#[test]
+fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
+    let d = Distributed::new(&settings(2000));
+    let second = d.again(&settings(2000));
+    let workers = [d.start(), second.start()];
+    let topic = unique("fw");
+    let body = json!({"name": "gen", "config": {"connector.class": "datagen", "topic": topic, "rate": "5"}});
+    // Sent to the second worker to join, which is a follower unless the first failed.
+    let (code, answer, _) = workers[1].call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{answer}");
+    for worker in &workers {
+        worker.wait("the connector running", Duration::from_secs(30), || running_tasks(worker, &["gen"]));
+    }
+    let passed_on = workers.iter().any(|w| strip_ansi(&w.log()).contains("passing POST /connectors on to the leader"));
+    assert!(
+        passed_on,
+        "neither worker passed the write on to the leader:\n{}\n---\n{}",
+        strip_ansi(&workers[0].log()),
+        strip_ansi(&workers[1].log())
+    );
+
+    // A config change made through one worker is visible on both within moments.
+    for (i, rate) in [(0usize, "7"), (1, "9")] {
+        let config = json!({"connector.class": "datagen", "topic": topic, "rate": rate});
+        let (code, answer, _) = workers[i].call("PUT", "/connectors/gen/config", Some(&config.to_string()));
+        assert_eq!(code, 200, "{answer}");
+        for worker in &workers {
+            worker.wait("the change on every worker", Duration::from_secs(3), || {
+                (worker.get("/connectors/gen/config")?["rate"] == rate).then_some(())
+            });
+        }
+    }
+    // Pause through one, resume through the other.
+    assert_eq!(workers[0].call("PUT", "/connectors/gen/pause", None).0, 202);
+    workers[1].wait("PAUSED", Duration::from_secs(10), || {
+        (workers[1].get("/connectors/gen/status")?["tasks"][0]["state"] == "PAUSED").then_some(())
+    });
+    assert_eq!(workers[1].call("PUT", "/connectors/gen/resume", None).0, 202);
+    workers[0].wait("RUNNING again", Duration::from_secs(10), || running_tasks(&workers[0], &["gen"]));
+    // A task restart reaches the worker that runs the task, wherever it is sent.
+    for worker in &workers {
+        let (code, answer, _) = worker.call("POST", "/connectors/gen/tasks/0/restart", None);
+        assert_eq!(code, 204, "{answer}");
+    }
+    let logs: Vec<(String, String, Option<f64>)> = workers.iter().map(|w| (id_of(w), w.log(), None)).collect();
+    assert_never_twice(&logs);
+}
+
+#[test]
+fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
+    // A session timeout far longer than the wait below: only leaving the group explains the move.
+    let mut slow = settings(0);
+    slow.retain(|(k, _)| *k != "session.timeout.ms" && *k != "heartbeat.interval.ms");
+    slow.push(("session.timeout.ms", "45000".into()));
+    slow.push(("heartbeat.interval.ms", "1000".into()));
+    let d = Distributed::new(&slow);
+    let second = d.again(&slow);
+    let mut workers = vec![d.start(), second.start()];
+    let body = json!({"name": "gen", "config": {"connector.class": "datagen", "topic": unique("term"), "rate": "5", "tasks.max": "2"}});
+    assert_eq!(workers[0].call("POST", "/connectors", Some(&body.to_string())).0, 201);
+    let ids: Vec<String> = workers.iter().map(id_of).collect();
+    workers[0].wait("one task per worker", Duration::from_secs(30), || {
+        let tasks = running_tasks(&workers[0], &["gen"])?;
+        counts(&tasks, &ids).values().all(|c| *c == 1).then_some(())
+    });
+    let leaving_log = {
+        let status = workers[1].terminate();
+        assert!(status.success(), "SIGTERM should end the worker cleanly");
+        workers[1].log()
+    };
+    let stopped_at = now_secs();
+    assert!(strip_ansi(&leaving_log).contains("left group"), "{leaving_log}");
+    let clock = Instant::now();
+    workers[0].wait("both tasks on the remaining worker", Duration::from_secs(20), || {
+        let tasks = running_tasks(&workers[0], &["gen"])?;
+        tasks.values().all(|w| *w == ids[0]).then_some(())
+    });
+    println!("SIGTERM to the work moved: {:.1} s (session.timeout.ms=45000)", clock.elapsed().as_secs_f64());
+    assert_never_twice(&[(ids[1].clone(), leaving_log, Some(stopped_at)), (ids[0].clone(), workers[0].log(), None)]);
+}
+
+#[test]
+fn a_write_to_a_follower_whose_leader_died_is_answered_409_with_retry() {
+    let d = Distributed::new(&settings(2000));
+    let second = d.again(&settings(2000));
+    let mut workers = vec![d.start(), second.start()];
+    let leader = workers[0].wait("a leader", Duration::from_secs(30), || {
+        let led = |w: &Worker| {
+            let log = strip_ansi(&w.log());
+            let last = log.lines().filter(|l| l.contains("joined group")).last()?.to_string();
+            Some(last.contains("as leader"))
+        };
+        let roles = (led(&workers[0])?, led(&workers[1])?);
+        match roles {
+            (true, false) => Some(0),
+            (false, true) => Some(1),
+            _ => None,
+        }
+    });
+    let follower = 1 - leader;
+    workers[leader].kill_9();
+    // The follower still knows the dead leader until the session times out.
+    let body = json!({"name": "late", "config": {"connector.class": "datagen", "topic": unique("late")}});
+    let (code, answer, _) = workers[follower].call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 409, "{answer}");
+    assert!(answer["message"].as_str().unwrap().contains("retry"), "{answer}");
+    // Once the group notices, the follower leads and the same request succeeds.
+    workers[follower].wait("the follower to take over", Duration::from_secs(30), || {
+        let (code, _, _) = workers[follower].call("POST", "/connectors", Some(&body.to_string()));
+        (code == 201).then_some(())
+    });
+}
