@@ -352,6 +352,23 @@ fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
         let (code, answer, _) = worker.call("POST", "/connectors/gen/tasks/0/restart", None);
         assert_eq!(code, 204, "{answer}");
     }
+    // tasks.max splits the connector anew, over both workers, and back.
+    let ids: Vec<String> = workers.iter().map(id_of).collect();
+    let config = json!({"connector.class": "datagen", "topic": topic, "rate": "5", "tasks.max": "3"});
+    assert_eq!(workers[1].call("PUT", "/connectors/gen/config", Some(&config.to_string())).0, 200);
+    workers[0].wait("three tasks over two workers", Duration::from_secs(30), || {
+        let tasks = running_tasks(&workers[0], &["gen"])?;
+        let counts = counts(&tasks, &ids);
+        (tasks.len() == 3 && counts.len() == 2 && balanced(&counts)).then_some(())
+    });
+    let config = json!({"connector.class": "datagen", "topic": topic, "rate": "5", "tasks.max": "1"});
+    assert_eq!(workers[0].call("PUT", "/connectors/gen/config", Some(&config.to_string())).0, 200);
+    for worker in &workers {
+        worker.wait("one task again", Duration::from_secs(30), || {
+            let tasks = running_tasks(worker, &["gen"])?;
+            (tasks.keys().collect::<Vec<_>>() == ["gen-0"]).then_some(())
+        });
+    }
     let logs: Vec<(String, String, Option<f64>)> = workers.iter().map(|w| (id_of(w), w.log(), None)).collect();
     assert_never_twice(&logs);
 }
@@ -365,7 +382,7 @@ fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
     slow.push(("heartbeat.interval.ms", "1000".into()));
     let d = Distributed::new(&slow);
     let second = d.again(&slow);
-    let mut workers = vec![d.start(), second.start()];
+    let mut workers = [d.start(), second.start()];
     let body = json!({"name": "gen", "config": {"connector.class": "datagen", "topic": unique("term"), "rate": "5", "tasks.max": "2"}});
     assert_eq!(workers[0].call("POST", "/connectors", Some(&body.to_string())).0, 201);
     let ids: Vec<String> = workers.iter().map(id_of).collect();
@@ -393,11 +410,11 @@ fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
 fn a_write_to_a_follower_whose_leader_died_is_answered_409_with_retry() {
     let d = Distributed::new(&settings(2000));
     let second = d.again(&settings(2000));
-    let mut workers = vec![d.start(), second.start()];
+    let mut workers = [d.start(), second.start()];
     let leader = workers[0].wait("a leader", Duration::from_secs(30), || {
         let led = |w: &Worker| {
             let log = strip_ansi(&w.log());
-            let last = log.lines().filter(|l| l.contains("joined group")).last()?.to_string();
+            let last = log.lines().rev().find(|l| l.contains("joined group"))?.to_string();
             Some(last.contains("as leader"))
         };
         let roles = (led(&workers[0])?, led(&workers[1])?);

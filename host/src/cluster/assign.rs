@@ -403,11 +403,8 @@ mod tests {
         assert_eq!(settled.delay, None, "revoked work is not lost work");
         for (id, had) in &before {
             let now = &settled.assignments[id].owned;
-            assert_eq!(
-                had.minus(now).tasks.len() + now.minus(had).tasks.len() <= 1,
-                true,
-                "{id} moved more than one task"
-            );
+            let moved = had.minus(now).tasks.len() + now.minus(had).tasks.len();
+            assert!(moved <= 1, "{id} moved more than one task");
         }
     }
 

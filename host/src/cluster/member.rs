@@ -189,7 +189,7 @@ impl Member {
                     }
                     Err(e) => {
                         // Say it at once, then every 20th time (about every 10 s).
-                        if failures % 20 == 0 {
+                        if failures.is_multiple_of(20) {
                             tracing::warn!(
                                 "cannot find the coordinator of group {}: {e}; retrying",
                                 self.config.group_id

@@ -71,7 +71,7 @@ impl ConnectorConfig {
         let get = |key: &str| raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
 
         for (key, advice) in NOT_YET_SUPPORTED {
-            if get(key).is_some_and(|v| !v.is_empty() && !(key == &"errors.tolerance" && v == "none")) {
+            if get(key).is_some_and(|v| !(v.is_empty() || key == &"errors.tolerance" && v == "none")) {
                 return Err(invalid(format!("\"{key}\" is not supported yet: {advice}")));
             }
         }
