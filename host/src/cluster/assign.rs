@@ -135,7 +135,8 @@ struct Lost {
 /// departed worker to come back.
 pub struct Assignor {
     max_delay: Duration,
-    previous: Work,
+    /// What each member was handed last round (member id → work).
+    previous: BTreeMap<String, Work>,
     lost: Option<Lost>,
 }
 
@@ -148,7 +149,7 @@ pub struct Round {
 
 impl Assignor {
     pub fn new(max_delay: Duration) -> Self {
-        Assignor { max_delay, previous: Work::default(), lost: None }
+        Assignor { max_delay, previous: BTreeMap::new(), lost: None }
     }
 
     /// Assigns `desired` (everything the config at `config_offset` names) over `members`
@@ -173,8 +174,15 @@ impl Assignor {
         }
         let mut unowned = desired.minus(&claimed);
 
-        // Work that was handed out last round and that no member reports now left with a worker.
-        let vanished = self.previous.intersect(&unowned);
+        // Work handed last round to members that are gone left with a worker. (Work handed to a
+        // member still here that does not report it never reached it: the round did not finish.)
+        let mut departed = Work::default();
+        for (id, work) in &self.previous {
+            if !members.contains_key(id) {
+                departed.extend(work);
+            }
+        }
+        let vanished = departed.intersect(&unowned);
         if !vanished.is_empty() {
             match &mut self.lost {
                 Some(lost) => lost.work.extend(&vanished),
@@ -262,10 +270,7 @@ impl Assignor {
 
         // Remember what runs (or will, once granted); revoked work is about to be unowned on
         // purpose and is not "lost" next round.
-        self.previous = owned_after.values().fold(Work::default(), |mut all, w| {
-            all.extend(w);
-            all
-        });
+        self.previous = owned_after.iter().map(|(id, work)| (id.to_string(), work.clone())).collect();
         Round { assignments, delay }
     }
 }

@@ -75,6 +75,8 @@ pub struct Member {
     was_leader: bool,
     /// The leader rejoins at this moment so that held-back work can move.
     scheduled_rejoin: Option<Instant>,
+    /// When the coordinator last answered.
+    last_contact: Instant,
 }
 
 /// The running membership: stop it to leave the group.
@@ -164,6 +166,7 @@ impl Member {
             owned: Work::default(),
             was_leader: false,
             scheduled_rejoin: None,
+            last_contact: Instant::now(),
         };
         let thread = std::thread::Builder::new()
             .name("group-member".into())
@@ -188,6 +191,7 @@ impl Member {
                         Next::Rejoin
                     }
                     Err(e) => {
+                        self.check_session();
                         // Say it at once, then every 20th time (about every 10 s).
                         if failures.is_multiple_of(20) {
                             tracing::warn!(
@@ -236,7 +240,8 @@ impl Member {
                 if let Some(e) = error_of(code) {
                     return Err(WireError { message: format!("{e} {}", message.unwrap_or_default()) });
                 }
-                Ok(format!("{host}:{port}"))
+                // An IPv6 address needs brackets before the port.
+                Ok(if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") })
             });
             match found.and_then(|address| Connection::open(&address, &self.config.client_id)) {
                 Ok(connection) => {
@@ -298,9 +303,11 @@ impl Member {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!("joining group {} failed: {e}", self.config.group_id);
+                self.check_session();
                 return Next::Rediscover;
             }
         };
+        self.heard();
         match error_of(joined.error_code) {
             None => {}
             Some(ResponseError::MemberIdRequired) => {
@@ -341,9 +348,11 @@ impl Member {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!("syncing with group {} failed: {e}", self.config.group_id);
+                self.check_session();
                 return Next::Rediscover;
             }
         };
+        self.heard();
         if let Some(e) = error_of(synced.error_code) {
             return self.on_group_error(e, "SyncGroup");
         }
@@ -432,16 +441,20 @@ impl Member {
         let revoked = self.owned.minus(&assignment.owned);
         if !revoked.is_empty() {
             tracing::info!("giving up {} for the group to move", revoked.describe());
+            // Out of the view first, so that no reconcile starts it again meanwhile.
+            self.view.update(|m| m.owned = m.owned.minus(&revoked));
             self.participant.revoke(&revoked);
         }
-        self.owned = assignment.owned.clone();
+        let kept = self.owned.intersect(&assignment.owned);
         let caught_up = self.participant.catch_up(assignment.config_offset, self.config.sync_timeout);
+        // New work only once the config it runs with has been read.
+        self.owned = if caught_up { assignment.owned.clone() } else { kept };
         self.view.update(|m| {
             m.generation = self.generation;
             m.member_id = self.member_id.clone();
             m.is_leader = is_leader;
             m.leader = Some(Leader { member_id: assignment.leader.clone(), url: assignment.leader_url.clone() });
-            m.owned = assignment.owned.clone();
+            m.owned = self.owned.clone();
             m.members = assignment.members.clone();
         });
         if !caught_up {
@@ -466,9 +479,32 @@ impl Member {
         self.heartbeat()
     }
 
+    /// Notes that the coordinator answered.
+    fn heard(&mut self) {
+        self.last_contact = Instant::now();
+    }
+
+    /// Stops all work once the coordinator has not been heard from for a session: by then the
+    /// group has dropped this worker and may give its work to others.
+    fn check_session(&mut self) {
+        if self.last_contact.elapsed() >= self.config.session_timeout && !self.owned.is_empty() {
+            self.lose_everything(&format!(
+                "the coordinator of group {} has not answered for session.timeout.ms={}",
+                self.config.group_id,
+                self.config.session_timeout.as_millis()
+            ));
+        }
+    }
+
+    /// How long a heartbeat may wait for its answer: well within a session.
+    fn heartbeat_timeout(&self) -> Duration {
+        (self.config.session_timeout / 2).clamp(Duration::from_millis(500), REQUEST_TIMEOUT)
+    }
+
     fn heartbeat(&mut self) -> Next {
         let mut last_ok = Instant::now();
         loop {
+            self.check_session();
             let wait = match self.scheduled_rejoin {
                 Some(at) => at.saturating_duration_since(Instant::now()).min(self.config.heartbeat_interval),
                 None => self.config.heartbeat_interval,
@@ -489,14 +525,18 @@ impl Member {
             if last_ok.elapsed() < self.config.heartbeat_interval.mul_f32(0.9) {
                 continue;
             }
-            let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
             let request = HeartbeatRequest::default()
                 .with_group_id(GroupId(text(&self.config.group_id)))
                 .with_generation_id(self.generation)
                 .with_member_id(text(&self.member_id));
-            match connection.call(&request, 4, REQUEST_TIMEOUT) {
+            let timeout = self.heartbeat_timeout();
+            let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+            match connection.call(&request, 4, timeout) {
                 Ok(response) => match error_of(response.error_code) {
-                    None => last_ok = Instant::now(),
+                    None => {
+                        last_ok = Instant::now();
+                        self.heard();
+                    }
                     Some(ResponseError::RebalanceInProgress) => {
                         tracing::info!("group {} is rebalancing; rejoining", self.config.group_id);
                         return Next::Rejoin;
@@ -505,9 +545,7 @@ impl Member {
                 },
                 Err(e) => {
                     tracing::warn!("heartbeat to the coordinator of group {} failed: {e}", self.config.group_id);
-                    if last_ok.elapsed() >= self.config.session_timeout {
-                        self.lose_everything("no heartbeat reached the coordinator within session.timeout.ms");
-                    }
+                    self.check_session();
                     return Next::Rediscover;
                 }
             }

@@ -81,6 +81,17 @@ enum Submitted {
     Written,
     /// The group has no leader at the moment; try again later.
     Later(String),
+    /// To be sent to the leader at this URL, once the herder lock is released.
+    Forward(String),
+}
+
+/// Task configs on their way to the leader.
+struct Forward {
+    name: String,
+    /// The connector config they were generated from.
+    from: Pairs,
+    tasks: Vec<Pairs>,
+    leader_url: String,
 }
 
 impl Herder {
@@ -145,21 +156,21 @@ impl Herder {
         if exists && !replace {
             return Err(HerderError::Conflict(name.to_string()));
         }
-        self.store.put_connector(name, &config, None).map_err(HerderError::from)?;
+        self.store.put_connector(name, &config, None).map_err(|e| self.store_failed(e))?;
         self.reconcile();
         Ok(if exists { Written::Updated } else { Written::Created })
     }
 
     pub fn delete_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
-        self.store.remove_connector(name).map_err(HerderError::from)?;
+        self.store.remove_connector(name).map_err(|e| self.store_failed(e))?;
         self.reconcile();
         Ok(())
     }
 
     pub fn set_target_state(&self, name: &str, state: TargetState) -> Result<(), HerderError> {
         self.require(name)?;
-        self.store.put_target_state(name, state).map_err(HerderError::from)?;
+        self.store.put_target_state(name, state).map_err(|e| self.store_failed(e))?;
         self.reconcile();
         Ok(())
     }
@@ -169,9 +180,11 @@ impl Herder {
         let entry = self.require(name)?;
         let tasks: Vec<Pairs> = tasks.into_iter().map(canonical).collect();
         if entry.tasks.as_ref() != Some(&tasks) {
-            self.store.put_task_configs(name, &tasks).map_err(HerderError::from)?;
+            self.store.put_task_configs(name, &tasks).map_err(|e| self.store_failed(e))?;
         }
-        self.reconcile();
+        // The herder loop picks the change up; reconciling here could wait on a reconcile that
+        // is itself sending task configs to this worker.
+        self.store.changes().notify();
         Ok(())
     }
 
@@ -189,11 +202,24 @@ impl Herder {
 
     pub fn restart_task(&self, name: &str, id: u32) -> Result<(), HerderError> {
         self.require(name)?;
+        // Not while a reconcile or a revocation stops or starts tasks.
+        let _guard = self.reconciling.lock().expect("herder lock");
         match self.worker.restart_task(name, id) {
             Ok(true) => Ok(()),
             Ok(false) => Err(HerderError::TaskNotFound(name.to_string(), id)),
             Err(e) => Err(HerderError::BadConfig(e.to_string())),
         }
+    }
+
+    /// A config topic write failed. A leader whose writer was fenced is no longer the leader,
+    /// whatever its view says: rejoin so that the group sorts it out.
+    fn store_failed(&self, e: ConfigStoreError) -> HerderError {
+        if let (ConfigStoreError::NotLeader(why), Some(cluster)) = (&e, &self.cluster) {
+            if cluster.get().is_leader {
+                cluster.request_rejoin(format!("the config topic refused a write of the leader ({why})"));
+            }
+        }
+        HerderError::from(e)
     }
 
     fn require(&self, name: &str) -> Result<ConnectorEntry, HerderError> {
@@ -236,7 +262,41 @@ impl Herder {
 
     /// Brings the running tasks in line with the desired state and this worker's assignment.
     pub fn reconcile(&self) {
-        let _guard = self.reconciling.lock().expect("herder lock");
+        let forwards = {
+            let _guard = self.reconciling.lock().expect("herder lock");
+            self.reconcile_locked()
+        };
+        for forward in forwards {
+            self.forward_task_configs(forward);
+        }
+    }
+
+    /// Sends task configs this worker generated to the leader, which writes them.
+    fn forward_task_configs(&self, forward: Forward) {
+        let body: Vec<serde_json::Value> = forward
+            .tasks
+            .iter()
+            .map(|t| serde_json::Value::Object(t.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()))
+            .collect();
+        let segment = crate::rest::forward::path_segment(&forward.name);
+        let url = format!("{}/connectors/{segment}/tasks", forward.leader_url);
+        let body = serde_json::to_vec(&body).expect("task configs serialize");
+        match crate::rest::forward::send("POST", &url, Some(body), &self.worker.worker_id) {
+            Ok((status, _)) if (200..300).contains(&status) => {
+                self.generated.lock().expect("herder lock").insert(forward.name, forward.from);
+            }
+            Ok((status, body)) => tracing::info!(
+                "connector {}: the leader at {} answered {status} to its task configs ({}); trying again shortly",
+                forward.name,
+                forward.leader_url,
+                String::from_utf8_lossy(&body)
+            ),
+            Err(e) => tracing::info!("connector {}: task configs wait for the leader ({e})", forward.name),
+        }
+    }
+
+    fn reconcile_locked(&self) -> Vec<Forward> {
+        let mut forwards = Vec::new();
         let membership = self.membership();
         if let Some(m) = &membership {
             self.worker.set_generation(m.generation);
@@ -253,7 +313,7 @@ impl Herder {
             if !owns_connector(name) {
                 continue;
             }
-            if let Err(e) = self.reconcile_connector(name, entry, membership.as_ref()) {
+            if let Err(e) = self.reconcile_connector(name, entry, membership.as_ref(), &mut forwards) {
                 tracing::error!("connector {name} failed: {e}");
                 self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
                 failed.push(name.clone());
@@ -366,6 +426,7 @@ impl Herder {
                 }
             }
         }
+        forwards
     }
 
     /// The part of reconciling that falls to the worker running a connector: its status, and
@@ -375,12 +436,22 @@ impl Herder {
         name: &str,
         entry: &ConnectorEntry,
         membership: Option<&Membership>,
+        forwards: &mut Vec<Forward>,
     ) -> Result<(), StartError> {
         let kind = self.kind_of(entry);
         if entry.target == TargetState::Stopped {
             if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
-                if let Submitted::Later(why) = self.submit_task_configs(name, &[], membership)? {
-                    tracing::info!("connector {name}: the empty task list waits for a leader ({why})");
+                match self.submit_task_configs(name, &[], membership)? {
+                    Submitted::Written => {}
+                    Submitted::Later(why) => {
+                        tracing::info!("connector {name}: the empty task list waits for a leader ({why})")
+                    }
+                    Submitted::Forward(leader_url) => forwards.push(Forward {
+                        name: name.to_string(),
+                        from: entry.config.clone(),
+                        tasks: Vec::new(),
+                        leader_url,
+                    }),
                 }
             }
             self.worker.status.remove_tasks(name);
@@ -399,6 +470,15 @@ impl Herder {
                     Submitted::Written => {}
                     Submitted::Later(why) => {
                         tracing::info!("connector {name}: task configs wait for a leader ({why})");
+                        return Ok(());
+                    }
+                    Submitted::Forward(leader_url) => {
+                        forwards.push(Forward {
+                            name: name.to_string(),
+                            from: entry.config.clone(),
+                            tasks: fresh,
+                            leader_url,
+                        });
                         return Ok(());
                     }
                 }
@@ -429,27 +509,13 @@ impl Herder {
             None => self.store.put_task_configs(name, tasks).map(|_| Submitted::Written).map_err(store_error),
             Some(m) if m.is_leader => match self.store.put_task_configs(name, tasks) {
                 Ok(()) => Ok(Submitted::Written),
-                Err(ConfigStoreError::NotLeader(why)) => Ok(Submitted::Later(why)),
+                Err(e @ ConfigStoreError::NotLeader(_)) => Ok(Submitted::Later(self.store_failed(e).to_string())),
                 Err(e) => Err(store_error(e)),
             },
-            Some(m) => {
-                let Some(leader) = &m.leader else { return Ok(Submitted::Later("a rebalance is in progress".into())) };
-                let body: Vec<serde_json::Value> = tasks
-                    .iter()
-                    .map(|t| serde_json::Value::Object(t.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()))
-                    .collect();
-                let url = format!("{}/connectors/{}/tasks", leader.url, crate::rest::forward::path_segment(name));
-                let body = serde_json::to_vec(&body).expect("task configs serialize");
-                match crate::rest::forward::send("POST", &url, Some(body), &self.worker.worker_id) {
-                    Ok((status, _)) if (200..300).contains(&status) => Ok(Submitted::Written),
-                    Ok((status, body)) => Ok(Submitted::Later(format!(
-                        "the leader at {} answered {status}: {}",
-                        leader.url,
-                        String::from_utf8_lossy(&body)
-                    ))),
-                    Err(e) => Ok(Submitted::Later(e)),
-                }
-            }
+            Some(m) => match &m.leader {
+                Some(leader) => Ok(Submitted::Forward(leader.url.clone())),
+                None => Ok(Submitted::Later("a rebalance is in progress".into())),
+            },
         }
     }
 }

@@ -319,8 +319,15 @@ impl KafkaConfigLog {
     /// Becomes the writer of the config topic: fences any earlier leader's writer, then reads
     /// the topic to its end so that nothing the old leader wrote is missed.
     pub fn lead(&self) -> anyhow::Result<()> {
-        let writer = FencedWriter::open(&self.producer_config, &self.topic, &self.transactional_id)?;
-        *self.writer.lock().expect("writer lock") = Some(writer);
+        {
+            // Under the lock, so that no write of this worker is in flight when its own new
+            // writer fences the old one. A writer still held was not fenced (a fenced write
+            // drops it), so it is kept.
+            let mut writer = self.writer.lock().expect("writer lock");
+            if writer.is_none() {
+                *writer = Some(FencedWriter::open(&self.producer_config, &self.topic, &self.transactional_id)?);
+            }
+        }
         self.log.read_to_end(STORE_TIMEOUT)
     }
 
