@@ -33,13 +33,18 @@ fn wharf_binary() -> PathBuf {
     path
 }
 
-/// The shipped plugins and the purpose-made test plugins.
+/// The shipped plugins, the purpose-made test plugins and the examples in other languages.
 pub fn plugin_path() -> String {
     let root = workspace().join("target");
-    for dir in ["plugins", "test-plugins"] {
+    for dir in ["plugins", "test-plugins", "example-plugins"] {
         assert!(root.join(dir).is_dir(), "target/{dir} is missing: run ./run test, which builds the plugins");
     }
-    format!("{},{}", root.join("plugins").display(), root.join("test-plugins").display())
+    format!(
+        "{},{},{}",
+        root.join("plugins").display(),
+        root.join("test-plugins").display(),
+        root.join("example-plugins").display()
+    )
 }
 
 /// A name no other test (or earlier run) uses, for topics and connectors.

@@ -1,0 +1,128 @@
+"""Write Wharf connector plugins in Python.
+
+A plugin is a connector class and a task class. Subclass `SourceConnector` and `SourceTask` (or
+`SinkConnector` and `SinkTask`), then hand the connector to `wharf_sdk.source.export` (or
+`wharf_sdk.sink.export`) in your `app.py`; componentize-py turns the result into a component.
+
+Configs arrive as plain `dict`s of strings; records are the dataclasses below; an exception a
+task raises fails the task with its message, unless it is a `RetriableError`, which makes the
+host call again later.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple, Union
+
+__all__ = [
+    "ConfigKey",
+    "Connector",
+    "FatalError",
+    "RetriableError",
+    "SinkRecord",
+    "SourceRecord",
+    "committed_offset",
+    "committed_offsets",
+    "log",
+]
+
+Scalar = Union[None, bool, int, float, str]
+OffsetMap = Dict[str, Scalar]
+Bytes = Union[bytes, str, None]
+
+
+class RetriableError(Exception):
+    """A passing problem (a network blip, a busy server): the host retries the call later."""
+
+
+class FatalError(Exception):
+    """The task cannot go on: the host marks it FAILED with this message."""
+
+
+@dataclass
+class ConfigKey:
+    """One configuration key, as Kafka Connect's `ConfigDef` describes it.
+
+    `type` is one of boolean, int, long, double, string, list, password; `importance` one of
+    high, medium, low. A key with `required=True` has no default: a config without it is refused
+    before your code sees it.
+    """
+
+    name: str
+    type: str = "string"
+    default: Optional[str] = None
+    required: bool = False
+    importance: str = "medium"
+    doc: str = ""
+    group: Optional[str] = None
+
+
+@dataclass
+class SourceRecord:
+    """A record for the host to write to Kafka.
+
+    `source_partition` names the stream it came from and `source_offset` how far into it; once
+    Kafka holds the record, the host stores the offset, and `committed_offset` returns it after a
+    restart. Keys and values may be `bytes` or `str` (sent as UTF-8).
+    """
+
+    topic: str
+    value: Bytes
+    key: Bytes = None
+    source_partition: OffsetMap = field(default_factory=dict)
+    source_offset: OffsetMap = field(default_factory=dict)
+    partition: Optional[int] = None
+    headers: List[Tuple[str, Bytes]] = field(default_factory=list)
+    timestamp: Optional[int] = None
+
+
+@dataclass
+class SinkRecord:
+    """A record the host read from Kafka."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: Optional[bytes]
+    value: Optional[bytes]
+    headers: List[Tuple[str, Optional[bytes]]]
+    timestamp: Optional[int]
+
+
+class Connector:
+    """What every connector says about itself. Override the class attributes, and `validate` or
+    `task_configs` when the defaults do not fit."""
+
+    name: str = ""
+    version: str = "0.1.0"
+    description: str = ""
+    config: List[ConfigKey] = []
+
+    def validate(self, config: Dict[str, str]) -> List[Tuple[str, str]]:
+        """Problems beyond what the config definition checks, as (key, message) pairs."""
+        return []
+
+    def task_configs(self, config: Dict[str, str], max_tasks: int) -> List[Dict[str, str]]:
+        """Splits the connector config into at most `max_tasks` task configs; one task by default."""
+        return [dict(config)]
+
+
+def log(level: str, message: str) -> None:
+    """Writes a line to the worker's log, tagged with the connector and task. `level` is one of
+    trace, debug, info, warn, error."""
+    from wit_world.imports import host
+
+    host.log(host.Level[level.upper()], message)
+
+
+def committed_offsets(partitions: List[OffsetMap]) -> List[Optional[OffsetMap]]:
+    """The stored offsets of these source partitions, in the same order; None where there is none."""
+    from wit_world.imports import host
+
+    from . import _convert
+
+    found = host.committed_offsets([_convert.offset_map(p) for p in partitions])
+    return [None if o is None else _convert.offset_dict(o) for o in found]
+
+
+def committed_offset(partition: OffsetMap) -> Optional[OffsetMap]:
+    """The stored offset of one source partition, or None."""
+    return committed_offsets([partition])[0]
