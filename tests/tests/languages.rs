@@ -101,3 +101,154 @@ fn a_python_exception_fails_the_task_with_pythons_message() {
     assert!(trace.contains("JSONDecodeError: Expecting value: line 1 column 1 (char 0)"), "{trace}");
     assert!(trace.contains("Traceback"), "the Python traceback is kept: {trace}");
 }
+
+/// A small HTTP server for the JavaScript examples: `GET /items?offset=N&limit=M` answers a JSON
+/// array of items from N on, `GET /garbage` answers text that is not JSON, `POST /sink` keeps
+/// each body.
+struct ItemServer {
+    port: u16,
+    posted: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ItemServer {
+    fn start(items: Vec<Value>) -> ItemServer {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let posted: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+        let kept = posted.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0u8; length];
+                let _ = reader.read_exact(&mut body);
+                let target = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let answer = if request_line.starts_with("POST") {
+                    kept.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+                    "{}".to_string()
+                } else if target.starts_with("/garbage") {
+                    "this is not JSON".to_string()
+                } else {
+                    let param = |name: &str| -> usize {
+                        target
+                            .split(['?', '&'])
+                            .find_map(|p| p.strip_prefix(&format!("{name}=")))
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(0)
+                    };
+                    let (offset, limit) = (param("offset"), param("limit").max(1));
+                    let slice: Vec<&Value> = items.iter().skip(offset).take(limit).collect();
+                    serde_json::to_string(&slice).unwrap()
+                };
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        ItemServer { port, posted }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn authority(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+#[test]
+fn javascript_source_fetches_items_into_a_topic_exactly() {
+    let items: Vec<Value> = (0..200).map(|i| json!({"id": i, "text": format!("item {i}")})).collect();
+    let server = ItemServer::start(items.clone());
+    let topic = unique("js-src");
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "js-src",
+        &[
+            ("connector.class", "http-source".into()),
+            ("url", server.url("/items")),
+            ("topic", topic.clone()),
+            ("wasm.http.allow", server.authority()),
+        ],
+    );
+    let worker = s.start();
+    let values = worker.wait("200 records", Duration::from_secs(60), || {
+        let values = topic_values(&topic);
+        (values.len() >= 200).then_some(values)
+    });
+    let expected: Vec<String> = items.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
+    assert_eq!(utf8(values), expected);
+}
+
+#[test]
+fn javascript_sink_posts_every_record_with_fetch_to_the_granted_host() {
+    let server = ItemServer::start(Vec::new());
+    let topic = unique("js-sink");
+    create_topic(&topic, 1, "delete");
+    for i in 0..100 {
+        produce(&topic, 0, &format!("k{i}"), format!("value {i}").as_bytes());
+    }
+    let mut s = Standalone::new(&[]);
+    let name = unique("js-sink");
+    s.add_connector(
+        &name,
+        &[
+            ("connector.class", "http-sink".into()),
+            ("url", server.url("/sink")),
+            ("topics", topic.clone()),
+            ("wasm.http.allow", server.authority()),
+        ],
+    );
+    let worker = s.start();
+    let posted = worker.wait("100 records posted", Duration::from_secs(60), || {
+        let records: Vec<Value> = server
+            .posted
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|body| serde_json::from_str::<Vec<Value>>(body).unwrap())
+            .collect();
+        (records.len() >= 100).then_some(records)
+    });
+    let expected: Vec<Value> = (0..100)
+        .map(|i| json!({"topic": topic, "partition": 0, "offset": i, "key": format!("k{i}"), "value": format!("value {i}")}))
+        .collect();
+    assert_eq!(posted, expected);
+}
+
+#[test]
+fn a_javascript_error_fails_the_task_with_javascripts_message() {
+    let server = ItemServer::start(Vec::new());
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "js-bad",
+        &[
+            ("connector.class", "http-source".into()),
+            ("url", server.url("/garbage")),
+            ("topic", unique("js-bad")),
+            ("wasm.http.allow", server.authority()),
+        ],
+    );
+    let worker = s.start();
+    let trace = failed_trace(&worker, "js-bad");
+    assert!(trace.contains("SyntaxError"), "{trace}");
+    assert!(trace.contains("JSON"), "the engine's own words about the bad JSON: {trace}");
+}

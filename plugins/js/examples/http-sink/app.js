@@ -1,0 +1,37 @@
+// http-sink: posts every batch of records to a URL as a JSON array of
+// { topic, partition, offset, key, value }, with fetch. The host must allow the URL's host and
+// port in the connector's wasm.http.allow; nothing else is reachable.
+import { defineSink, FatalError, RetriableError, text } from '../../sdk/wharf-sdk.js';
+
+class HttpSinkTask {
+  open(config) {
+    this.url = config.url;
+  }
+
+  async put(records) {
+    if (records.length === 0) return;
+    const body = JSON.stringify(records.map((r) => ({
+      topic: r.topic, partition: r.partition, offset: r.offset, key: text(r.key), value: text(r.value),
+    })));
+    const response = await fetch(this.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (response.status === 429 || response.status >= 500) {
+      throw new RetriableError(`${this.url} answered ${response.status}; the batch is sent again`);
+    }
+    if (response.status >= 300) {
+      throw new FatalError(`${this.url} refused a batch with ${response.status}: ${await response.text()}`);
+    }
+  }
+}
+
+export const { connector, sinkTask } = defineSink({
+  name: 'http-sink',
+  version: '0.1.0',
+  description: 'Posts records as JSON to an HTTP endpoint (JavaScript example)',
+  config: [
+    { name: 'url', required: true, importance: 'high', doc: 'Where to POST each batch; its host:port must be in wasm.http.allow.' },
+  ],
+  validate(config) {
+    return /^https?:\/\//.test(config.url ?? '') ? [] : [['url', 'must start with http:// or https://']];
+  },
+  Task: HttpSinkTask,
+});

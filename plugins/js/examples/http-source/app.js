@@ -1,0 +1,42 @@
+// http-source: polls an HTTP endpoint for new items. GET <url>?offset=N answers a JSON array of
+// the items from position N on; each item becomes a record (its JSON as the value, its "id" as
+// the key when it has one), and N is the source offset, so a restart resumes where it stopped.
+import { committedOffset, defineSource, log } from '../../sdk/wharf-sdk.js';
+
+class HttpSourceTask {
+  open(config) {
+    this.url = config.url;
+    this.topic = config.topic;
+    this.partition = { url: this.url };
+    this.offset = committedOffset(this.partition)?.offset ?? 0;
+    log('info', `polling ${this.url} from offset ${this.offset}`);
+  }
+
+  async poll(maxRecords) {
+    const separator = this.url.includes('?') ? '&' : '?';
+    const response = await fetch(`${this.url}${separator}offset=${this.offset}&limit=${maxRecords}`);
+    const items = JSON.parse(await response.text()); // a SyntaxError fails the task with its message
+    const records = items.slice(0, maxRecords).map((item) => {
+      this.offset += 1;
+      return {
+        topic: this.topic,
+        key: item.id == null ? undefined : String(item.id),
+        value: JSON.stringify(item),
+        sourcePartition: this.partition,
+        sourceOffset: { offset: this.offset },
+      };
+    });
+    return records;
+  }
+}
+
+export const { connector, sourceTask } = defineSource({
+  name: 'http-source',
+  version: '0.1.0',
+  description: 'Polls an HTTP endpoint for JSON items (JavaScript example)',
+  config: [
+    { name: 'url', required: true, importance: 'high', doc: 'The endpoint to poll; its host:port must be in wasm.http.allow.' },
+    { name: 'topic', required: true, importance: 'high', doc: 'The topic to write to.' },
+  ],
+  Task: HttpSourceTask,
+});
