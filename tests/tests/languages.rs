@@ -252,3 +252,49 @@ fn a_javascript_error_fails_the_task_with_javascripts_message() {
     assert!(trace.contains("SyntaxError"), "{trace}");
     assert!(trace.contains("JSON"), "the engine's own words about the bad JSON: {trace}");
 }
+
+#[test]
+fn c_source_reads_lines_into_a_topic_exactly() {
+    let data = tempfile::tempdir().unwrap();
+    let (input, topic) = (data.path().join("in.txt"), unique("c-src"));
+    let lines: Vec<String> = (0..1000).map(|i| format!("line {i} from C")).collect();
+    write(&input, &(lines.join("\n") + "\n"));
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "c-src",
+        &[
+            ("connector.class", "lines-source".into()),
+            ("file", input.display().to_string()),
+            ("topic", topic.clone()),
+            ("wasm.fs.read", data.path().display().to_string()),
+        ],
+    );
+    let worker = s.start();
+    let values = worker.wait("1000 records", Duration::from_secs(60), || {
+        let values = topic_values(&topic);
+        (values.len() >= 1000).then_some(values)
+    });
+    assert_eq!(utf8(values), lines);
+}
+
+#[test]
+fn a_c_error_return_fails_the_task_with_its_message() {
+    let data = tempfile::tempdir().unwrap();
+    let input = data.path().join("long.txt");
+    write(&input, "short\nthis line is far too long\n");
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "c-bad",
+        &[
+            ("connector.class", "lines-source".into()),
+            ("file", input.display().to_string()),
+            ("topic", unique("c-bad")),
+            ("max.line.bytes", "10".into()),
+            ("wasm.fs.read", data.path().display().to_string()),
+        ],
+    );
+    let worker = s.start();
+    let trace = failed_trace(&worker, "c-bad");
+    let expected = format!("line at byte 6 of {} is longer than max.line.bytes=10", input.display());
+    assert!(trace.contains(&expected), "{trace}");
+}
