@@ -298,3 +298,4 @@ fn a_c_error_return_fails_the_task_with_its_message() {
     let expected = format!("line at byte 6 of {} is longer than max.line.bytes=10", input.display());
     assert!(trace.contains(&expected), "{trace}");
 }
+
