@@ -9,5 +9,6 @@ pub mod herder;
 pub mod kafka;
 pub mod rest;
 pub mod runtime;
+pub mod scaffold;
 pub mod storage;
 pub mod worker;

@@ -76,6 +76,20 @@ enum PluginCommand {
         /// The plugin component (.wasm).
         file: PathBuf,
     },
+    /// Write a new plugin project that builds as it is (`./build.sh`).
+    New {
+        /// The language to write it in.
+        #[arg(long, value_enum)]
+        lang: wharf::scaffold::Lang,
+        /// Source (into Kafka) or sink (out of Kafka).
+        #[arg(long, value_enum)]
+        kind: wharf::scaffold::Kind,
+        /// The plugin's name, which connectors use as connector.class.
+        name: String,
+        /// Where to write it (default: a new folder named after the plugin).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -115,6 +129,15 @@ fn run(cli: Cli) -> Result<()> {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
         }
         Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
+        Command::Plugin { command: PluginCommand::New { lang, kind, name, dir } } => {
+            let dir = wharf::scaffold::create(lang, kind, &name, dir.as_deref())?;
+            println!(
+                "wrote {} ({lang:?} {kind:?} plugin {name}); build it with {}/build.sh",
+                dir.display(),
+                dir.display()
+            );
+            Ok(())
+        }
         Command::Bench { command: BenchCommand::Boundary { plugin, seconds } } => {
             wharf::bench::boundary(&plugin, seconds)
         }

@@ -27,7 +27,7 @@ pub fn bootstrap() -> String {
     })
 }
 
-fn wharf_binary() -> PathBuf {
+pub fn wharf_binary() -> PathBuf {
     let path = workspace().join("target/debug/wharf");
     assert!(path.exists(), "{} is missing: run the suite with ./run test, which builds it", path.display());
     path

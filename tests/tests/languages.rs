@@ -299,3 +299,49 @@ fn a_c_error_return_fails_the_task_with_its_message() {
     assert!(trace.contains(&expected), "{trace}");
 }
 
+/// `wharf plugin new` for every language and kind writes a project whose build.sh builds a
+/// component that `wharf plugin inspect` accepts, with the right kind and name.
+#[test]
+fn scaffolded_projects_build_and_pass_inspect() {
+    let root = workspace();
+    let toolchains = |what: &str| -> String {
+        let out = std::process::Command::new(root.join("scripts/toolchains")).arg(what).output().unwrap();
+        assert!(out.status.success(), "scripts/toolchains {what}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let path = format!("{}:{}", toolchains("path"), std::env::var("PATH").unwrap_or_default());
+    let adapter = toolchains("adapter");
+    let dir = tempfile::tempdir().unwrap();
+    for lang in ["rust", "python", "js", "c"] {
+        for kind in ["source", "sink"] {
+            let name = format!("new-{lang}-{kind}");
+            let project = dir.path().join(&name);
+            let made = std::process::Command::new(wharf_binary())
+                .args(["plugin", "new", "--lang", lang, "--kind", kind, &name, "--dir"])
+                .arg(&project)
+                .output()
+                .unwrap();
+            assert!(made.status.success(), "plugin new {lang} {kind}: {}", String::from_utf8_lossy(&made.stderr));
+            let built = std::process::Command::new(project.join("build.sh"))
+                .env("PATH", &path)
+                .env("WASI_ADAPTER", &adapter)
+                // A Rust project builds in a target folder of its own, out of the way.
+                .env("CARGO_TARGET_DIR", root.join("target/scaffold-test"))
+                .output()
+                .unwrap();
+            assert!(
+                built.status.success(),
+                "{name}/build.sh failed:\n{}\n{}",
+                String::from_utf8_lossy(&built.stdout),
+                String::from_utf8_lossy(&built.stderr)
+            );
+            let wasm = project.join(format!("{name}.wasm"));
+            let inspected =
+                std::process::Command::new(wharf_binary()).args(["plugin", "inspect"]).arg(&wasm).output().unwrap();
+            let text = String::from_utf8_lossy(&inspected.stdout);
+            assert!(inspected.status.success(), "inspect {name}: {}", String::from_utf8_lossy(&inspected.stderr));
+            let kind_line = if kind == "source" { "kind:        Source" } else { "kind:        Sink" };
+            assert!(text.contains(kind_line) && text.contains(&format!("name:        {name}")), "{text}");
+        }
+    }
+}
