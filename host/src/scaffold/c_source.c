@@ -36,7 +36,7 @@ int wharf_source_open(const wharf_config *config, void **state) {
 int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch) {
     counter *c = state;
     char value[32];
-    for (uint32_t i = 0; i < max_records && i < 100; i++, c->next++) {
+    for (uint32_t i = 0; i < max_records; i++, c->next++) {
         int len = snprintf(value, sizeof value, "hello %lld", (long long)c->next);
         int added = wharf_batch_add(batch, c->topic, NULL, 0, value, (size_t)len, "stream", "counter", "last", c->next);
         if (added != WHARF_OK) return added;

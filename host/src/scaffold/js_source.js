@@ -14,7 +14,7 @@ class Task {
 
   poll(maxRecords) {
     const records = [];
-    for (let i = 0; i < Math.min(maxRecords, 100); i++, this.next++) {
+    for (let i = 0; i < maxRecords; i++, this.next++) {
       records.push({ topic: this.topic, value: `hello ${this.next}`, sourcePartition: PARTITION, sourceOffset: { last: this.next } });
     }
     return records;

@@ -17,7 +17,7 @@ class Task(SourceTask):
 
     def poll(self, max_records):
         records = []
-        for _ in range(min(max_records, 100)):
+        for _ in range(max_records):
             records.append(SourceRecord(topic=self.topic, value=f"hello {self.next}", source_partition=PARTITION, source_offset={"last": self.next}))
             self.next += 1
         return records

@@ -70,7 +70,7 @@ impl GuestTask for Task {
 
     fn poll(&self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
         let mut next = self.next.borrow_mut();
-        let records = (0..max_records.min(100))
+        let records = (0..max_records)
             .map(|_| {
                 let n = *next;
                 *next += 1;
