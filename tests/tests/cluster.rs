@@ -144,11 +144,33 @@ fn assert_never_twice(logs: &[(String, String, Option<f64>)]) {
         for b in &all[i + 1..] {
             if a.0 == b.0 && a.1 != b.1 {
                 let overlap = a.2 < b.3 && b.2 < a.3;
-                assert!(
-                    !overlap,
-                    "task {} ran on {} ({:.3}..{:.3}) and on {} ({:.3}..{:.3}) at once",
-                    a.0, a.1, a.2, a.3, b.1, b.2, b.3
-                );
+                if overlap {
+                    // What each worker said about the task and its group, to see how it happened.
+                    let story: Vec<String> = logs
+                        .iter()
+                        .flat_map(|(worker, log, _)| {
+                            strip_ansi(log)
+                                .lines()
+                                .filter(|l| !l.contains("DEBUG"))
+                                .filter(|l| {
+                                    l.contains(a.0.as_str()) || l.contains("joined group") || l.contains("rejoin")
+                                })
+                                .map(|l| format!("{worker}: {l}"))
+                                .collect::<Vec<_>>()
+                        })
+                        .collect();
+                    panic!(
+                        "task {} ran on {} ({:.3}..{:.3}) and on {} ({:.3}..{:.3}) at once:\n{}",
+                        a.0,
+                        a.1,
+                        a.2,
+                        a.3,
+                        b.1,
+                        b.2,
+                        b.3,
+                        story.join("\n")
+                    );
+                }
             }
         }
     }

@@ -175,6 +175,9 @@ fn a_fresh_worker_rebuilds_connectors_states_and_offsets_from_the_topics() {
     worker.wait("the source's offsets stored", Duration::from_secs(30), || {
         topic_records(&d.topics[1]).iter().any(|(_, _, v)| v.as_deref() == Some(r#"{"position":15000}"#)).then_some(())
     });
+    worker.wait("the sink's offsets committed", Duration::from_secs(30), || {
+        (committed_offset(&format!("connect-{sink}"), &topic) == Some(1000)).then_some(())
+    });
     worker.kill_9();
 
     // Another folder, another port: nothing local survives, only the topics.

@@ -443,7 +443,13 @@ impl Member {
             tracing::info!("giving up {} for the group to move", revoked.describe());
             // Out of the view first, so that no reconcile starts it again meanwhile.
             self.view.update(|m| m.owned = m.owned.minus(&revoked));
-            self.participant.revoke(&revoked);
+            let (participant, giving_up) = (self.participant.clone(), revoked.clone());
+            let kept_membership = self.while_heartbeating(move || participant.revoke(&giving_up));
+            if !kept_membership {
+                self.owned = self.owned.intersect(&assignment.owned);
+                self.lose_everything("the group dropped this worker while it stopped the work it gave up");
+                return Next::Rejoin;
+            }
         }
         let kept = self.owned.intersect(&assignment.owned);
         let caught_up = self.participant.catch_up(assignment.config_offset, self.config.sync_timeout);
@@ -477,6 +483,39 @@ impl Member {
             return Next::Rejoin;
         }
         self.heartbeat()
+    }
+
+    /// Runs `work` (stopping tasks, which may take a while) on a thread of its own while this
+    /// thread keeps heartbeating, so that the group does not drop this worker meanwhile.
+    /// Returns false if the coordinator no longer knows this member.
+    fn while_heartbeating(&mut self, work: impl FnOnce() + Send) -> bool {
+        let mut known = true;
+        std::thread::scope(|scope| {
+            let running = scope.spawn(work);
+            let mut last = Instant::now();
+            while !running.is_finished() {
+                std::thread::sleep(Duration::from_millis(10));
+                if last.elapsed() < self.config.heartbeat_interval || !known {
+                    continue;
+                }
+                last = Instant::now();
+                let request = HeartbeatRequest::default()
+                    .with_group_id(GroupId(text(&self.config.group_id)))
+                    .with_generation_id(self.generation)
+                    .with_member_id(text(&self.member_id));
+                let timeout = self.heartbeat_timeout();
+                let Some(connection) = self.coordinator.as_mut() else { continue };
+                match connection.call(&request, 4, timeout).map(|r| error_of(r.error_code)) {
+                    // A rebalance in progress waits for this member's rejoin, which follows.
+                    Ok(None) | Ok(Some(ResponseError::RebalanceInProgress)) => self.heard(),
+                    Ok(Some(ResponseError::UnknownMemberId | ResponseError::IllegalGeneration)) => known = false,
+                    Ok(Some(e)) => tracing::warn!("heartbeat while stopping work: {e}"),
+                    Err(e) => tracing::warn!("heartbeat while stopping work failed: {e}"),
+                }
+            }
+            let _ = running.join();
+        });
+        known
     }
 
     /// Notes that the coordinator answered.

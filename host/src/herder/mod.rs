@@ -242,7 +242,7 @@ impl Herder {
         }
         let snapshot = self.store.snapshot();
         for (name, ids) in by_connector {
-            self.worker.stop_tasks(name, &ids);
+            self.worker.hand_over_tasks(name, &ids);
             if snapshot.connectors.contains_key(name) {
                 for id in ids {
                     self.worker.put_task_status(name, id, State::Unassigned);

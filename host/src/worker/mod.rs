@@ -200,9 +200,15 @@ impl Worker {
     /// Stops some of a connector's tasks and waits for them (at most
     /// `task.shutdown.graceful.timeout.ms`).
     pub fn stop_tasks(&self, name: &str, ids: &[u32]) {
+        let handles = self.take_handles(name, ids);
+        self.join(handles);
+    }
+
+    /// Removes tasks from the running set and returns their handles.
+    fn take_handles(&self, name: &str, ids: &[u32]) -> Vec<(String, TaskHandle)> {
         let handles: Vec<(String, TaskHandle)> = {
             let mut connectors = self.connectors.lock().expect("connectors lock");
-            let Some(connector) = connectors.get_mut(name) else { return };
+            let Some(connector) = connectors.get_mut(name) else { return Vec::new() };
             let handles = ids
                 .iter()
                 .filter_map(|id| connector.tasks.remove(id).and_then(|t| t.handle).map(|h| (format!("{name}-{id}"), h)))
@@ -218,7 +224,7 @@ impl Worker {
                 handles.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ")
             );
         }
-        self.join(handles);
+        handles
     }
 
     /// Stops every task of a connector this worker runs.
@@ -324,26 +330,52 @@ impl Worker {
         self.join(handles);
     }
 
-    /// Signals every task of `handles` to stop, then waits for them together.
+    /// Signals every task of `handles` to stop, then waits for them together, at most
+    /// `task.shutdown.graceful.timeout.ms`.
     fn join(&self, handles: Vec<(String, TaskHandle)>) {
+        self.join_within(handles, Duration::ZERO);
+    }
+
+    /// As `join`, then waits up to `patience` more for tasks still finishing (their last flush):
+    /// work that moves to another worker must have stopped here first.
+    fn join_within(&self, handles: Vec<(String, TaskHandle)>, patience: Duration) {
         for (_, handle) in &handles {
             handle.stop.store(true, Ordering::Relaxed);
         }
         let timeout = self.config.task_shutdown_graceful_timeout;
-        let deadline = Instant::now() + timeout;
+        let graceful = Instant::now() + timeout;
+        let deadline = graceful + patience;
         for (label, handle) in handles {
+            let mut said = false;
             while !handle.thread.is_finished() && Instant::now() < deadline {
+                if !said && Instant::now() >= graceful {
+                    tracing::info!(
+                        "task {label} is still stopping after task.shutdown.graceful.timeout.ms={}; its work moves \
+                         only once it stopped (waiting up to {} ms more)",
+                        timeout.as_millis(),
+                        patience.as_millis()
+                    );
+                    said = true;
+                }
                 std::thread::sleep(Duration::from_millis(5));
             }
             if handle.thread.is_finished() {
                 let _ = handle.thread.join();
             } else {
                 tracing::warn!(
-                    "task {label} did not stop within task.shutdown.graceful.timeout.ms={}; leaving it behind",
-                    timeout.as_millis()
+                    "task {label} did not stop within {} ms; leaving it behind",
+                    (timeout + patience).as_millis()
                 );
             }
         }
+    }
+
+    /// Stops tasks that are to run elsewhere: as `stop_tasks`, but waits for a task's last call
+    /// and flush too (bounded by the call and flush timeouts), so it never overlaps its next run.
+    pub fn hand_over_tasks(&self, name: &str, ids: &[u32]) {
+        let handles = self.take_handles(name, ids);
+        let patience = self.config.offset_flush_timeout + self.config.wasm.call_timeout;
+        self.join_within(handles, patience);
     }
 }
 
