@@ -203,34 +203,8 @@ impl Assignor {
         // Balance connectors, then tasks, each on its own.
         let ids: Vec<&str> = members.keys().map(String::as_str).collect();
         let mut granted: BTreeMap<&str, Work> = ids.iter().map(|id| (*id, Work::default())).collect();
-        {
-            let counts: BTreeMap<&str, Vec<String>> =
-                ids.iter().map(|id| (*id, keep[id].connectors.iter().cloned().collect())).collect();
-            let (excess, grants) = balance(&ids, counts, unowned.connectors.iter().cloned().collect());
-            for (id, items) in excess {
-                for item in items {
-                    keep.get_mut(id).expect("member").connectors.remove(&item);
-                    revoke.get_mut(id).expect("member").connectors.insert(item);
-                }
-            }
-            for (id, items) in grants {
-                granted.get_mut(id).expect("member").connectors.extend(items);
-            }
-        }
-        {
-            let counts: BTreeMap<&str, Vec<TaskId>> =
-                ids.iter().map(|id| (*id, keep[id].tasks.iter().cloned().collect())).collect();
-            let (excess, grants) = balance(&ids, counts, unowned.tasks.iter().cloned().collect());
-            for (id, items) in excess {
-                for item in items {
-                    keep.get_mut(id).expect("member").tasks.remove(&item);
-                    revoke.get_mut(id).expect("member").tasks.insert(item);
-                }
-            }
-            for (id, items) in grants {
-                granted.get_mut(id).expect("member").tasks.extend(items);
-            }
-        }
+        rebalance(&ids, &mut keep, &mut revoke, &mut granted, &unowned, |w| &mut w.connectors);
+        rebalance(&ids, &mut keep, &mut revoke, &mut granted, &unowned, |w| &mut w.tasks);
 
         let leader_url = members.get(leader).map(|m| m.url.clone()).unwrap_or_default();
         let mut owned_after: BTreeMap<&str, Work> = BTreeMap::new();
@@ -272,6 +246,32 @@ impl Assignor {
         // purpose and is not "lost" next round.
         self.previous = owned_after.iter().map(|(id, work)| (id.to_string(), work.clone())).collect();
         Round { assignments, delay }
+    }
+}
+
+/// Balances one kind of item (connectors or tasks, as `part` picks): excess moves from `keep`
+/// to `revoke`, and free items go to `granted`.
+fn rebalance<'a, T: Clone + Ord>(
+    ids: &[&'a str],
+    keep: &mut BTreeMap<&'a str, Work>,
+    revoke: &mut BTreeMap<&'a str, Work>,
+    granted: &mut BTreeMap<&'a str, Work>,
+    unowned: &Work,
+    part: impl Fn(&mut Work) -> &mut BTreeSet<T>,
+) {
+    let mut free_work = unowned.clone();
+    let free: Vec<T> = part(&mut free_work).iter().cloned().collect();
+    let held: BTreeMap<&str, Vec<T>> =
+        ids.iter().map(|id| (*id, part(keep.get_mut(id).expect("member")).iter().cloned().collect())).collect();
+    let (excess, grants) = balance(ids, held, free);
+    for (id, items) in excess {
+        for item in items {
+            part(keep.get_mut(id).expect("member")).remove(&item);
+            part(revoke.get_mut(id).expect("member")).insert(item);
+        }
+    }
+    for (id, items) in grants {
+        part(granted.get_mut(id).expect("member")).extend(items);
     }
 }
 

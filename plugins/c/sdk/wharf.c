@@ -161,12 +161,36 @@ bool exports_wharf_connector_connector_task_configs(exports_wharf_connector_conn
     return true;
 }
 
-#if defined(WHARF_SOURCE)
-
-struct exports_wharf_connector_source_task_task_t {
+/* What a task resource holds, in either world. */
+typedef struct {
     wharf_config *config;
     void *state;
     bool closed;
+} task_core;
+
+/* Takes the config and runs the plugin's open function; true when it succeeded. */
+static bool core_open(task_core *core, wharf_connector_types_config_t *config, int (*open)(const wharf_config *, void **),
+                      const char *what, wharf_connector_types_connector_error_t *err) {
+    core->config = config_from(config);
+    if (!outcome(open(core->config, &core->state), what, err)) {
+        config_free(core->config);
+        return false;
+    }
+    return true;
+}
+
+/* Runs the plugin's close function once. */
+static void core_close(task_core *core, void (*close)(void *)) {
+    if (!core->closed) {
+        core->closed = true;
+        close(core->state);
+    }
+}
+
+#if defined(WHARF_SOURCE)
+
+struct exports_wharf_connector_source_task_task_t {
+    task_core core;
 };
 
 struct wharf_batch {
@@ -246,9 +270,7 @@ bool exports_wharf_connector_source_task_static_task_open(exports_wharf_connecto
                                                           exports_wharf_connector_source_task_own_task_t *ret,
                                                           exports_wharf_connector_source_task_connector_error_t *err) {
     exports_wharf_connector_source_task_task_t *task = calloc(1, sizeof *task);
-    task->config = config_from(config);
-    if (!outcome(wharf_source_open(task->config, &task->state), "wharf_source_open", err)) {
-        config_free(task->config);
+    if (!core_open(&task->core, config, wharf_source_open, "wharf_source_open", err)) {
         free(task);
         return false;
     }
@@ -263,7 +285,7 @@ bool exports_wharf_connector_source_task_method_task_poll(exports_wharf_connecto
     ret->ptr = NULL;
     ret->len = 0;
     wharf_batch batch = {ret, 0};
-    if (!outcome(wharf_source_poll(self->state, max_records, &batch), "wharf_source_poll", err)) {
+    if (!outcome(wharf_source_poll(self->core.state, max_records, &batch), "wharf_source_poll", err)) {
         exports_wharf_connector_source_task_list_source_record_free(ret);
         return false;
     }
@@ -272,37 +294,30 @@ bool exports_wharf_connector_source_task_method_task_poll(exports_wharf_connecto
 
 bool exports_wharf_connector_source_task_method_task_commit(exports_wharf_connector_source_task_borrow_task_t self,
                                                             exports_wharf_connector_source_task_connector_error_t *err) {
-    return outcome(wharf_source_commit(self->state), "wharf_source_commit", err);
+    return outcome(wharf_source_commit(self->core.state), "wharf_source_commit", err);
 }
 
 void exports_wharf_connector_source_task_method_task_close(exports_wharf_connector_source_task_borrow_task_t self) {
-    if (!self->closed) {
-        self->closed = true;
-        wharf_source_close(self->state);
-    }
+    core_close(&self->core, wharf_source_close);
 }
 
 void exports_wharf_connector_source_task_task_destructor(exports_wharf_connector_source_task_task_t *rep) {
-    if (!rep->closed) wharf_source_close(rep->state);
-    config_free(rep->config);
+    core_close(&rep->core, wharf_source_close);
+    config_free(rep->core.config);
     free(rep);
 }
 
 #else /* WHARF_SINK */
 
 struct exports_wharf_connector_sink_task_task_t {
-    wharf_config *config;
-    void *state;
-    bool closed;
+    task_core core;
 };
 
 bool exports_wharf_connector_sink_task_static_task_open(exports_wharf_connector_sink_task_config_t *config,
                                                         exports_wharf_connector_sink_task_own_task_t *ret,
                                                         exports_wharf_connector_sink_task_connector_error_t *err) {
     exports_wharf_connector_sink_task_task_t *task = calloc(1, sizeof *task);
-    task->config = config_from(config);
-    if (!outcome(wharf_sink_open(task->config, &task->state), "wharf_sink_open", err)) {
-        config_free(task->config);
+    if (!core_open(&task->core, config, wharf_sink_open, "wharf_sink_open", err)) {
         free(task);
         return false;
     }
@@ -339,7 +354,7 @@ bool exports_wharf_connector_sink_task_method_task_put(exports_wharf_connector_s
             .timestamp = r->timestamp.is_some ? r->timestamp.val : -1,
         };
     }
-    bool ok = outcome(wharf_sink_put(self->state, plain, n), "wharf_sink_put", err);
+    bool ok = outcome(wharf_sink_put(self->core.state, plain, n), "wharf_sink_put", err);
     for (size_t i = 0; i < n; i++) free(topics[i]);
     free(topics);
     free(plain);
@@ -351,7 +366,7 @@ bool exports_wharf_connector_sink_task_method_task_flush(exports_wharf_connector
                                                          exports_wharf_connector_sink_task_list_partition_offset_t *offsets,
                                                          exports_wharf_connector_sink_task_connector_error_t *err) {
     exports_wharf_connector_sink_task_list_partition_offset_free(offsets);
-    return outcome(wharf_sink_flush(self->state), "wharf_sink_flush", err);
+    return outcome(wharf_sink_flush(self->core.state), "wharf_sink_flush", err);
 }
 
 bool exports_wharf_connector_sink_task_method_task_close_partitions(exports_wharf_connector_sink_task_borrow_task_t self,
@@ -364,15 +379,12 @@ bool exports_wharf_connector_sink_task_method_task_close_partitions(exports_whar
 }
 
 void exports_wharf_connector_sink_task_method_task_close(exports_wharf_connector_sink_task_borrow_task_t self) {
-    if (!self->closed) {
-        self->closed = true;
-        wharf_sink_close(self->state);
-    }
+    core_close(&self->core, wharf_sink_close);
 }
 
 void exports_wharf_connector_sink_task_task_destructor(exports_wharf_connector_sink_task_task_t *rep) {
-    if (!rep->closed) wharf_sink_close(rep->state);
-    config_free(rep->config);
+    core_close(&rep->core, wharf_sink_close);
+    config_free(rep->core.config);
     free(rep);
 }
 

@@ -141,6 +141,15 @@ function sourceRecord(r) {
   };
 }
 
+/** Makes and opens the plugin's task, for a `task` resource's `open`. */
+function openTask(spec, config) {
+  return guarded(() => {
+    const inner = new spec.Task();
+    inner.open?.(Object.fromEntries(config));
+    return inner;
+  });
+}
+
 /**
  * A source connector. `spec`: name, version, description, config (a list of
  * { name, type, default, required, importance, doc, group }), optional validate(config) returning
@@ -150,13 +159,7 @@ function sourceRecord(r) {
  */
 export function defineSource(spec) {
   class Task {
-    static open(config) {
-      return new Task(guarded(() => {
-        const inner = new spec.Task();
-        inner.open?.(Object.fromEntries(config));
-        return inner;
-      }));
-    }
+    static open(config) { return new Task(openTask(spec, config)); }
     constructor(inner) { this.inner = inner; }
     poll(maxRecords) {
       return guarded(() => {
@@ -192,13 +195,7 @@ function sinkRecord(r) {
  */
 export function defineSink(spec) {
   class Task {
-    static open(config) {
-      return new Task(guarded(() => {
-        const inner = new spec.Task();
-        inner.open?.(Object.fromEntries(config));
-        return inner;
-      }));
-    }
+    static open(config) { return new Task(openTask(spec, config)); }
     constructor(inner) { this.inner = inner; }
     openPartitions(partitions) { return guarded(() => this.inner.openPartitions?.(partitions.map((p) => [p.topic, p.partition]))); }
     put(records) { return guarded(() => this.inner.put(records.map(sinkRecord))); }

@@ -104,3 +104,16 @@ def connector_exports(connector_class, kind, base):
             return [[(str(k), str(v)) for k, v in c.items()] for c in configs]
 
     return Connector
+
+
+def open_task(registered, world, config):
+    """Makes and opens the registered connector's task, for a `task` resource's `open`."""
+    if registered is None or registered.task is None:
+        raise TypeError(f"no {world} connector exported: call wharf_sdk.{world}.export(YourConnector) in app.py")
+
+    def start():
+        inner = registered.task()
+        inner.open(dict(config))
+        return inner
+
+    return guarded(start)

@@ -57,15 +57,7 @@ class Task(sink_task.Task):
 
     @classmethod
     def open(cls, config):
-        if _registered is None or _registered.task is None:
-            raise TypeError("no sink connector exported: call wharf_sdk.sink.export(YourConnector) in app.py")
-
-        def start():
-            inner = _registered.task()
-            inner.open(dict(config))
-            return inner
-
-        return cls(_convert.guarded(start))
+        return cls(_convert.open_task(_registered, "sink", config))
 
     def open_partitions(self, partitions):
         _convert.guarded(self.inner.open_partitions, [(p.topic, p.partition) for p in partitions])

@@ -62,15 +62,7 @@ class Task(source_task.Task):
 
     @classmethod
     def open(cls, config):
-        if _registered is None or _registered.task is None:
-            raise TypeError("no source connector exported: call wharf_sdk.source.export(YourConnector) in app.py")
-
-        def start():
-            inner = _registered.task()
-            inner.open(dict(config))
-            return inner
-
-        return cls(_convert.guarded(start))
+        return cls(_convert.open_task(_registered, "source", config))
 
     def poll(self, max_records):
         return _convert.guarded(lambda: [_record(r) for r in (self.inner.poll(max_records) or [])])
