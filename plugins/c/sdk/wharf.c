@@ -126,7 +126,7 @@ void exports_wharf_connector_connector_describe(exports_wharf_connector_connecto
 #endif
     size_t n = WHARF_PLUGIN.config_len;
     ret->config.len = n;
-    ret->config.ptr = calloc(n ? n : 1, sizeof(wharf_connector_types_config_key_t));
+    ret->config.ptr = n ? calloc(n, sizeof(wharf_connector_types_config_key_t)) : NULL;
     for (size_t i = 0; i < n; i++) {
         const wharf_config_key *k = &WHARF_PLUGIN.config[i];
         wharf_connector_types_config_key_t *out = &ret->config.ptr[i];
@@ -206,8 +206,11 @@ static void scalar_text(wharf_connector_types_tuple2_string_scalar_t *entry, con
 
 static void bytes_option(W(option_list_u8_t) *option, const void *bytes, size_t len) {
     option->is_some = bytes != NULL;
-    if (bytes) {
-        option->val.ptr = malloc(len ? len : 1);
+    option->val.ptr = NULL;
+    option->val.len = 0;
+    if (bytes && len > 0) {
+        /* The bindings free only non-empty lists after the call: allocate nothing for an empty one. */
+        option->val.ptr = malloc(len);
         memcpy(option->val.ptr, bytes, len);
         option->val.len = len;
     }
@@ -216,6 +219,10 @@ static void bytes_option(W(option_list_u8_t) *option, const void *bytes, size_t 
 int wharf_batch_add(wharf_batch *batch, const char *topic, const void *key, size_t key_len, const void *value,
                     size_t value_len, const char *partition_key, const char *partition_value,
                     const char *offset_key, int64_t offset) {
+    if (!topic || !partition_key || !partition_value || !offset_key) {
+        wharf_error("wharf_batch_add needs a topic, a partition key and value, and an offset key (one is NULL)");
+        return WHARF_FAIL;
+    }
     if (batch->list->len == batch->capacity) {
         size_t capacity = batch->capacity ? batch->capacity * 2 : 64;
         void *grown = realloc(batch->list->ptr, capacity * sizeof(wharf_connector_types_source_record_t));

@@ -5,7 +5,8 @@
  *
  * Every task function returns WHARF_OK (0) on success. Any other value is an error: WHARF_RETRY
  * makes the host call again later, anything else fails the task. Say what went wrong with
- * wharf_error() before returning; the host shows that message in the task's trace.
+ * wharf_error() before returning; the host shows that message in the task's trace. A poll that
+ * fails hands over none of the records it added: keep the task's position where it was.
  */
 #ifndef WHARF_H
 #define WHARF_H

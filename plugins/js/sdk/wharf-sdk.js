@@ -51,7 +51,9 @@ function offsetMap(object) {
 function offsetObject(pairs) {
   const object = {};
   for (const [k, v] of pairs) {
-    object[k] = v.tag === 'null' ? null : v.tag === 'integer' ? Number(v.val) : v.val;
+    // Integers beyond 2^53 stay BigInts, so they come back exactly as stored.
+    const integer = v.tag === 'integer' && Number.isSafeInteger(Number(v.val)) ? Number(v.val) : v.val;
+    object[k] = v.tag === 'null' ? null : integer;
   }
   return object;
 }
@@ -122,8 +124,10 @@ function connectorExport(spec, kind) {
       return problems.map(([name, message]) => ({ name, message }));
     },
     taskConfigs(config, maxTasks) {
-      const configs = guarded(() => (spec.taskConfigs ? spec.taskConfigs(Object.fromEntries(config), maxTasks) : [Object.fromEntries(config)]));
-      return configs.map((c) => Object.entries(c).map(([k, v]) => [String(k), String(v)]));
+      return guarded(() => {
+        const configs = spec.taskConfigs ? spec.taskConfigs(Object.fromEntries(config), maxTasks) : [Object.fromEntries(config)];
+        return configs.map((c) => Object.entries(c).filter(([, v]) => v != null).map(([k, v]) => [String(k), String(v)]));
+      });
     },
   };
 }
@@ -142,11 +146,12 @@ function sourceRecord(r) {
 }
 
 /** Makes and opens the plugin's task, for a `task` resource's `open`. */
-function openTask(spec, config) {
+function openTask(spec, config, Task) {
   return guarded(() => {
     const inner = new spec.Task();
-    inner.open?.(Object.fromEntries(config));
-    return inner;
+    const opened = inner.open?.(Object.fromEntries(config));
+    // An async open is waited for: no call reaches the task before it finished.
+    return opened && typeof opened.then === 'function' ? opened.then(() => new Task(inner)) : new Task(inner);
   });
 }
 
@@ -159,7 +164,7 @@ function openTask(spec, config) {
  */
 export function defineSource(spec) {
   class Task {
-    static open(config) { return new Task(openTask(spec, config)); }
+    static open(config) { return openTask(spec, config, Task); }
     constructor(inner) { this.inner = inner; }
     poll(maxRecords) {
       return guarded(() => {
@@ -195,7 +200,7 @@ function sinkRecord(r) {
  */
 export function defineSink(spec) {
   class Task {
-    static open(config) { return new Task(openTask(spec, config)); }
+    static open(config) { return openTask(spec, config, Task); }
     constructor(inner) { this.inner = inner; }
     openPartitions(partitions) { return guarded(() => this.inner.openPartitions?.(partitions.map((p) => [p.topic, p.partition]))); }
     put(records) { return guarded(() => this.inner.put(records.map(sinkRecord))); }

@@ -2,6 +2,7 @@
  * file as it grows; the byte position is the source offset. A line longer than max.line.bytes
  * fails the task (a non-zero return with a message). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +37,19 @@ int wharf_source_open(const wharf_config *config, void **state) {
     t->path = wharf_config_get(config, "file");
     t->topic = wharf_config_get(config, "topic");
     const char *max = wharf_config_get(config, "max.line.bytes");
-    t->max_line = max ? strtoull(max, NULL, 10) : 1048576;
-    if (t->max_line == 0) {
-        wharf_error("max.line.bytes must be a positive number, not \"%s\"", max);
+    long long wanted = max ? strtoll(max, NULL, 10) : 1048576;
+    if (wanted <= 0 || wanted > 64 * 1024 * 1024) {
+        wharf_error("max.line.bytes must be a number from 1 to 67108864, not \"%s\"", max);
         free(t);
         return WHARF_FAIL;
     }
+    t->max_line = (size_t)wanted;
     t->line = malloc(t->max_line + 2);
+    if (!t->line) {
+        wharf_error("cannot allocate a line buffer of max.line.bytes=%zu", t->max_line);
+        free(t);
+        return WHARF_FAIL;
+    }
     if (!wharf_committed_offset("filename", t->path, "position", &t->position)) t->position = 0;
     wharf_log(WHARF_INFO, "reading %s from byte %lld", t->path, (long long)t->position);
     *state = t;
@@ -60,13 +67,14 @@ int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch) {
         }
     }
     clearerr(t->file);
-    if (fseek(t->file, (long)t->position, SEEK_SET) != 0) {
+    if (fseeko(t->file, (off_t)t->position, SEEK_SET) != 0) {
         wharf_error("cannot seek to byte %lld of %s: %s", (long long)t->position, t->path, strerror(errno));
         return WHARF_FAIL;
     }
     for (uint32_t n = 0; n < max_records; n++) {
         if (!fgets(t->line, (int)t->max_line + 2, t->file)) break;
-        size_t len = strlen(t->line);
+        /* The length from the file position, not strlen: a line may hold NUL bytes. */
+        size_t len = (size_t)(ftello(t->file) - (off_t)t->position);
         if (len == 0 || t->line[len - 1] != '\n') {
             if (len > t->max_line) {
                 wharf_error("line at byte %lld of %s is longer than max.line.bytes=%zu", (long long)t->position,

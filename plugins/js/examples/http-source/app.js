@@ -1,7 +1,7 @@
 // http-source: polls an HTTP endpoint for new items. GET <url>?offset=N answers a JSON array of
 // the items from position N on; each item becomes a record (its JSON as the value, its "id" as
 // the key when it has one), and N is the source offset, so a restart resumes where it stopped.
-import { committedOffset, defineSource, log } from '../../sdk/wharf-sdk.js';
+import { committedOffset, defineSource, log, RetriableError } from '../../sdk/wharf-sdk.js';
 
 class HttpSourceTask {
   open(config) {
@@ -14,7 +14,15 @@ class HttpSourceTask {
 
   async poll(maxRecords) {
     const separator = this.url.includes('?') ? '&' : '?';
-    const response = await fetch(`${this.url}${separator}offset=${this.offset}&limit=${maxRecords}`);
+    let response;
+    try {
+      response = await fetch(`${this.url}${separator}offset=${this.offset}&limit=${maxRecords}`);
+    } catch (e) {
+      throw new RetriableError(`cannot reach ${this.url}: ${e.message}`);
+    }
+    if (response.status === 429 || response.status >= 500) {
+      throw new RetriableError(`${this.url} answered ${response.status}; asking again shortly`);
+    }
     const items = JSON.parse(await response.text()); // a SyntaxError fails the task with its message
     const records = items.slice(0, maxRecords).map((item) => {
       this.offset += 1;

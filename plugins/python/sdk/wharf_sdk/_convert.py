@@ -100,8 +100,11 @@ def connector_exports(connector_class, kind, base):
             return [types.ConfigProblem(name=name, message=message) for name, message in problems]
 
         def task_configs(self, config, max_tasks):
-            configs = guarded(connector_class().task_configs, dict(config), max_tasks)
-            return [[(str(k), str(v)) for k, v in c.items()] for c in configs]
+            def split():
+                configs = connector_class().task_configs(dict(config), max_tasks)
+                return [[(str(k), str(v)) for k, v in c.items() if v is not None] for c in configs]
+
+            return guarded(split)
 
     return Connector
 

@@ -39,19 +39,31 @@ class SourceConnector(Connector):
 _registered: Optional[Type[SourceConnector]] = None
 
 
-def _record(r: SourceRecord):
-    if not isinstance(r, SourceRecord):
-        raise TypeError(f"poll must return SourceRecord objects, not {type(r).__name__}")
-    return types.SourceRecord(
-        source_partition=_convert.offset_map(r.source_partition),
-        source_offset=_convert.offset_map(r.source_offset),
-        topic=r.topic,
-        partition=r.partition,
-        key=_convert.as_bytes(r.key),
-        value=_convert.as_bytes(r.value),
-        headers=[types.Header(key=k, value=_convert.as_bytes(v)) for k, v in r.headers],
-        timestamp=r.timestamp,
-    )
+def _records(records: List[SourceRecord]):
+    """Converts one poll's records. Records of one stream usually share their partition, so each
+    distinct partition is converted once per poll."""
+    partitions = {}
+    converted = []
+    for r in records:
+        if not isinstance(r, SourceRecord):
+            raise TypeError(f"poll must return SourceRecord objects, not {type(r).__name__}")
+        key = tuple(r.source_partition.items())
+        partition = partitions.get(key)
+        if partition is None:
+            partition = partitions[key] = _convert.offset_map(r.source_partition)
+        converted.append(
+            types.SourceRecord(
+                source_partition=partition,
+                source_offset=_convert.offset_map(r.source_offset),
+                topic=r.topic,
+                partition=r.partition,
+                key=_convert.as_bytes(r.key),
+                value=_convert.as_bytes(r.value),
+                headers=[types.Header(key=k, value=_convert.as_bytes(v)) for k, v in r.headers] if r.headers else [],
+                timestamp=r.timestamp,
+            )
+        )
+    return converted
 
 
 class Task(source_task.Task):
@@ -65,7 +77,7 @@ class Task(source_task.Task):
         return cls(_convert.open_task(_registered, "source", config))
 
     def poll(self, max_records):
-        return _convert.guarded(lambda: [_record(r) for r in (self.inner.poll(max_records) or [])])
+        return _convert.guarded(lambda: _records(self.inner.poll(max_records) or []))
 
     def commit(self):
         _convert.guarded(self.inner.commit)
