@@ -42,7 +42,11 @@ pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) 
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "earliest")
-        .set("enable.partition.eof", "false");
+        .set("enable.partition.eof", "false")
+        // librdkafka pauses fetching for fetch.queue.backoff.ms (1 s by default) whenever its
+        // queue holds queued.min.messages; a sink empties that queue in well under a second, so
+        // the default caps it near 130k records/s. Fetch again within 10 ms instead.
+        .set("fetch.queue.backoff.ms", "10");
     for (key, value) in &worker.consumer_overrides {
         if !HOST_CONSUMER_KEYS.contains(&key.as_str()) {
             config.set(key, value);

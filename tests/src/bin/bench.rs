@@ -1,5 +1,5 @@
 //! The benchmark harness: Wharf side by side with Apache Kafka Connect on the same broker and the
-//! same data, and against a bare rdkafka producer as the ceiling. Prints a markdown table of
+//! same data, and against a bare rdkafka producer and consumer as the ceilings. Prints a markdown table of
 //! medians with their spread and writes it to a file. Run it through `./run bench` (or
 //! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker.
 //!
@@ -15,8 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::ClientConfig;
+use rdkafka::Message;
 use serde_json::{json, Value};
 use wharf_e2e::{bootstrap, count_lines, free_port, topic_count, unique, workspace};
 
@@ -243,8 +245,10 @@ fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Sample
     samples.sink_rate.push(lines as f64 / started.elapsed().as_secs_f64());
 }
 
-/// Workload 3: Wharf's datagen against a bare producer with the same settings.
-fn run_datagen(lines: usize) -> (f64, f64) {
+/// Workload 3: Wharf's datagen against a bare producer with the same settings; then the bare
+/// consumer ceiling of workload 2: the same records read back by a consumer with the settings of
+/// Wharf's sink consumer, doing nothing with them. Returns (datagen, producer, consumer) rates.
+fn run_datagen(lines: usize) -> (f64, f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let mut worker = start(Engine::Wharf, dir.path());
     worker.wait_rest();
@@ -281,7 +285,31 @@ fn run_datagen(lines: usize) -> (f64, f64) {
         }
     }
     producer.flush(Duration::from_secs(120)).unwrap();
-    (wharf_rate, lines as f64 / started.elapsed().as_secs_f64())
+    let producer_rate = lines as f64 / started.elapsed().as_secs_f64();
+
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", unique("bench-bare-consumer"))
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("fetch.queue.backoff.ms", "10")
+        .create()
+        .unwrap();
+    consumer.subscribe(&[topic.as_str()]).unwrap();
+    let mut read = 0usize;
+    let mut started = None;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while read < lines && Instant::now() < deadline {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+            // Timed from the first record: group join and assignment are not reading.
+            started.get_or_insert_with(Instant::now);
+            std::hint::black_box(message.payload());
+            read += 1;
+        }
+    }
+    let consumer_rate = read as f64 / started.map_or(f64::INFINITY, |s| s.elapsed().as_secs_f64());
+    (wharf_rate, producer_rate, consumer_rate)
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -336,11 +364,13 @@ fn main() {
         }
     }
     let mut datagen = (Vec::new(), Vec::new());
+    let mut bare_consumer = Vec::new();
     for run in 1..=options.runs {
-        eprintln!("run {run}/{}: datagen and the bare producer", options.runs);
-        let (wharf, bare) = run_datagen(options.lines);
+        eprintln!("run {run}/{}: datagen, the bare producer and the bare consumer", options.runs);
+        let (wharf, bare, consumer) = run_datagen(options.lines);
         datagen.0.push(wharf);
         datagen.1.push(bare);
+        bare_consumer.push(consumer);
     }
     eprintln!("measuring the WebAssembly boundary");
     let boundary = Command::new(workspace().join("target/release/wharf"))
@@ -385,6 +415,12 @@ fn main() {
         cell(&datagen.0),
         cell(&datagen.1),
         median(&datagen.0) / median(&datagen.1)
+    ));
+    report.push_str(&format!(
+        "\n| 2. topic → file sink, records/s | Wharf | bare rdkafka consumer | fraction of the ceiling |\n|---|---:|---:|---:|\n| | {} | {} | {:.2} |\n",
+        cell(&w.sink_rate),
+        cell(&bare_consumer),
+        median(&w.sink_rate) / median(&bare_consumer)
     ));
     report.push_str(&format!("\n## 6. The WebAssembly boundary (no Kafka)\n\n{}\n", boundary.trim()));
     println!("{report}");
