@@ -345,3 +345,28 @@ fn scaffolded_projects_build_and_pass_inspect() {
         }
     }
 }
+
+#[test]
+fn c_sink_writes_every_value_as_a_line_exactly() {
+    let data = tempfile::tempdir().unwrap();
+    let (output, topic) = (data.path().join("out.txt"), unique("c-sink"));
+    create_topic(&topic, 1, "delete");
+    for i in 0..300 {
+        produce(&topic, 0, &format!("k{i}"), format!("value {i} from Kafka").as_bytes());
+    }
+    let mut s = Standalone::new(&[]);
+    let name = unique("c-sink");
+    s.add_connector(
+        &name,
+        &[
+            ("connector.class", "lines-sink".into()),
+            ("file", output.display().to_string()),
+            ("topics", topic.clone()),
+            ("wasm.fs.write", data.path().display().to_string()),
+        ],
+    );
+    let worker = s.start();
+    worker.wait("300 lines", Duration::from_secs(60), || (count_lines(&output) >= 300).then_some(()));
+    let expected: Vec<String> = (0..300).map(|i| format!("value {i} from Kafka")).collect();
+    assert_eq!(read_lines(&output), expected);
+}
