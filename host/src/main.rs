@@ -150,22 +150,32 @@ fn inspect(file: &std::path::Path) -> Result<()> {
     let (component, _) = runtime.load_component(file)?;
     let plugin = wharf::runtime::Plugin::inspect(&runtime, component, file.to_path_buf())?;
     let info = &plugin.info;
-    println!("file:        {}", file.display());
-    println!("kind:        {:?}", info.kind);
-    println!("name:        {}", info.name);
-    println!("version:     {}", info.version);
-    println!("description: {}", info.description);
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    writeln!(text, "file:        {}", file.display())?;
+    writeln!(text, "kind:        {:?}", info.kind)?;
+    writeln!(text, "name:        {}", info.name)?;
+    writeln!(text, "version:     {}", info.version)?;
+    writeln!(text, "description: {}", info.description)?;
     let imports: Vec<String> =
         plugin.component().component_type().imports(&runtime.engine).map(|(name, _)| name.to_string()).collect();
-    println!("imports:     {}", if imports.is_empty() { "nothing".to_string() } else { imports.join(", ") });
-    println!("config:");
+    writeln!(text, "imports:     {}", if imports.is_empty() { "nothing".to_string() } else { imports.join(", ") })?;
+    writeln!(text, "config:")?;
     for key in &info.config {
         let default = match (&key.default_value, key.required) {
             (_, true) => "required".to_string(),
             (Some(d), false) => format!("default {d:?}"),
             (None, false) => "optional".to_string(),
         };
-        println!("  {:<24} {:<8} {:<6} {default}: {}", key.name, key.type_name, key.importance, key.documentation);
+        writeln!(
+            text,
+            "  {:<24} {:<8} {:<6} {default}: {}",
+            key.name, key.type_name, key.importance, key.documentation
+        )?;
     }
-    Ok(())
+    // A reader that stops early (`| head`) is not an error.
+    match std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
