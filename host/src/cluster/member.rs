@@ -298,16 +298,7 @@ impl Member {
             .with_protocols(vec![JoinGroupRequestProtocol::default()
                 .with_name(text(PROTOCOL))
                 .with_metadata(bytes::Bytes::from(metadata))]);
-        let timeout = self.config.rebalance_timeout + Duration::from_secs(5);
-        let joined = match connection.call(&request, 7, timeout) {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::warn!("joining group {} failed: {e}", self.config.group_id);
-                self.check_session();
-                return Next::Rediscover;
-            }
-        };
-        self.heard();
+        let Some(joined) = self.ask(&request, 7, "joining") else { return Next::Rediscover };
         match error_of(joined.error_code) {
             None => {}
             Some(ResponseError::MemberIdRequired) => {
@@ -336,7 +327,6 @@ impl Member {
             self.participant.follow();
         }
 
-        let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
         let request = SyncGroupRequest::default()
             .with_group_id(GroupId(text(&self.config.group_id)))
             .with_generation_id(self.generation)
@@ -344,15 +334,7 @@ impl Member {
             .with_protocol_type(Some(text("connect")))
             .with_protocol_name(Some(text(PROTOCOL)))
             .with_assignments(assignments);
-        let synced = match connection.call(&request, 5, timeout) {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::warn!("syncing with group {} failed: {e}", self.config.group_id);
-                self.check_session();
-                return Next::Rediscover;
-            }
-        };
-        self.heard();
+        let Some(synced) = self.ask(&request, 5, "syncing with") else { return Next::Rediscover };
         if let Some(e) = error_of(synced.error_code) {
             return self.on_group_error(e, "SyncGroup");
         }
@@ -499,15 +481,9 @@ impl Member {
                     continue;
                 }
                 last = Instant::now();
-                let request = HeartbeatRequest::default()
-                    .with_group_id(GroupId(text(&self.config.group_id)))
-                    .with_generation_id(self.generation)
-                    .with_member_id(text(&self.member_id));
-                let timeout = self.heartbeat_timeout();
-                let Some(connection) = self.coordinator.as_mut() else { continue };
-                match connection.call(&request, 4, timeout).map(|r| error_of(r.error_code)) {
+                match self.send_heartbeat() {
                     // A rebalance in progress waits for this member's rejoin, which follows.
-                    Ok(None) | Ok(Some(ResponseError::RebalanceInProgress)) => self.heard(),
+                    Ok(None) | Ok(Some(ResponseError::RebalanceInProgress)) => {}
                     Ok(Some(ResponseError::UnknownMemberId | ResponseError::IllegalGeneration)) => known = false,
                     Ok(Some(e)) => tracing::warn!("heartbeat while stopping work: {e}"),
                     Err(e) => tracing::warn!("heartbeat while stopping work failed: {e}"),
@@ -516,6 +492,46 @@ impl Member {
             let _ = running.join();
         });
         known
+    }
+
+    /// Sends one heartbeat; the coordinator's error, if any. Any answer counts as contact.
+    fn send_heartbeat(&mut self) -> Result<Option<ResponseError>, WireError> {
+        let request = HeartbeatRequest::default()
+            .with_group_id(GroupId(text(&self.config.group_id)))
+            .with_generation_id(self.generation)
+            .with_member_id(text(&self.member_id));
+        let timeout = self.heartbeat_timeout();
+        let connection =
+            self.coordinator.as_mut().ok_or_else(|| WireError { message: "no coordinator connection".into() })?;
+        let response = connection.call(&request, 4, timeout)?;
+        self.heard();
+        Ok(error_of(response.error_code))
+    }
+
+    /// Sends a JoinGroup or SyncGroup request. None when the coordinator could not be asked
+    /// (it was logged, and the session checked): find the coordinator again.
+    fn ask<R: kafka_protocol::protocol::Request>(
+        &mut self,
+        request: &R,
+        version: i16,
+        what: &str,
+    ) -> Option<R::Response> {
+        let timeout = self.config.rebalance_timeout + Duration::from_secs(5);
+        let answer = match self.coordinator.as_mut() {
+            Some(connection) => connection.call(request, version, timeout),
+            None => return None,
+        };
+        match answer {
+            Ok(response) => {
+                self.heard();
+                Some(response)
+            }
+            Err(e) => {
+                tracing::warn!("{what} group {} failed: {e}", self.config.group_id);
+                self.check_session();
+                None
+            }
+        }
     }
 
     /// Notes that the coordinator answered.
@@ -564,18 +580,9 @@ impl Member {
             if last_ok.elapsed() < self.config.heartbeat_interval.mul_f32(0.9) {
                 continue;
             }
-            let request = HeartbeatRequest::default()
-                .with_group_id(GroupId(text(&self.config.group_id)))
-                .with_generation_id(self.generation)
-                .with_member_id(text(&self.member_id));
-            let timeout = self.heartbeat_timeout();
-            let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
-            match connection.call(&request, 4, timeout) {
-                Ok(response) => match error_of(response.error_code) {
-                    None => {
-                        last_ok = Instant::now();
-                        self.heard();
-                    }
+            match self.send_heartbeat() {
+                Ok(answer) => match answer {
+                    None => last_ok = Instant::now(),
                     Some(ResponseError::RebalanceInProgress) => {
                         tracing::info!("group {} is rebalancing; rejoining", self.config.group_id);
                         return Next::Rejoin;
@@ -614,6 +621,16 @@ impl Member {
                 tracing::error!(
                     "group {group} is in use by clients that are not Wharf workers of this version ({call}: {error}). \
                      Give this cluster a group.id of its own; retrying in 5 s"
+                );
+                std::thread::sleep(Duration::from_secs(5));
+                Next::Rejoin
+            }
+            ResponseError::InvalidSessionTimeout => {
+                tracing::error!(
+                    "the brokers refuse session.timeout.ms={} ({call}: {error}): it must lie within their \
+                     group.min.session.timeout.ms and group.max.session.timeout.ms (6000 to 1800000 by \
+                     default). Change session.timeout.ms; retrying in 5 s",
+                    self.config.session_timeout.as_millis()
                 );
                 std::thread::sleep(Duration::from_secs(5));
                 Next::Rejoin

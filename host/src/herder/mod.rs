@@ -130,6 +130,12 @@ impl Herder {
         self.cluster.as_ref().map(|c| c.get())
     }
 
+    /// A stored connector config, read as the host reads it.
+    fn parse(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, StartError> {
+        ConnectorConfig::from_pairs(config.clone(), &format!("of {name}"), &self.worker.config.wasm)
+            .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })
+    }
+
     /// Checks a config the way a start would: host keys, then the plugin's definition and its
     /// own validation.
     pub fn check(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, HerderError> {
@@ -178,6 +184,13 @@ impl Herder {
     /// Writes task configs that the worker running a connector generated (the leader's part).
     pub fn put_task_configs(&self, name: &str, tasks: Vec<Pairs>) -> Result<(), HerderError> {
         let entry = self.require(name)?;
+        let tasks_max = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?.tasks_max;
+        if tasks.len() > tasks_max as usize {
+            return Err(HerderError::BadConfig(format!(
+                "connector {name} has tasks.max={tasks_max}, but {} task configs were sent for it",
+                tasks.len()
+            )));
+        }
         let tasks: Vec<Pairs> = tasks.into_iter().map(canonical).collect();
         if entry.tasks.as_ref() != Some(&tasks) {
             self.store.put_task_configs(name, &tasks).map_err(|e| self.store_failed(e))?;
@@ -391,13 +404,8 @@ impl Herder {
                         continue;
                     }
                     let ids: Vec<u32> = missing.iter().map(|(id, _)| *id).collect();
-                    let started = ConnectorConfig::from_pairs(
-                        entry.config.clone(),
-                        &format!("of {name}"),
-                        &self.worker.config.wasm,
-                    )
-                    .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })
-                    .and_then(|parsed| self.worker.start_tasks(parsed, missing));
+                    let started =
+                        self.parse(name, &entry.config).and_then(|parsed| self.worker.start_tasks(parsed, missing));
                     if let Err(e) = started {
                         tracing::error!("cannot start task(s) of connector {name}: {e}");
                         for id in ids {
@@ -461,9 +469,7 @@ impl Herder {
 
         let generated_from = self.generated.lock().expect("herder lock").get(name).cloned();
         if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
-            let parsed =
-                ConnectorConfig::from_pairs(entry.config.clone(), &format!("of {name}"), &self.worker.config.wasm)
-                    .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })?;
+            let parsed = self.parse(name, &entry.config)?;
             let fresh: Vec<Pairs> = self.worker.task_configs(&parsed)?.into_iter().map(canonical).collect();
             if entry.tasks.as_ref() != Some(&fresh) {
                 match self.submit_task_configs(name, &fresh, membership)? {
