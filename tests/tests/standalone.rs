@@ -217,6 +217,33 @@ fn a_trapping_plugin_fails_its_task_and_the_other_connector_keeps_delivering() {
 }
 
 #[test]
+fn a_put_refused_as_retriable_is_delivered_again_and_nothing_after_it_first() {
+    // Small batches, so that many puts happen and every third is refused while later batches
+    // are already fetched.
+    let mut w = Standalone::new(&[("consumer.max.poll.records", "500".into())]);
+    let (input, output, topic) = (w.path("in.txt"), w.path("out.txt"), unique("flaky"));
+    write_lines(&input, 0..20_000);
+    file_source(&mut w, "src", &input, &topic);
+    w.add_connector(
+        &unique("flaky"),
+        &[
+            ("connector.class", "test-flaky-sink".into()),
+            ("topics", topic.clone()),
+            ("file", output.display().to_string()),
+            ("wasm.fs.write", w.dir.path().display().to_string()),
+            ("fail.every", "3".into()),
+        ],
+    );
+    let worker = w.start();
+    worker.wait("20,000 lines out", Duration::from_secs(120), || (count_lines(&output) >= 20_000).then_some(()));
+    // Give a stale batch, if one were delivered, the time to show up.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(read_lines(&output), (0..20_000).map(line).collect::<Vec<_>>(), "every line once, in order");
+    let log = worker.log();
+    assert!(log.contains("put failed, delivering the batch again"), "no refused put in the log:\n{log}");
+}
+
+#[test]
 fn rest_answers_in_kafka_connect_shapes() {
     let mut w = Standalone::new(&[]);
     let (input, topic) = (w.path("in.txt"), unique("rest"));

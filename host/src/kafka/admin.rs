@@ -35,7 +35,10 @@ pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &Topi
     let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
     let existing = partition_count(admin, &spec.name)?;
     let partitions = match existing {
-        Some(count) => count,
+        Some(count) => {
+            check_cleanup_policy(admin, spec, &options).await?;
+            count
+        }
         None => {
             let replication = TopicReplication::Fixed(spec.replication_factor);
             let topic = NewTopic::new(&spec.name, spec.partitions, replication).set("cleanup.policy", "compact");
@@ -71,6 +74,8 @@ pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &Topi
                 spec.partitions,
                 spec.replication_factor
             );
+            // Created here with cleanup.policy=compact: no need to read it back (a topic this
+            // new may not be described yet, which costs retries).
             spec.partitions
         }
     };
@@ -86,7 +91,16 @@ pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &Topi
             spec.property
         );
     }
-    let policy = cleanup_policy(admin, &spec.name, &options).await?;
+    Ok(partitions)
+}
+
+/// Refuses an existing internal topic whose cleanup policy would delete records.
+async fn check_cleanup_policy(
+    admin: &AdminClient<DefaultClientContext>,
+    spec: &TopicSpec,
+    options: &AdminOptions,
+) -> anyhow::Result<()> {
+    let policy = cleanup_policy(admin, &spec.name, options).await?;
     if policy.replace(' ', "") != "compact" {
         anyhow::bail!(
             "topic '{}' (named by {}) has cleanup.policy={policy}, but it must be exactly \
@@ -100,7 +114,7 @@ pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &Topi
             spec.property
         );
     }
-    Ok(partitions)
+    Ok(())
 }
 
 /// Attempts to read a new topic's settings: a topic just created may not be known to every

@@ -40,6 +40,7 @@ const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 
 pub struct KafkaLog {
     topic: String,
+    partitions: i32,
     consumer: Arc<BaseConsumer<FollowerContext>>,
     /// Next offset to read, per partition, as far as the follower got.
     progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)>,
@@ -72,10 +73,13 @@ impl KafkaLog {
                 .create_with_context(FollowerContext)
                 .map_err(|e| anyhow::anyhow!("cannot create a consumer for topic {topic}: {e}"))?,
         );
+        // Offset 0 rather than the logical beginning: librdkafka looks a logical offset up first,
+        // which delays the first fetch by half a second. A log whose start moved past 0 is reset
+        // to its beginning by `auto.offset.reset`.
         let mut assignment = TopicPartitionList::new();
         for p in 0..partitions {
             assignment
-                .add_partition_offset(topic, p, Offset::Beginning)
+                .add_partition_offset(topic, p, Offset::Offset(0))
                 .map_err(|e| anyhow::anyhow!("cannot assign {topic}-{p}: {e}"))?;
         }
         consumer.assign(&assignment).map_err(|e| anyhow::anyhow!("cannot read topic {topic}: {e}"))?;
@@ -119,7 +123,7 @@ impl KafkaLog {
                 }
             })?
         };
-        Ok(KafkaLog { topic: topic.to_string(), consumer, progress, stop, follower: Some(follower) })
+        Ok(KafkaLog { topic: topic.to_string(), partitions, consumer, progress, stop, follower: Some(follower) })
     }
 
     /// The next offset the follower will read in `partition`.
@@ -140,18 +144,27 @@ impl KafkaLog {
     /// Waits until every record in the topic at the time of the call has been applied.
     pub fn read_to_end(&self, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
-        let mut ends = Vec::new();
-        let metadata = self
+        // One ListOffsets request for every partition (timestamp -1 asks for the end; under
+        // read_committed, the last stable offset). Requests share the connection with the
+        // follower's fetches, each of which may wait up to `fetch.wait.max.ms` on the broker, so
+        // one request per partition would add up.
+        let mut query = TopicPartitionList::new();
+        for p in 0..self.partitions {
+            query
+                .add_partition_offset(&self.topic, p, Offset::End)
+                .map_err(|e| anyhow::anyhow!("cannot ask for the end of {}-{p}: {e}", self.topic))?;
+        }
+        let answer = self
             .consumer
-            .fetch_metadata(Some(&self.topic), timeout)
-            .map_err(|e| anyhow::anyhow!("cannot read metadata of topic {}: {e}", self.topic))?;
-        for partition in metadata.topics().first().map(|t| t.partitions()).unwrap_or_default() {
-            let (low, high) = self
-                .consumer
-                .fetch_watermarks(&self.topic, partition.id(), timeout)
-                .map_err(|e| anyhow::anyhow!("cannot read the end offsets of topic {}: {e}", self.topic))?;
-            if high > low {
-                ends.push((partition.id(), high));
+            .offsets_for_times(query, timeout)
+            .map_err(|e| anyhow::anyhow!("cannot read the end offsets of topic {}: {e}", self.topic))?;
+        let mut ends = Vec::new();
+        for element in answer.elements() {
+            if let Some(error) = element.error().err() {
+                anyhow::bail!("cannot read the end offset of {}-{}: {error}", self.topic, element.partition());
+            }
+            if let Some(end) = element.offset().to_raw().filter(|end| *end > 0) {
+                ends.push((element.partition(), end));
             }
         }
         let (lock, changed) = &*self.progress;

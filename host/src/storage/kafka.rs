@@ -24,10 +24,12 @@ use crate::runtime::records::{ConnectorKind, OffsetMap};
 /// How long a write may wait for the broker's acknowledgement, and a read for the log's end.
 pub const STORE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Remembers the first failed delivery since the last check.
+/// Remembers the first failed delivery since the last check, and the highest offset Kafka gave
+/// a delivered record.
 #[derive(Default)]
 pub struct WriteTracker {
     failure: Mutex<Option<String>>,
+    last_offset: Mutex<Option<i64>>,
 }
 
 impl ClientContext for WriteTracker {}
@@ -36,10 +38,16 @@ impl ProducerContext for WriteTracker {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((e, message)) = result {
-            use rdkafka::Message;
-            tracing::warn!("Kafka did not accept a write to topic {}: {e}", message.topic());
-            self.failure.lock().expect("tracker lock").get_or_insert_with(|| e.to_string());
+        use rdkafka::Message;
+        match result {
+            Ok(message) => {
+                let mut last = self.last_offset.lock().expect("tracker lock");
+                *last = Some(last.map_or(message.offset(), |l| l.max(message.offset())));
+            }
+            Err((e, message)) => {
+                tracing::warn!("Kafka did not accept a write to topic {}: {e}", message.topic());
+                self.failure.lock().expect("tracker lock").get_or_insert_with(|| e.to_string());
+            }
         }
     }
 }
@@ -52,8 +60,18 @@ pub struct LogWriter {
 
 impl LogWriter {
     pub fn new(producer_config: &ClientConfig, topic: &str) -> anyhow::Result<Self> {
+        Self::open(producer_config, topic, true)
+    }
+
+    /// A writer for records whose duplicates do no harm. An idempotent producer first needs a
+    /// producer id, which a producer that just started waits half a second for.
+    pub fn without_idempotence(producer_config: &ClientConfig, topic: &str) -> anyhow::Result<Self> {
+        Self::open(producer_config, topic, false)
+    }
+
+    fn open(producer_config: &ClientConfig, topic: &str, idempotent: bool) -> anyhow::Result<Self> {
         let mut config = producer_config.clone();
-        config.set("enable.idempotence", "true").set("acks", "all").set("linger.ms", "0");
+        config.set("enable.idempotence", idempotent.to_string()).set("acks", "all").set("linger.ms", "0");
         let producer = config
             .create_with_context(WriteTracker::default())
             .map_err(|e| anyhow::anyhow!("cannot create a producer for topic {topic}: {e}"))?;
@@ -69,8 +87,10 @@ impl LogWriter {
         self.producer.send(record).map_err(|(e, _)| format!("cannot write {key} to topic {}: {e}", self.topic))
     }
 
-    /// Writes the records in order and returns once all are acknowledged.
-    pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<(), String> {
+    /// Writes the records in order and returns once all are acknowledged, with the highest
+    /// offset Kafka gave them (none if it did not say).
+    pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<Option<i64>, String> {
+        self.producer.context().last_offset.lock().expect("tracker lock").take();
         for (partition, key, value) in records {
             self.send(*partition, key, value.as_deref())?;
         }
@@ -79,7 +99,7 @@ impl LogWriter {
         })?;
         match self.producer.context().failure.lock().expect("tracker lock").take() {
             Some(failure) => Err(format!("topic {} refused a write: {failure}", self.topic)),
-            None => Ok(()),
+            None => Ok(*self.producer.context().last_offset.lock().expect("tracker lock")),
         }
     }
 }
@@ -124,12 +144,14 @@ impl FencedWriter {
         Ok(FencedWriter { topic: topic.to_string(), producer })
     }
 
-    /// Writes the records in one transaction. `Err(true)` means this writer was fenced.
-    fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<(), (bool, String)> {
+    /// Writes the records in one transaction and returns the offset of the last one (none if
+    /// Kafka did not say). `Err(true)` means this writer was fenced.
+    fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<Option<i64>, (bool, String)> {
         let fail = |e: rdkafka::error::KafkaError| {
             let fenced = matches!(&e, rdkafka::error::KafkaError::Transaction(t) if t.is_fatal());
             (fenced, format!("topic {}: {e}", self.topic))
         };
+        self.producer.context().last_offset.lock().expect("tracker lock").take();
         self.producer.begin_transaction().map_err(fail)?;
         for (key, value) in records {
             let mut record: BaseRecord<'_, str, [u8], ()> = BaseRecord::to(&self.topic).key(key.as_str()).partition(0);
@@ -150,7 +172,7 @@ impl FencedWriter {
         }
         match self.producer.context().failure.lock().expect("tracker lock").take() {
             Some(failure) => Err((false, format!("topic {} refused a write: {failure}", self.topic))),
-            None => Ok(()),
+            None => Ok(*self.producer.context().last_offset.lock().expect("tracker lock")),
         }
     }
 }
@@ -360,17 +382,20 @@ impl KafkaConfigLog {
                  and status.storage.topic, or set group.id={owner} to join that cluster"
             ),
             None => {
-                let writer = LogWriter::new(&self.producer_config, topic)?;
+                // Written twice by a retry, the mark says the same thing twice.
+                let writer = LogWriter::without_idempotence(&self.producer_config, topic)?;
                 let mark = json_bytes(json!({"group.id": group_id}));
-                writer.write(&[(0, OWNER_KEY.to_string(), mark)]).map_err(|e| anyhow::anyhow!("{e}"))?;
-                self.log.read_to_end(STORE_TIMEOUT)?;
-                Ok(())
+                let written = writer.write(&[(0, OWNER_KEY.to_string(), mark)]).map_err(|e| anyhow::anyhow!("{e}"))?;
+                match written {
+                    Some(offset) if self.log.wait_for(0, offset + 1, STORE_TIMEOUT) => Ok(()),
+                    _ => self.log.read_to_end(STORE_TIMEOUT),
+                }
             }
         }
     }
 
     fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<(), ConfigStoreError> {
-        {
+        let last_offset = {
             let mut writer = self.writer.lock().expect("writer lock");
             let Some(active) = writer.as_ref() else {
                 return Err(ConfigStoreError::NotLeader(
@@ -380,7 +405,7 @@ impl KafkaConfigLog {
                 ));
             };
             match active.write(records) {
-                Ok(()) => {}
+                Ok(last_offset) => last_offset,
                 Err((true, e)) => {
                     writer.take();
                     return Err(ConfigStoreError::NotLeader(format!(
@@ -389,9 +414,19 @@ impl KafkaConfigLog {
                 }
                 Err((false, e)) => return Err(ConfigStoreError::Write(e)),
             }
+        };
+        // Read our own write back, so the caller sees it in the next snapshot. The topic has one
+        // partition, so everything written before it is read by then too. Waiting for the offset
+        // Kafka gave the last record saves asking the broker where the topic ends.
+        match last_offset {
+            Some(offset) if self.log.wait_for(0, offset + 1, STORE_TIMEOUT) => Ok(()),
+            Some(offset) => Err(ConfigStoreError::Write(format!(
+                "the config topic {} was written (up to offset {offset}) but not read back within {} s",
+                self.topic,
+                STORE_TIMEOUT.as_secs()
+            ))),
+            None => self.log.read_to_end(STORE_TIMEOUT).map_err(|e| ConfigStoreError::Write(e.to_string())),
         }
-        // Read our own write back, so the caller sees it in the next snapshot.
-        self.log.read_to_end(STORE_TIMEOUT).map_err(|e| ConfigStoreError::Write(e.to_string()))
     }
 }
 

@@ -486,7 +486,7 @@ impl TaskSetup {
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(usize::MAX)
             .clamp(1, instance.max_records_per_call() as usize);
-        let context = sink::context(&self.label, instance);
+        let (context, fetched) = sink::context(&self.label);
         let consumer: BaseConsumer<sink::SinkContext> =
             match kafka::consumer_config(&self.worker, &self.connector.name, &format!("wharf-{}", self.label))
                 .create_with_context(context)
@@ -501,7 +501,9 @@ impl TaskSetup {
         self.running();
         sink::SinkTaskRun {
             label: self.label.clone(),
+            instance,
             consumer,
+            fetched,
             topics: self.connector.topics.clone(),
             batch_size,
             flush_interval: self.worker.offset_flush_interval,

@@ -1,9 +1,17 @@
-//! The sink task loop: consume from Kafka in group `connect-<connector>` → hand batches to the
+//! The sink task: consume from Kafka in group `connect-<connector>` → hand batches to the
 //! plugin → every `offset.flush.interval.ms` (and before partitions move away) ask the plugin to
 //! flush, then commit the offsets to Kafka.
+//!
+//! Two threads share the work so that reading from Kafka overlaps the plugin's: the fetch thread
+//! polls the consumer and turns messages into records; the task thread owns the plugin and the
+//! offsets to commit. The consumer's rebalance callbacks run on the fetch thread, inside its
+//! poll; they pass the plugin's part to the task thread through the same queue as the records,
+//! so a revocation is handled after every record fetched before it, and the fetch thread waits
+//! until it was.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,43 +23,56 @@ use super::{TaskFailure, TaskReport};
 use crate::runtime::records::{Header, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{PluginError, SinkInstance};
 
-/// How long one consumer poll waits for the first record of a batch.
+/// How long one consumer poll waits for the first record of a batch, and how long the task
+/// thread waits for a batch before it checks whether it should stop or commit.
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 /// Pause after a retriable error before the same records are delivered again.
 const RETRY_BACKOFF: Duration = Duration::from_millis(500);
+/// Batches fetched ahead of the plugin. With the consumer's own queue this bounds what a sink
+/// holds in memory to this many batches of `max.poll.records`.
+const PREFETCH_BATCHES: usize = 2;
 
-/// State shared between the loop and the rebalance callbacks, which librdkafka runs on the
-/// loop's own thread while it polls.
-pub struct SinkShared {
-    instance: Option<SinkInstance>,
-    /// Next offset to commit per partition, for records handed to the plugin.
-    uncommitted: BTreeMap<TopicPartition, i64>,
-    failure: Option<TaskFailure>,
+/// What the fetch thread hands to the task thread, in the order it happened.
+pub enum Fetched {
+    /// Records fetched after the `rewinds`-th rewind the task thread asked for.
+    Records {
+        rewinds: u64,
+        batch: Vec<SinkRecord>,
+    },
+    Assigned(Vec<TopicPartition>),
+    /// The partitions move away once `done` is answered (or dropped).
+    Revoked {
+        partitions: Vec<TopicPartition>,
+        done: mpsc::Sender<()>,
+    },
+    Failed(TaskFailure),
 }
 
 pub struct SinkContext {
     label: String,
-    shared: Mutex<SinkShared>,
+    to_task: SyncSender<Fetched>,
+    /// Where each partition should be read from again, set by the task thread after a
+    /// retriable `put` error and carried out by the fetch thread.
+    rewind: Mutex<Option<Vec<(TopicPartition, i64)>>>,
+    /// Partitions revoked during the fetch thread's last poll: records of theirs in the batch
+    /// it is building must not reach the plugin after their `close-partitions`.
+    revoked: Mutex<Vec<TopicPartition>>,
 }
 
 impl ClientContext for SinkContext {}
 
 impl ConsumerContext for SinkContext {
-    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+    fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         if let Rebalance::Revoke(list) = rebalance {
             let partitions = to_partitions(list);
             tracing::info!(task = self.label.as_str(), "partitions revoked: {}", describe(&partitions));
-            let mut shared = self.shared.lock().expect("sink lock");
-            if let Err(failure) = flush_and_commit(&mut shared, consumer, &self.label) {
-                shared.failure.get_or_insert(failure);
-            }
-            if let Some(instance) = shared.instance.as_mut() {
-                if let Err(e) = instance.close_partitions(&partitions) {
-                    shared.failure.get_or_insert(TaskFailure::from_plugin(&e));
-                }
-            }
-            for partition in &partitions {
-                shared.uncommitted.remove(partition);
+            self.revoked.lock().expect("sink lock").extend(partitions.iter().cloned());
+            let (done, handled) = mpsc::channel();
+            // Without a task thread (it stopped) there is nothing to flush; otherwise wait until it
+            // flushed, committed and closed the partitions. An answer that never comes means the
+            // task thread dropped the request on its way out.
+            if self.to_task.send(Fetched::Revoked { partitions, done }).is_ok() {
+                let _ = handled.recv();
             }
         }
     }
@@ -61,12 +82,7 @@ impl ConsumerContext for SinkContext {
             Rebalance::Assign(list) => {
                 let partitions = to_partitions(list);
                 tracing::info!(task = self.label.as_str(), "partitions assigned: {}", describe(&partitions));
-                let mut shared = self.shared.lock().expect("sink lock");
-                if let Some(instance) = shared.instance.as_mut() {
-                    if let Err(e) = instance.open_partitions(&partitions) {
-                        shared.failure.get_or_insert(TaskFailure::from_plugin(&e));
-                    }
-                }
+                let _ = self.to_task.send(Fetched::Assigned(partitions));
             }
             Rebalance::Error(e) => {
                 tracing::warn!(task = self.label.as_str(), "rebalance failed: {e}")
@@ -87,51 +103,19 @@ fn describe(partitions: &[TopicPartition]) -> String {
     partitions.iter().map(|p| format!("{}-{}", p.topic, p.partition)).collect::<Vec<_>>().join(", ")
 }
 
-/// Asks the plugin to make everything durable, then commits the matching offsets to Kafka.
-fn flush_and_commit(
-    shared: &mut SinkShared,
-    consumer: &BaseConsumer<SinkContext>,
-    label: &str,
-) -> Result<(), TaskFailure> {
-    if shared.uncommitted.is_empty() {
-        return Ok(());
-    }
-    let offsets: Vec<PartitionOffset> = shared
-        .uncommitted
-        .iter()
-        .map(|(tp, offset)| PartitionOffset { topic: tp.topic.clone(), partition: tp.partition, offset: *offset })
-        .collect();
-    let Some(instance) = shared.instance.as_mut() else {
-        return Ok(());
-    };
-    instance.flush(&offsets).map_err(|e| TaskFailure::from_plugin(&e))?;
-    let mut list = TopicPartitionList::new();
-    for o in &offsets {
-        list.add_partition_offset(&o.topic, o.partition, Offset::Offset(o.offset))
-            .map_err(|e| TaskFailure::new(format!("cannot build the offset commit: {e}")))?;
-    }
-    consumer
-        .commit(&list, CommitMode::Sync)
-        .map_err(|e| TaskFailure::new(format!("cannot commit offsets to Kafka after the plugin flushed: {e}")))?;
-    tracing::debug!(
-        task = label,
-        "committed offsets {}",
-        offsets.iter().map(|o| format!("{}-{}@{}", o.topic, o.partition, o.offset)).collect::<Vec<_>>().join(", ")
-    );
-    shared.uncommitted.clear();
-    Ok(())
-}
-
-pub fn context(label: &str, instance: SinkInstance) -> SinkContext {
-    SinkContext {
-        label: label.to_string(),
-        shared: Mutex::new(SinkShared { instance: Some(instance), uncommitted: BTreeMap::new(), failure: None }),
-    }
+/// The consumer's context and the task thread's end of the queue it fills.
+pub fn context(label: &str) -> (SinkContext, Receiver<Fetched>) {
+    let (to_task, from_fetch) = mpsc::sync_channel(PREFETCH_BATCHES);
+    let context =
+        SinkContext { label: label.to_string(), to_task, rewind: Mutex::new(None), revoked: Mutex::new(Vec::new()) };
+    (context, from_fetch)
 }
 
 pub struct SinkTaskRun {
     pub label: String,
+    pub instance: SinkInstance,
     pub consumer: BaseConsumer<SinkContext>,
+    pub fetched: Receiver<Fetched>,
     pub topics: Vec<String>,
     pub batch_size: usize,
     pub flush_interval: Duration,
@@ -154,49 +138,41 @@ fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
     }
 }
 
-impl SinkTaskRun {
-    pub fn run(self) -> TaskReport {
-        let topics: Vec<&str> = self.topics.iter().map(String::as_str).collect();
-        if let Err(e) = self.consumer.subscribe(&topics) {
-            let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", self.topics.join(", ")));
-            return self.finish(Err(failure));
+/// The fetch thread's side: polls batches until told to stop or until nobody takes them.
+struct Fetcher {
+    label: String,
+    consumer: Arc<BaseConsumer<SinkContext>>,
+    batch_size: usize,
+    stop: Arc<AtomicBool>,
+}
+
+impl Fetcher {
+    fn run(self) {
+        let to_task = self.consumer.context().to_task.clone();
+        let mut rewinds = 0u64;
+        while !self.stop.load(Ordering::Relaxed) {
+            let rewind = self.consumer.context().rewind.lock().expect("sink lock").take();
+            if let Some(rewind) = rewind {
+                for (tp, offset) in rewind {
+                    if let Err(e) =
+                        self.consumer.seek(&tp.topic, tp.partition, Offset::Offset(offset), Duration::from_secs(5))
+                    {
+                        let failure =
+                            TaskFailure::new(format!("cannot rewind {}-{} to retry: {e}", tp.topic, tp.partition));
+                        let _ = to_task.send(Fetched::Failed(failure));
+                        return;
+                    }
+                }
+                rewinds += 1;
+            }
+            let batch = self.next_batch();
+            if !batch.is_empty() && to_task.send(Fetched::Records { rewinds, batch }).is_err() {
+                return;
+            }
         }
-        let mut last_commit = Instant::now();
-        let outcome = loop {
-            if self.stop.load(Ordering::Relaxed) {
-                break Ok(());
-            }
-            if let Some(failure) = self.shared().failure.take() {
-                break Err(failure);
-            }
-            let batch = match self.next_batch() {
-                Ok(batch) => batch,
-                Err(failure) => break Err(failure),
-            };
-            if !batch.is_empty() {
-                if let Err(failure) = self.deliver(batch) {
-                    break Err(failure);
-                }
-            }
-            if last_commit.elapsed() >= self.flush_interval {
-                let result = {
-                    let mut shared = self.shared();
-                    flush_and_commit(&mut shared, &self.consumer, &self.label)
-                };
-                if let Err(failure) = result {
-                    break Err(failure);
-                }
-                last_commit = Instant::now();
-            }
-        };
-        self.finish(outcome)
     }
 
-    fn shared(&self) -> std::sync::MutexGuard<'_, SinkShared> {
-        self.consumer.context().shared.lock().expect("sink lock")
-    }
-
-    fn next_batch(&self) -> Result<Vec<SinkRecord>, TaskFailure> {
+    fn next_batch(&self) -> Vec<SinkRecord> {
         let mut batch = Vec::new();
         while batch.len() < self.batch_size {
             let wait = if batch.is_empty() { POLL_TIMEOUT } else { Duration::ZERO };
@@ -215,10 +191,102 @@ impl SinkTaskRun {
                 }
             }
         }
-        Ok(batch)
+        // A revocation happens inside a poll, which then returns nothing and ends the batch: every
+        // record in it was fetched before the revocation.
+        let revoked = std::mem::take(&mut *self.consumer.context().revoked.lock().expect("sink lock"));
+        if !revoked.is_empty() {
+            batch.retain(|r| !revoked.iter().any(|tp| tp.partition == r.partition && tp.topic == r.topic));
+        }
+        batch
+    }
+}
+
+/// The task thread's state: the plugin and what it was given since the last commit.
+struct Delivery {
+    label: String,
+    instance: SinkInstance,
+    consumer: Arc<BaseConsumer<SinkContext>>,
+    /// Next offset to commit per partition, for records handed to the plugin.
+    uncommitted: BTreeMap<TopicPartition, i64>,
+    /// Rewinds asked of the fetch thread; records fetched before the last one are stale.
+    rewinds: u64,
+}
+
+impl SinkTaskRun {
+    pub fn run(self) -> TaskReport {
+        let SinkTaskRun { label, instance, consumer, fetched, topics, batch_size, flush_interval, stop } = self;
+        let consumer = Arc::new(consumer);
+        let mut delivery = Delivery {
+            label: label.clone(),
+            instance,
+            consumer: consumer.clone(),
+            uncommitted: BTreeMap::new(),
+            rewinds: 0,
+        };
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        if let Err(e) = consumer.subscribe(&names) {
+            let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", topics.join(", ")));
+            return delivery.finish(Err(failure), fetched, None);
+        }
+        let stop_fetching = Arc::new(AtomicBool::new(false));
+        let fetcher = Fetcher { label: label.clone(), consumer, batch_size, stop: stop_fetching.clone() };
+        let fetch_thread = match std::thread::Builder::new().name(format!("{label}-fetch")).spawn(move || fetcher.run())
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                let failure = TaskFailure::new(format!("cannot start the thread that reads from Kafka: {e}"));
+                return delivery.finish(Err(failure), fetched, None);
+            }
+        };
+        let mut last_commit = Instant::now();
+        let outcome = loop {
+            if stop.load(Ordering::Relaxed) {
+                break Ok(());
+            }
+            let handled = match fetched.recv_timeout(POLL_TIMEOUT) {
+                Ok(next) => delivery.handle(next),
+                Err(RecvTimeoutError::Timeout) => Ok(()),
+                Err(RecvTimeoutError::Disconnected) => {
+                    Err(TaskFailure::new("the thread that reads from Kafka stopped unexpectedly".into()))
+                }
+            };
+            if let Err(failure) = handled {
+                break Err(failure);
+            }
+            if last_commit.elapsed() >= flush_interval {
+                if let Err(failure) = delivery.flush_and_commit() {
+                    break Err(failure);
+                }
+                last_commit = Instant::now();
+            }
+        };
+        delivery.finish(outcome, fetched, Some((stop_fetching, fetch_thread)))
+    }
+}
+
+impl Delivery {
+    fn handle(&mut self, fetched: Fetched) -> Result<(), TaskFailure> {
+        match fetched {
+            Fetched::Records { rewinds, batch } if rewinds == self.rewinds => self.deliver(batch),
+            // Fetched before the last rewind: these records come again.
+            Fetched::Records { .. } => Ok(()),
+            Fetched::Assigned(partitions) => {
+                self.instance.open_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e))
+            }
+            Fetched::Revoked { partitions, done } => {
+                let committed = self.flush_and_commit();
+                let closed = self.instance.close_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e));
+                for partition in &partitions {
+                    self.uncommitted.remove(partition);
+                }
+                let _ = done.send(());
+                committed.and(closed)
+            }
+            Fetched::Failed(failure) => Err(failure),
+        }
     }
 
-    fn deliver(&self, batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
+    fn deliver(&mut self, batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
         // (partition, first offset, next offset) of the batch; records of one partition
         // usually come together, so the last entry is checked first.
         let mut ranges: Vec<(TopicPartition, i64, i64)> = Vec::new();
@@ -236,29 +304,16 @@ impl SinkTaskRun {
                 },
             }
         }
-        let mut shared = self.shared();
-        let result = match shared.instance.as_mut() {
-            Some(instance) => instance.put(batch),
-            None => return Ok(()),
-        };
-        match result {
+        match self.instance.put(batch) {
             Ok(()) => {
-                shared.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
+                self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
                 Ok(())
             }
             Err(e @ PluginError::Retriable(_)) => {
-                drop(shared);
                 tracing::warn!(task = self.label.as_str(), "put failed, delivering the batch again: {e}");
-                for (tp, offset, _) in ranges {
-                    if let Err(seek) =
-                        self.consumer.seek(&tp.topic, tp.partition, Offset::Offset(offset), Duration::from_secs(5))
-                    {
-                        return Err(TaskFailure::new(format!(
-                            "cannot rewind {}-{} to retry: {seek}",
-                            tp.topic, tp.partition
-                        )));
-                    }
-                }
+                let rewind = ranges.into_iter().map(|(tp, first, _)| (tp, first)).collect();
+                *self.consumer.context().rewind.lock().expect("sink lock") = Some(rewind);
+                self.rewinds += 1;
                 std::thread::sleep(RETRY_BACKOFF);
                 Ok(())
             }
@@ -266,18 +321,54 @@ impl SinkTaskRun {
         }
     }
 
-    fn finish(self, outcome: Result<(), TaskFailure>) -> TaskReport {
-        let committed = if outcome.is_ok() {
-            let mut shared = self.shared();
-            flush_and_commit(&mut shared, &self.consumer, &self.label)
-        } else {
-            Ok(())
-        };
+    /// Asks the plugin to make everything durable, then commits the matching offsets to Kafka.
+    fn flush_and_commit(&mut self) -> Result<(), TaskFailure> {
+        if self.uncommitted.is_empty() {
+            return Ok(());
+        }
+        let offsets: Vec<PartitionOffset> = self
+            .uncommitted
+            .iter()
+            .map(|(tp, offset)| PartitionOffset { topic: tp.topic.clone(), partition: tp.partition, offset: *offset })
+            .collect();
+        self.instance.flush(&offsets).map_err(|e| TaskFailure::from_plugin(&e))?;
+        let mut list = TopicPartitionList::new();
+        for o in &offsets {
+            list.add_partition_offset(&o.topic, o.partition, Offset::Offset(o.offset))
+                .map_err(|e| TaskFailure::new(format!("cannot build the offset commit: {e}")))?;
+        }
+        self.consumer
+            .commit(&list, CommitMode::Sync)
+            .map_err(|e| TaskFailure::new(format!("cannot commit offsets to Kafka after the plugin flushed: {e}")))?;
+        tracing::debug!(
+            task = self.label.as_str(),
+            "committed offsets {}",
+            offsets.iter().map(|o| format!("{}-{}@{}", o.topic, o.partition, o.offset)).collect::<Vec<_>>().join(", ")
+        );
+        self.uncommitted.clear();
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        outcome: Result<(), TaskFailure>,
+        fetched: Receiver<Fetched>,
+        fetch_thread: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
+    ) -> TaskReport {
+        let committed = if outcome.is_ok() { self.flush_and_commit() } else { Ok(()) };
         // The plugin is closed before the consumer leaves the group, so the revocation that
         // leaving causes finds nothing left to flush.
-        let instance = self.shared().instance.take();
-        let closed = instance.map_or(Ok(()), |i| i.close().map_err(|e| TaskFailure::from_plugin(&e)));
-        drop(self.consumer);
+        let Delivery { instance, consumer, .. } = self;
+        let closed = instance.close().map_err(|e| TaskFailure::from_plugin(&e));
+        // Dropping the queue frees a fetch thread blocked on handing over a batch or waiting
+        // for a revocation to be handled; records not handed to the plugin are read again by
+        // whoever owns their partitions next.
+        drop(fetched);
+        if let Some((stop, thread)) = fetch_thread {
+            stop.store(true, Ordering::Relaxed);
+            let _ = thread.join();
+        }
+        drop(consumer);
         TaskReport { outcome: outcome.and(committed).and(closed) }
     }
 }

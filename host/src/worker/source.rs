@@ -1,7 +1,12 @@
 //! The source task loop: poll the plugin → produce to Kafka → once the broker acknowledged,
 //! store source offsets every `offset.flush.interval.ms` → tell the plugin to commit.
+//!
+//! Two threads share the work so that the plugin's `poll` overlaps handing records to the
+//! producer: the task thread owns the plugin and the offset store; the send thread owns the
+//! sending, and knows which records reached the producer, so only their offsets are stored.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,6 +27,9 @@ const IDLE_BACKOFF_MAX: Duration = Duration::from_millis(250);
 const RETRY_BACKOFF: Duration = Duration::from_millis(500);
 /// Pause when the producer's queue is full, before offering the record again.
 const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(2);
+/// Batches polled ahead of the send thread; with the producer's own queue
+/// (`queue.buffering.max.messages`) this bounds what a source task holds in memory.
+const SEND_AHEAD_BATCHES: usize = 2;
 
 /// Remembers the first failed delivery; later records are not trusted past it.
 #[derive(Default)]
@@ -48,6 +56,10 @@ impl ProducerContext for DeliveryTracker {
 impl DeliveryTracker {
     fn failure(&self) -> Option<String> {
         self.failure.lock().expect("delivery lock").clone()
+    }
+
+    fn fail(&self, message: String) {
+        self.failure.lock().expect("delivery lock").get_or_insert(message);
     }
 }
 
@@ -82,76 +94,58 @@ impl PendingOffsets {
     }
 }
 
-impl SourceTaskRun {
-    pub fn run(mut self) -> TaskReport {
-        let mut pending = PendingOffsets::default();
-        let mut sent_since_flush = 0u64;
-        let mut last_flush = Instant::now();
-        let mut idle = IDLE_BACKOFF_MIN;
-        let outcome = loop {
-            if self.stop.load(Ordering::Relaxed) {
-                break Ok(());
-            }
-            if let Some(failure) = self.producer.context().failure() {
-                break Err(TaskFailure::new(failure));
-            }
-            if last_flush.elapsed() >= self.flush_interval {
-                if let Err(failure) = self.flush(&mut pending, &mut sent_since_flush) {
-                    break Err(failure);
-                }
-                last_flush = Instant::now();
-            }
-            let records = match self.instance.poll() {
-                Ok(records) => records,
-                Err(e) if e.is_retriable() => {
-                    tracing::warn!(task = self.label.as_str(), "poll failed, retrying: {e}");
-                    self.pause(RETRY_BACKOFF);
-                    continue;
-                }
-                Err(e) => break Err(TaskFailure::from_plugin(&e)),
-            };
-            if records.is_empty() {
-                let until_flush = self.flush_interval.saturating_sub(last_flush.elapsed());
-                self.pause(idle.min(until_flush));
-                idle = (idle * 2).min(IDLE_BACKOFF_MAX);
-                continue;
-            }
-            idle = IDLE_BACKOFF_MIN;
-            sent_since_flush += records.len() as u64;
-            for record in records {
-                if let Err(failure) = self.send(record, &mut pending) {
-                    return self.finish(Err(failure), &mut pending, &mut sent_since_flush);
-                }
-            }
-        };
-        self.finish(outcome, &mut pending, &mut sent_since_flush)
-    }
+/// What the task thread asks of the send thread, in order.
+enum ToSend {
+    Records(Vec<SourceRecord>),
+    /// Wait until Kafka acknowledged everything sent so far, then answer.
+    Flush(mpsc::Sender<Flushed>),
+}
 
-    fn finish(
-        mut self,
-        outcome: Result<(), TaskFailure>,
-        pending: &mut PendingOffsets,
-        sent_since_flush: &mut u64,
-    ) -> TaskReport {
-        // Records handed to Kafka before a failure are still safe to commit once acknowledged.
-        let flushed = self.flush(pending, sent_since_flush);
-        let closed = self.instance.close();
-        let outcome = outcome.and(flushed).and(closed.map_err(|e| TaskFailure::from_plugin(&e)));
-        TaskReport { outcome }
-    }
+/// The send thread's answer to a flush.
+struct Flushed {
+    /// Records handed to the producer since the last answer that had offsets.
+    sent: u64,
+    /// The latest offset of each source partition among them; empty when Kafka did not
+    /// acknowledge everything in time (they are kept for the next flush).
+    offsets: Vec<(OffsetMap, OffsetMap)>,
+    /// Kafka did not acknowledge within `offset.flush.timeout.ms`.
+    timed_out: Option<String>,
+}
 
-    fn pause(&self, duration: Duration) {
-        let deadline = Instant::now() + duration;
-        while !self.stop.load(Ordering::Relaxed) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
+/// The send thread: hands records to the producer, oldest first.
+struct Sender {
+    label: String,
+    producer: Arc<ThreadedProducer<DeliveryTracker>>,
+    flush_timeout: Duration,
+    stop: Arc<AtomicBool>,
+    pending: PendingOffsets,
+    sent: u64,
+    /// Set when a record could not be handed over; every later record is dropped too, so that
+    /// no offset past a lost record is ever stored. The task then fails or stops, and its
+    /// records are polled again from the last stored offsets.
+    given_up: bool,
+}
+
+impl Sender {
+    fn run(mut self, requests: Receiver<ToSend>) {
+        for request in requests {
+            match request {
+                ToSend::Records(records) => {
+                    for record in records {
+                        if self.given_up {
+                            break;
+                        }
+                        self.send(record);
+                    }
+                }
+                ToSend::Flush(answer) => {
+                    let _ = answer.send(self.flush());
+                }
             }
-            std::thread::sleep(left.min(Duration::from_millis(50)));
         }
     }
 
-    fn send(&self, record: SourceRecord, pending: &mut PendingOffsets) -> Result<(), TaskFailure> {
+    fn send(&mut self, record: SourceRecord) {
         let headers = (!record.headers.is_empty()).then(|| {
             record.headers.iter().fold(OwnedHeaders::new_with_capacity(record.headers.len()), |h, header| {
                 h.insert(KafkaHeader { key: &header.key, value: header.value.as_deref() })
@@ -177,48 +171,166 @@ impl SourceTaskRun {
             match self.producer.send(message) {
                 Ok(()) => break,
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
-                    // Back-pressure: the producer holds as much as it may; wait for deliveries.
+                    // Back-pressure: the producer holds as much as it may; wait for deliveries,
+                    // unless the task is being stopped (Kafka may be gone).
+                    if self.stop.load(Ordering::Relaxed) {
+                        self.given_up = true;
+                        return;
+                    }
                     message = returned;
                     std::thread::sleep(QUEUE_FULL_BACKOFF);
                 }
                 Err((error, _)) => {
-                    return Err(TaskFailure::new(format!("cannot send a record to topic {}: {error}", record.topic)))
+                    self.producer.context().fail(format!("cannot send a record to topic {}: {error}", record.topic));
+                    self.given_up = true;
+                    return;
                 }
             }
         }
-        pending.record(record.source_partition, record.source_offset);
-        Ok(())
+        self.sent += 1;
+        self.pending.record(record.source_partition, record.source_offset);
     }
 
-    /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
-    /// tells the plugin. If Kafka is slow the offsets stay pending for the next flush.
-    fn flush(&mut self, pending: &mut PendingOffsets, sent_since_flush: &mut u64) -> Result<(), TaskFailure> {
-        if *sent_since_flush == 0 && pending.latest.is_empty() {
-            return Ok(());
-        }
+    fn flush(&mut self) -> Flushed {
         if let Err(e) = self.producer.flush(self.flush_timeout) {
-            tracing::warn!(
-                task = self.label.as_str(),
+            let why = format!(
                 "Kafka did not acknowledge every record within offset.flush.timeout.ms={} ({e}); \
                  offsets are kept for the next flush",
                 self.flush_timeout.as_millis()
             );
+            tracing::warn!(task = self.label.as_str(), "{why}");
+            return Flushed { sent: self.sent, offsets: Vec::new(), timed_out: Some(why) };
+        }
+        let flushed = Flushed { sent: self.sent, offsets: std::mem::take(&mut self.pending.latest), timed_out: None };
+        self.sent = 0;
+        flushed
+    }
+}
+
+impl SourceTaskRun {
+    pub fn run(self) -> TaskReport {
+        let SourceTaskRun { connector, label, instance, producer, offsets, flush_interval, flush_timeout, stop } = self;
+        let producer = Arc::new(producer);
+        let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
+        let sender = Sender {
+            label: label.clone(),
+            producer: producer.clone(),
+            flush_timeout,
+            stop: stop.clone(),
+            pending: PendingOffsets::default(),
+            sent: 0,
+            given_up: false,
+        };
+        let send_thread =
+            match std::thread::Builder::new().name(format!("{label}-send")).spawn(move || sender.run(requests)) {
+                Ok(handle) => handle,
+                Err(e) => {
+                    let failure = TaskFailure::new(format!("cannot start the thread that writes to Kafka: {e}"));
+                    let _ = instance.close();
+                    return TaskReport { outcome: Err(failure) };
+                }
+            };
+        let mut task = Polling { connector, label, instance, producer, offsets, to_send, stop };
+        let outcome = task.poll_until_stopped(flush_interval);
+        // Records handed to Kafka before a failure are still safe to commit once acknowledged.
+        let flushed = task.flush();
+        let Polling { instance, to_send, .. } = task;
+        drop(to_send);
+        let _ = send_thread.join();
+        let closed = instance.close().map_err(|e| TaskFailure::from_plugin(&e));
+        TaskReport { outcome: outcome.and(flushed).and(closed) }
+    }
+}
+
+/// The task thread's side: the plugin and the offset store.
+struct Polling {
+    connector: String,
+    label: String,
+    instance: SourceInstance,
+    producer: Arc<ThreadedProducer<DeliveryTracker>>,
+    offsets: Arc<dyn OffsetStore>,
+    to_send: SyncSender<ToSend>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Polling {
+    fn poll_until_stopped(&mut self, flush_interval: Duration) -> Result<(), TaskFailure> {
+        let mut last_flush = Instant::now();
+        let mut idle = IDLE_BACKOFF_MIN;
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if let Some(failure) = self.producer.context().failure() {
+                return Err(TaskFailure::new(failure));
+            }
+            if last_flush.elapsed() >= flush_interval {
+                self.flush()?;
+                last_flush = Instant::now();
+            }
+            let records = match self.instance.poll() {
+                Ok(records) => records,
+                Err(e) if e.is_retriable() => {
+                    tracing::warn!(task = self.label.as_str(), "poll failed, retrying: {e}");
+                    self.pause(RETRY_BACKOFF);
+                    continue;
+                }
+                Err(e) => return Err(TaskFailure::from_plugin(&e)),
+            };
+            if records.is_empty() {
+                let until_flush = flush_interval.saturating_sub(last_flush.elapsed());
+                self.pause(idle.min(until_flush));
+                idle = (idle * 2).min(IDLE_BACKOFF_MAX);
+                continue;
+            }
+            idle = IDLE_BACKOFF_MIN;
+            if self.to_send.send(ToSend::Records(records)).is_err() {
+                return Err(send_thread_gone());
+            }
+        }
+    }
+
+    fn pause(&self, duration: Duration) {
+        let deadline = Instant::now() + duration;
+        while !self.stop.load(Ordering::Relaxed) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+
+    /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
+    /// tells the plugin. If Kafka is slow the offsets stay pending for the next flush.
+    fn flush(&mut self) -> Result<(), TaskFailure> {
+        let (answer, answered) = mpsc::channel();
+        if self.to_send.send(ToSend::Flush(answer)).is_err() {
+            return Err(send_thread_gone());
+        }
+        let flushed = answered.recv().map_err(|_| send_thread_gone())?;
+        if flushed.timed_out.is_some() {
             return Ok(());
         }
         if let Some(failure) = self.producer.context().failure() {
             return Err(TaskFailure::new(failure));
         }
-        if !pending.latest.is_empty() {
-            self.offsets.put(&self.connector, &pending.latest).map_err(|e| TaskFailure::new(e.to_string()))?;
+        if flushed.sent == 0 && flushed.offsets.is_empty() {
+            return Ok(());
+        }
+        if !flushed.offsets.is_empty() {
+            self.offsets.put(&self.connector, &flushed.offsets).map_err(|e| TaskFailure::new(e.to_string()))?;
             tracing::debug!(
                 task = self.label.as_str(),
                 "stored offsets of {} source partition(s) after {} record(s)",
-                pending.latest.len(),
-                sent_since_flush
+                flushed.offsets.len(),
+                flushed.sent
             );
-            pending.latest.clear();
         }
-        *sent_since_flush = 0;
         self.instance.commit().map_err(|e| TaskFailure::from_plugin(&e))
     }
+}
+
+fn send_thread_gone() -> TaskFailure {
+    TaskFailure::new("the thread that writes to Kafka stopped unexpectedly".into())
 }

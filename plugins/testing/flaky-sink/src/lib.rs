@@ -1,0 +1,76 @@
+//! A sink that appends record values to a file, one line each, but refuses every
+//! `fail.every`-th call of `put` with a retriable error before writing anything. The host must
+//! deliver the refused records again, and nothing after them first: the file then holds every
+//! record exactly once, in order.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+
+use wharf_sdk::*;
+
+struct FlakySink;
+
+impl Connector for FlakySink {
+    fn describe() -> PluginInfo {
+        PluginInfo {
+            name: "test-flaky-sink".into(),
+            version: "0.1.0".into(),
+            description: "Refuses some puts with a retriable error (for tests)".into(),
+            kind: ConnectorKind::Sink,
+            config: vec![
+                required_key("file", ConfigType::String, "The file to append to"),
+                required_key("topics", ConfigType::List, "The topics to read"),
+                optional_key("fail.every", ConfigType::Int, "3", "Refuse every n-th put"),
+            ],
+        }
+    }
+
+    fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
+        Ok(vec![config.clone()])
+    }
+}
+
+struct FlakySinkTask {
+    out: BufWriter<File>,
+    fail_every: u64,
+    puts: u64,
+}
+
+fn io_error(e: std::io::Error) -> ConnectorError {
+    ConnectorError::Fatal(e.to_string())
+}
+
+impl SinkTask for FlakySinkTask {
+    fn open(config: Config) -> Result<Self, ConnectorError> {
+        let path = config.require("file")?;
+        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io_error)?;
+        let fail_every: u64 = config.parse_or("fail.every", 3)?;
+        Ok(FlakySinkTask { out: BufWriter::new(file), fail_every: fail_every.max(1), puts: 0 })
+    }
+
+    fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
+        self.puts += 1;
+        if self.puts % self.fail_every == 0 {
+            return Err(ConnectorError::Retriable(format!("put number {} refused on purpose", self.puts)));
+        }
+        for record in records {
+            self.out.write_all(record.value.as_deref().unwrap_or(b"null")).map_err(io_error)?;
+            self.out.write_all(b"\n").map_err(io_error)?;
+        }
+        self.out.flush().map_err(io_error)
+    }
+
+    fn flush(&mut self, _offsets: Vec<PartitionOffset>) -> Result<(), ConnectorError> {
+        self.out.flush().map_err(io_error)
+    }
+
+    fn close(&mut self) {
+        let _ = self.out.flush();
+    }
+}
+
+impl SinkConnector for FlakySink {
+    type Task = FlakySinkTask;
+}
+
+sink_connector!(FlakySink);
