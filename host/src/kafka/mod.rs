@@ -7,7 +7,8 @@ pub mod partitioner;
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
-use rdkafka::producer::{BaseProducer, Producer};
+use rdkafka::error::{KafkaError, KafkaResult};
+use rdkafka::producer::{BaseProducer, Producer, ProducerContext, ThreadedProducer};
 
 use crate::config::WorkerConfig;
 
@@ -70,4 +71,19 @@ pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
         )
     })?;
     Ok(producer.client().fetch_cluster_id(Duration::from_secs(5)).unwrap_or_default())
+}
+
+/// Waits until Kafka answered for every record handed to `producer` and each delivery callback
+/// ran. rdkafka's own `flush` sleeps in steps of 100 ms when, as in a `ThreadedProducer`,
+/// another thread serves the delivery reports: every flush then took at least 100 ms.
+/// librdkafka's flush waits for the count of outstanding records itself.
+pub fn flush<C: ProducerContext>(producer: &ThreadedProducer<C>, timeout: Duration) -> KafkaResult<()> {
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: the handle is alive for as long as `producer` is borrowed, and librdkafka allows
+    // flushing from any thread.
+    let result = unsafe { rdkafka::bindings::rd_kafka_flush(producer.client().native_ptr(), timeout_ms) };
+    match result {
+        rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR => Ok(()),
+        error => Err(KafkaError::Flush(error.into())),
+    }
 }

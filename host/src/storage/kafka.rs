@@ -94,7 +94,7 @@ impl LogWriter {
         for (partition, key, value) in records {
             self.send(*partition, key, value.as_deref())?;
         }
-        self.producer.flush(STORE_TIMEOUT).map_err(|e| {
+        crate::kafka::flush(&self.producer, STORE_TIMEOUT).map_err(|e| {
             format!("topic {} did not acknowledge a write within {} s: {e}", self.topic, STORE_TIMEOUT.as_secs())
         })?;
         match self.producer.context().failure.lock().expect("tracker lock").take() {
@@ -107,7 +107,7 @@ impl LogWriter {
 impl Drop for LogWriter {
     fn drop(&mut self) {
         // Records sent without waiting (statuses) still reach the topic on the way out.
-        let _ = self.producer.flush(Duration::from_secs(5));
+        let _ = crate::kafka::flush(&self.producer, Duration::from_secs(5));
     }
 }
 
@@ -163,7 +163,11 @@ impl FencedWriter {
                 return Err(fail(e));
             }
         }
-        if let Err(e) = self.producer.commit_transaction(STORE_TIMEOUT) {
+        // Flushed first: the commit's own flush would then find nothing outstanding (it sleeps in
+        // steps of 100 ms otherwise, see `kafka::flush`).
+        if let Err(e) = crate::kafka::flush(&self.producer, STORE_TIMEOUT)
+            .and_then(|()| self.producer.commit_transaction(STORE_TIMEOUT))
+        {
             let failure = fail(e);
             if !failure.0 {
                 let _ = self.producer.abort_transaction(STORE_TIMEOUT);

@@ -192,7 +192,7 @@ impl Sender {
     }
 
     fn flush(&mut self) -> Flushed {
-        if let Err(e) = self.producer.flush(self.flush_timeout) {
+        if let Err(e) = crate::kafka::flush(&self.producer, self.flush_timeout) {
             let why = format!(
                 "Kafka did not acknowledge every record within offset.flush.timeout.ms={} ({e}); \
                  offsets are kept for the next flush",

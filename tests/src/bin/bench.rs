@@ -1,7 +1,8 @@
 //! The benchmark harness: Wharf side by side with Apache Kafka Connect on the same broker and the
 //! same data, and against a bare rdkafka producer and consumer as the ceilings. Prints a markdown table of
 //! medians with their spread and writes it to a file. Run it through `./run bench` (or
-//! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker.
+//! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker;
+//! `--only wharf` or `--only datagen` runs one side and prints it, for profiling.
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters, `offset.flush.interval.ms=1000`, producer `acks=all` with idempotence and
@@ -42,6 +43,9 @@ struct Options {
     runs: usize,
     out: PathBuf,
     boundary_seconds: f64,
+    /// `--only wharf` or `--only datagen`: one engine's workloads, printed, not written to a
+    /// file (for profiling one workload).
+    only: Option<String>,
 }
 
 fn options() -> Options {
@@ -57,7 +61,11 @@ fn options() -> Options {
     let default_out =
         if smoke { workspace().join("target/bench-smoke.md") } else { workspace().join("tests/bench/RESULTS.md") };
     let out = value("--out").map(PathBuf::from).unwrap_or(default_out);
-    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 } }
+    let only = value("--only");
+    if let Some(only) = &only {
+        assert!(only == "wharf" || only == "datagen", "--only takes wharf or datagen, not {only}");
+    }
+    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only }
 }
 
 /// A worker process of either engine, on fresh internal topics.
@@ -355,6 +363,28 @@ fn main() {
             // 100 bytes a line, newline included.
             writeln!(file, "{i:012} {}", "x".repeat(86)).unwrap();
         }
+    }
+    if let Some(only) = options.only.as_deref() {
+        for run in 1..=options.runs {
+            if only == "wharf" {
+                let mut samples = Samples::default();
+                run_pipeline(Engine::Wharf, &input, options.lines, &mut samples);
+                println!(
+                    "run {run}: start-up {:.0} ms, idle {:.0} MiB, source {:.0}/s, peak {:.0} MiB, sink {:.0}/s",
+                    samples.startup_ms[0],
+                    samples.idle_mib[0],
+                    samples.source_rate[0],
+                    samples.peak_mib[0],
+                    samples.sink_rate[0]
+                );
+            } else {
+                let (wharf, producer, consumer) = run_datagen(options.lines);
+                println!(
+                    "run {run}: datagen {wharf:.0}/s, bare producer {producer:.0}/s, bare consumer {consumer:.0}/s"
+                );
+            }
+        }
+        return;
     }
     let mut samples = [Samples::default(), Samples::default()];
     for run in 1..=options.runs {
