@@ -1,6 +1,7 @@
 //! Kafka clients as the worker configures them.
 
 pub mod admin;
+pub mod batch;
 pub mod log;
 pub mod partitioner;
 

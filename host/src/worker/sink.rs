@@ -20,12 +20,15 @@ use rdkafka::message::{BorrowedMessage, Headers};
 use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use super::{TaskFailure, TaskReport};
+use crate::kafka::batch::{FetchQueue, RawMessage};
 use crate::runtime::records::{Header, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{PluginError, SinkInstance};
 
-/// How long one consumer poll waits for the first record of a batch, and how long the task
-/// thread waits for a batch before it checks whether it should stop or commit.
+/// How long the task thread waits for a batch before it checks whether it should stop or
+/// commit.
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+/// How long the fetch thread waits for a record when none is there; rebalances wait as long.
+const IDLE_WAIT: Duration = Duration::from_millis(20);
 /// Pause after a retriable error before the same records are delivered again.
 const RETRY_BACKOFF: Duration = Duration::from_millis(500);
 /// Batches fetched ahead of the plugin. With the consumer's own queue this bounds what a sink
@@ -57,12 +60,17 @@ pub struct SinkContext {
     /// Partitions revoked during the fetch thread's last poll: records of theirs in the batch
     /// it is building must not reach the plugin after their `close-partitions`.
     revoked: Mutex<Vec<TopicPartition>>,
+    /// Rebalances seen, so that the fetch thread knows when one happened inside a poll.
+    rebalances: std::sync::atomic::AtomicU64,
+    /// Where assigned partitions' records go; taken (and destroyed) before the consumer is.
+    queue: Mutex<Option<Arc<FetchQueue>>>,
 }
 
 impl ClientContext for SinkContext {}
 
 impl ConsumerContext for SinkContext {
     fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        self.rebalances.fetch_add(1, Ordering::Relaxed);
         if let Rebalance::Revoke(list) = rebalance {
             let partitions = to_partitions(list);
             tracing::info!(task = self.label.as_str(), "partitions revoked: {}", describe(&partitions));
@@ -82,6 +90,18 @@ impl ConsumerContext for SinkContext {
             Rebalance::Assign(list) => {
                 let partitions = to_partitions(list);
                 tracing::info!(task = self.label.as_str(), "partitions assigned: {}", describe(&partitions));
+                if let Some(queue) = self.queue.lock().expect("sink lock").as_ref() {
+                    for p in &partitions {
+                        if !queue.take_over(&p.topic, p.partition) {
+                            tracing::debug!(
+                                task = self.label.as_str(),
+                                "{}-{} is read one record a poll",
+                                p.topic,
+                                p.partition
+                            );
+                        }
+                    }
+                }
                 let _ = self.to_task.send(Fetched::Assigned(partitions));
             }
             Rebalance::Error(e) => {
@@ -106,8 +126,14 @@ fn describe(partitions: &[TopicPartition]) -> String {
 /// The consumer's context and the task thread's end of the queue it fills.
 pub fn context(label: &str) -> (SinkContext, Receiver<Fetched>) {
     let (to_task, from_fetch) = mpsc::sync_channel(PREFETCH_BATCHES);
-    let context =
-        SinkContext { label: label.to_string(), to_task, rewind: Mutex::new(None), revoked: Mutex::new(Vec::new()) };
+    let context = SinkContext {
+        label: label.to_string(),
+        to_task,
+        rewind: Mutex::new(None),
+        revoked: Mutex::new(Vec::new()),
+        rebalances: Default::default(),
+        queue: Mutex::new(None),
+    };
     (context, from_fetch)
 }
 
@@ -138,10 +164,23 @@ fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
     }
 }
 
+fn raw_to_record(message: RawMessage<'_>) -> SinkRecord {
+    SinkRecord {
+        topic: message.topic.to_string(),
+        partition: message.partition,
+        offset: message.offset,
+        key: message.key.map(<[u8]>::to_vec),
+        value: message.value.map(<[u8]>::to_vec),
+        headers: message.headers().into_iter().map(|(key, value)| Header { key, value }).collect(),
+        timestamp: message.timestamp,
+    }
+}
+
 /// The fetch thread's side: polls batches until told to stop or until nobody takes them.
 struct Fetcher {
     label: String,
     consumer: Arc<BaseConsumer<SinkContext>>,
+    queue: Arc<FetchQueue>,
     batch_size: usize,
     stop: Arc<AtomicBool>,
 }
@@ -174,9 +213,12 @@ impl Fetcher {
 
     fn next_batch(&self) -> Vec<SinkRecord> {
         let mut batch = Vec::new();
+        // The consumer's own queue first: it serves rebalances and errors, and holds records
+        // fetched before their partition was taken over by the fetch queue (older than any
+        // there). A rebalance ends the poll; the fetch queue waits for the next round.
+        let rebalances = self.consumer.context().rebalances.load(Ordering::Relaxed);
         while batch.len() < self.batch_size {
-            let wait = if batch.is_empty() { POLL_TIMEOUT } else { Duration::ZERO };
-            match self.consumer.poll(wait) {
+            match self.consumer.poll(Duration::ZERO) {
                 None => break,
                 Some(Ok(message)) => batch.push(to_record(&message)),
                 Some(Err(e)) => {
@@ -191,11 +233,20 @@ impl Fetcher {
                 }
             }
         }
-        // A revocation happens inside a poll, which then returns nothing and ends the batch: every
-        // record in it was fetched before the revocation.
-        let revoked = std::mem::take(&mut *self.consumer.context().revoked.lock().expect("sink lock"));
-        if !revoked.is_empty() {
+        if self.consumer.context().rebalances.load(Ordering::Relaxed) != rebalances {
+            // Every record in the batch was fetched before a revocation.
+            let revoked = std::mem::take(&mut *self.consumer.context().revoked.lock().expect("sink lock"));
             batch.retain(|r| !revoked.iter().any(|tp| tp.partition == r.partition && tp.topic == r.topic));
+            return batch;
+        }
+        if batch.len() < self.batch_size {
+            let wait = if batch.is_empty() { IDLE_WAIT } else { Duration::ZERO };
+            self.queue.read(
+                self.batch_size - batch.len(),
+                wait,
+                |message| batch.push(raw_to_record(message)),
+                |e| tracing::warn!(task = self.label.as_str(), "consumer error: {e}"),
+            );
         }
         batch
     }
@@ -223,13 +274,18 @@ impl SinkTaskRun {
             uncommitted: BTreeMap::new(),
             rewinds: 0,
         };
+        let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
+            let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
+            return delivery.finish(Err(failure), fetched, None);
+        };
+        *consumer.context().queue.lock().expect("sink lock") = Some(queue.clone());
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
         if let Err(e) = consumer.subscribe(&names) {
             let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", topics.join(", ")));
             return delivery.finish(Err(failure), fetched, None);
         }
         let stop_fetching = Arc::new(AtomicBool::new(false));
-        let fetcher = Fetcher { label: label.clone(), consumer, batch_size, stop: stop_fetching.clone() };
+        let fetcher = Fetcher { label: label.clone(), consumer, queue, batch_size, stop: stop_fetching.clone() };
         let fetch_thread = match std::thread::Builder::new().name(format!("{label}-fetch")).spawn(move || fetcher.run())
         {
             Ok(handle) => handle,
@@ -368,6 +424,8 @@ impl Delivery {
             stop.store(true, Ordering::Relaxed);
             let _ = thread.join();
         }
+        // The fetch queue goes before the consumer, as librdkafka requires.
+        consumer.context().queue.lock().expect("sink lock").take();
         drop(consumer);
         TaskReport { outcome: outcome.and(committed).and(closed) }
     }
