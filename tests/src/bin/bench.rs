@@ -223,6 +223,9 @@ struct Samples {
     source_rate: Vec<f64>,
     peak_mib: Vec<f64>,
     sink_rate: Vec<f64>,
+    /// The sink's rate from its first line in the output file, as the bare consumer is timed
+    /// from its first record.
+    sink_steady: Vec<f64>,
 }
 
 /// One run of workloads 1, 2, 4 and 5 for one engine.
@@ -249,14 +252,20 @@ fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Sample
     let output = dir.path().join("output.txt");
     let started = Instant::now();
     worker.create("sink", sink_config(engine, dir.path(), &output, &topic));
+    wait_until("a first line in the output file", Duration::from_secs(600), || count_lines(&output) > 0);
+    let first = Instant::now();
+    let before_first = count_lines(&output);
     wait_until("every line in the output file", Duration::from_secs(600), || count_lines(&output) >= lines);
     samples.sink_rate.push(lines as f64 / started.elapsed().as_secs_f64());
+    samples.sink_steady.push((lines - before_first) as f64 / first.elapsed().as_secs_f64());
 }
 
 /// Workload 3: Wharf's datagen against a bare producer with the same settings; then the bare
 /// consumer ceiling of workload 2: the same records read back by a consumer with the settings of
 /// Wharf's sink consumer, doing nothing with them. Returns (datagen, producer, consumer) rates.
-fn run_datagen(lines: usize) -> (f64, f64, f64) {
+/// Wharf's datagen rate is given twice: from connector creation, and from its first record in
+/// the topic (the bare producer has no start to pay for).
+fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let mut worker = start(Engine::Wharf, dir.path());
     worker.wait_rest();
@@ -266,8 +275,12 @@ fn run_datagen(lines: usize) -> (f64, f64, f64) {
         "datagen",
         json!({"connector.class": "datagen", "topic": topic, "count": lines.to_string(), "value.size": "100"}),
     );
+    wait_until("a first datagen record", Duration::from_secs(600), || topic_count(&topic) > 0);
+    let first = Instant::now();
+    let before_first = topic_count(&topic) as usize;
     wait_until("every datagen record", Duration::from_secs(600), || topic_count(&topic) >= lines as i64);
     let wharf_rate = lines as f64 / started.elapsed().as_secs_f64();
+    let wharf_steady = (lines - before_first.min(lines)) as f64 / first.elapsed().as_secs_f64();
     drop(worker);
 
     let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
@@ -317,7 +330,7 @@ fn run_datagen(lines: usize) -> (f64, f64, f64) {
         }
     }
     let consumer_rate = read as f64 / started.map_or(f64::INFINITY, |s| s.elapsed().as_secs_f64());
-    (wharf_rate, producer_rate, consumer_rate)
+    ((wharf_rate, wharf_steady), producer_rate, consumer_rate)
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -370,17 +383,19 @@ fn main() {
                 let mut samples = Samples::default();
                 run_pipeline(Engine::Wharf, &input, options.lines, &mut samples);
                 println!(
-                    "run {run}: start-up {:.0} ms, idle {:.0} MiB, source {:.0}/s, peak {:.0} MiB, sink {:.0}/s",
+                    "run {run}: start-up {:.0} ms, idle {:.0} MiB, source {:.0}/s, peak {:.0} MiB, sink {:.0}/s ({:.0}/s from its first line)",
                     samples.startup_ms[0],
                     samples.idle_mib[0],
                     samples.source_rate[0],
                     samples.peak_mib[0],
-                    samples.sink_rate[0]
+                    samples.sink_rate[0],
+                    samples.sink_steady[0]
                 );
             } else {
-                let (wharf, producer, consumer) = run_datagen(options.lines);
+                let ((wharf, steady), producer, consumer) = run_datagen(options.lines);
                 println!(
-                    "run {run}: datagen {wharf:.0}/s, bare producer {producer:.0}/s, bare consumer {consumer:.0}/s"
+                    "run {run}: datagen {wharf:.0}/s ({steady:.0}/s from its first record), bare producer {producer:.0}/s, \
+                     bare consumer {consumer:.0}/s"
                 );
             }
         }
@@ -393,12 +408,13 @@ fn main() {
             run_pipeline(engine, &input, options.lines, &mut samples[i]);
         }
     }
-    let mut datagen = (Vec::new(), Vec::new());
+    let mut datagen = (Vec::new(), Vec::new(), Vec::new());
     let mut bare_consumer = Vec::new();
     for run in 1..=options.runs {
         eprintln!("run {run}/{}: datagen, the bare producer and the bare consumer", options.runs);
-        let (wharf, bare, consumer) = run_datagen(options.lines);
+        let ((wharf, steady), bare, consumer) = run_datagen(options.lines);
         datagen.0.push(wharf);
+        datagen.2.push(steady);
         datagen.1.push(bare);
         bare_consumer.push(consumer);
     }
@@ -441,16 +457,18 @@ fn main() {
         ));
     }
     report.push_str(&format!(
-        "\n| 3. datagen → topic, records/s | Wharf | bare rdkafka producer | fraction of the ceiling |\n|---|---:|---:|---:|\n| | {} | {} | {:.2} |\n",
+        "\nThe ceilings: the bare clients are timed from their first record; Wharf both from connector creation (as above) and from its first record.\n\n\
+         | records/s | Wharf from creation | Wharf from first record | bare rdkafka client | fraction of the ceiling (first record) |\n|---|---:|---:|---:|---:|\n\
+         | 3. datagen → topic (bare producer) | {} | {} | {} | {:.2} |\n\
+         | 2. topic → file sink (bare consumer) | {} | {} | {} | {:.2} |\n",
         cell(&datagen.0),
+        cell(&datagen.2),
         cell(&datagen.1),
-        median(&datagen.0) / median(&datagen.1)
-    ));
-    report.push_str(&format!(
-        "\n| 2. topic → file sink, records/s | Wharf | bare rdkafka consumer | fraction of the ceiling |\n|---|---:|---:|---:|\n| | {} | {} | {:.2} |\n",
+        median(&datagen.2) / median(&datagen.1),
         cell(&w.sink_rate),
+        cell(&w.sink_steady),
         cell(&bare_consumer),
-        median(&w.sink_rate) / median(&bare_consumer)
+        median(&w.sink_steady) / median(&bare_consumer)
     ));
     report.push_str(&format!("\n## 6. The WebAssembly boundary (no Kafka)\n\n{}\n", boundary.trim()));
     println!("{report}");
