@@ -251,7 +251,9 @@ fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Sample
 
     let output = dir.path().join("output.txt");
     let started = Instant::now();
-    worker.create("sink", sink_config(engine, dir.path(), &output, &topic));
+    // A sink's consumer group is `connect-<name>`: a name of its own in every run, or a sink
+    // could wait for the previous run's member of the same group to time out.
+    worker.create(&unique("sink"), sink_config(engine, dir.path(), &output, &topic));
     wait_until("a first line in the output file", Duration::from_secs(600), || count_lines(&output) > 0);
     let first = Instant::now();
     let before_first = count_lines(&output);
