@@ -37,6 +37,8 @@ pub struct LogRecord<'a> {
 
 /// How long one poll of the follower waits.
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+/// Pause before asking again for the end offsets of a topic the client does not know yet.
+const END_OFFSETS_BACKOFF: Duration = Duration::from_millis(20);
 
 pub struct KafkaLog {
     topic: String,
@@ -141,9 +143,9 @@ impl KafkaLog {
         positions.get(&partition).copied().unwrap_or(0) >= offset
     }
 
-    /// Waits until every record in the topic at the time of the call has been applied.
-    pub fn read_to_end(&self, timeout: Duration) -> anyhow::Result<()> {
-        let deadline = Instant::now() + timeout;
+    /// The end of each non-empty partition. A topic created a moment ago may not be known to
+    /// the client yet (unknown partition, no leader): asked again until `deadline`.
+    fn end_offsets(&self, deadline: Instant) -> anyhow::Result<Vec<(i32, i64)>> {
         // One ListOffsets request for every partition (timestamp -1 asks for the end; under
         // read_committed, the last stable offset). Requests share the connection with the
         // follower's fetches, each of which may wait up to `fetch.wait.max.ms` on the broker, so
@@ -154,19 +156,37 @@ impl KafkaLog {
                 .add_partition_offset(&self.topic, p, Offset::End)
                 .map_err(|e| anyhow::anyhow!("cannot ask for the end of {}-{p}: {e}", self.topic))?;
         }
-        let answer = self
-            .consumer
-            .offsets_for_times(query, timeout)
-            .map_err(|e| anyhow::anyhow!("cannot read the end offsets of topic {}: {e}", self.topic))?;
-        let mut ends = Vec::new();
-        for element in answer.elements() {
-            if let Some(error) = element.error().err() {
-                anyhow::bail!("cannot read the end offset of {}-{}: {error}", self.topic, element.partition());
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let problem = match self.consumer.offsets_for_times(query.clone(), left) {
+                Err(e) => format!("{e}"),
+                Ok(answer) => {
+                    match answer.elements().iter().find_map(|e| e.error().err().map(|err| (e.partition(), err))) {
+                        Some((partition, error)) => format!("partition {partition}: {error}"),
+                        None => {
+                            return Ok(answer
+                                .elements()
+                                .iter()
+                                .filter_map(|e| {
+                                    e.offset().to_raw().filter(|end| *end > 0).map(|end| (e.partition(), end))
+                                })
+                                .collect())
+                        }
+                    }
+                }
+            };
+            if Instant::now() + END_OFFSETS_BACKOFF >= deadline {
+                anyhow::bail!("cannot read the end offsets of topic {}: {problem}", self.topic);
             }
-            if let Some(end) = element.offset().to_raw().filter(|end| *end > 0) {
-                ends.push((element.partition(), end));
-            }
+            tracing::debug!("asking again for the end offsets of topic {} ({problem})", self.topic);
+            std::thread::sleep(END_OFFSETS_BACKOFF);
         }
+    }
+
+    /// Waits until every record in the topic at the time of the call has been applied.
+    pub fn read_to_end(&self, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let ends = self.end_offsets(deadline)?;
         let (lock, changed) = &*self.progress;
         let mut positions = lock.lock().expect("log lock");
         loop {
