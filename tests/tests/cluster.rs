@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use wharf_e2e::*;
 
 /// Quick failure detection for tests: the broker allows sessions this short (scripts/kafka).
@@ -382,6 +382,28 @@ fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
         let tasks = running_tasks(&workers[0], &["gen"])?;
         let counts = counts(&tasks, &ids);
         (tasks.len() == 3 && counts.len() == 2 && balanced(&counts)).then_some(())
+    });
+    // A restart with includeTasks, sent to either worker, restarts every task where it runs.
+    let started = |task: &str| -> usize {
+        workers
+            .iter()
+            .map(|w| {
+                let log = strip_ansi(&w.log());
+                log.lines().filter(|l| l.contains("task running") && l.contains(&format!("\"{task}\""))).count()
+            })
+            .sum()
+    };
+    let tasks = ["gen-0", "gen-1", "gen-2"];
+    let before: Vec<usize> = tasks.iter().map(|t| started(t)).collect();
+    let (code, answer, _) = workers[1].call("POST", "/connectors/gen/restart?includeTasks=true", None);
+    assert_eq!(code, 202, "{answer}");
+    let states: Vec<&Value> = answer["tasks"].as_array().unwrap().iter().map(|t| &t["state"]).collect();
+    assert_eq!(states, [&json!("RESTARTING"); 3], "{answer}");
+    workers[0].wait("every task started again", Duration::from_secs(30), || {
+        tasks.iter().zip(&before).all(|(t, b)| started(t) > *b).then_some(())
+    });
+    workers[0].wait("three tasks running", Duration::from_secs(30), || {
+        (running_tasks(&workers[0], &["gen"])?.len() == 3).then_some(())
     });
     let config = json!({"connector.class": "datagen", "topic": topic, "rate": "5", "tasks.max": "1"});
     assert_eq!(workers[0].call("PUT", "/connectors/gen/config", Some(&config.to_string())).0, 200);

@@ -243,6 +243,69 @@ fn a_put_refused_as_retriable_is_delivered_again_and_nothing_after_it_first() {
     assert!(log.contains("put failed, delivering the batch again"), "no refused put in the log:\n{log}");
 }
 
+/// How many times the worker's log says the task started.
+fn starts(worker: &Worker, task: &str) -> usize {
+    let label = format!("\"{task}\"");
+    worker.log().lines().filter(|l| l.contains("task running") && l.contains(&label)).count()
+}
+
+#[test]
+fn restart_follows_include_tasks_and_only_failed() {
+    let mut w = Standalone::new(&[]);
+    let (input, topic) = (w.path("in.txt"), unique("restarts"));
+    write_lines(&input, 0..500);
+    w.add_connector("trapper", &[("connector.class", "test-trapper".into()), ("topic", unique("never"))]);
+    file_source(&mut w, "src", &input, &topic);
+    let worker = w.start();
+    worker.wait_task_state("trapper", 0, "FAILED");
+    worker.wait_task_state("src", 0, "RUNNING");
+    worker.wait("500 records", Duration::from_secs(60), || (topic_count(&topic) >= 500).then_some(()));
+    assert_eq!(starts(&worker, "src-0"), 1);
+
+    // No parameters: the connector only, 204; its task keeps running.
+    let (code, _, _) = worker.call("POST", "/connectors/src/restart", None);
+    assert_eq!(code, 204);
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(starts(&worker, "src-0"), 1, "a connector-only restart restarted its task");
+
+    // onlyFailed with nothing failed: 202, nothing restarts.
+    let (code, body, _) = worker.call("POST", "/connectors/src/restart?includeTasks=true&onlyFailed=true", None);
+    assert_eq!(code, 202, "{body}");
+    assert_eq!(body["connector"]["state"], "RUNNING", "{body}");
+    assert_eq!(body["tasks"][0]["state"], "RUNNING", "{body}");
+
+    // onlyFailed picks the failed task, not the running connector.
+    let (code, body, _) = worker.call("POST", "/connectors/trapper/restart?includeTasks=true&onlyFailed=true", None);
+    assert_eq!(code, 202, "{body}");
+    assert_eq!(body["name"], "trapper");
+    assert_eq!(body["connector"]["state"], "RUNNING", "{body}");
+    assert_eq!(body["tasks"][0]["state"], "RESTARTING", "{body}");
+    worker.wait("the trapper task started again", Duration::from_secs(30), || {
+        (starts(&worker, "trapper-0") == 2).then_some(())
+    });
+    worker.wait_task_state("trapper", 0, "FAILED");
+
+    // includeTasks alone: the connector and every task.
+    let (code, body, _) = worker.call("POST", "/connectors/src/restart?includeTasks=true", None);
+    assert_eq!(code, 202, "{body}");
+    assert_eq!(body["connector"]["state"], "RESTARTING", "{body}");
+    assert_eq!(body["tasks"][0]["state"], "RESTARTING", "{body}");
+    worker.wait("the source task started again", Duration::from_secs(30), || {
+        (starts(&worker, "src-0") == 2).then_some(())
+    });
+    worker.wait_task_state("src", 0, "RUNNING");
+    write_lines(&input, 500..600);
+    worker.wait("lines written after the restart", Duration::from_secs(60), || {
+        (topic_count(&topic) >= 600).then_some(())
+    });
+
+    let (code, body, _) = worker.call("POST", "/connectors/src/restart?includeTasks=maybe", None);
+    assert_eq!(code, 400, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().contains("includeTasks"), "{body}");
+    let (code, _, _) = worker.call("POST", "/connectors/ghost/restart?includeTasks=true", None);
+    assert_eq!(code, 404);
+}
+
 #[test]
 fn rest_answers_in_kafka_connect_shapes() {
     let mut w = Standalone::new(&[]);

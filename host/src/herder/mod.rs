@@ -14,7 +14,7 @@ use crate::cluster::{ClusterView, Membership, TaskId, Work};
 use crate::config::ConnectorConfig;
 use crate::runtime::records::ConnectorKind;
 use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
-use crate::storage::{ConfigSnapshot, ConfigStore, State, TargetState};
+use crate::storage::{ConfigSnapshot, ConfigStore, State, Status, TargetState};
 use crate::worker::{StartError, Worker};
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +48,22 @@ impl From<ConfigStoreError> for HerderError {
 pub enum Written {
     Created,
     Updated,
+}
+
+/// What `POST /connectors/{name}/restart` asks for, with Kafka Connect's query parameters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RestartRequest {
+    /// `includeTasks`: restart the tasks too.
+    pub include_tasks: bool,
+    /// `onlyFailed`: restart only the instances that are FAILED.
+    pub only_failed: bool,
+}
+
+/// The instances a restart covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestartPlan {
+    pub connector: bool,
+    pub tasks: Vec<u32>,
 }
 
 pub struct Herder {
@@ -201,14 +217,33 @@ impl Herder {
         Ok(())
     }
 
-    /// Restarts the part of a connector this worker runs: its task configs are generated
-    /// anew, and its tasks here stop and start again.
+    /// The instances of a connector that `POST /connectors/{name}/restart` covers, from their
+    /// statuses now (Kafka Connect's `includeTasks` and `onlyFailed`).
+    pub fn restart_plan(&self, name: &str, request: RestartRequest) -> Result<RestartPlan, HerderError> {
+        let entry = self.require(name)?;
+        let status = self.worker.status.get(name);
+        let failed = |s: Option<&Status>| s.is_some_and(|s| s.state == State::Failed);
+        let connector = !request.only_failed || failed(status.as_ref().map(|s| &s.connector));
+        let task_count = entry.tasks.as_ref().map_or(0, Vec::len) as u32;
+        let tasks = if request.include_tasks {
+            (0..task_count)
+                .filter(|id| !request.only_failed || failed(status.as_ref().and_then(|s| s.tasks.get(id))))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(RestartPlan { connector, tasks })
+    }
+
+    /// Restarts the connector itself, as Kafka Connect restarts a `Connector` instance: its task
+    /// configs are generated again from its config (tasks whose configs stay the same keep
+    /// running). Its tasks restart with `restart_task`.
     pub fn restart_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
-        let _guard = self.reconciling.lock().expect("herder lock");
-        self.generated.lock().expect("herder lock").remove(name);
-        self.worker.stop_connector(name);
-        drop(_guard);
+        {
+            let _guard = self.reconciling.lock().expect("herder lock");
+            self.generated.lock().expect("herder lock").remove(name);
+        }
         self.reconcile();
         Ok(())
     }

@@ -11,7 +11,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::herder::{Herder, HerderError, Written};
+use crate::herder::{Herder, HerderError, RestartPlan, RestartRequest, Written};
 use crate::runtime::records::ConnectorKind;
 use crate::storage::config::Pairs;
 use crate::storage::status::ConnectorStatus;
@@ -197,11 +197,36 @@ fn forwarded(request: &axum::extract::Request) -> bool {
     request.headers().contains_key(forward::FORWARDED_BY)
 }
 
+/// `includeTasks` and `onlyFailed` of `POST /connectors/{name}/restart`.
+#[derive(Deserialize)]
+struct RestartQuery {
+    #[serde(rename = "includeTasks")]
+    include_tasks: Option<String>,
+    #[serde(rename = "onlyFailed")]
+    only_failed: Option<String>,
+}
+
+fn flag(name: &str, value: Option<&str>) -> Result<bool, ApiError> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(bad_request(format!("{name} must be true or false, not \"{other}\""))),
+    }
+}
+
+/// Kafka Connect's restart: without `includeTasks` and `onlyFailed`, the connector only, answered
+/// 204 once done; with either, the connector and/or tasks they pick (with `onlyFailed`, only
+/// FAILED ones), answered 202 at once with the connector's status, RESTARTING for what restarts.
 async fn restart_connector(
     State(state): State<Shared>,
     Path(name): Path<String>,
+    Query(query): Query<RestartQuery>,
     request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
+    let restart = RestartRequest {
+        include_tasks: flag("includeTasks", query.include_tasks.as_deref())?,
+        only_failed: flag("onlyFailed", query.only_failed.as_deref())?,
+    };
     if let (Some(membership), false) = (state.herder.membership(), forwarded(&request)) {
         match membership.connector_owner(&name) {
             Some(owner) if owner.worker_id != state.herder.worker.worker_id => {
@@ -214,34 +239,66 @@ async fn restart_connector(
             None => return Err(unowned(format!("connector {name}"))),
         }
     }
-    let herder = state.herder.clone();
-    let n = name.clone();
-    blocking(move || herder.restart_connector(&n)).await?;
-    // Its tasks on other workers restart there.
-    if let Some(membership) = state.herder.membership() {
-        let me = state.herder.worker.worker_id.clone();
-        let others: Vec<(String, u32)> = membership
-            .members
-            .values()
-            .filter(|m| m.worker_id != me)
-            .flat_map(|m| m.owned.tasks.iter().filter(|t| t.connector == name).map(|t| (m.url.clone(), t.task)))
-            .collect();
-        for (url, task) in others {
-            let url = format!("{url}/connectors/{}/tasks/{task}/restart", forward::path_segment(&name));
-            let me = me.clone();
-            let sent = tokio::task::spawn_blocking(move || forward::send("POST", &url, None, &me)).await;
-            match sent {
-                Ok(Ok((status, _))) if status < 300 => {}
-                Ok(Ok((status, body))) => tracing::warn!(
-                    "restarting task {task} of connector {name}: the worker running it answered {status}: {}",
-                    String::from_utf8_lossy(&body)
-                ),
-                Ok(Err(e)) => tracing::warn!("restarting task {task} of connector {name}: {e}"),
-                Err(e) => tracing::warn!("restarting task {task} of connector {name}: {e}"),
+    let plan = state.herder.restart_plan(&name, restart)?;
+    if restart == RestartRequest::default() {
+        let herder = state.herder.clone();
+        blocking(move || herder.restart_connector(&name)).await?;
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    let mut body = status_json(&state, &name).unwrap_or_else(|| json!({"name": name, "tasks": []}));
+    if plan.connector {
+        body["connector"]["state"] = json!("RESTARTING");
+    }
+    if let Some(tasks) = body["tasks"].as_array_mut() {
+        for task in tasks.iter_mut().filter(|t| t["id"].as_u64().is_some_and(|id| plan.tasks.contains(&(id as u32)))) {
+            task["state"] = json!("RESTARTING");
+        }
+    }
+    // Carried out after the answer, as Kafka Connect does.
+    tokio::spawn(carry_out_restart(state.clone(), name, plan));
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
+
+async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
+    if plan.connector {
+        let herder = state.herder.clone();
+        let n = name.clone();
+        if let Err(e) = blocking(move || herder.restart_connector(&n)).await {
+            tracing::warn!("restarting connector {name}: {}", e.message);
+        }
+    }
+    let me = state.herder.worker.worker_id.clone();
+    let membership = state.herder.membership();
+    for task in plan.tasks {
+        let id = crate::cluster::TaskId { connector: name.clone(), task };
+        let owner = membership.as_ref().and_then(|m| m.task_owner(&id));
+        match owner {
+            Some(owner) if owner.worker_id != me => {
+                let url = format!("{}/connectors/{}/tasks/{task}/restart", owner.url, forward::path_segment(&name));
+                let me = me.clone();
+                let sent = tokio::task::spawn_blocking(move || forward::send("POST", &url, None, &me)).await;
+                match sent {
+                    Ok(Ok((status, _))) if status < 300 => {}
+                    Ok(Ok((status, body))) => tracing::warn!(
+                        "restarting task {task} of connector {name}: the worker running it answered {status}: {}",
+                        String::from_utf8_lossy(&body)
+                    ),
+                    Ok(Err(e)) => tracing::warn!("restarting task {task} of connector {name}: {e}"),
+                    Err(e) => tracing::warn!("restarting task {task} of connector {name}: {e}"),
+                }
+            }
+            None if membership.is_some() => {
+                tracing::warn!("restarting task {task} of connector {name}: no worker runs it at the moment")
+            }
+            _ => {
+                let herder = state.herder.clone();
+                let n = name.clone();
+                if let Err(e) = blocking(move || herder.restart_task(&n, task)).await {
+                    tracing::warn!("restarting task {task} of connector {name}: {}", e.message);
+                }
             }
         }
     }
-    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// 409 for work that no worker runs at the moment (its worker left and the group has not
