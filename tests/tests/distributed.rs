@@ -186,6 +186,14 @@ fn a_fresh_worker_rebuilds_connectors_states_and_offsets_from_the_topics() {
     worker.wait("the connectors replayed", Duration::from_secs(30), || {
         (worker.get("/connectors")? == json!(["paused", sink, "src", "stopped"])).then_some(())
     });
+    // The offsets come back from the topics too.
+    let source_offsets = worker.get("/connectors/src/offsets").unwrap();
+    assert_eq!(
+        source_offsets,
+        json!({"offsets": [{"partition": {"filename": input.display().to_string()}, "offset": {"position": 15000}}]})
+    );
+    let sink_offsets = worker.get(&format!("/connectors/{sink}/offsets")).unwrap();
+    assert_eq!(sink_offsets["offsets"][0]["offset"]["kafka_offset"], 1000, "{sink_offsets}");
     // The killed worker's statuses stay in the topic until the group gives its work to the
     // fresh one (after session.timeout.ms), which then reports under its own id.
     let me = format!("127.0.0.1:{}", fresh.port);

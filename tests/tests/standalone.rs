@@ -307,6 +307,35 @@ fn restart_follows_include_tasks_and_only_failed() {
 }
 
 #[test]
+fn offsets_are_reported_in_kafka_connects_shapes() {
+    let mut w = Standalone::new(&[]);
+    let (input, output, topic, sink) = (w.path("in.txt"), w.path("out.txt"), unique("offsets"), unique("sink"));
+    write_lines(&input, 0..300);
+    file_source(&mut w, "src", &input, &topic);
+    file_sink(&mut w, &sink, &topic, &output);
+    let worker = w.start();
+    worker.wait("300 lines out", Duration::from_secs(60), || (count_lines(&output) >= 300).then_some(()));
+    let expected_source = serde_json::json!({"offsets": [{
+        "partition": {"filename": input.display().to_string()},
+        "offset": {"position": 300 * LINE_BYTES},
+    }]});
+    worker.wait("the source's offsets", Duration::from_secs(10), || {
+        (worker.get("/connectors/src/offsets")? == expected_source).then_some(())
+    });
+    let expected_sink = serde_json::json!({"offsets": [{
+        "partition": {"kafka_topic": topic, "kafka_partition": 0},
+        "offset": {"kafka_offset": 300},
+    }]});
+    worker.wait("the sink's offsets", Duration::from_secs(10), || {
+        (worker.get(&format!("/connectors/{sink}/offsets"))? == expected_sink).then_some(())
+    });
+    let (code, body, _) = worker.call("PATCH", &format!("/connectors/{sink}/offsets"), Some("{}"));
+    assert_eq!(code, 501, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().contains(&format!("connect-{sink}")), "{body}");
+    assert_eq!(worker.call("GET", "/connectors/ghost/offsets", None).0, 404);
+}
+
+#[test]
 fn rest_answers_in_kafka_connect_shapes() {
     let mut w = Standalone::new(&[]);
     let (input, topic) = (w.path("in.txt"), unique("rest"));

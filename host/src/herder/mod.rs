@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::cluster::{ClusterView, Membership, TaskId, Work};
 use crate::config::ConnectorConfig;
-use crate::runtime::records::ConnectorKind;
+use crate::runtime::records::{ConnectorKind, OffsetMap};
 use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
 use crate::storage::{ConfigSnapshot, ConfigStore, State, Status, TargetState};
 use crate::worker::{StartError, Worker};
@@ -57,6 +57,14 @@ pub struct RestartRequest {
     pub include_tasks: bool,
     /// `onlyFailed`: restart only the instances that are FAILED.
     pub only_failed: bool,
+}
+
+/// A connector's offsets as `GET /connectors/{name}/offsets` reports them.
+pub enum ConnectorOffsets {
+    /// Per source partition, the last stored source offset.
+    Source(Vec<(OffsetMap, OffsetMap)>),
+    /// Per topic partition, the next offset to read, as committed by the connector's group.
+    Sink(Vec<(String, i32, i64)>),
 }
 
 /// The instances a restart covers.
@@ -215,6 +223,26 @@ impl Herder {
         // is itself sending task configs to this worker.
         self.store.changes().notify();
         Ok(())
+    }
+
+    /// A connector's offsets: a source's from the offset store, a sink's from its consumer group.
+    pub fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets, HerderError> {
+        let entry = self.require(name)?;
+        let Some(kind) = self.kind_of(&entry) else {
+            return Err(HerderError::BadConfig(format!(
+                "the plugin of connector {name} is not loaded on this worker, so whether it is a source or a sink \
+                 (and where its offsets are) is unknown"
+            )));
+        };
+        match kind {
+            ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
+            ConnectorKind::Sink => {
+                let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
+                crate::kafka::committed_offsets(&self.worker.config, name, &config.topics)
+                    .map(ConnectorOffsets::Sink)
+                    .map_err(|e| HerderError::BadConfig(format!("{e:#}")))
+            }
+        }
     }
 
     /// The instances of a connector that `POST /connectors/{name}/restart` covers, from their

@@ -88,3 +88,41 @@ pub fn flush<C: ProducerContext>(producer: &ThreadedProducer<C>, timeout: Durati
         error => Err(KafkaError::Flush(error.into())),
     }
 }
+
+/// The offsets a sink connector's consumer group (`connect-<connector>`) committed, per
+/// partition of its topics: (topic, partition, next offset to read). Partitions without a
+/// committed offset are left out.
+pub fn committed_offsets(
+    worker: &WorkerConfig,
+    connector: &str,
+    topics: &[String],
+) -> anyhow::Result<Vec<(String, i32, i64)>> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let timeout = worker.bootstrap_timeout;
+    // Not subscribed: asking for committed offsets does not join the group.
+    let consumer: BaseConsumer = consumer_config(worker, connector, &format!("wharf-{connector}-offsets"))
+        .create()
+        .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))?;
+    let mut partitions = rdkafka::TopicPartitionList::new();
+    for topic in topics {
+        let metadata = consumer
+            .fetch_metadata(Some(topic), timeout)
+            .map_err(|e| anyhow::anyhow!("cannot read the metadata of topic {topic}: {e}"))?;
+        for t in metadata.topics().iter().filter(|t| t.error().is_none()) {
+            for p in t.partitions() {
+                partitions.add_partition(t.name(), p.id());
+            }
+        }
+    }
+    if partitions.count() == 0 {
+        return Ok(Vec::new());
+    }
+    let committed = consumer
+        .committed_offsets(partitions, timeout)
+        .map_err(|e| anyhow::anyhow!("cannot read the offsets committed by group connect-{connector}: {e}"))?;
+    Ok(committed
+        .elements()
+        .iter()
+        .filter_map(|e| e.offset().to_raw().filter(|o| *o >= 0).map(|o| (e.topic().to_string(), e.partition(), o)))
+        .collect())
+}

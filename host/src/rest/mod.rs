@@ -11,7 +11,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::herder::{Herder, HerderError, RestartPlan, RestartRequest, Written};
+use crate::herder::{ConnectorOffsets, Herder, HerderError, RestartPlan, RestartRequest, Written};
 use crate::runtime::records::ConnectorKind;
 use crate::storage::config::Pairs;
 use crate::storage::status::ConnectorStatus;
@@ -43,6 +43,10 @@ pub fn router(state: Shared) -> Router {
         .merge(writes)
         .route("/connectors/{name}/status", get(connector_status))
         .route("/connectors/{name}/restart", post(restart_connector))
+        .route(
+            "/connectors/{name}/offsets",
+            get(connector_offsets).patch(offsets_not_alterable).delete(offsets_not_alterable),
+        )
         .route("/connectors/{name}/tasks/{task}/restart", post(restart_task))
         .route("/connector-plugins", get(plugins::list))
         .route("/connector-plugins/{plugin}/config", get(plugins::config_definition))
@@ -195,6 +199,45 @@ async fn put_task_configs(
 /// Whether a request was passed on by another worker (and must be carried out here).
 fn forwarded(request: &axum::extract::Request) -> bool {
     request.headers().contains_key(forward::FORWARDED_BY)
+}
+
+/// Kafka Connect's shape: `{"offsets": [{"partition": {…}, "offset": {…}}]}`; a sink's
+/// partitions are `{"kafka_topic", "kafka_partition"}` and its offsets `{"kafka_offset"}`.
+async fn connector_offsets(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    let herder = state.herder.clone();
+    let offsets = blocking(move || herder.connector_offsets(&name)).await?;
+    let entries: Vec<Value> = match offsets {
+        ConnectorOffsets::Source(offsets) => offsets
+            .iter()
+            .map(|(partition, offset)| {
+                json!({
+                    "partition": crate::storage::offsets::map_to_json(partition),
+                    "offset": crate::storage::offsets::map_to_json(offset),
+                })
+            })
+            .collect(),
+        ConnectorOffsets::Sink(offsets) => offsets
+            .into_iter()
+            .map(|(topic, partition, offset)| {
+                json!({
+                    "partition": {"kafka_topic": topic, "kafka_partition": partition},
+                    "offset": {"kafka_offset": offset},
+                })
+            })
+            .collect(),
+    };
+    Ok(Json(json!({ "offsets": entries })))
+}
+
+async fn offsets_not_alterable(Path(name): Path<String>) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        format!(
+            "Altering or resetting the offsets of connector {name} over REST is not supported by this version of \
+             Wharf. For a sink, stop the connector and reset its consumer group connect-{name} with Kafka's \
+             kafka-consumer-groups tool; GET /connectors/{name}/offsets shows the offsets"
+        ),
+    )
 }
 
 /// `includeTasks` and `onlyFailed` of `POST /connectors/{name}/restart`.

@@ -544,6 +544,10 @@ impl OffsetStore for KafkaOffsetStore {
         }
         Ok(())
     }
+
+    fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
+        crate::storage::offsets::offsets_of(&self.entries.lock().expect("offsets lock"), connector)
+    }
 }
 
 /// Statuses on the status topic. This worker's statuses enter the view as it writes them; when

@@ -27,6 +27,21 @@ pub trait OffsetStore: Send + Sync {
 
     /// Stores offsets, all or none.
     fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError>;
+
+    /// Every source partition of a connector with its last stored offset.
+    fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)>;
+}
+
+/// The entries of one connector among stored offsets (offset key JSON → offset value JSON).
+pub fn offsets_of(entries: &BTreeMap<String, Value>, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
+    entries
+        .iter()
+        .filter_map(|(key, value)| {
+            let key: Value = serde_json::from_str(key).ok()?;
+            (key.get(0)?.as_str()? == connector).then_some(())?;
+            Some((map_from_json(key.get(1)?)?, map_from_json(value)?))
+        })
+        .collect()
 }
 
 fn scalar_to_json(s: &Scalar) -> Value {
@@ -145,6 +160,10 @@ impl OffsetStore for FileOffsetStore {
         *entries = updated;
         Ok(())
     }
+
+    fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
+        offsets_of(&self.entries.lock().expect("offset store lock"), connector)
+    }
 }
 
 #[cfg(test)]
@@ -168,8 +187,10 @@ mod tests {
         let offset = vec![("position".to_string(), Scalar::Integer(42))];
         store.put("src", &[(partition("/a"), offset.clone())]).unwrap();
         let reopened = FileOffsetStore::open(&path).unwrap();
-        assert_eq!(reopened.get("src", &partition("/a")), Some(offset));
+        assert_eq!(reopened.get("src", &partition("/a")), Some(offset.clone()));
         assert_eq!(reopened.get("other", &partition("/a")), None);
+        assert_eq!(reopened.list("src"), vec![(partition("/a"), offset)]);
+        assert_eq!(reopened.list("other"), Vec::new());
     }
 
     #[test]

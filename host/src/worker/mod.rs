@@ -143,6 +143,14 @@ impl Worker {
         Ok(configs.into_iter().take(config.tasks_max as usize).collect())
     }
 
+    /// A source connector's stored offsets, per source partition.
+    pub fn source_offsets(
+        &self,
+        connector: &str,
+    ) -> Vec<(crate::runtime::records::OffsetMap, crate::runtime::records::OffsetMap)> {
+        self.offsets.list(connector)
+    }
+
     /// The kind of the plugin a connector config names, if the plugin is loaded.
     pub fn kind_of(&self, class: &str) -> Option<ConnectorKind> {
         self.registry.find(class, None).ok().map(|p| p.info.kind)
