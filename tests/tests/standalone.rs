@@ -329,10 +329,56 @@ fn offsets_are_reported_in_kafka_connects_shapes() {
     worker.wait("the sink's offsets", Duration::from_secs(10), || {
         (worker.get(&format!("/connectors/{sink}/offsets"))? == expected_sink).then_some(())
     });
-    let (code, body, _) = worker.call("PATCH", &format!("/connectors/{sink}/offsets"), Some("{}"));
-    assert_eq!(code, 501, "{body}");
-    assert!(body["message"].as_str().unwrap_or_default().contains(&format!("connect-{sink}")), "{body}");
     assert_eq!(worker.call("GET", "/connectors/ghost/offsets", None).0, 404);
+
+    // Offsets change only while the connector is stopped.
+    let source_to_line_100 = serde_json::json!({"offsets": [{
+        "partition": {"filename": input.display().to_string()},
+        "offset": {"position": 100 * LINE_BYTES},
+    }]});
+    let (code, body, _) = worker.call("PATCH", "/connectors/src/offsets", Some(&source_to_line_100.to_string()));
+    assert_eq!(code, 400, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().contains("STOPPED"), "{body}");
+    for name in ["src", sink.as_str()] {
+        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/stop"), None).0, 202);
+        worker.wait("STOPPED", Duration::from_secs(30), || {
+            (worker.get(&format!("/connectors/{name}/status"))?["connector"]["state"] == "STOPPED").then_some(())
+        });
+    }
+    let (code, body, _) = worker.call("PATCH", "/connectors/src/offsets", Some(&source_to_line_100.to_string()));
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(worker.get("/connectors/src/offsets").unwrap(), source_to_line_100);
+    let sink_to_250 = serde_json::json!({"offsets": [{
+        "partition": {"kafka_topic": topic, "kafka_partition": 0},
+        "offset": {"kafka_offset": 250},
+    }]});
+    let path = format!("/connectors/{sink}/offsets");
+    // The stopped sink's consumer may still be leaving its group for a moment.
+    worker.wait("the sink's offsets altered", Duration::from_secs(30), || {
+        (worker.call("PATCH", &path, Some(&sink_to_250.to_string())).0 == 200).then_some(())
+    });
+    assert_eq!(worker.get(&path).unwrap(), sink_to_250);
+
+    // Resumed, the source reads again from line 100 and the sink from record 250.
+    for name in ["src", sink.as_str()] {
+        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/resume"), None).0, 202);
+    }
+    worker.wait("550 lines out", Duration::from_secs(60), || (count_lines(&output) >= 550).then_some(()));
+    std::thread::sleep(Duration::from_secs(1));
+    let expected: Vec<String> = (0..300).chain(250..300).chain(100..300).map(line).collect();
+    assert_eq!(read_lines(&output), expected);
+
+    // A reset forgets them all.
+    for name in ["src", sink.as_str()] {
+        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/stop"), None).0, 202);
+    }
+    for name in ["src", sink.as_str()] {
+        let path = format!("/connectors/{name}/offsets");
+        worker.wait("the offsets reset", Duration::from_secs(30), || {
+            (worker.call("DELETE", &path, None).0 == 200).then_some(())
+        });
+        assert_eq!(worker.get(&path).unwrap(), serde_json::json!({"offsets": []}), "{name}");
+    }
 }
 
 #[test]

@@ -67,6 +67,14 @@ pub enum ConnectorOffsets {
     Sink(Vec<(String, i32, i64)>),
 }
 
+/// What `PATCH` and `DELETE /connectors/{name}/offsets` ask for.
+pub enum OffsetsChange {
+    /// Kafka Connect's entries: a partition and its new offset, none to forget it.
+    Alter(Vec<(serde_json::Value, Option<serde_json::Value>)>),
+    /// Forget every offset.
+    Reset,
+}
+
 /// The instances a restart covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestartPlan {
@@ -241,6 +249,102 @@ impl Herder {
                 crate::kafka::committed_offsets(&self.worker.config, name, &config.topics)
                     .map(ConnectorOffsets::Sink)
                     .map_err(|e| HerderError::BadConfig(format!("{e:#}")))
+            }
+        }
+    }
+
+    /// Alters or resets a stopped connector's offsets; returns what to tell the user.
+    pub fn change_offsets(&self, name: &str, change: OffsetsChange) -> Result<String, HerderError> {
+        let entry = self.require(name)?;
+        if entry.target != TargetState::Stopped {
+            return Err(HerderError::BadConfig(format!(
+                "Connectors must be in the STOPPED state before their offsets can be changed: stop {name} with \
+                 PUT /connectors/{name}/stop first"
+            )));
+        }
+        if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
+            return Err(HerderError::BadConfig(format!(
+                "connector {name} is stopping but its tasks are not all stopped yet; retry in a moment"
+            )));
+        }
+        let Some(kind) = self.kind_of(&entry) else {
+            return Err(HerderError::BadConfig(format!(
+                "the plugin of connector {name} is not loaded on this worker, so whether it is a source or a sink \
+                 (and where its offsets are) is unknown"
+            )));
+        };
+        let store_error = |e: crate::storage::offsets::OffsetStoreError| HerderError::Store(e.to_string());
+        let kafka_error = |e: anyhow::Error| HerderError::BadConfig(format!("{e:#}"));
+        match (kind, change) {
+            (ConnectorKind::Source, OffsetsChange::Reset) => {
+                let partitions: Vec<OffsetMap> = self.worker.source_offsets(name).into_iter().map(|(p, _)| p).collect();
+                self.worker.forget_source_offsets(name, &partitions).map_err(store_error)?;
+                Ok(format!(
+                    "The offsets Wharf keeps for connector {name} were reset. A plugin that keeps offsets elsewhere \
+                     as well must have those reset there"
+                ))
+            }
+            (ConnectorKind::Source, OffsetsChange::Alter(entries)) => {
+                let mut set = Vec::new();
+                let mut forget = Vec::new();
+                for (partition, offset) in entries {
+                    let parse = |v: &serde_json::Value, what: &str| {
+                        crate::storage::offsets::map_from_json(v).ok_or_else(|| {
+                            HerderError::BadConfig(format!(
+                                "a source {what} must be a JSON object of strings, numbers, booleans or nulls, not {v}"
+                            ))
+                        })
+                    };
+                    let partition = parse(&partition, "partition")?;
+                    match offset {
+                        Some(offset) => set.push((partition, parse(&offset, "offset")?)),
+                        None => forget.push(partition),
+                    }
+                }
+                if !set.is_empty() {
+                    self.worker.store_source_offsets(name, &set).map_err(store_error)?;
+                }
+                if !forget.is_empty() {
+                    self.worker.forget_source_offsets(name, &forget).map_err(store_error)?;
+                }
+                Ok(format!(
+                    "The offsets Wharf keeps for connector {name} were altered. A plugin that keeps offsets elsewhere \
+                     as well must have those altered there"
+                ))
+            }
+            (ConnectorKind::Sink, OffsetsChange::Reset) => {
+                let worker = self.worker.config.clone();
+                let connector = name.to_string();
+                tokio::runtime::Handle::current()
+                    .block_on(crate::kafka::delete_group(&worker, &connector))
+                    .map_err(kafka_error)?;
+                Ok(format!("The offsets of connector {name} were reset (its consumer group connect-{name} is deleted)"))
+            }
+            (ConnectorKind::Sink, OffsetsChange::Alter(entries)) => {
+                let mut offsets = Vec::new();
+                for (partition, offset) in entries {
+                    let topic = partition["kafka_topic"].as_str();
+                    let number = partition["kafka_partition"].as_i64().and_then(|p| i32::try_from(p).ok());
+                    let (Some(topic), Some(number)) = (topic, number) else {
+                        return Err(HerderError::BadConfig(format!(
+                            "a sink partition must look like {{\"kafka_topic\": \"name\", \"kafka_partition\": 0}}, not {partition}"
+                        )));
+                    };
+                    let Some(offset) = offset else {
+                        return Err(HerderError::BadConfig(format!(
+                            "forgetting the offset of one partition of a sink ({topic}-{number}) is not supported; \
+                             give an offset, or reset them all with DELETE /connectors/{name}/offsets"
+                        )));
+                    };
+                    let Some(value) = offset["kafka_offset"].as_i64().filter(|o| *o >= 0) else {
+                        return Err(HerderError::BadConfig(format!(
+                            "a sink offset must look like {{\"kafka_offset\": 42}} (not negative), not {offset}"
+                        )));
+                    };
+                    offsets.push((topic.to_string(), number, value));
+                }
+                crate::kafka::commit_group_offsets(&self.worker.config, name, &offsets).map_err(kafka_error)?;
+                Ok(format!("The offsets of connector {name} were altered"))
             }
         }
     }
@@ -527,6 +631,8 @@ impl Herder {
             }
             self.worker.status.remove_tasks(name);
             self.worker.put_status(name, kind, State::Stopped, None);
+            // Resumed, the connector generates its task configs again (they were emptied here).
+            self.generated.lock().expect("herder lock").remove(name);
             return Ok(());
         }
 

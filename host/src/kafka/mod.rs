@@ -29,6 +29,16 @@ pub fn producer_config(worker: &WorkerConfig, client_id: &str) -> ClientConfig {
     config
 }
 
+/// An admin client's settings: the worker's `admin.*` keys.
+pub fn admin_config(worker: &WorkerConfig) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", &worker.bootstrap_servers);
+    for (key, value) in &worker.admin_overrides {
+        config.set(key, value);
+    }
+    config
+}
+
 /// Keys of `consumer.*` that Kafka Connect users know but that the host reads itself instead of
 /// handing them to librdkafka.
 pub const HOST_CONSUMER_KEYS: &[&str] = &["max.poll.records"];
@@ -125,4 +135,55 @@ pub fn committed_offsets(
         .iter()
         .filter_map(|e| e.offset().to_raw().filter(|o| *o >= 0).map(|o| (e.topic().to_string(), e.partition(), o)))
         .collect())
+}
+
+/// Commits offsets for a sink connector's group (`connect-<connector>`) without joining it: the
+/// group must have no members (the connector is stopped), or Kafka refuses the commit.
+pub fn commit_group_offsets(
+    worker: &WorkerConfig,
+    connector: &str,
+    offsets: &[(String, i32, i64)],
+) -> anyhow::Result<()> {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    let consumer: BaseConsumer = consumer_config(worker, connector, &format!("wharf-{connector}-offsets"))
+        .create()
+        .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))?;
+    let mut list = rdkafka::TopicPartitionList::new();
+    for (topic, partition, offset) in offsets {
+        list.add_partition_offset(topic, *partition, rdkafka::Offset::Offset(*offset))
+            .map_err(|e| anyhow::anyhow!("cannot commit offset {offset} of {topic}-{partition}: {e}"))?;
+    }
+    consumer.commit(&list, CommitMode::Sync).map_err(|e| {
+        anyhow::anyhow!(
+            "Kafka refused the offsets for group connect-{connector} ({e}); the group must have no members, \
+             which takes a moment after the connector stopped"
+        )
+    })
+}
+
+/// Deletes a sink connector's group (`connect-<connector>`) and with it every offset it
+/// committed; a group that never committed anything is fine.
+pub async fn delete_group(worker: &WorkerConfig, connector: &str) -> anyhow::Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::types::RDKafkaErrorCode;
+    let group = format!("connect-{connector}");
+    let admin: AdminClient<DefaultClientContext> = admin_config(worker).create().map_err(|e| {
+        anyhow::anyhow!("cannot create a Kafka admin client (check the worker's admin.* settings): {e}")
+    })?;
+    let options = AdminOptions::new().request_timeout(Some(worker.bootstrap_timeout));
+    let results = admin
+        .delete_groups(&[group.as_str()], &options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot delete consumer group {group}: {e}"))?;
+    for result in results {
+        match result {
+            Ok(_) | Err((_, RDKafkaErrorCode::GroupIdNotFound)) => {}
+            Err((_, code)) => anyhow::bail!(
+                "cannot delete consumer group {group}: {code}. The group must have no members, which takes a \
+                 moment after the connector stopped"
+            ),
+        }
+    }
+    Ok(())
 }

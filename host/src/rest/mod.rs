@@ -11,7 +11,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::herder::{ConnectorOffsets, Herder, HerderError, RestartPlan, RestartRequest, Written};
+use crate::herder::{ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written};
 use crate::runtime::records::ConnectorKind;
 use crate::storage::config::Pairs;
 use crate::storage::status::ConnectorStatus;
@@ -43,10 +43,7 @@ pub fn router(state: Shared) -> Router {
         .merge(writes)
         .route("/connectors/{name}/status", get(connector_status))
         .route("/connectors/{name}/restart", post(restart_connector))
-        .route(
-            "/connectors/{name}/offsets",
-            get(connector_offsets).patch(offsets_not_alterable).delete(offsets_not_alterable),
-        )
+        .route("/connectors/{name}/offsets", get(connector_offsets).patch(alter_offsets).delete(reset_offsets))
         .route("/connectors/{name}/tasks/{task}/restart", post(restart_task))
         .route("/connector-plugins", get(plugins::list))
         .route("/connector-plugins/{plugin}/config", get(plugins::config_definition))
@@ -229,15 +226,36 @@ async fn connector_offsets(State(state): State<Shared>, Path(name): Path<String>
     Ok(Json(json!({ "offsets": entries })))
 }
 
-async fn offsets_not_alterable(Path(name): Path<String>) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        format!(
-            "Altering or resetting the offsets of connector {name} over REST is not supported by this version of \
-             Wharf. For a sink, stop the connector and reset its consumer group connect-{name} with Kafka's \
-             kafka-consumer-groups tool; GET /connectors/{name}/offsets shows the offsets"
-        ),
-    )
+/// `PATCH /connectors/{name}/offsets` with `{"offsets": [{"partition": {…}, "offset": {…} | null}]}`,
+/// for a STOPPED connector.
+async fn alter_offsets(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let shape = "the body must look like {\"offsets\": [{\"partition\": {...}, \"offset\": {...}}]}";
+    let doc: Value = serde_json::from_slice(&body).map_err(|e| bad_request(format!("{shape}: {e}")))?;
+    let Some(list) = doc.get("offsets").and_then(Value::as_array) else {
+        return Err(bad_request(shape));
+    };
+    let mut entries = Vec::new();
+    for entry in list {
+        let Some(partition) = entry.get("partition").filter(|p| p.is_object()) else {
+            return Err(bad_request(format!("{shape}; this entry has no partition object: {entry}")));
+        };
+        let offset = entry.get("offset").filter(|o| !o.is_null()).cloned();
+        entries.push((partition.clone(), offset));
+    }
+    let herder = state.herder.clone();
+    let message = blocking(move || herder.change_offsets(&name, OffsetsChange::Alter(entries))).await?;
+    Ok(Json(json!({ "message": message })))
+}
+
+/// `DELETE /connectors/{name}/offsets`, for a STOPPED connector.
+async fn reset_offsets(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    let herder = state.herder.clone();
+    let message = blocking(move || herder.change_offsets(&name, OffsetsChange::Reset)).await?;
+    Ok(Json(json!({ "message": message })))
 }
 
 /// `includeTasks` and `onlyFailed` of `POST /connectors/{name}/restart`.

@@ -548,6 +548,26 @@ impl OffsetStore for KafkaOffsetStore {
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
         crate::storage::offsets::offsets_of(&self.entries.lock().expect("offsets lock"), connector)
     }
+
+    fn remove(&self, connector: &str, partitions: &[OffsetMap]) -> Result<(), OffsetStoreError> {
+        // Tombstones: compaction drops the keys, and every reader forgets them.
+        let records: Vec<(i32, String, Option<Vec<u8>>)> = partitions
+            .iter()
+            .map(|partition| {
+                let key = offset_key(connector, partition);
+                (partition_for_key(key.as_bytes(), self.partitions), key, None)
+            })
+            .collect();
+        self.writer.write(&records).map_err(|message| OffsetStoreError::Write {
+            path: format!("topic {}", self.topic),
+            source: std::io::Error::other(message),
+        })?;
+        let mut entries = self.entries.lock().expect("offsets lock");
+        for partition in partitions {
+            entries.remove(&offset_key(connector, partition));
+        }
+        Ok(())
+    }
 }
 
 /// Statuses on the status topic. This worker's statuses enter the view as it writes them; when

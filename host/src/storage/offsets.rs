@@ -30,6 +30,9 @@ pub trait OffsetStore: Send + Sync {
 
     /// Every source partition of a connector with its last stored offset.
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)>;
+
+    /// Forgets the offsets of these source partitions, all or none.
+    fn remove(&self, connector: &str, partitions: &[OffsetMap]) -> Result<(), OffsetStoreError>;
 }
 
 /// The entries of one connector among stored offsets (offset key JSON → offset value JSON).
@@ -164,6 +167,18 @@ impl OffsetStore for FileOffsetStore {
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
         offsets_of(&self.entries.lock().expect("offset store lock"), connector)
     }
+
+    fn remove(&self, connector: &str, partitions: &[OffsetMap]) -> Result<(), OffsetStoreError> {
+        let mut entries = self.entries.lock().expect("offset store lock");
+        let mut updated = entries.clone();
+        for partition in partitions {
+            updated.remove(&offset_key(connector, partition));
+        }
+        self.write(&updated)
+            .map_err(|source| OffsetStoreError::Write { path: self.path.display().to_string(), source })?;
+        *entries = updated;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +206,8 @@ mod tests {
         assert_eq!(reopened.get("other", &partition("/a")), None);
         assert_eq!(reopened.list("src"), vec![(partition("/a"), offset)]);
         assert_eq!(reopened.list("other"), Vec::new());
+        reopened.remove("src", &[partition("/a")]).unwrap();
+        assert_eq!(FileOffsetStore::open(&path).unwrap().get("src", &partition("/a")), None);
     }
 
     #[test]

@@ -151,6 +151,24 @@ impl Worker {
         self.offsets.list(connector)
     }
 
+    /// Stores source offsets given over REST (the connector is stopped).
+    pub fn store_source_offsets(
+        &self,
+        connector: &str,
+        offsets: &[(crate::runtime::records::OffsetMap, crate::runtime::records::OffsetMap)],
+    ) -> Result<(), crate::storage::offsets::OffsetStoreError> {
+        self.offsets.put(connector, offsets)
+    }
+
+    /// Forgets source offsets (the connector is stopped).
+    pub fn forget_source_offsets(
+        &self,
+        connector: &str,
+        partitions: &[crate::runtime::records::OffsetMap],
+    ) -> Result<(), crate::storage::offsets::OffsetStoreError> {
+        self.offsets.remove(connector, partitions)
+    }
+
     /// The kind of the plugin a connector config names, if the plugin is loaded.
     pub fn kind_of(&self, class: &str) -> Option<ConnectorKind> {
         self.registry.find(class, None).ok().map(|p| p.info.kind)
