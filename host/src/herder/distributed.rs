@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rdkafka::ClientConfig;
 
 use super::serve::{self, JoinGroup, Stores};
 use super::Herder;
@@ -16,17 +15,9 @@ use crate::cluster::member::{Member, MemberConfig, Participant};
 use crate::cluster::{ClusterView, Work};
 use crate::config::WorkerConfig;
 use crate::kafka::admin::{self, TopicSpec};
+use crate::kafka::client_config;
 use crate::storage::kafka::{config_transactional_id, KafkaConfigLog, KafkaOffsetStore, KafkaStatusStore};
 use crate::storage::ConfigStore;
-
-fn client_config(worker: &WorkerConfig, overrides: &[(String, String)]) -> ClientConfig {
-    let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", &worker.bootstrap_servers);
-    for (key, value) in overrides {
-        config.set(key, value);
-    }
-    config
-}
 
 pub async fn run(config: WorkerConfig) -> Result<()> {
     let open_stores: serve::OpenStores = Box::new(|config| Box::pin(open_stores(config)));

@@ -69,8 +69,10 @@ pub enum ConnectorOffsets {
 
 /// What `PATCH` and `DELETE /connectors/{name}/offsets` ask for.
 pub enum OffsetsChange {
-    /// Kafka Connect's entries: a partition and its new offset, none to forget it.
-    Alter(Vec<(serde_json::Value, Option<serde_json::Value>)>),
+    /// A source's partitions with their new offsets, none to forget one.
+    Source(Vec<(OffsetMap, Option<OffsetMap>)>),
+    /// A sink's topic partitions with the next offset to read.
+    Sink(Vec<(String, i32, i64)>),
     /// Forget every offset.
     Reset,
 }
@@ -233,24 +235,30 @@ impl Herder {
         Ok(())
     }
 
-    /// A connector's offsets: a source's from the offset store, a sink's from its consumer group.
-    pub fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets, HerderError> {
+    /// Whether a connector is a source or a sink, which its plugin says.
+    pub fn connector_kind(&self, name: &str) -> Result<ConnectorKind, HerderError> {
         let entry = self.require(name)?;
-        let Some(kind) = self.kind_of(&entry) else {
-            return Err(HerderError::BadConfig(format!(
+        self.kind_of(&entry).ok_or_else(|| {
+            HerderError::BadConfig(format!(
                 "the plugin of connector {name} is not loaded on this worker, so whether it is a source or a sink \
                  (and where its offsets are) is unknown"
-            )));
-        };
-        match kind {
+            ))
+        })
+    }
+
+    /// A connector's offsets: a source's from the offset store, a sink's from its consumer group.
+    pub fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets, HerderError> {
+        match self.connector_kind(name)? {
             ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
-            ConnectorKind::Sink => {
-                let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
-                crate::kafka::committed_offsets(&self.worker.config, name, &config.topics)
-                    .map(ConnectorOffsets::Sink)
-                    .map_err(|e| HerderError::BadConfig(format!("{e:#}")))
-            }
+            ConnectorKind::Sink => crate::kafka::committed_offsets(&self.worker.config, name, &self.sink_topics(name)?)
+                .map(ConnectorOffsets::Sink)
+                .map_err(|e| HerderError::BadConfig(format!("{e:#}"))),
         }
+    }
+
+    fn sink_topics(&self, name: &str) -> Result<Vec<String>, HerderError> {
+        let entry = self.require(name)?;
+        self.parse(name, &entry.config).map(|c| c.topics).map_err(|e| HerderError::BadConfig(e.to_string()))
     }
 
     /// Alters or resets a stopped connector's offsets; returns what to tell the user.
@@ -267,84 +275,40 @@ impl Herder {
                 "connector {name} is stopping but its tasks are not all stopped yet; retry in a moment"
             )));
         }
-        let Some(kind) = self.kind_of(&entry) else {
-            return Err(HerderError::BadConfig(format!(
-                "the plugin of connector {name} is not loaded on this worker, so whether it is a source or a sink \
-                 (and where its offsets are) is unknown"
-            )));
-        };
         let store_error = |e: crate::storage::offsets::OffsetStoreError| HerderError::Store(e.to_string());
         let kafka_error = |e: anyhow::Error| HerderError::BadConfig(format!("{e:#}"));
-        match (kind, change) {
+        let elsewhere = "A plugin that keeps offsets elsewhere as well must have those changed there";
+        match (self.connector_kind(name)?, change) {
             (ConnectorKind::Source, OffsetsChange::Reset) => {
-                let partitions: Vec<OffsetMap> = self.worker.source_offsets(name).into_iter().map(|(p, _)| p).collect();
-                self.worker.forget_source_offsets(name, &partitions).map_err(store_error)?;
-                Ok(format!(
-                    "The offsets Wharf keeps for connector {name} were reset. A plugin that keeps offsets elsewhere \
-                     as well must have those reset there"
-                ))
+                let forget: Vec<_> = self.worker.source_offsets(name).into_iter().map(|(p, _)| (p, None)).collect();
+                self.worker.change_source_offsets(name, &forget).map_err(store_error)?;
+                Ok(format!("The offsets Wharf keeps for connector {name} were reset. {elsewhere}"))
             }
-            (ConnectorKind::Source, OffsetsChange::Alter(entries)) => {
-                let mut set = Vec::new();
-                let mut forget = Vec::new();
-                for (partition, offset) in entries {
-                    let parse = |v: &serde_json::Value, what: &str| {
-                        crate::storage::offsets::map_from_json(v).ok_or_else(|| {
-                            HerderError::BadConfig(format!(
-                                "a source {what} must be a JSON object of strings, numbers, booleans or nulls, not {v}"
-                            ))
-                        })
-                    };
-                    let partition = parse(&partition, "partition")?;
-                    match offset {
-                        Some(offset) => set.push((partition, parse(&offset, "offset")?)),
-                        None => forget.push(partition),
-                    }
-                }
-                if !set.is_empty() {
-                    self.worker.store_source_offsets(name, &set).map_err(store_error)?;
-                }
-                if !forget.is_empty() {
-                    self.worker.forget_source_offsets(name, &forget).map_err(store_error)?;
-                }
-                Ok(format!(
-                    "The offsets Wharf keeps for connector {name} were altered. A plugin that keeps offsets elsewhere \
-                     as well must have those altered there"
-                ))
+            (ConnectorKind::Source, OffsetsChange::Source(changes)) => {
+                self.worker.change_source_offsets(name, &changes).map_err(store_error)?;
+                Ok(format!("The offsets Wharf keeps for connector {name} were altered. {elsewhere}"))
             }
             (ConnectorKind::Sink, OffsetsChange::Reset) => {
-                let worker = self.worker.config.clone();
-                let connector = name.to_string();
+                let admin = crate::kafka::admin::admin_client(&crate::kafka::client_config(
+                    &self.worker.config,
+                    &self.worker.config.admin_overrides,
+                ))
+                .map_err(kafka_error)?;
+                // Called from a blocking task of the REST server's runtime.
                 tokio::runtime::Handle::current()
-                    .block_on(crate::kafka::delete_group(&worker, &connector))
+                    .block_on(crate::kafka::admin::delete_group(&admin, &format!("connect-{name}")))
                     .map_err(kafka_error)?;
                 Ok(format!("The offsets of connector {name} were reset (its consumer group connect-{name} is deleted)"))
             }
-            (ConnectorKind::Sink, OffsetsChange::Alter(entries)) => {
-                let mut offsets = Vec::new();
-                for (partition, offset) in entries {
-                    let topic = partition["kafka_topic"].as_str();
-                    let number = partition["kafka_partition"].as_i64().and_then(|p| i32::try_from(p).ok());
-                    let (Some(topic), Some(number)) = (topic, number) else {
-                        return Err(HerderError::BadConfig(format!(
-                            "a sink partition must look like {{\"kafka_topic\": \"name\", \"kafka_partition\": 0}}, not {partition}"
-                        )));
-                    };
-                    let Some(offset) = offset else {
-                        return Err(HerderError::BadConfig(format!(
-                            "forgetting the offset of one partition of a sink ({topic}-{number}) is not supported; \
-                             give an offset, or reset them all with DELETE /connectors/{name}/offsets"
-                        )));
-                    };
-                    let Some(value) = offset["kafka_offset"].as_i64().filter(|o| *o >= 0) else {
-                        return Err(HerderError::BadConfig(format!(
-                            "a sink offset must look like {{\"kafka_offset\": 42}} (not negative), not {offset}"
-                        )));
-                    };
-                    offsets.push((topic.to_string(), number, value));
-                }
+            (ConnectorKind::Sink, OffsetsChange::Sink(offsets)) => {
                 crate::kafka::commit_group_offsets(&self.worker.config, name, &offsets).map_err(kafka_error)?;
                 Ok(format!("The offsets of connector {name} were altered"))
+            }
+            (kind, _) => {
+                let kind = if kind == ConnectorKind::Source { "source" } else { "sink" };
+                Err(HerderError::BadConfig(format!(
+                    "connector {name} is a {kind} connector; the offsets given are shaped for the other kind"
+                )))
             }
         }
     }

@@ -160,3 +160,23 @@ fn partition_count(admin: &AdminClient<DefaultClientContext>, topic: &str) -> an
         Some(e) => anyhow::bail!("cannot read metadata of topic '{topic}': {:?}", RDKafkaErrorCode::from(e)),
     }
 }
+
+/// Deletes a consumer group and with it every offset it committed; a group that does not exist
+/// is fine. Kafka refuses while the group has members.
+pub async fn delete_group(admin: &AdminClient<DefaultClientContext>, group: &str) -> anyhow::Result<()> {
+    let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
+    let results = admin
+        .delete_groups(&[group], &options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot delete consumer group {group}: {e}"))?;
+    for result in results {
+        match result {
+            Ok(_) | Err((_, RDKafkaErrorCode::GroupIdNotFound)) => {}
+            Err((_, code)) => anyhow::bail!(
+                "cannot delete consumer group {group}: {code}. The group must have no members, which takes a \
+                 moment after the connector stopped"
+            ),
+        }
+    }
+    Ok(())
+}

@@ -8,8 +8,10 @@ pub mod partitioner;
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::{KafkaError, KafkaResult};
 use rdkafka::producer::{BaseProducer, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
 
 use crate::config::WorkerConfig;
 
@@ -29,11 +31,12 @@ pub fn producer_config(worker: &WorkerConfig, client_id: &str) -> ClientConfig {
     config
 }
 
-/// An admin client's settings: the worker's `admin.*` keys.
-pub fn admin_config(worker: &WorkerConfig) -> ClientConfig {
+/// A client's settings: the worker's bootstrap servers and one family of overrides (the
+/// worker's `admin.*`, `producer.*` or `consumer.*` keys).
+pub fn client_config(worker: &WorkerConfig, overrides: &[(String, String)]) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", &worker.bootstrap_servers);
-    for (key, value) in &worker.admin_overrides {
+    for (key, value) in overrides {
         config.set(key, value);
     }
     config
@@ -99,6 +102,14 @@ pub fn flush<C: ProducerContext>(producer: &ThreadedProducer<C>, timeout: Durati
     }
 }
 
+/// A client of a sink connector's group (`connect-<connector>`) that never joins it: for
+/// reading and committing the group's offsets from outside.
+fn group_client(worker: &WorkerConfig, connector: &str) -> anyhow::Result<BaseConsumer> {
+    consumer_config(worker, connector, &format!("wharf-{connector}-offsets"))
+        .create()
+        .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))
+}
+
 /// The offsets a sink connector's consumer group (`connect-<connector>`) committed, per
 /// partition of its topics: (topic, partition, next offset to read). Partitions without a
 /// committed offset are left out.
@@ -107,13 +118,9 @@ pub fn committed_offsets(
     connector: &str,
     topics: &[String],
 ) -> anyhow::Result<Vec<(String, i32, i64)>> {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
     let timeout = worker.bootstrap_timeout;
-    // Not subscribed: asking for committed offsets does not join the group.
-    let consumer: BaseConsumer = consumer_config(worker, connector, &format!("wharf-{connector}-offsets"))
-        .create()
-        .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))?;
-    let mut partitions = rdkafka::TopicPartitionList::new();
+    let consumer = group_client(worker, connector)?;
+    let mut partitions = TopicPartitionList::new();
     for topic in topics {
         let metadata = consumer
             .fetch_metadata(Some(topic), timeout)
@@ -137,20 +144,17 @@ pub fn committed_offsets(
         .collect())
 }
 
-/// Commits offsets for a sink connector's group (`connect-<connector>`) without joining it: the
-/// group must have no members (the connector is stopped), or Kafka refuses the commit.
+/// Commits offsets for a sink connector's group without joining it: the group must have no
+/// members (the connector is stopped), or Kafka refuses the commit.
 pub fn commit_group_offsets(
     worker: &WorkerConfig,
     connector: &str,
     offsets: &[(String, i32, i64)],
 ) -> anyhow::Result<()> {
-    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-    let consumer: BaseConsumer = consumer_config(worker, connector, &format!("wharf-{connector}-offsets"))
-        .create()
-        .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))?;
-    let mut list = rdkafka::TopicPartitionList::new();
+    let consumer = group_client(worker, connector)?;
+    let mut list = TopicPartitionList::new();
     for (topic, partition, offset) in offsets {
-        list.add_partition_offset(topic, *partition, rdkafka::Offset::Offset(*offset))
+        list.add_partition_offset(topic, *partition, Offset::Offset(*offset))
             .map_err(|e| anyhow::anyhow!("cannot commit offset {offset} of {topic}-{partition}: {e}"))?;
     }
     consumer.commit(&list, CommitMode::Sync).map_err(|e| {
@@ -159,31 +163,4 @@ pub fn commit_group_offsets(
              which takes a moment after the connector stopped"
         )
     })
-}
-
-/// Deletes a sink connector's group (`connect-<connector>`) and with it every offset it
-/// committed; a group that never committed anything is fine.
-pub async fn delete_group(worker: &WorkerConfig, connector: &str) -> anyhow::Result<()> {
-    use rdkafka::admin::{AdminClient, AdminOptions};
-    use rdkafka::client::DefaultClientContext;
-    use rdkafka::types::RDKafkaErrorCode;
-    let group = format!("connect-{connector}");
-    let admin: AdminClient<DefaultClientContext> = admin_config(worker).create().map_err(|e| {
-        anyhow::anyhow!("cannot create a Kafka admin client (check the worker's admin.* settings): {e}")
-    })?;
-    let options = AdminOptions::new().request_timeout(Some(worker.bootstrap_timeout));
-    let results = admin
-        .delete_groups(&[group.as_str()], &options)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot delete consumer group {group}: {e}"))?;
-    for result in results {
-        match result {
-            Ok(_) | Err((_, RDKafkaErrorCode::GroupIdNotFound)) => {}
-            Err((_, code)) => anyhow::bail!(
-                "cannot delete consumer group {group}: {code}. The group must have no members, which takes a \
-                 moment after the connector stopped"
-            ),
-        }
-    }
-    Ok(())
 }

@@ -12,8 +12,9 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::herder::{ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written};
-use crate::runtime::records::ConnectorKind;
+use crate::runtime::records::{ConnectorKind, OffsetMap};
 use crate::storage::config::Pairs;
+use crate::storage::offsets::{map_from_json, map_to_json};
 use crate::storage::status::ConnectorStatus;
 use crate::storage::TargetState;
 
@@ -206,12 +207,7 @@ async fn connector_offsets(State(state): State<Shared>, Path(name): Path<String>
     let entries: Vec<Value> = match offsets {
         ConnectorOffsets::Source(offsets) => offsets
             .iter()
-            .map(|(partition, offset)| {
-                json!({
-                    "partition": crate::storage::offsets::map_to_json(partition),
-                    "offset": crate::storage::offsets::map_to_json(offset),
-                })
-            })
+            .map(|(partition, offset)| json!({"partition": map_to_json(partition), "offset": map_to_json(offset)}))
             .collect(),
         ConnectorOffsets::Sink(offsets) => offsets
             .into_iter()
@@ -227,7 +223,7 @@ async fn connector_offsets(State(state): State<Shared>, Path(name): Path<String>
 }
 
 /// `PATCH /connectors/{name}/offsets` with `{"offsets": [{"partition": {…}, "offset": {…} | null}]}`,
-/// for a STOPPED connector.
+/// for a STOPPED connector; the entries are shaped as `GET` gives them for the connector's kind.
 async fn alter_offsets(
     State(state): State<Shared>,
     Path(name): Path<String>,
@@ -243,12 +239,60 @@ async fn alter_offsets(
         let Some(partition) = entry.get("partition").filter(|p| p.is_object()) else {
             return Err(bad_request(format!("{shape}; this entry has no partition object: {entry}")));
         };
-        let offset = entry.get("offset").filter(|o| !o.is_null()).cloned();
-        entries.push((partition.clone(), offset));
+        entries.push((partition, entry.get("offset").filter(|o| !o.is_null())));
     }
+    let change = match state.herder.connector_kind(&name)? {
+        ConnectorKind::Source => OffsetsChange::Source(source_offset_changes(&entries)?),
+        ConnectorKind::Sink => OffsetsChange::Sink(sink_offset_changes(&name, &entries)?),
+    };
     let herder = state.herder.clone();
-    let message = blocking(move || herder.change_offsets(&name, OffsetsChange::Alter(entries))).await?;
+    let message = blocking(move || herder.change_offsets(&name, change)).await?;
     Ok(Json(json!({ "message": message })))
+}
+
+type OffsetEntries<'a> = [(&'a Value, Option<&'a Value>)];
+
+fn source_offset_changes(entries: &OffsetEntries<'_>) -> Result<Vec<(OffsetMap, Option<OffsetMap>)>, ApiError> {
+    let parse = |v: &Value, what: &str| {
+        map_from_json(v).ok_or_else(|| {
+            bad_request(format!(
+                "a source {what} must be a JSON object of strings, numbers, booleans or nulls, not {v}"
+            ))
+        })
+    };
+    entries
+        .iter()
+        .map(|(partition, offset)| {
+            Ok((parse(partition, "partition")?, offset.map(|o| parse(o, "offset")).transpose()?))
+        })
+        .collect()
+}
+
+fn sink_offset_changes(name: &str, entries: &OffsetEntries<'_>) -> Result<Vec<(String, i32, i64)>, ApiError> {
+    entries
+        .iter()
+        .map(|(partition, offset)| {
+            let topic = partition["kafka_topic"].as_str();
+            let number = partition["kafka_partition"].as_i64().and_then(|p| i32::try_from(p).ok());
+            let (Some(topic), Some(number)) = (topic, number) else {
+                return Err(bad_request(format!(
+                    "a sink partition must look like {{\"kafka_topic\": \"name\", \"kafka_partition\": 0}}, not {partition}"
+                )));
+            };
+            let Some(offset) = offset else {
+                return Err(bad_request(format!(
+                    "forgetting the offset of one partition of a sink ({topic}-{number}) is not supported; give an \
+                     offset, or reset them all with DELETE /connectors/{name}/offsets"
+                )));
+            };
+            let Some(value) = offset["kafka_offset"].as_i64().filter(|o| *o >= 0) else {
+                return Err(bad_request(format!(
+                    "a sink offset must look like {{\"kafka_offset\": 42}} (not negative), not {offset}"
+                )));
+            };
+            Ok((topic.to_string(), number, value))
+        })
+        .collect()
 }
 
 /// `DELETE /connectors/{name}/offsets`, for a STOPPED connector.

@@ -15,7 +15,7 @@ use rdkafka::{ClientConfig, ClientContext};
 use serde_json::{json, Value};
 
 use super::config::{ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, TargetState};
-use super::offsets::{map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
+use super::offsets::{self, map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
 use super::status::{upsert_connector, ConnectorStatus, State, Status, StatusStore};
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
@@ -520,53 +520,53 @@ impl KafkaOffsetStore {
     }
 }
 
+impl KafkaOffsetStore {
+    /// Writes the changes (a tombstone to forget a partition: compaction drops the key and every
+    /// reader forgets it), then applies them here.
+    fn apply<'a>(
+        &self,
+        connector: &str,
+        changes: impl Iterator<Item = (&'a OffsetMap, Option<&'a OffsetMap>)> + Clone,
+    ) -> Result<(), OffsetStoreError> {
+        let records: Vec<(i32, String, Option<Vec<u8>>)> = changes
+            .clone()
+            .map(|(partition, offset)| {
+                let key = offset_key(connector, partition);
+                let target = partition_for_key(key.as_bytes(), self.partitions);
+                (target, key, offset.and_then(|o| json_bytes(map_to_json(o))))
+            })
+            .collect();
+        self.writer.write(&records).map_err(|message| OffsetStoreError::Write {
+            path: format!("topic {}", self.topic),
+            source: std::io::Error::other(message),
+        })?;
+        let mut entries = self.entries.lock().expect("offsets lock");
+        for (partition, offset) in changes {
+            let key = offset_key(connector, partition);
+            match offset {
+                Some(offset) => entries.insert(key, map_to_json(offset)),
+                None => entries.remove(&key),
+            };
+        }
+        Ok(())
+    }
+}
+
 impl OffsetStore for KafkaOffsetStore {
     fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
         self.entries.lock().expect("offsets lock").get(&offset_key(connector, partition)).and_then(map_from_json)
     }
 
     fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError> {
-        let records: Vec<(i32, String, Option<Vec<u8>>)> = offsets
-            .iter()
-            .map(|(partition, offset)| {
-                let key = offset_key(connector, partition);
-                let target = partition_for_key(key.as_bytes(), self.partitions);
-                (target, key, json_bytes(map_to_json(offset)))
-            })
-            .collect();
-        self.writer.write(&records).map_err(|message| OffsetStoreError::Write {
-            path: format!("topic {}", self.topic),
-            source: std::io::Error::other(message),
-        })?;
-        let mut entries = self.entries.lock().expect("offsets lock");
-        for (partition, offset) in offsets {
-            entries.insert(offset_key(connector, partition), map_to_json(offset));
-        }
-        Ok(())
+        self.apply(connector, offsets::stores(offsets))
     }
 
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
-        crate::storage::offsets::offsets_of(&self.entries.lock().expect("offsets lock"), connector)
+        offsets::offsets_of(&self.entries.lock().expect("offsets lock"), connector)
     }
 
-    fn remove(&self, connector: &str, partitions: &[OffsetMap]) -> Result<(), OffsetStoreError> {
-        // Tombstones: compaction drops the keys, and every reader forgets them.
-        let records: Vec<(i32, String, Option<Vec<u8>>)> = partitions
-            .iter()
-            .map(|partition| {
-                let key = offset_key(connector, partition);
-                (partition_for_key(key.as_bytes(), self.partitions), key, None)
-            })
-            .collect();
-        self.writer.write(&records).map_err(|message| OffsetStoreError::Write {
-            path: format!("topic {}", self.topic),
-            source: std::io::Error::other(message),
-        })?;
-        let mut entries = self.entries.lock().expect("offsets lock");
-        for partition in partitions {
-            entries.remove(&offset_key(connector, partition));
-        }
-        Ok(())
+    fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError> {
+        self.apply(connector, offsets::changes(changes))
     }
 }
 

@@ -31,8 +31,22 @@ pub trait OffsetStore: Send + Sync {
     /// Every source partition of a connector with its last stored offset.
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)>;
 
-    /// Forgets the offsets of these source partitions, all or none.
-    fn remove(&self, connector: &str, partitions: &[OffsetMap]) -> Result<(), OffsetStoreError>;
+    /// Stores (`Some`) or forgets (`None`) the offsets of these source partitions, all or none.
+    fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError>;
+}
+
+/// The changes of `put`, as `change` takes them.
+pub fn stores<'a>(
+    offsets: &'a [(OffsetMap, OffsetMap)],
+) -> impl Iterator<Item = (&'a OffsetMap, Option<&'a OffsetMap>)> + Clone + 'a {
+    offsets.iter().map(|(partition, offset)| (partition, Some(offset)))
+}
+
+/// The changes of `change`, borrowed.
+pub fn changes<'a>(
+    changes: &'a [(OffsetMap, Option<OffsetMap>)],
+) -> impl Iterator<Item = (&'a OffsetMap, Option<&'a OffsetMap>)> + Clone + 'a {
+    changes.iter().map(|(partition, offset)| (partition, offset.as_ref()))
 }
 
 /// The entries of one connector among stored offsets (offset key JSON → offset value JSON).
@@ -146,6 +160,29 @@ impl FileOffsetStore {
     }
 }
 
+impl FileOffsetStore {
+    /// Applies the changes to a copy, writes it, and only then makes it current.
+    fn apply<'a>(
+        &self,
+        connector: &str,
+        changes: impl Iterator<Item = (&'a OffsetMap, Option<&'a OffsetMap>)>,
+    ) -> Result<(), OffsetStoreError> {
+        let mut entries = self.entries.lock().expect("offset store lock");
+        let mut updated = entries.clone();
+        for (partition, offset) in changes {
+            let key = offset_key(connector, partition);
+            match offset {
+                Some(offset) => updated.insert(key, map_to_json(offset)),
+                None => updated.remove(&key),
+            };
+        }
+        self.write(&updated)
+            .map_err(|source| OffsetStoreError::Write { path: self.path.display().to_string(), source })?;
+        *entries = updated;
+        Ok(())
+    }
+}
+
 impl OffsetStore for FileOffsetStore {
     fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
         let entries = self.entries.lock().expect("offset store lock");
@@ -153,31 +190,15 @@ impl OffsetStore for FileOffsetStore {
     }
 
     fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError> {
-        let mut entries = self.entries.lock().expect("offset store lock");
-        let mut updated = entries.clone();
-        for (partition, offset) in offsets {
-            updated.insert(offset_key(connector, partition), map_to_json(offset));
-        }
-        self.write(&updated)
-            .map_err(|source| OffsetStoreError::Write { path: self.path.display().to_string(), source })?;
-        *entries = updated;
-        Ok(())
+        self.apply(connector, stores(offsets))
     }
 
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
         offsets_of(&self.entries.lock().expect("offset store lock"), connector)
     }
 
-    fn remove(&self, connector: &str, partitions: &[OffsetMap]) -> Result<(), OffsetStoreError> {
-        let mut entries = self.entries.lock().expect("offset store lock");
-        let mut updated = entries.clone();
-        for partition in partitions {
-            updated.remove(&offset_key(connector, partition));
-        }
-        self.write(&updated)
-            .map_err(|source| OffsetStoreError::Write { path: self.path.display().to_string(), source })?;
-        *entries = updated;
-        Ok(())
+    fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError> {
+        self.apply(connector, self::changes(changes))
     }
 }
 
@@ -206,7 +227,7 @@ mod tests {
         assert_eq!(reopened.get("other", &partition("/a")), None);
         assert_eq!(reopened.list("src"), vec![(partition("/a"), offset)]);
         assert_eq!(reopened.list("other"), Vec::new());
-        reopened.remove("src", &[partition("/a")]).unwrap();
+        reopened.change("src", &[(partition("/a"), None)]).unwrap();
         assert_eq!(FileOffsetStore::open(&path).unwrap().get("src", &partition("/a")), None);
     }
 

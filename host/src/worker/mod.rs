@@ -15,8 +15,9 @@ use rdkafka::producer::ThreadedProducer;
 
 use crate::config::{ConnectorConfig, WorkerConfig};
 use crate::kafka;
-use crate::runtime::records::ConnectorKind;
+use crate::runtime::records::{ConnectorKind, OffsetMap};
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
+use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
 
 /// Why a task stopped working, as its status trace shows it.
@@ -144,29 +145,17 @@ impl Worker {
     }
 
     /// A source connector's stored offsets, per source partition.
-    pub fn source_offsets(
-        &self,
-        connector: &str,
-    ) -> Vec<(crate::runtime::records::OffsetMap, crate::runtime::records::OffsetMap)> {
+    pub fn source_offsets(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
         self.offsets.list(connector)
     }
 
-    /// Stores source offsets given over REST (the connector is stopped).
-    pub fn store_source_offsets(
+    /// Stores (`Some`) or forgets (`None`) a stopped source connector's offsets, all or none.
+    pub fn change_source_offsets(
         &self,
         connector: &str,
-        offsets: &[(crate::runtime::records::OffsetMap, crate::runtime::records::OffsetMap)],
-    ) -> Result<(), crate::storage::offsets::OffsetStoreError> {
-        self.offsets.put(connector, offsets)
-    }
-
-    /// Forgets source offsets (the connector is stopped).
-    pub fn forget_source_offsets(
-        &self,
-        connector: &str,
-        partitions: &[crate::runtime::records::OffsetMap],
-    ) -> Result<(), crate::storage::offsets::OffsetStoreError> {
-        self.offsets.remove(connector, partitions)
+        changes: &[(OffsetMap, Option<OffsetMap>)],
+    ) -> Result<(), OffsetStoreError> {
+        self.offsets.change(connector, changes)
     }
 
     /// The kind of the plugin a connector config names, if the plugin is loaded.
