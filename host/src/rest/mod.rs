@@ -344,12 +344,12 @@ async fn restart_connector(
             None => return Err(unowned(format!("connector {name}"))),
         }
     }
-    let plan = state.herder.restart_plan(&name, restart)?;
     if restart == RestartRequest::default() {
         let herder = state.herder.clone();
         blocking(move || herder.restart_connector(&name)).await?;
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
+    let plan = state.herder.restart_plan(&name, restart)?;
     let mut body = status_json(&state, &name).unwrap_or_else(|| json!({"name": name, "tasks": []}));
     if plan.connector {
         body["connector"]["state"] = json!("RESTARTING");

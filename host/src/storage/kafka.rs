@@ -390,11 +390,23 @@ impl KafkaConfigLog {
                 let writer = LogWriter::without_idempotence(&self.producer_config, topic)?;
                 let mark = json_bytes(json!({"group.id": group_id}));
                 let written = writer.write(&[(0, OWNER_KEY.to_string(), mark)]).map_err(|e| anyhow::anyhow!("{e}"))?;
-                match written {
-                    Some(offset) if self.log.wait_for(0, offset + 1, STORE_TIMEOUT) => Ok(()),
-                    _ => self.log.read_to_end(STORE_TIMEOUT),
-                }
+                self.read_back(written)
             }
+        }
+    }
+
+    /// Waits until this worker has read its own write back (`last_offset`, from Kafka's
+    /// acknowledgement). The topic has one partition, so everything written before it is read by
+    /// then too; without the offset, reads the topic to its end.
+    fn read_back(&self, last_offset: Option<i64>) -> anyhow::Result<()> {
+        match last_offset {
+            Some(offset) if self.log.wait_for(0, offset + 1, STORE_TIMEOUT) => Ok(()),
+            Some(offset) => anyhow::bail!(
+                "the config topic {} was written (up to offset {offset}) but not read back within {} s",
+                self.topic,
+                STORE_TIMEOUT.as_secs()
+            ),
+            None => self.log.read_to_end(STORE_TIMEOUT),
         }
     }
 
@@ -419,18 +431,8 @@ impl KafkaConfigLog {
                 Err((false, e)) => return Err(ConfigStoreError::Write(e)),
             }
         };
-        // Read our own write back, so the caller sees it in the next snapshot. The topic has one
-        // partition, so everything written before it is read by then too. Waiting for the offset
-        // Kafka gave the last record saves asking the broker where the topic ends.
-        match last_offset {
-            Some(offset) if self.log.wait_for(0, offset + 1, STORE_TIMEOUT) => Ok(()),
-            Some(offset) => Err(ConfigStoreError::Write(format!(
-                "the config topic {} was written (up to offset {offset}) but not read back within {} s",
-                self.topic,
-                STORE_TIMEOUT.as_secs()
-            ))),
-            None => self.log.read_to_end(STORE_TIMEOUT).map_err(|e| ConfigStoreError::Write(e.to_string())),
-        }
+        // Read back, so that the caller sees its write in the next snapshot.
+        self.read_back(last_offset).map_err(|e| ConfigStoreError::Write(e.to_string()))
     }
 }
 

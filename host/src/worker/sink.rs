@@ -10,7 +10,7 @@
 //! until it was.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -61,7 +61,7 @@ pub struct SinkContext {
     /// it is building must not reach the plugin after their `close-partitions`.
     revoked: Mutex<Vec<TopicPartition>>,
     /// Rebalances seen, so that the fetch thread knows when one happened inside a poll.
-    rebalances: std::sync::atomic::AtomicU64,
+    rebalances: AtomicU64,
     /// Where assigned partitions' records go; taken (and destroyed) before the consumer is.
     queue: Mutex<Option<Arc<FetchQueue>>>,
 }

@@ -103,13 +103,13 @@ enum ToSend {
 
 /// The send thread's answer to a flush.
 struct Flushed {
-    /// Records handed to the producer since the last answer that had offsets.
+    /// Records handed to the producer since the last flush Kafka acknowledged in full.
     sent: u64,
     /// The latest offset of each source partition among them; empty when Kafka did not
     /// acknowledge everything in time (they are kept for the next flush).
     offsets: Vec<(OffsetMap, OffsetMap)>,
-    /// Kafka did not acknowledge within `offset.flush.timeout.ms`.
-    timed_out: Option<String>,
+    /// Kafka did not acknowledge within `offset.flush.timeout.ms` (the send thread said so).
+    timed_out: bool,
 }
 
 /// The send thread: hands records to the producer, oldest first.
@@ -193,15 +193,15 @@ impl Sender {
 
     fn flush(&mut self) -> Flushed {
         if let Err(e) = crate::kafka::flush(&self.producer, self.flush_timeout) {
-            let why = format!(
+            tracing::warn!(
+                task = self.label.as_str(),
                 "Kafka did not acknowledge every record within offset.flush.timeout.ms={} ({e}); \
                  offsets are kept for the next flush",
                 self.flush_timeout.as_millis()
             );
-            tracing::warn!(task = self.label.as_str(), "{why}");
-            return Flushed { sent: self.sent, offsets: Vec::new(), timed_out: Some(why) };
+            return Flushed { sent: self.sent, offsets: Vec::new(), timed_out: true };
         }
-        let flushed = Flushed { sent: self.sent, offsets: std::mem::take(&mut self.pending.latest), timed_out: None };
+        let flushed = Flushed { sent: self.sent, offsets: std::mem::take(&mut self.pending.latest), timed_out: false };
         self.sent = 0;
         flushed
     }
@@ -309,7 +309,7 @@ impl Polling {
             return Err(send_thread_gone());
         }
         let flushed = answered.recv().map_err(|_| send_thread_gone())?;
-        if flushed.timed_out.is_some() {
+        if flushed.timed_out {
             return Ok(());
         }
         if let Some(failure) = self.producer.context().failure() {

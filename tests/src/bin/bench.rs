@@ -259,7 +259,16 @@ fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Sample
     let before_first = count_lines(&output);
     wait_until("every line in the output file", Duration::from_secs(600), || count_lines(&output) >= lines);
     samples.sink_rate.push(lines as f64 / started.elapsed().as_secs_f64());
-    samples.sink_steady.push((lines - before_first) as f64 / first.elapsed().as_secs_f64());
+    samples.sink_steady.push(rate_after_first(lines, before_first, first, samples.sink_rate.last().copied()));
+}
+
+/// The rate of the records that came after the first sighting. When every record was already
+/// there at once (tiny smoke sizes), there is nothing to time: the rate from creation stands in.
+fn rate_after_first(total: usize, seen_at_first: usize, first: Instant, overall: Option<f64>) -> f64 {
+    match total.saturating_sub(seen_at_first) {
+        0 => overall.unwrap_or(0.0),
+        after => after as f64 / first.elapsed().as_secs_f64(),
+    }
 }
 
 /// Workload 3: Wharf's datagen against a bare producer with the same settings; then the bare
@@ -282,7 +291,7 @@ fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
     let before_first = topic_count(&topic) as usize;
     wait_until("every datagen record", Duration::from_secs(600), || topic_count(&topic) >= lines as i64);
     let wharf_rate = lines as f64 / started.elapsed().as_secs_f64();
-    let wharf_steady = (lines - before_first.min(lines)) as f64 / first.elapsed().as_secs_f64();
+    let wharf_steady = rate_after_first(lines, before_first, first, Some(wharf_rate));
     drop(worker);
 
     let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
