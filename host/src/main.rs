@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use wharf::config::{ConnectorConfig, Mode, WorkerConfig};
@@ -76,6 +76,17 @@ enum PluginCommand {
         /// The plugin component (.wasm).
         file: PathBuf,
     },
+    /// Compile plugins into a compile cache ahead of time, so that workers using that cache
+    /// (`wasm.cache.dir`) start them without compiling: large Python and JavaScript components
+    /// take seconds each.
+    Compile {
+        /// The cache folder, as a worker's `wasm.cache.dir`.
+        #[arg(long)]
+        cache_dir: PathBuf,
+        /// Plugin files (.wasm), or folders whose .wasm files to compile.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Write a new plugin project that builds as it is (`./build.sh`).
     New {
         /// The language to write it in.
@@ -129,6 +140,7 @@ fn run(cli: Cli) -> Result<()> {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
         }
         Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
+        Command::Plugin { command: PluginCommand::Compile { cache_dir, paths } } => compile(cache_dir, &paths),
         Command::Plugin { command: PluginCommand::New { lang, kind, name, dir } } => {
             let dir = wharf::scaffold::create(lang, kind, &name, dir.as_deref())?;
             println!(
@@ -142,6 +154,43 @@ fn run(cli: Cli) -> Result<()> {
             wharf::bench::boundary(&plugin, seconds)
         }
     }
+}
+
+fn compile(cache_dir: PathBuf, paths: &[PathBuf]) -> Result<()> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).with_context(|| format!("cannot list {}", path.display()))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let runtime = wharf::runtime::Runtime::new(cache_dir.clone())?;
+    let mut failed = 0;
+    for file in &files {
+        let started = std::time::Instant::now();
+        match runtime.load_component(file) {
+            Ok((_, wharf::runtime::LoadedFrom::Cache)) => println!("{}: compiled already", file.display()),
+            Ok((_, wharf::runtime::LoadedFrom::Compiled)) => {
+                println!("{}: compiled in {:.1} s", file.display(), started.elapsed().as_secs_f64())
+            }
+            Err(e) => {
+                eprintln!("{}: {e:#}", file.display());
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} plugin file(s) could not be compiled (see above)", files.len());
+    }
+    println!("{} plugin file(s) ready in {}", files.len(), cache_dir.display());
+    Ok(())
 }
 
 fn inspect(file: &std::path::Path) -> Result<()> {

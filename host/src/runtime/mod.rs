@@ -8,7 +8,7 @@ pub mod registry;
 pub mod sandbox;
 mod stderr;
 
-pub use engine::Runtime;
+pub use engine::{LoadedFrom, Runtime};
 pub use instance::{Plugin, PluginError, SinkInstance, SourceInstance};
 pub use registry::PluginRegistry;
 pub use sandbox::{Grants, OffsetLookup};
