@@ -11,4 +11,5 @@ pub mod rest;
 pub mod runtime;
 pub mod scaffold;
 pub mod storage;
+pub mod sync;
 pub mod worker;

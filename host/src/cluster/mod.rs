@@ -7,6 +7,7 @@ pub mod assign;
 pub mod client;
 pub mod member;
 
+use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -58,16 +59,16 @@ pub struct ClusterView {
 
 impl ClusterView {
     pub fn get(&self) -> Membership {
-        self.state.lock().expect("cluster lock").clone()
+        self.state.locked().clone()
     }
 
     pub fn update(&self, f: impl FnOnce(&mut Membership)) {
-        f(&mut self.state.lock().expect("cluster lock"));
+        f(&mut self.state.locked());
     }
 
     /// Asks the membership thread to rejoin the group (which starts a rebalance), saying why.
     pub fn request_rejoin(&self, reason: impl Into<String>) {
-        let mut rejoin = self.rejoin.lock().expect("cluster lock");
+        let mut rejoin = self.rejoin.locked();
         if rejoin.is_none() {
             *rejoin = Some(reason.into());
         }
@@ -76,7 +77,7 @@ impl ClusterView {
 
     /// Waits up to `timeout` for a rejoin request; returns and clears its reason.
     fn wait_for_rejoin(&self, timeout: Duration) -> Option<String> {
-        let rejoin = self.rejoin.lock().expect("cluster lock");
+        let rejoin = self.rejoin.locked();
         let (mut rejoin, _) = self.wake.wait_timeout_while(rejoin, timeout, |r| r.is_none()).expect("cluster lock");
         rejoin.take()
     }

@@ -45,6 +45,42 @@ pub struct ConnectorConfig {
     pub raw: Vec<(String, String)>,
 }
 
+/// The longest connector name, in characters: a name becomes part of keys, group ids and URLs.
+pub const MAX_NAME_CHARS: usize = 249;
+
+/// The one rule for connector names, wherever a name comes from: a REST request, a properties
+/// file or a record replayed from the config topic. Kafka Connect's names are allowed, except
+/// those that would read as another name (whitespace around it, control or bidirectional-text
+/// characters), break a URL path (`/`, `.`, `..`), or grow without bound. The error says what is
+/// wrong, with the name quoted and escaped.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let quoted = format!("{name:?}");
+    let problem = if name.is_empty() {
+        "is empty"
+    } else if name.trim() != name {
+        "has whitespace before or after it"
+    } else if name.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        "contains control characters"
+    } else if name.contains('/') {
+        "contains '/'"
+    } else if name == "." || name == ".." {
+        "is a path segment ('.' or '..')"
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        return Err(format!(
+            "connector name {}… is longer than {MAX_NAME_CHARS} characters",
+            quoted.chars().take(40).collect::<String>()
+        ));
+    } else {
+        return Ok(());
+    };
+    Err(format!("connector name {quoted} {problem}; choose a name without it"))
+}
+
+/// Characters that reorder how text is shown, so that a name could read as another.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Kafka Connect features a user may expect that Wharf does not have yet: refusing them beats
 /// silently ignoring them.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
@@ -75,12 +111,12 @@ impl ConnectorConfig {
                 return Err(invalid(format!("\"{key}\" is not supported yet: {advice}")));
             }
         }
-        let name = get("name").filter(|n| !n.is_empty()).ok_or_else(|| {
+        // The name as given, untrimmed: "x " is not "x".
+        let name = raw.iter().rev().find(|(k, _)| k == "name").map(|(_, v)| v.as_str()).filter(|n| !n.is_empty());
+        let name = name.ok_or_else(|| {
             invalid("\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into())
         })?;
-        if name.contains('/') || name.chars().any(char::is_control) {
-            return Err(invalid(format!("name=\"{name}\" may not contain '/' or control characters")));
-        }
+        check_name(name).map_err(invalid)?;
         let class = get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
             invalid("\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into())
         })?;
@@ -213,6 +249,26 @@ mod tests {
     fn missing_name_says_what_to_add() {
         let err = parse(&[("connector.class", "x")]).unwrap_err().to_string();
         assert!(err.contains("\"name\" is not set"), "{err}");
+    }
+
+    #[test]
+    fn names_that_read_as_other_names_are_refused() {
+        for bad in ["x ", " x", "x\t", "a\r\nb", "a/b", ".", "..", "a\u{202e}b", ""] {
+            assert!(check_name(bad).is_err(), "{bad:?} was accepted");
+        }
+        for good in ["x", "my connector", "orders.v2", "ünïcode-名前", &"n".repeat(MAX_NAME_CHARS)] {
+            assert_eq!(check_name(good), Ok(()), "{good:?}");
+        }
+        let long = check_name(&"n".repeat(MAX_NAME_CHARS + 1)).unwrap_err();
+        assert!(long.contains("longer than 249 characters"), "{long}");
+        let spaced = check_name("x ").unwrap_err();
+        assert_eq!(spaced, "connector name \"x \" has whitespace before or after it; choose a name without it");
+    }
+
+    #[test]
+    fn a_config_name_with_a_trailing_space_is_refused() {
+        let err = parse(&[("name", "x "), ("connector.class", "datagen")]).unwrap_err().to_string();
+        assert!(err.contains("whitespace"), "{err}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 pub mod connector;
 pub mod properties;
+pub mod reserved;
 pub mod worker;
 
 pub use connector::{ConnectorConfig, FolderGrant};
+pub use reserved::ReservedTopics;
 pub use worker::{Mode, WasmLimits, WorkerConfig};

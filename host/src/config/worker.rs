@@ -104,6 +104,10 @@ pub struct WorkerConfig {
     pub advertised: String,
     /// Set for a distributed worker.
     pub distributed: Option<DistributedConfig>,
+    /// `wharf.tasks.max.per.connector`: the highest `tasks.max` a connector may ask for.
+    pub tasks_max_per_connector: u32,
+    /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
+    pub tasks_max_per_worker: u32,
 }
 
 /// Converters that hand bytes through unchanged, which is what Wharf does today.
@@ -127,6 +131,8 @@ const KNOWN_KEYS: &[&str] = &[
     "wasm.max.bytes.per.call",
     "wasm.cache.dir",
     "wharf.bootstrap.timeout.ms",
+    "wharf.tasks.max.per.connector",
+    "wharf.tasks.max.per.worker",
     "rest.advertised.host.name",
     "rest.advertised.port",
     "rest.advertised.listener",
@@ -343,6 +349,9 @@ impl WorkerConfig {
             consumer_overrides: reader.prefixed("consumer."),
             compile_cache_dir,
             wasm,
+            tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector", 256, 1)?.min(u32::MAX as u64)
+                as u32,
+            tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker", 1024, 1)?.min(u32::MAX as u64) as u32,
         })
     }
 

@@ -15,6 +15,7 @@ use crate::config::ConnectorConfig;
 use crate::runtime::records::{ConnectorKind, OffsetMap};
 use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
 use crate::storage::{ConfigSnapshot, ConfigStore, State, Status, TargetState};
+use crate::sync::Unpoisoned;
 use crate::worker::{StartError, Worker};
 
 #[derive(Debug, thiserror::Error)]
@@ -337,8 +338,8 @@ impl Herder {
     pub fn restart_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
         {
-            let _guard = self.reconciling.lock().expect("herder lock");
-            self.generated.lock().expect("herder lock").remove(name);
+            let _guard = self.reconciling.locked();
+            self.generated.locked().remove(name);
         }
         self.reconcile();
         Ok(())
@@ -347,7 +348,7 @@ impl Herder {
     pub fn restart_task(&self, name: &str, id: u32) -> Result<(), HerderError> {
         self.require(name)?;
         // Not while a reconcile or a revocation stops or starts tasks.
-        let _guard = self.reconciling.lock().expect("herder lock");
+        let _guard = self.reconciling.locked();
         match self.worker.restart_task(name, id) {
             Ok(true) => Ok(()),
             Ok(false) => Err(HerderError::TaskNotFound(name.to_string(), id)),
@@ -379,7 +380,7 @@ impl Herder {
     /// Stops work the group took away from this worker. Tasks of connectors that still exist
     /// are left UNASSIGNED until their new owner starts them.
     pub fn revoke(&self, work: &Work) {
-        let _guard = self.reconciling.lock().expect("herder lock");
+        let _guard = self.reconciling.locked();
         let mut by_connector: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
         for task in &work.tasks {
             by_connector.entry(task.connector.as_str()).or_default().push(task.task);
@@ -393,7 +394,7 @@ impl Herder {
                 }
             }
         }
-        let mut generated = self.generated.lock().expect("herder lock");
+        let mut generated = self.generated.locked();
         for name in &work.connectors {
             generated.remove(name);
         }
@@ -401,13 +402,13 @@ impl Herder {
 
     /// Called on the leader before it assigns: remembers the work the assignment covers.
     pub fn set_universe(&self, work: Work) {
-        *self.universe.lock().expect("herder lock") = work;
+        *self.universe.locked() = work;
     }
 
     /// Brings the running tasks in line with the desired state and this worker's assignment.
     pub fn reconcile(&self) {
         let forwards = {
-            let _guard = self.reconciling.lock().expect("herder lock");
+            let _guard = self.reconciling.locked();
             self.reconcile_locked()
         };
         for forward in forwards {
@@ -427,7 +428,7 @@ impl Herder {
         let body = serde_json::to_vec(&body).expect("task configs serialize");
         match crate::rest::forward::send("POST", &url, Some(body), &self.worker.worker_id) {
             Ok((status, _)) if (200..300).contains(&status) => {
-                self.generated.lock().expect("herder lock").insert(forward.name, forward.from);
+                self.generated.locked().insert(forward.name, forward.from);
             }
             Ok((status, body)) => tracing::info!(
                 "connector {}: the leader at {} answered {status} to its task configs ({}); trying again shortly",
@@ -552,7 +553,7 @@ impl Herder {
         if let (Some(m), Some(cluster)) = (&membership, &self.cluster) {
             if m.is_leader {
                 let work = Work::of(&snapshot);
-                let mut universe = self.universe.lock().expect("herder lock");
+                let mut universe = self.universe.locked();
                 if *universe != work {
                     let added = work.minus(&universe);
                     let removed = universe.minus(&work);
@@ -596,11 +597,11 @@ impl Herder {
             self.worker.status.remove_tasks(name);
             self.worker.put_status(name, kind, State::Stopped, None);
             // Resumed, the connector generates its task configs again (they were emptied here).
-            self.generated.lock().expect("herder lock").remove(name);
+            self.generated.locked().remove(name);
             return Ok(());
         }
 
-        let generated_from = self.generated.lock().expect("herder lock").get(name).cloned();
+        let generated_from = self.generated.locked().get(name).cloned();
         if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
             let parsed = self.parse(name, &entry.config)?;
             let fresh: Vec<Pairs> = self.worker.task_configs(&parsed)?.into_iter().map(canonical).collect();
@@ -622,7 +623,7 @@ impl Herder {
                     }
                 }
             }
-            self.generated.lock().expect("herder lock").insert(name.to_string(), entry.config.clone());
+            self.generated.locked().insert(name.to_string(), entry.config.clone());
         }
         // Statuses of tasks the connector no longer has.
         if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.status.get(name)) {

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::sync::Unpoisoned;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
@@ -117,7 +118,7 @@ impl KafkaLog {
                     };
                     if let Some((partition, next)) = reached {
                         let (lock, changed) = &*progress;
-                        let mut positions = lock.lock().expect("log lock");
+                        let mut positions = lock.locked();
                         let entry = positions.entry(partition).or_insert(0);
                         *entry = (*entry).max(next);
                         changed.notify_all();
@@ -130,13 +131,13 @@ impl KafkaLog {
 
     /// The next offset the follower will read in `partition`.
     pub fn position(&self, partition: i32) -> i64 {
-        self.progress.0.lock().expect("log lock").get(&partition).copied().unwrap_or(0)
+        self.progress.0.locked().get(&partition).copied().unwrap_or(0)
     }
 
     /// Waits until the follower has read `partition` at least up to `offset`; false on timeout.
     pub fn wait_for(&self, partition: i32, offset: i64, timeout: Duration) -> bool {
         let (lock, changed) = &*self.progress;
-        let positions = lock.lock().expect("log lock");
+        let positions = lock.locked();
         let (positions, _) = changed
             .wait_timeout_while(positions, timeout, |p| p.get(&partition).copied().unwrap_or(0) < offset)
             .expect("log lock");
@@ -188,7 +189,7 @@ impl KafkaLog {
         let deadline = Instant::now() + timeout;
         let ends = self.end_offsets(deadline)?;
         let (lock, changed) = &*self.progress;
-        let mut positions = lock.lock().expect("log lock");
+        let mut positions = lock.locked();
         loop {
             let behind = ends.iter().find(|(p, end)| positions.get(p).copied().unwrap_or(0) < *end);
             let Some((partition, end)) = behind else { return Ok(()) };

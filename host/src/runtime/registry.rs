@@ -10,6 +10,7 @@ use semver::{Version, VersionReq};
 
 use super::engine::{LoadedFrom, Runtime};
 use super::instance::Plugin;
+use crate::sync::UnpoisonedRw;
 
 /// Kafka Connect class names that Wharf's shipped plugins stand in for, so that existing
 /// connector configs work unchanged.
@@ -129,7 +130,7 @@ impl PluginRegistry {
             .collect();
 
         let (removed, changed): (Vec<PathBuf>, Vec<PathBuf>) = {
-            let catalogue = self.catalogue.read().expect("registry lock");
+            let catalogue = self.catalogue.read_locked();
             let removed = catalogue.files.keys().filter(|p| !stamps.contains_key(*p)).cloned().collect();
             let changed = stamps
                 .iter()
@@ -145,7 +146,7 @@ impl PluginRegistry {
         let loaded: Vec<(PathBuf, FileEntry, Option<Arc<Plugin>>)> =
             changed.iter().map(|path| self.load(runtime, path, stamps[path])).collect();
 
-        let mut catalogue = self.catalogue.write().expect("registry lock");
+        let mut catalogue = self.catalogue.write_locked();
         for path in removed.iter().chain(changed.iter()) {
             if let Some(entry) = catalogue.files.remove(path) {
                 if let Loaded::Plugin { name, version } = entry.loaded {
@@ -233,7 +234,7 @@ impl PluginRegistry {
     /// version, or the newest that `version` allows.
     pub fn find(&self, class: &str, version: Option<&VersionReq>) -> Result<Arc<Plugin>, FindError> {
         let name = ALIASES.iter().find(|(alias, _)| *alias == class).map_or(class, |(_, name)| name);
-        let catalogue = self.catalogue.read().expect("registry lock");
+        let catalogue = self.catalogue.read_locked();
         let Some(versions) = catalogue.plugins.get(name) else {
             return Err(FindError::Unknown {
                 class: class.to_string(),
@@ -256,18 +257,18 @@ impl PluginRegistry {
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.catalogue.read().expect("registry lock").plugins.keys().cloned().collect()
+        self.catalogue.read_locked().plugins.keys().cloned().collect()
     }
 
     /// Every version of every plugin, by name then version.
     pub fn plugins(&self) -> Vec<Arc<Plugin>> {
-        let catalogue = self.catalogue.read().expect("registry lock");
+        let catalogue = self.catalogue.read_locked();
         catalogue.plugins.values().flat_map(|versions| versions.values().cloned()).collect()
     }
 
     /// Files that could not be loaded, with the reason.
     pub fn problems(&self) -> Vec<(PathBuf, String)> {
-        let catalogue = self.catalogue.read().expect("registry lock");
+        let catalogue = self.catalogue.read_locked();
         catalogue
             .files
             .iter()

@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use crate::sync::Unpoisoned;
 use bytes::Bytes;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
@@ -33,7 +34,7 @@ impl StderrTail {
     }
 
     fn append(&self, bytes: &[u8]) {
-        let mut inner = self.inner.lock().expect("stderr lock");
+        let mut inner = self.inner.locked();
         for &byte in bytes {
             if inner.tail.len() == STDERR_TAIL_BYTES {
                 inner.tail.pop_front();
@@ -50,7 +51,7 @@ impl StderrTail {
 
     /// What the plugin wrote last, trimmed.
     pub fn text(&self) -> String {
-        let inner = self.inner.lock().expect("stderr lock");
+        let inner = self.inner.locked();
         let bytes: Vec<u8> = inner.tail.iter().copied().collect();
         String::from_utf8_lossy(&bytes).trim().to_string()
     }

@@ -2,6 +2,7 @@
 //! into running tasks. A standalone worker keeps it in memory; a distributed one in the config
 //! topic (`KafkaConfigLog`).
 
+use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -79,17 +80,17 @@ pub struct ChangeSignal {
 
 impl ChangeSignal {
     pub fn notify(&self) {
-        *self.version.lock().expect("change lock") += 1;
+        *self.version.locked() += 1;
         self.changed.notify_all();
     }
 
     pub fn version(&self) -> u64 {
-        *self.version.lock().expect("change lock")
+        *self.version.locked()
     }
 
     /// Waits until the version differs from `seen`, or `timeout` passes; returns the version.
     pub fn wait_past(&self, seen: u64, timeout: std::time::Duration) -> u64 {
-        let guard = self.version.lock().expect("change lock");
+        let guard = self.version.locked();
         let (guard, _) = self.changed.wait_timeout_while(guard, timeout, |v| *v == seen).expect("change lock");
         *guard
     }
@@ -104,14 +105,14 @@ pub struct MemoryConfigStore {
 
 impl MemoryConfigStore {
     fn update(&self, f: impl FnOnce(&mut ConfigSnapshot)) {
-        f(&mut self.state.lock().expect("config lock"));
+        f(&mut self.state.locked());
         self.signal.notify();
     }
 }
 
 impl ConfigStore for MemoryConfigStore {
     fn snapshot(&self) -> ConfigSnapshot {
-        self.state.lock().expect("config lock").clone()
+        self.state.locked().clone()
     }
 
     fn put_connector(&self, name: &str, config: &Pairs, target: Option<TargetState>) -> Result<(), ConfigStoreError> {

@@ -17,9 +17,11 @@ use serde_json::{json, Value};
 use super::config::{ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, TargetState};
 use super::offsets::{self, map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
 use super::status::{upsert_connector, ConnectorStatus, State, Status, StatusStore};
+use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
 use crate::runtime::records::{ConnectorKind, OffsetMap};
+use crate::sync::Unpoisoned;
 
 /// How long a write may wait for the broker's acknowledgement, and a read for the log's end.
 pub const STORE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,12 +43,12 @@ impl ProducerContext for WriteTracker {
         use rdkafka::Message;
         match result {
             Ok(message) => {
-                let mut last = self.last_offset.lock().expect("tracker lock");
+                let mut last = self.last_offset.locked();
                 *last = Some(last.map_or(message.offset(), |l| l.max(message.offset())));
             }
             Err((e, message)) => {
                 tracing::warn!("Kafka did not accept a write to topic {}: {e}", message.topic());
-                self.failure.lock().expect("tracker lock").get_or_insert_with(|| e.to_string());
+                self.failure.locked().get_or_insert_with(|| e.to_string());
             }
         }
     }
@@ -90,16 +92,16 @@ impl LogWriter {
     /// Writes the records in order and returns once all are acknowledged, with the highest
     /// offset Kafka gave them (none if it did not say).
     pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<Option<i64>, String> {
-        self.producer.context().last_offset.lock().expect("tracker lock").take();
+        self.producer.context().last_offset.locked().take();
         for (partition, key, value) in records {
             self.send(*partition, key, value.as_deref())?;
         }
         crate::kafka::flush(&self.producer, STORE_TIMEOUT).map_err(|e| {
             format!("topic {} did not acknowledge a write within {} s: {e}", self.topic, STORE_TIMEOUT.as_secs())
         })?;
-        match self.producer.context().failure.lock().expect("tracker lock").take() {
+        match self.producer.context().failure.locked().take() {
             Some(failure) => Err(format!("topic {} refused a write: {failure}", self.topic)),
-            None => Ok(*self.producer.context().last_offset.lock().expect("tracker lock")),
+            None => Ok(*self.producer.context().last_offset.locked()),
         }
     }
 }
@@ -151,7 +153,7 @@ impl FencedWriter {
             let fenced = matches!(&e, rdkafka::error::KafkaError::Transaction(t) if t.is_fatal());
             (fenced, format!("topic {}: {e}", self.topic))
         };
-        self.producer.context().last_offset.lock().expect("tracker lock").take();
+        self.producer.context().last_offset.locked().take();
         self.producer.begin_transaction().map_err(fail)?;
         for (key, value) in records {
             let mut record: BaseRecord<'_, str, [u8], ()> = BaseRecord::to(&self.topic).key(key.as_str()).partition(0);
@@ -174,9 +176,9 @@ impl FencedWriter {
             }
             return Err(failure);
         }
-        match self.producer.context().failure.lock().expect("tracker lock").take() {
+        match self.producer.context().failure.locked().take() {
             Some(failure) => Err((false, format!("topic {} refused a write: {failure}", self.topic))),
-            None => Ok(*self.producer.context().last_offset.lock().expect("tracker lock")),
+            None => Ok(*self.producer.context().last_offset.locked()),
         }
     }
 }
@@ -217,6 +219,7 @@ impl ConfigReplay {
         if key == OWNER_KEY {
             self.owner = parsed.and_then(|v| v["group.id"].as_str().map(String::from));
         } else if let Some(name) = key.strip_prefix("connector-") {
+            check_name(name)?;
             match parsed {
                 None => {
                     self.configs.remove(name);
@@ -226,10 +229,17 @@ impl ConfigReplay {
                 }
                 Some(v) => {
                     let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
+                    // The key names the connector; a config that names another is not its config.
+                    if let Some((_, given)) = pairs.iter().rev().find(|(k, _)| k == "name") {
+                        if given != name {
+                            return Err(format!("its properties name another connector ({given:?})"));
+                        }
+                    }
                     self.configs.insert(name.to_string(), pairs);
                 }
             }
         } else if let Some(name) = key.strip_prefix("target-state-") {
+            check_name(name)?;
             match parsed {
                 None => {
                     self.targets.remove(name);
@@ -243,11 +253,13 @@ impl ConfigReplay {
         } else if let Some(rest) = key.strip_prefix("task-") {
             let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
             let id: u32 = id.parse().map_err(|_| "task number is not a number")?;
+            check_name(name)?;
             if let Some(v) = parsed {
                 let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
                 self.pending.entry(name.to_string()).or_default().insert(id, pairs);
             }
         } else if let Some(name) = key.strip_prefix("commit-") {
+            check_name(name)?;
             if let Some(v) = parsed {
                 let count = v["tasks"].as_u64().ok_or("no \"tasks\" count")? as u32;
                 let pending = self.pending.remove(name).unwrap_or_default();
@@ -319,7 +331,7 @@ impl KafkaConfigLog {
             let (replay, signal, topic_name) = (replay.clone(), signal.clone(), topic.to_string());
             KafkaLog::start(consumer, topic, 1, move |record: LogRecord<'_>| {
                 let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
-                let result = replay.lock().expect("config lock").apply(&key, record.value);
+                let result = replay.locked().apply(&key, record.value);
                 match result {
                     Ok(()) => signal.notify(),
                     Err(problem) => tracing::warn!(
@@ -349,7 +361,7 @@ impl KafkaConfigLog {
             // Under the lock, so that no write of this worker is in flight when its own new
             // writer fences the old one. A writer still held was not fenced (a fenced write
             // drops it), so it is kept.
-            let mut writer = self.writer.lock().expect("writer lock");
+            let mut writer = self.writer.locked();
             if writer.is_none() {
                 *writer = Some(FencedWriter::open(&self.producer_config, &self.topic, &self.transactional_id)?);
             }
@@ -359,7 +371,7 @@ impl KafkaConfigLog {
 
     /// Gives up writing (another worker leads now).
     pub fn follow(&self) {
-        self.writer.lock().expect("writer lock").take();
+        self.writer.locked().take();
     }
 
     /// The next offset of the config topic this worker will read.
@@ -376,7 +388,7 @@ impl KafkaConfigLog {
     /// ours. The mark is the one record not written by a leader: it is written once, when the
     /// first worker of a cluster starts, before the worker joins its group.
     pub fn claim(&self, group_id: &str, topic: &str) -> anyhow::Result<()> {
-        let owner = self.replay.lock().expect("config lock").owner.clone();
+        let owner = self.replay.locked().owner.clone();
         match owner {
             Some(owner) if owner == group_id => Ok(()),
             Some(owner) => anyhow::bail!(
@@ -412,7 +424,7 @@ impl KafkaConfigLog {
 
     fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<(), ConfigStoreError> {
         let last_offset = {
-            let mut writer = self.writer.lock().expect("writer lock");
+            let mut writer = self.writer.locked();
             let Some(active) = writer.as_ref() else {
                 return Err(ConfigStoreError::NotLeader(
                     "this worker does not lead its group, and only the leader writes connector configs; \
@@ -444,7 +456,7 @@ fn target_state_value(state: TargetState) -> Option<Vec<u8>> {
 
 impl ConfigStore for KafkaConfigLog {
     fn snapshot(&self) -> ConfigSnapshot {
-        self.replay.lock().expect("config lock").snapshot()
+        self.replay.locked().snapshot()
     }
 
     fn put_connector(&self, name: &str, config: &Pairs, target: Option<TargetState>) -> Result<(), ConfigStoreError> {
@@ -502,7 +514,7 @@ impl KafkaOffsetStore {
             let (entries, topic_name) = (entries.clone(), topic.to_string());
             KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
                 let Some(key) = record.key.map(|k| String::from_utf8_lossy(k).into_owned()) else { return };
-                let mut entries = entries.lock().expect("offsets lock");
+                let mut entries = entries.locked();
                 match record.value.map(serde_json::from_slice::<Value>) {
                     None => {
                         entries.remove(&key);
@@ -542,7 +554,7 @@ impl KafkaOffsetStore {
             path: format!("topic {}", self.topic),
             source: std::io::Error::other(message),
         })?;
-        let mut entries = self.entries.lock().expect("offsets lock");
+        let mut entries = self.entries.locked();
         for (partition, offset) in changes {
             let key = offset_key(connector, partition);
             match offset {
@@ -556,7 +568,7 @@ impl KafkaOffsetStore {
 
 impl OffsetStore for KafkaOffsetStore {
     fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
-        self.entries.lock().expect("offsets lock").get(&offset_key(connector, partition)).and_then(map_from_json)
+        self.entries.locked().get(&offset_key(connector, partition)).and_then(map_from_json)
     }
 
     fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError> {
@@ -564,7 +576,7 @@ impl OffsetStore for KafkaOffsetStore {
     }
 
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
-        offsets::offsets_of(&self.entries.lock().expect("offsets lock"), connector)
+        offsets::offsets_of(&self.entries.locked(), connector)
     }
 
     fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError> {
@@ -683,7 +695,7 @@ fn stale(known: &Status, incoming: &Status) -> bool {
 
 /// Counts off one expected echo of `key`; false if none was expected.
 fn take_echo(echoes: &Mutex<BTreeMap<String, u32>>, key: &str) -> bool {
-    let mut echoes = echoes.lock().expect("status lock");
+    let mut echoes = echoes.locked();
     let Some(pending) = echoes.get_mut(key) else { return false };
     *pending -= 1;
     if *pending == 0 {
@@ -708,7 +720,7 @@ impl KafkaStatusStore {
                 if take_echo(&echoes, &key) {
                     return;
                 }
-                let result = apply_status(&mut view.lock().expect("status lock"), &key, record.value);
+                let result = apply_status(&mut view.locked(), &key, record.value);
                 if let Err(problem) = result {
                     tracing::warn!("skipping status record {key:?} in topic {topic_name}: {problem}");
                 }
@@ -722,7 +734,7 @@ impl KafkaStatusStore {
     /// Statuses are written without waiting: a task never blocks on reporting its state.
     fn send(&self, key: String, value: Option<Vec<u8>>) {
         let partition = partition_for_key(key.as_bytes(), self.partitions);
-        *self.echoes.lock().expect("status lock").entry(key.clone()).or_insert(0) += 1;
+        *self.echoes.locked().entry(key.clone()).or_insert(0) += 1;
         if let Err(e) = self.writer.send(partition, &key, value.as_deref()) {
             tracing::warn!("cannot record a status: {e}");
             take_echo(&self.echoes, &key);
@@ -733,25 +745,25 @@ impl KafkaStatusStore {
 impl StatusStore for KafkaStatusStore {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
         let value = status_value(&status);
-        upsert_connector(&mut self.view.lock().expect("status lock"), name, kind, status);
+        upsert_connector(&mut self.view.locked(), name, kind, status);
         self.send(format!("status-connector-{name}"), value);
     }
 
     fn put_task(&self, name: &str, task: u32, status: Status) {
         let value = status_value(&status);
-        let mut view = self.view.lock().expect("status lock");
+        let mut view = self.view.locked();
         view.entry(name.to_string()).or_insert_with(|| awaiting_connector(name)).tasks.insert(task, status);
         drop(view);
         self.send(format!("status-task-{name}-{task}"), value);
     }
 
     fn get(&self, name: &str) -> Option<ConnectorStatus> {
-        self.view.lock().expect("status lock").get(name).cloned()
+        self.view.locked().get(name).cloned()
     }
 
     fn remove_tasks(&self, name: &str) {
         let ids: Vec<u32> = {
-            let mut view = self.view.lock().expect("status lock");
+            let mut view = self.view.locked();
             let Some(entry) = view.get_mut(name) else { return };
             std::mem::take(&mut entry.tasks).into_keys().collect()
         };
@@ -761,7 +773,7 @@ impl StatusStore for KafkaStatusStore {
     }
 
     fn remove_task(&self, name: &str, task: u32) {
-        if let Some(entry) = self.view.lock().expect("status lock").get_mut(name) {
+        if let Some(entry) = self.view.locked().get_mut(name) {
             entry.tasks.remove(&task);
         }
         self.send(format!("status-task-{name}-{task}"), None);
@@ -769,7 +781,39 @@ impl StatusStore for KafkaStatusStore {
 
     fn remove(&self, name: &str) {
         self.remove_tasks(name);
-        self.view.lock().expect("status lock").remove(name);
+        self.view.locked().remove(name);
         self.send(format!("status-connector-{name}"), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(replay: &mut ConfigReplay, key: &str, value: &str) -> Result<(), String> {
+        replay.apply(key, Some(value.as_bytes()))
+    }
+
+    #[test]
+    fn replayed_names_follow_the_rule_for_names() {
+        let mut replay = ConfigReplay::default();
+        let config = r#"{"properties":{"connector.class":"datagen","topic":"t"}}"#;
+        assert_eq!(apply(&mut replay, "connector-x", config), Ok(()));
+        for key in ["connector-x ", "connector-a\nb", "target-state-x ", "task-x -0", "commit-x\t"] {
+            let problem = apply(&mut replay, key, config).unwrap_err();
+            assert!(problem.starts_with("connector name"), "{key:?}: {problem}");
+        }
+        assert_eq!(replay.snapshot().connectors.keys().collect::<Vec<_>>(), ["x"]);
+    }
+
+    #[test]
+    fn a_replayed_config_that_names_another_connector_is_skipped() {
+        let mut replay = ConfigReplay::default();
+        let problem = apply(&mut replay, "connector-y", r#"{"properties":{"name":"x","connector.class":"datagen"}}"#)
+            .unwrap_err();
+        assert!(problem.contains("name another connector (\"x\")"), "{problem}");
+        assert!(replay.snapshot().connectors.is_empty());
+        let own = r#"{"properties":{"name":"y","connector.class":"datagen"}}"#;
+        assert_eq!(apply(&mut replay, "connector-y", own), Ok(()));
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use serde_json::{json, Map, Value};
 
 use crate::runtime::records::{OffsetMap, Scalar};
+use crate::sync::Unpoisoned;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OffsetStoreError {
@@ -167,7 +168,7 @@ impl FileOffsetStore {
         connector: &str,
         changes: impl Iterator<Item = (&'a OffsetMap, Option<&'a OffsetMap>)>,
     ) -> Result<(), OffsetStoreError> {
-        let mut entries = self.entries.lock().expect("offset store lock");
+        let mut entries = self.entries.locked();
         let mut updated = entries.clone();
         for (partition, offset) in changes {
             let key = offset_key(connector, partition);
@@ -185,7 +186,7 @@ impl FileOffsetStore {
 
 impl OffsetStore for FileOffsetStore {
     fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
-        let entries = self.entries.lock().expect("offset store lock");
+        let entries = self.entries.locked();
         entries.get(&offset_key(connector, partition)).and_then(map_from_json)
     }
 
@@ -194,7 +195,7 @@ impl OffsetStore for FileOffsetStore {
     }
 
     fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
-        offsets_of(&self.entries.lock().expect("offset store lock"), connector)
+        offsets_of(&self.entries.locked(), connector)
     }
 
     fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError> {

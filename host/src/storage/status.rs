@@ -6,6 +6,7 @@ use std::sync::RwLock;
 use serde::Serialize;
 
 use crate::runtime::records::ConnectorKind;
+use crate::sync::UnpoisonedRw;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -76,33 +77,33 @@ pub struct MemoryStatusStore {
 
 impl StatusStore for MemoryStatusStore {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
-        upsert_connector(&mut self.connectors.write().expect("status lock"), name, kind, status);
+        upsert_connector(&mut self.connectors.write_locked(), name, kind, status);
     }
 
     fn put_task(&self, name: &str, task: u32, status: Status) {
-        let mut all = self.connectors.write().expect("status lock");
+        let mut all = self.connectors.write_locked();
         if let Some(entry) = all.get_mut(name) {
             entry.tasks.insert(task, status);
         }
     }
 
     fn get(&self, name: &str) -> Option<ConnectorStatus> {
-        self.connectors.read().expect("status lock").get(name).cloned()
+        self.connectors.read_locked().get(name).cloned()
     }
 
     fn remove_tasks(&self, name: &str) {
-        if let Some(entry) = self.connectors.write().expect("status lock").get_mut(name) {
+        if let Some(entry) = self.connectors.write_locked().get_mut(name) {
             entry.tasks.clear();
         }
     }
 
     fn remove_task(&self, name: &str, task: u32) {
-        if let Some(entry) = self.connectors.write().expect("status lock").get_mut(name) {
+        if let Some(entry) = self.connectors.write_locked().get_mut(name) {
             entry.tasks.remove(&task);
         }
     }
 
     fn remove(&self, name: &str) {
-        self.connectors.write().expect("status lock").remove(name);
+        self.connectors.write_locked().remove(name);
     }
 }

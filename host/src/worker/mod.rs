@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::producer::ThreadedProducer;
 
-use crate::config::{ConnectorConfig, WorkerConfig};
+use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
 use crate::runtime::records::{ConnectorKind, OffsetMap};
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
+use crate::sync::Unpoisoned;
 
 /// Why a task stopped working, as its status trace shows it.
 #[derive(Debug, Clone)]
@@ -49,6 +50,10 @@ pub enum StartError {
     Invalid { name: String, problems: String },
     #[error("connector {name}: {message}")]
     Plugin { name: String, message: String },
+    /// The herder asked for something the worker's bookkeeping does not allow (a bug, reported
+    /// rather than asserted, so that it fails one connector and not the worker).
+    #[error("connector {name}: {message}")]
+    Conflict { name: String, message: String },
 }
 
 struct TaskHandle {
@@ -74,6 +79,8 @@ pub struct Worker {
     pub registry: Arc<PluginRegistry>,
     offsets: Arc<dyn OffsetStore>,
     pub status: Arc<dyn StatusStore>,
+    /// Topics no task may write or read.
+    reserved: Arc<ReservedTopics>,
     /// The group generation statuses are written with (0 outside a group).
     generation: Arc<AtomicI32>,
     connectors: Mutex<BTreeMap<String, RunningConnector>>,
@@ -89,6 +96,7 @@ impl Worker {
     ) -> Self {
         Worker {
             worker_id: config.worker_id(),
+            reserved: Arc::new(ReservedTopics::of(&config)),
             config,
             runtime,
             registry,
@@ -118,6 +126,21 @@ impl Worker {
             .collect();
         if plugin.info.kind == ConnectorKind::Sink && config.topics.is_empty() {
             problems.push("\"topics\" is required for a sink: list the topics to read, separated by commas".into());
+        }
+        let ceiling = self.config.tasks_max_per_connector;
+        if config.tasks_max > ceiling {
+            problems.push(format!(
+                "tasks.max={} is above this worker's ceiling wharf.tasks.max.per.connector={ceiling}; lower tasks.max \
+                 or raise the ceiling in the worker config",
+                config.tasks_max
+            ));
+        }
+        if plugin.info.kind == ConnectorKind::Sink {
+            problems.extend(config.topics.iter().filter_map(|topic| {
+                self.reserved.reason(topic).map(|why| {
+                    format!("\"topics\" names \"{topic}\", {why}; a sink may not read Kafka's or the worker's internal topics")
+                })
+            }));
         }
         if problems.is_empty() {
             let mut instance = plugin
@@ -166,14 +189,14 @@ impl Worker {
     /// The connector config this worker runs a connector's tasks with, and each running task's config.
     #[allow(clippy::type_complexity)]
     pub fn running(&self, name: &str) -> Option<(Vec<(String, String)>, BTreeMap<u32, Vec<(String, String)>>)> {
-        let connectors = self.connectors.lock().expect("connectors lock");
+        let connectors = self.connectors.locked();
         connectors
             .get(name)
             .map(|c| (c.config.raw.clone(), c.tasks.iter().map(|(id, t)| (*id, t.config.clone())).collect()))
     }
 
     pub fn running_names(&self) -> Vec<String> {
-        self.connectors.lock().expect("connectors lock").keys().cloned().collect()
+        self.connectors.locked().keys().cloned().collect()
     }
 
     /// Starts some of a connector's tasks. A task must not be running already, and tasks already
@@ -184,10 +207,17 @@ impl Worker {
         tasks: Vec<(u32, Vec<(String, String)>)>,
     ) -> Result<(), StartError> {
         let name = config.name.clone();
-        if let Some(running) = self.connectors.lock().expect("connectors lock").get(&name) {
-            assert!(running.config.raw == config.raw, "tasks of connector {name} started with two configs");
-            for (id, _) in &tasks {
-                assert!(!running.tasks.contains_key(id), "task {name}-{id} is started twice on one worker");
+        if let Some(running) = self.connectors.locked().get(&name) {
+            let conflict = |message: String| StartError::Conflict { name: name.clone(), message };
+            if running.config.raw != config.raw {
+                return Err(conflict(
+                    "its tasks were asked to start with a config other than the one they run with".into(),
+                ));
+            }
+            if let Some((id, _)) = tasks.iter().find(|(id, _)| running.tasks.contains_key(id)) {
+                return Err(conflict(format!(
+                    "task {id} was asked to start, but it is running on this worker already"
+                )));
             }
         }
         let plugin = self.validate(&config)?;
@@ -198,18 +228,36 @@ impl Worker {
             plugin.info.name,
             plugin.info.version
         );
+        let ceiling = self.config.tasks_max_per_worker as usize;
+        let mut running = self.running_task_count();
         let started: Vec<(u32, RunningTask)> = tasks
             .into_iter()
             .map(|(id, task_config)| {
-                self.status.put_task(&name, id, self.status_of(State::Unassigned, None));
-                let handle = self.spawn_task(&plugin, &config, id, task_config.clone());
-                (id, RunningTask { config: task_config, handle: Some(handle) })
+                let handle = if running >= ceiling {
+                    let message = format!(
+                        "this worker runs {running} tasks already, its ceiling wharf.tasks.max.per.worker={ceiling}; \
+                         add workers, lower tasks.max of some connectors or raise the ceiling, then restart the task"
+                    );
+                    tracing::error!("task {name}-{id} not started: {message}");
+                    self.status.put_task(&name, id, self.status_of(State::Failed, Some(message)));
+                    None
+                } else {
+                    self.status.put_task(&name, id, self.status_of(State::Unassigned, None));
+                    self.spawn_task(&plugin, &config, id, task_config.clone())
+                };
+                running += usize::from(handle.is_some());
+                (id, RunningTask { config: task_config, handle })
             })
             .collect();
-        let mut connectors = self.connectors.lock().expect("connectors lock");
+        let mut connectors = self.connectors.locked();
         let entry = connectors.entry(name).or_insert_with(|| RunningConnector { config, tasks: BTreeMap::new() });
         entry.tasks.extend(started);
         Ok(())
+    }
+
+    /// Tasks with a thread on this worker.
+    fn running_task_count(&self) -> usize {
+        self.connectors.locked().values().map(|c| c.tasks.values().filter(|t| t.handle.is_some()).count()).sum()
     }
 
     /// Stops some of a connector's tasks and waits for them (at most
@@ -222,7 +270,7 @@ impl Worker {
     /// Removes tasks from the running set and returns their handles.
     fn take_handles(&self, name: &str, ids: &[u32]) -> Vec<(String, TaskHandle)> {
         let handles: Vec<(String, TaskHandle)> = {
-            let mut connectors = self.connectors.lock().expect("connectors lock");
+            let mut connectors = self.connectors.locked();
             let Some(connector) = connectors.get_mut(name) else { return Vec::new() };
             let handles = ids
                 .iter()
@@ -244,7 +292,7 @@ impl Worker {
 
     /// Stops every task of a connector this worker runs.
     pub fn stop_connector(&self, name: &str) -> bool {
-        let Some(connector) = self.connectors.lock().expect("connectors lock").remove(name) else {
+        let Some(connector) = self.connectors.locked().remove(name) else {
             return false;
         };
         tracing::info!("stopping connector {name}");
@@ -257,7 +305,7 @@ impl Worker {
     /// Stops one task and starts it again with the same config.
     pub fn restart_task(&self, name: &str, id: u32) -> Result<bool, StartError> {
         let (config, task_config, handle) = {
-            let mut connectors = self.connectors.lock().expect("connectors lock");
+            let mut connectors = self.connectors.locked();
             let Some(connector) = connectors.get_mut(name) else { return Ok(false) };
             let connector_config = connector.config.clone();
             let Some(task) = connector.tasks.get_mut(&id) else { return Ok(false) };
@@ -268,8 +316,8 @@ impl Worker {
             self.join(vec![(format!("{name}-{id}"), handle)]);
         }
         let plugin = self.validate(&config)?;
-        let handle = self.spawn_task(&plugin, &config, id, task_config);
-        let mut connectors = self.connectors.lock().expect("connectors lock");
+        let Some(handle) = self.spawn_task(&plugin, &config, id, task_config) else { return Ok(true) };
+        let mut connectors = self.connectors.locked();
         match connectors.get_mut(name).and_then(|c| c.tasks.get_mut(&id)) {
             Some(task) => task.handle = Some(handle),
             None => {
@@ -303,13 +351,15 @@ impl Worker {
         self.status.put_task(name, id, status);
     }
 
+    /// Starts a task's thread. When the system refuses a thread, the task is FAILED with the
+    /// reason and `None` comes back (a restart tries again).
     fn spawn_task(
         &self,
         plugin: &Arc<Plugin>,
         config: &ConnectorConfig,
         id: u32,
         task_config: Vec<(String, String)>,
-    ) -> TaskHandle {
+    ) -> Option<TaskHandle> {
         let stop = Arc::new(AtomicBool::new(false));
         let label = format!("{}-{id}", config.name);
         let setup = TaskSetup {
@@ -324,18 +374,24 @@ impl Worker {
             status: self.status.clone(),
             worker_id: self.worker_id.clone(),
             generation: self.generation.clone(),
+            reserved: self.reserved.clone(),
             stop: stop.clone(),
         };
-        let thread = std::thread::Builder::new()
-            .name(format!("task-{label}"))
-            .spawn(move || setup.run())
-            .expect("the system could not start a task thread");
-        TaskHandle { stop, thread }
+        match std::thread::Builder::new().name(format!("task-{label}")).spawn(move || setup.run()) {
+            Ok(thread) => Some(TaskHandle { stop, thread }),
+            Err(e) => {
+                let message =
+                    format!("the system refused a thread for task {label} ({e}); restart the task to try again");
+                tracing::error!("{message}");
+                self.status.put_task(&config.name, id, self.status_of(State::Failed, Some(message)));
+                None
+            }
+        }
     }
 
     /// Stops every task, waiting at most `task.shutdown.graceful.timeout.ms` for them together.
     pub fn stop_all(&self) {
-        let connectors = std::mem::take(&mut *self.connectors.lock().expect("connectors lock"));
+        let connectors = std::mem::take(&mut *self.connectors.locked());
         let handles = connectors
             .into_iter()
             .flat_map(|(name, c)| {
@@ -407,6 +463,7 @@ struct TaskSetup {
     status: Arc<dyn StatusStore>,
     worker_id: String,
     generation: Arc<AtomicI32>,
+    reserved: Arc<ReservedTopics>,
     stop: Arc<AtomicBool>,
 }
 
@@ -478,6 +535,7 @@ impl TaskSetup {
             instance,
             producer,
             offsets: self.offsets.clone(),
+            reserved: self.reserved.clone(),
             flush_interval: self.worker.offset_flush_interval,
             flush_timeout: self.worker.offset_flush_timeout,
             stop: self.stop.clone(),

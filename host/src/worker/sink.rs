@@ -23,6 +23,7 @@ use super::{TaskFailure, TaskReport};
 use crate::kafka::batch::{FetchQueue, RawMessage};
 use crate::runtime::records::{Header, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{PluginError, SinkInstance};
+use crate::sync::Unpoisoned;
 
 /// How long the task thread waits for a batch before it checks whether it should stop or
 /// commit.
@@ -74,7 +75,7 @@ impl ConsumerContext for SinkContext {
         if let Rebalance::Revoke(list) = rebalance {
             let partitions = to_partitions(list);
             tracing::info!(task = self.label.as_str(), "partitions revoked: {}", describe(&partitions));
-            self.revoked.lock().expect("sink lock").extend(partitions.iter().cloned());
+            self.revoked.locked().extend(partitions.iter().cloned());
             let (done, handled) = mpsc::channel();
             // Without a task thread (it stopped) there is nothing to flush; otherwise wait until it
             // flushed, committed and closed the partitions. An answer that never comes means the
@@ -90,7 +91,7 @@ impl ConsumerContext for SinkContext {
             Rebalance::Assign(list) => {
                 let partitions = to_partitions(list);
                 tracing::info!(task = self.label.as_str(), "partitions assigned: {}", describe(&partitions));
-                if let Some(queue) = self.queue.lock().expect("sink lock").as_ref() {
+                if let Some(queue) = self.queue.locked().as_ref() {
                     for p in &partitions {
                         if !queue.take_over(&p.topic, p.partition) {
                             tracing::debug!(
@@ -190,7 +191,7 @@ impl Fetcher {
         let to_task = self.consumer.context().to_task.clone();
         let mut rewinds = 0u64;
         while !self.stop.load(Ordering::Relaxed) {
-            let rewind = self.consumer.context().rewind.lock().expect("sink lock").take();
+            let rewind = self.consumer.context().rewind.locked().take();
             if let Some(rewind) = rewind {
                 for (tp, offset) in rewind {
                     if let Err(e) =
@@ -235,7 +236,7 @@ impl Fetcher {
         }
         if self.consumer.context().rebalances.load(Ordering::Relaxed) != rebalances {
             // Every record in the batch was fetched before a revocation.
-            let revoked = std::mem::take(&mut *self.consumer.context().revoked.lock().expect("sink lock"));
+            let revoked = std::mem::take(&mut *self.consumer.context().revoked.locked());
             batch.retain(|r| !revoked.iter().any(|tp| tp.partition == r.partition && tp.topic == r.topic));
             return batch;
         }
@@ -278,7 +279,7 @@ impl SinkTaskRun {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
             return delivery.finish(Err(failure), fetched, None);
         };
-        *consumer.context().queue.lock().expect("sink lock") = Some(queue.clone());
+        *consumer.context().queue.locked() = Some(queue.clone());
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
         if let Err(e) = consumer.subscribe(&names) {
             let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", topics.join(", ")));
@@ -368,7 +369,7 @@ impl Delivery {
             Err(e @ PluginError::Retriable(_)) => {
                 tracing::warn!(task = self.label.as_str(), "put failed, delivering the batch again: {e}");
                 let rewind = ranges.into_iter().map(|(tp, first, _)| (tp, first)).collect();
-                *self.consumer.context().rewind.lock().expect("sink lock") = Some(rewind);
+                *self.consumer.context().rewind.locked() = Some(rewind);
                 self.rewinds += 1;
                 std::thread::sleep(RETRY_BACKOFF);
                 Ok(())
@@ -425,7 +426,7 @@ impl Delivery {
             let _ = thread.join();
         }
         // The fetch queue goes before the consumer, as librdkafka requires.
-        consumer.context().queue.lock().expect("sink lock").take();
+        consumer.context().queue.locked().take();
         drop(consumer);
         TaskReport { outcome: outcome.and(committed).and(closed) }
     }

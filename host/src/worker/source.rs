@@ -16,9 +16,11 @@ use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, T
 use rdkafka::ClientContext;
 
 use super::{TaskFailure, TaskReport};
+use crate::config::ReservedTopics;
 use crate::runtime::records::{OffsetMap, SourceRecord};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
+use crate::sync::Unpoisoned;
 
 /// Pauses between empty polls grow from the first to the last value.
 const IDLE_BACKOFF_MIN: Duration = Duration::from_millis(1);
@@ -44,7 +46,7 @@ impl ProducerContext for DeliveryTracker {
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
         if let Err((error, message)) = result {
-            let mut failure = self.failure.lock().expect("delivery lock");
+            let mut failure = self.failure.locked();
             if failure.is_none() {
                 use rdkafka::Message;
                 *failure = Some(format!("Kafka did not accept a record for topic {}: {error}", message.topic()));
@@ -55,11 +57,11 @@ impl ProducerContext for DeliveryTracker {
 
 impl DeliveryTracker {
     fn failure(&self) -> Option<String> {
-        self.failure.lock().expect("delivery lock").clone()
+        self.failure.locked().clone()
     }
 
     fn fail(&self, message: String) {
-        self.failure.lock().expect("delivery lock").get_or_insert(message);
+        self.failure.locked().get_or_insert(message);
     }
 }
 
@@ -69,6 +71,7 @@ pub struct SourceTaskRun {
     pub instance: SourceInstance,
     pub producer: ThreadedProducer<DeliveryTracker>,
     pub offsets: Arc<dyn OffsetStore>,
+    pub reserved: Arc<ReservedTopics>,
     pub flush_interval: Duration,
     pub flush_timeout: Duration,
     pub stop: Arc<AtomicBool>,
@@ -209,7 +212,17 @@ impl Sender {
 
 impl SourceTaskRun {
     pub fn run(self) -> TaskReport {
-        let SourceTaskRun { connector, label, instance, producer, offsets, flush_interval, flush_timeout, stop } = self;
+        let SourceTaskRun {
+            connector,
+            label,
+            instance,
+            producer,
+            offsets,
+            reserved,
+            flush_interval,
+            flush_timeout,
+            stop,
+        } = self;
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
         let sender = Sender {
@@ -230,7 +243,7 @@ impl SourceTaskRun {
                     return TaskReport { outcome: Err(failure) };
                 }
             };
-        let mut task = Polling { connector, label, instance, producer, offsets, to_send, stop };
+        let mut task = Polling { connector, label, instance, producer, offsets, reserved, to_send, stop };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         let flushed = task.flush();
@@ -249,6 +262,7 @@ struct Polling {
     instance: SourceInstance,
     producer: Arc<ThreadedProducer<DeliveryTracker>>,
     offsets: Arc<dyn OffsetStore>,
+    reserved: Arc<ReservedTopics>,
     to_send: SyncSender<ToSend>,
     stop: Arc<AtomicBool>,
 }
@@ -284,6 +298,12 @@ impl Polling {
                 continue;
             }
             idle = IDLE_BACKOFF_MIN;
+            if let Some(refusal) = self.reserved.refuse_any(records.iter().map(|r| r.topic.as_str())) {
+                // Nothing of the batch is sent: the task fails before its first record leaves.
+                return Err(TaskFailure::new(format!(
+                    "the plugin returned a record for a topic it may not write: {refusal}"
+                )));
+            }
             if self.to_send.send(ToSend::Records(records)).is_err() {
                 return Err(send_thread_gone());
             }

@@ -6,7 +6,9 @@
 //! - `bulky`: returns ten records of one MiB each;
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
 //! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
-//! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record.
+//! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record;
+//! - `forge`: sends one record with key `target` and value `value` to `topic`, whatever it is
+//!   (the worker's config topic, say), then nothing more.
 
 use std::io::{BufRead, BufReader};
 
@@ -24,17 +26,25 @@ impl Connector for Misbehaver {
             config: vec![
                 required_key("behaviour", ConfigType::String, "spin, hog, flood, read or connect"),
                 required_key("topic", ConfigType::String, "Where records go"),
-                optional_key("target", ConfigType::String, "", "The file to read or host:port to connect to"),
+                optional_key(
+                    "target",
+                    ConfigType::String,
+                    "",
+                    "The file to read, host:port to connect to, or key to forge",
+                ),
+                optional_key("value", ConfigType::String, "", "The value of the forged record"),
             ],
         }
     }
 
     fn validate(config: &Config) -> Vec<ConfigProblem> {
         match config.get("behaviour") {
-            Some("spin" | "hog" | "flood" | "bulky" | "read" | "connect" | "http") | None => Vec::new(),
+            Some("spin" | "hog" | "flood" | "bulky" | "read" | "connect" | "http" | "forge") | None => Vec::new(),
             Some(other) => vec![ConfigProblem {
                 name: "behaviour".into(),
-                message: format!("unknown behaviour {other}: use spin, hog, flood, read or connect"),
+                message: format!(
+                    "unknown behaviour {other}: use spin, hog, flood, bulky, read, connect, http or forge"
+                ),
             }],
         }
     }
@@ -48,6 +58,7 @@ struct MisbehaverTask {
     behaviour: String,
     topic: String,
     target: String,
+    value: String,
     done: bool,
 }
 
@@ -63,6 +74,7 @@ impl SourceTask for MisbehaverTask {
             behaviour: config.require("behaviour")?.to_string(),
             topic: config.require("topic")?.to_string(),
             target: config.get("target").unwrap_or_default().to_string(),
+            value: config.get("value").unwrap_or_default().to_string(),
             done: false,
         })
     }
@@ -105,6 +117,12 @@ impl SourceTask for MisbehaverTask {
                     .map_err(|e| ConnectorError::Fatal(format!("HTTP GET http://{}/ failed: {e}", self.target)))?;
                 self.done = true;
                 Ok(vec![self.record(&status.to_string())])
+            }
+            "forge" => {
+                self.done = true;
+                let mut record = self.record(&self.value);
+                record.key = Some(self.target.as_bytes().to_vec());
+                Ok(vec![record])
             }
             other => Err(ConnectorError::Fatal(format!("unknown behaviour {other}"))),
         }

@@ -1,0 +1,168 @@
+//! Hostile plugins and hostile requests against a distributed worker that also runs a healthy
+//! datagen connector (the canary). Each test checks the attack's outcome (refused, or its task
+//! FAILED with a reason naming what it tried), that the worker answers the next request, and that
+//! the canary kept running.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wharf_e2e::*;
+
+/// A datagen connector writing to a topic of its own.
+struct Canary {
+    topic: String,
+}
+
+fn canary(worker: &Worker) -> Canary {
+    let topic = unique("canary");
+    let body = json!({"name": "canary", "config": {"connector.class": "datagen", "topic": topic, "rate": "200"}});
+    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("canary", 0, "RUNNING");
+    Canary { topic }
+}
+
+/// The canary still runs and its topic keeps growing, and the worker answers at once.
+fn assert_unharmed(worker: &Worker, canary: &Canary) {
+    let before = topic_count(&canary.topic);
+    worker.wait("the canary to write more records", Duration::from_secs(30), || {
+        (topic_count(&canary.topic) > before).then_some(())
+    });
+    assert_eq!(worker.task_state("canary", 0).unwrap().0, "RUNNING");
+    let asked = Instant::now();
+    let (code, _, _) = worker.call("GET", "/connectors?expand=status", None);
+    assert_eq!(code, 200);
+    // Generous: this guards against a wedged worker, not a slow one.
+    assert!(asked.elapsed() < Duration::from_secs(10), "the worker took {:?} to answer", asked.elapsed());
+}
+
+fn create(worker: &Worker, name: &str, config: Value) -> (u16, Value) {
+    let (code, answer, _) =
+        worker.call("POST", "/connectors", Some(&json!({"name": name, "config": config}).to_string()));
+    (code, answer)
+}
+
+fn failed_trace(worker: &Worker, name: &str) -> String {
+    worker.wait_task_state(name, 0, "FAILED")["trace"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_plugin_cannot_write_kafkas_or_the_workers_internal_topics() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    // A record that, read back from the config topic, would create a connector with any grant.
+    let forged = json!({"properties": {"name": "pwn", "connector.class": "test-misbehaver",
+        "behaviour": "read", "topic": "loot", "target": "/etc/hostname", "wasm.fs.read": "/"}})
+    .to_string();
+    let targets = [
+        (d.topics[0].as_str(), "the worker's config.storage.topic"),
+        (d.topics[1].as_str(), "the worker's offset.storage.topic"),
+        (d.topics[2].as_str(), "the worker's status.storage.topic"),
+        ("__consumer_offsets", "an internal topic of Kafka"),
+        ("__transaction_state", "an internal topic of Kafka"),
+    ];
+    for (i, (topic, what)) in targets.iter().enumerate() {
+        let name = format!("forger-{i}");
+        let config = json!({"connector.class": "test-misbehaver", "behaviour": "forge", "topic": topic,
+            "target": "connector-pwn", "value": forged});
+        let (code, answer) = create(&worker, &name, config);
+        assert_eq!(code, 201, "{answer}");
+        let trace = failed_trace(&worker, &name);
+        assert!(trace.contains(&format!("topic \"{topic}\" is {what}")), "{name}: {trace}");
+    }
+    let forged_records = topic_records(&d.topics[0]).into_iter().filter(|(_, key, _)| key == "connector-pwn").count();
+    assert_eq!(forged_records, 0, "a forged record reached the config topic");
+    let names = worker.get("/connectors").unwrap();
+    assert!(!names.as_array().unwrap().iter().any(|n| n == "pwn"), "{names}");
+    assert_unharmed(&worker, &canary);
+}
+
+#[test]
+fn a_sink_cannot_read_the_workers_internal_topics() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let out = tempfile::tempdir().unwrap();
+    for topic in [d.topics[0].as_str(), "__consumer_offsets"] {
+        let config = json!({"connector.class": "file-sink", "topics": format!("ordinary,{topic}"),
+            "file": out.path().join("out.txt").display().to_string(),
+            "wasm.fs.write": out.path().display().to_string()});
+        let (code, answer) = create(&worker, &unique("reader"), config);
+        assert_eq!(code, 400, "{answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("\"topics\" names \"{topic}\"")), "{message}");
+    }
+}
+
+#[test]
+fn names_that_read_as_another_name_are_refused_and_the_worker_keeps_serving() {
+    let d = Distributed::new(&[]);
+    let mut worker = d.start();
+    let canary = canary(&worker);
+    let datagen = || json!({"connector.class": "datagen", "topic": unique("names"), "rate": "1"});
+    let (code, answer) = create(&worker, "x", datagen());
+    assert_eq!(code, 201, "{answer}");
+    for name in ["x ", " x", "x\t", "x\r\nSet-Cookie: a=b", "..", "x\u{202e}"] {
+        let (code, answer) = create(&worker, name, datagen());
+        assert_eq!(code, 400, "{name:?}: {answer}");
+        assert!(answer["message"].as_str().unwrap_or_default().contains("connector name"), "{answer}");
+    }
+    let (code, answer, _) = worker.call("PUT", "/connectors/x/pause", None);
+    assert_eq!(code, 202, "{answer}");
+    worker.wait("x to be PAUSED", Duration::from_secs(30), || {
+        (worker.get("/connectors/x/status")?["connector"]["state"] == "PAUSED").then_some(())
+    });
+
+    // Records an older worker (or anyone who can write the topic) left behind: a name with a
+    // trailing space, and a config under one name that names another. Replayed after a restart,
+    // they are skipped with a line naming the key, and x can still be changed and deleted.
+    let config = |name: &str| {
+        json!({"properties": {"name": name, "connector.class": "datagen", "topic": "t"}}).to_string().into_bytes()
+    };
+    produce(&d.topics[0], 0, "connector-x ", &config("x "));
+    produce(&d.topics[0], 0, "connector-y", &config("x"));
+    worker.terminate();
+    let worker = d.start();
+    let log = worker.wait("the replay to skip both records", Duration::from_secs(30), || {
+        let log = worker.log();
+        (log.contains("key \"connector-x \"") && log.contains("key \"connector-y\"")).then_some(log)
+    });
+    assert!(log.contains("has whitespace before or after it"), "{log}");
+    let names = worker.get("/connectors").unwrap();
+    assert_eq!(names.as_array().unwrap().iter().filter(|n| *n == "x" || *n == "y").count(), 1, "{names}");
+    let (code, answer, _) = worker.call("PUT", "/connectors/x/resume", None);
+    assert_eq!(code, 202, "{answer}");
+    let (code, answer, _) = worker.call("DELETE", "/connectors/x", None);
+    assert_eq!(code, 204, "{answer}");
+    assert_unharmed(&worker, &canary);
+}
+
+#[test]
+fn tasks_beyond_the_workers_ceilings_are_refused_or_failed() {
+    let d = Distributed::new(&[("wharf.tasks.max.per.worker", "3".into())]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let (code, answer) =
+        create(&worker, "boom", json!({"connector.class": "datagen", "topic": unique("boom"), "tasks.max": "1000000"}));
+    assert_eq!(code, 400, "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("tasks.max=1000000 is above this worker's ceiling wharf.tasks.max.per.connector=256"),
+        "{message}"
+    );
+
+    // The canary runs one task; two more fit under the worker's ceiling of three.
+    let (code, answer) =
+        create(&worker, "wide", json!({"connector.class": "datagen", "topic": unique("wide"), "tasks.max": "3"}));
+    assert_eq!(code, 201, "{answer}");
+    let states = worker.wait("the three tasks of wide to settle", Duration::from_secs(60), || {
+        let states: Vec<String> =
+            (0..3).map(|id| worker.task_state("wide", id).map(|(s, _)| s)).collect::<Option<_>>()?;
+        (!states.iter().any(|s| s == "UNASSIGNED")).then_some(states)
+    });
+    assert_eq!(states.iter().filter(|s| *s == "RUNNING").count(), 2, "{states:?}");
+    let failed = (0..3).find(|id| worker.task_state("wide", *id).unwrap().0 == "FAILED").unwrap();
+    let trace = worker.task_state("wide", failed).unwrap().1["trace"].as_str().unwrap_or_default().to_string();
+    assert!(trace.contains("wharf.tasks.max.per.worker=3"), "{trace}");
+    assert_unharmed(&worker, &canary);
+}
