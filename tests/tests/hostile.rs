@@ -166,3 +166,100 @@ fn tasks_beyond_the_workers_ceilings_are_refused_or_failed() {
     assert!(trace.contains("wharf.tasks.max.per.worker=3"), "{trace}");
     assert_unharmed(&worker, &canary);
 }
+
+/// A raw HTTP/1.1 request, so that a test controls every header (Host, Origin, Content-Type)
+/// as a browser would send them. Returns the status code and the whole answer.
+fn raw_request(port: u16, request: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let code = answer.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, answer)
+}
+
+#[test]
+fn web_pages_cannot_drive_the_rest_api() {
+    let d = Distributed::new(&[("access.control.allow.origin", "https://ui.example".into())]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let port = worker.port;
+    let body = json!({"name": "csrf", "config": {"connector.class": "datagen", "topic": unique("csrf")}}).to_string();
+    let post = |headers: &str| {
+        raw_request(
+            port,
+            &format!(
+                "POST /connectors HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+    };
+    // A form or fetch(no-cors) from any page: a "simple" request, sent without asking first.
+    let (code, answer) = post("Content-Type: text/plain\r\n");
+    assert_eq!(code, 415, "{answer}");
+    assert!(answer.contains("Content-Type: application/json"), "{answer}");
+    let (code, answer) = post("Content-Type: application/json\r\nOrigin: https://evil.example\r\n");
+    assert_eq!(code, 403, "{answer}");
+    assert!(answer.contains("access.control.allow.origin"), "{answer}");
+    // DNS rebinding: the page's own name, resolved to 127.0.0.1.
+    let (code, answer) = raw_request(
+        port,
+        "GET /connectors?expand=info HTTP/1.1\r\nHost: rebound.evil.example:8083\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(code, 403, "{answer}");
+    assert!(!worker.get("/connectors").unwrap().as_array().unwrap().iter().any(|n| n == "csrf"));
+
+    // The origin the operator allowed works, with CORS answers.
+    let (code, answer) = raw_request(
+        port,
+        &format!(
+            "OPTIONS /connectors HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: https://ui.example\r\n\
+             Access-Control-Request-Method: POST\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert_eq!(code, 204, "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("access-control-allow-origin: https://ui.example"), "{answer}");
+    let (code, answer) = post("Content-Type: application/json\r\nOrigin: https://ui.example\r\n");
+    assert_eq!(code, 201, "{answer}");
+    assert_unharmed(&worker, &canary);
+}
+
+#[test]
+fn password_values_are_hidden_in_every_answer_and_kept_when_sent_back_hidden() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let topic = unique("secretive");
+    let config = json!({"connector.class": "test-misbehaver", "behaviour": "forge", "topic": topic,
+        "target": "k", "value": "v", "secret": "hunter2"});
+    let (code, answer) = create(&worker, "secretive", config.clone());
+    assert_eq!(code, 201, "{answer}");
+    assert_eq!(answer["config"]["secret"], "[hidden]", "{answer}");
+    worker.wait_task_state("secretive", 0, "RUNNING");
+    let answers = [
+        worker.get("/connectors/secretive").unwrap(),
+        worker.get("/connectors/secretive/config").unwrap(),
+        worker.get("/connectors/secretive/tasks").unwrap(),
+        worker.get("/connectors?expand=info").unwrap(),
+        worker.call("PUT", "/connector-plugins/test-misbehaver/config/validate", Some(&config.to_string())).1,
+    ];
+    for answer in &answers {
+        let text = answer.to_string();
+        assert!(!text.contains("hunter2") && text.contains("[hidden]"), "{text}");
+    }
+    // Get, edit, put: the hidden value stands for the stored one.
+    let mut edited = worker.get("/connectors/secretive/config").unwrap();
+    edited["value"] = json!("v2");
+    let (code, answer, _) = worker.call("PUT", "/connectors/secretive/config", Some(&edited.to_string()));
+    assert_eq!(code, 200, "{answer}");
+    let stored = topic_records(&d.topics[0])
+        .into_iter()
+        .filter(|(_, key, _)| key == "connector-secretive")
+        .filter_map(|(_, _, value)| serde_json::from_str::<Value>(&value?).ok())
+        .last()
+        .unwrap();
+    assert_eq!(stored["properties"]["secret"], "hunter2", "{stored}");
+    assert_eq!(stored["properties"]["value"], "v2", "{stored}");
+    assert!(!worker.log().contains("hunter2"), "the secret reached the log");
+}

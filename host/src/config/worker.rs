@@ -104,6 +104,11 @@ pub struct WorkerConfig {
     pub advertised: String,
     /// Set for a distributed worker.
     pub distributed: Option<DistributedConfig>,
+    /// `access.control.allow.origin`: web origins whose pages may call the REST API (`*`: any);
+    /// empty, as by default, allows none.
+    pub rest_allowed_origins: Vec<String>,
+    /// `access.control.allow.methods`: the methods a CORS preflight answer allows.
+    pub rest_allowed_methods: String,
     /// `wharf.tasks.max.per.connector`: the highest `tasks.max` a connector may ask for.
     pub tasks_max_per_connector: u32,
     /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
@@ -136,6 +141,8 @@ const KNOWN_KEYS: &[&str] = &[
     "rest.advertised.host.name",
     "rest.advertised.port",
     "rest.advertised.listener",
+    "access.control.allow.origin",
+    "access.control.allow.methods",
 ];
 
 /// Keys only a distributed worker reads.
@@ -349,6 +356,19 @@ impl WorkerConfig {
             consumer_overrides: reader.prefixed("consumer."),
             compile_cache_dir,
             wasm,
+            rest_allowed_origins: reader
+                .get("access.control.allow.origin")
+                .unwrap_or("")
+                .split(',')
+                .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+                .filter(|o| !o.is_empty())
+                .collect(),
+            // Jetty's default, which Kafka Connect's empty default stands for.
+            rest_allowed_methods: reader
+                .get("access.control.allow.methods")
+                .filter(|m| !m.trim().is_empty())
+                .unwrap_or("GET,POST,HEAD")
+                .to_string(),
             tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector", 256, 1)?.min(u32::MAX as u64)
                 as u32,
             tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker", 1024, 1)?.min(u32::MAX as u64) as u32,

@@ -102,6 +102,9 @@ pub struct Herder {
 
 /// A config in a canonical order (by key, the last value of a repeated key winning), so that
 /// configs compare equal however they were written or read back.
+/// What REST answers show for a value of a PASSWORD key, as Kafka Connect does.
+pub const HIDDEN: &str = "[hidden]";
+
 pub fn canonical(pairs: Pairs) -> Pairs {
     let map: BTreeMap<String, String> = pairs.into_iter().collect();
     map.into_iter().collect()
@@ -190,6 +193,17 @@ impl Herder {
             }
             Some(_) => {}
             None => config.push(("name".into(), name.into())),
+        }
+        // A config read over REST shows secrets as "[hidden]"; sent back so, they keep their value.
+        if let Some(stored) = self.store.snapshot().connectors.get(name) {
+            let secrets = self.worker.secret_keys(&config);
+            for (key, value) in config.iter_mut() {
+                if value == HIDDEN && secrets.contains(key) {
+                    if let Some((_, kept)) = stored.config.iter().rev().find(|(k, _)| k == key) {
+                        value.clone_from(kept);
+                    }
+                }
+            }
         }
         let config = canonical(config);
         self.check(name, &config)?;

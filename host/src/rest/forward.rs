@@ -38,7 +38,13 @@ pub fn path_segment(name: &str) -> String {
 /// Sends a request to another worker and returns its status and body.
 pub fn send(method: &str, url: &str, body: Option<Vec<u8>>, forwarded_by: &str) -> Result<(u16, Vec<u8>), String> {
     let agent: ureq::Agent =
-        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(FORWARD_TIMEOUT)).build().into();
+        // No redirects: an answer is relayed to the caller, never followed elsewhere.
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(FORWARD_TIMEOUT))
+            .build()
+            .into();
     let request = axum::http::Request::builder()
         .method(method)
         .uri(url)

@@ -11,7 +11,9 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::herder::{ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written};
+use crate::herder::{
+    ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written, HIDDEN,
+};
 use crate::runtime::records::{ConnectorKind, OffsetMap};
 use crate::storage::config::Pairs;
 use crate::storage::offsets::{map_from_json, map_to_json};
@@ -19,6 +21,7 @@ use crate::storage::status::ConnectorStatus;
 use crate::storage::TargetState;
 
 pub mod forward;
+mod guard;
 mod plugins;
 
 pub struct RestState {
@@ -29,6 +32,7 @@ pub struct RestState {
 pub(crate) type Shared = Arc<RestState>;
 
 pub fn router(state: Shared) -> Router {
+    let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker.config));
     // Writes to the config topic: a follower passes them on to the leader.
     let writes = Router::new()
         .route("/connectors", get(list_connectors).post(create_connector))
@@ -51,6 +55,25 @@ pub fn router(state: Shared) -> Router {
         .route("/connector-plugins/{plugin}/config/validate", put(plugins::validate))
         .fallback(not_found)
         .with_state(state)
+        .layer(axum::middleware::from_fn(contain_panics))
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+}
+
+/// A panic while answering (a bug) fails that request with a 500 and a message; the worker goes
+/// on serving the next one.
+async fn contain_panics(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let path = request.uri().path().to_string();
+    match tokio::spawn(next.run(request)).await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::error!("answering {path} failed: {e}");
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the worker failed while answering {path} ({e}); its log has the details"),
+            )
+            .into_response()
+        }
+    }
 }
 
 pub struct ApiError {
@@ -490,8 +513,17 @@ pub(crate) fn kind_name(kind: ConnectorKind) -> &'static str {
     }
 }
 
-fn config_json(pairs: &[(String, String)]) -> Value {
-    Value::Object(pairs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+/// A config as REST shows it: values of the plugin's PASSWORD keys (`secrets`) hidden.
+fn config_json(pairs: &[(String, String)], secrets: &[String]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                let shown = if secrets.contains(k) { HIDDEN.to_string() } else { v.clone() };
+                (k.clone(), Value::String(shown))
+            })
+            .collect(),
+    )
 }
 
 fn missing(name: &str) -> ApiError {
@@ -505,7 +537,7 @@ fn info_json(state: &RestState, name: &str) -> Option<Value> {
     let task_ids: Vec<Value> = (0..tasks).map(|i| json!({"connector": name, "task": i})).collect();
     Some(json!({
         "name": name,
-        "config": config_json(&entry.config),
+        "config": config_json(&entry.config, &state.herder.worker.secret_keys(&entry.config)),
         "tasks": task_ids,
         "type": state.herder.kind_of(entry).map(kind_name).unwrap_or("unknown"),
     }))
@@ -518,18 +550,19 @@ async fn connector_info(State(state): State<Shared>, Path(name): Path<String>) -
 async fn connector_config(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     let snapshot = state.herder.snapshot();
     let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
-    Ok(Json(config_json(&entry.config)))
+    Ok(Json(config_json(&entry.config, &state.herder.worker.secret_keys(&entry.config))))
 }
 
 async fn connector_tasks(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     let snapshot = state.herder.snapshot();
     let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
+    let secrets = state.herder.worker.secret_keys(&entry.config);
     let tasks: Vec<Value> = entry
         .tasks
         .iter()
         .flatten()
         .enumerate()
-        .map(|(i, config)| json!({"id": {"connector": name, "task": i}, "config": config_json(config)}))
+        .map(|(i, config)| json!({"id": {"connector": name, "task": i}, "config": config_json(config, &secrets)}))
         .collect();
     Ok(Json(json!(tasks)))
 }
@@ -574,4 +607,27 @@ async fn connector_status(State(state): State<Shared>, Path(name): Path<String>)
     status_json(&state, &name)
         .map(Json)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("No status found for connector {name}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any body, JSON or not, is read into a config or refused with a 400; nothing panics.
+        #[test]
+        fn no_request_body_makes_the_json_readers_panic(body in proptest::prelude::prop_oneof![
+            proptest::prelude::any::<Vec<u8>>(),
+            "\\{(\"[a-z.]{0,5}\": ?(\"[^\"]{0,4}\"|-?[0-9]{1,30}(\\.[0-9]+)?(e[0-9]{1,4})?|true|null|\\[\\]|\\{\\}),?){0,4}\\}"
+                .prop_map(String::into_bytes),
+        ]) {
+            if let Ok(value) = parse_body(&Bytes::from(body)) {
+                let _ = config_from_json(&value);
+                let _ = value.as_array().map(|list| list.iter().map(config_from_json).count());
+            }
+        }
+    }
 }

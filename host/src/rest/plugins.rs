@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::{bad_request, config_from_json, kind_name, parse_body, ApiError, Shared};
 use crate::config::ConnectorConfig;
+use crate::herder::HIDDEN;
 use crate::runtime::records::ConfigKey;
 use crate::runtime::registry::parse_version_requirement;
 use crate::runtime::Plugin;
@@ -215,6 +216,7 @@ pub async fn validate(
         .iter()
         .enumerate()
         .map(|(i, (key, value, errors))| {
+            let value = if key.type_name == "PASSWORD" && value.is_some() { Some(HIDDEN.to_string()) } else { value.clone() };
             json!({
                 "definition": definition_json(key, i + 1),
                 "value": {"name": key.name, "value": value, "recommended_values": [], "errors": errors, "visible": true},

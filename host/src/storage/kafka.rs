@@ -789,6 +789,7 @@ impl StatusStore for KafkaStatusStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     fn apply(replay: &mut ConfigReplay, key: &str, value: &str) -> Result<(), String> {
         replay.apply(key, Some(value.as_bytes()))
@@ -804,6 +805,28 @@ mod tests {
             assert!(problem.starts_with("connector name"), "{key:?}: {problem}");
         }
         assert_eq!(replay.snapshot().connectors.keys().collect::<Vec<_>>(), ["x"]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any key and value, and values shaped like the topic's own records, replay without a panic.
+        #[test]
+        fn no_config_record_makes_the_replay_panic(
+            prefix in proptest::sample::select(vec!["connector-", "task-", "commit-", "target-state-", "wharf-cluster-owner", ""]),
+            rest in "\\PC{0,12}",
+            value in proptest::option::of(proptest::prelude::prop_oneof![
+                proptest::prelude::any::<Vec<u8>>(),
+                "\\{\"(properties|tasks|state|state.v2|group.id)\": ?(\\{\\}|\\[\\]|null|-?[0-9]{1,20}|\"[A-Z]{0,8}\"|\\{\"name\":\"[a-z ]{0,3}\"\\})\\}"
+                    .prop_map(String::into_bytes),
+            ]),
+        ) {
+            let mut replay = ConfigReplay::default();
+            let key = format!("{prefix}{rest}");
+            let _ = replay.apply(&key, value.as_deref());
+            let _ = replay.apply("commit-a", Some(br#"{"tasks":4294967296}"#));
+            let _ = replay.snapshot();
+        }
     }
 
     #[test]

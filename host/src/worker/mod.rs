@@ -186,6 +186,20 @@ impl Worker {
         self.registry.find(class, None).ok().map(|p| p.info.kind)
     }
 
+    /// The keys of a connector config that its plugin declares PASSWORD: never shown over REST.
+    pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
+        let get = |key: &str| config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
+        let Some(class) = get("connector.class") else { return Vec::new() };
+        let version =
+            get("connector.version").and_then(|v| crate::runtime::registry::parse_version_requirement(v).ok());
+        match self.registry.find(class, version.as_ref()) {
+            Ok(plugin) => {
+                plugin.info.config.iter().filter(|k| k.type_name == "PASSWORD").map(|k| k.name.clone()).collect()
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The connector config this worker runs a connector's tasks with, and each running task's config.
     #[allow(clippy::type_complexity)]
     pub fn running(&self, name: &str) -> Option<(Vec<(String, String)>, BTreeMap<u32, Vec<(String, String)>>)> {

@@ -33,6 +33,7 @@ impl Connector for Misbehaver {
                     "The file to read, host:port to connect to, or key to forge",
                 ),
                 optional_key("value", ConfigType::String, "", "The value of the forged record"),
+                optional_key("secret", ConfigType::Password, "", "A password the REST API never shows"),
             ],
         }
     }
