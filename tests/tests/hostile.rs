@@ -263,3 +263,32 @@ fn password_values_are_hidden_in_every_answer_and_kept_when_sent_back_hidden() {
     assert_eq!(stored["properties"]["value"], "v2", "{stored}");
     assert!(!worker.log().contains("hunter2"), "the secret reached the log");
 }
+
+/// The worker's open file descriptors, from /proc.
+fn open_files(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+#[test]
+fn a_handle_flood_fails_its_task_at_the_handle_limit() {
+    let d = Distributed::new(&[("wasm.max.host.handles", "256".into())]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let files_before = open_files(worker.pid());
+    let (code, answer) = create(
+        &worker,
+        "flood",
+        json!({"connector.class": "test-misbehaver", "behaviour": "handles", "topic": unique("h")}),
+    );
+    assert_eq!(code, 201, "{answer}");
+    let trace = failed_trace(&worker, "flood");
+    assert!(trace.contains("resource table has no free keys: the plugin holds wasm.max.host.handles=256"), "{trace}");
+    // TCP is not even available to a plugin without a wasm.net.connect grant, so sockets cannot
+    // pile up either; the worker holds about the files it held before.
+    assert!(
+        open_files(worker.pid()) < files_before + 50,
+        "{} files open, {files_before} before",
+        open_files(worker.pid())
+    );
+    assert_unharmed(&worker, &canary);
+}

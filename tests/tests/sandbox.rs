@@ -149,18 +149,25 @@ fn files_are_readable_only_inside_granted_folders() {
 fn tcp_is_refused_unless_the_address_is_granted() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap().to_string();
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_address = other.local_addr().unwrap().to_string();
     let mut w = Standalone::new(&[]);
     let healthy = healthy_pipeline(&mut w);
+    // No grant: no TCP at all (not even a socket, which would take a file descriptor).
     misbehaver(&mut w, "refused", "connect", &[("target", address.clone())]);
+    // A grant for another address: the connect is refused by the host, which says so.
+    misbehaver(&mut w, "elsewhere", "connect", &[("target", address.clone()), ("wasm.net.connect", other_address)]);
     let allowed_topic =
         misbehaver(&mut w, "allowed", "connect", &[("target", address.clone()), ("wasm.net.connect", address.clone())]);
     let worker = w.start();
 
-    let trace = failed_trace(&worker, "refused");
-    assert!(trace.contains(&format!("cannot connect to {address}")), "{trace}");
+    for name in ["refused", "elsewhere"] {
+        let trace = failed_trace(&worker, name);
+        assert!(trace.contains(&format!("cannot connect to {address}")), "{name}: {trace}");
+    }
     worker.wait("the host's log line about the refusal", Duration::from_secs(10), || {
         let log = worker.log();
-        (log.contains("refused TcpConnect") && log.contains(&address) && log.contains("refused-0")).then_some(())
+        (log.contains("refused TcpConnect") && log.contains(&address) && log.contains("elsewhere-0")).then_some(())
     });
     worker.wait("the granted connection's record", Duration::from_secs(30), || {
         (topic_count(&allowed_topic) >= 1).then_some(())

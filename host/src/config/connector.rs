@@ -197,6 +197,7 @@ impl ConnectorConfig {
             max_records_per_call: capped("wasm.max.records.per.call", worker_limits.max_records_per_call as u64)?
                 as u32,
             max_bytes_per_call: capped("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64)? as usize,
+            max_host_handles: capped("wasm.max.host.handles", worker_limits.max_host_handles as u64)? as usize,
         };
 
         Ok(ConnectorConfig {

@@ -61,6 +61,9 @@ pub struct WasmLimits {
     pub max_records_per_call: u32,
     /// `wasm.max.bytes.per.call`: the most bytes (keys, values, headers) one poll may return.
     pub max_bytes_per_call: usize,
+    /// `wasm.max.host.handles`: host resources (sockets, streams, pollables, files) an instance
+    /// may hold at once.
+    pub max_host_handles: usize,
 }
 
 impl Default for WasmLimits {
@@ -70,6 +73,7 @@ impl Default for WasmLimits {
             call_timeout: Duration::from_millis(5000),
             max_records_per_call: 2000,
             max_bytes_per_call: 64 * 1024 * 1024,
+            max_host_handles: 1024,
         }
     }
 }
@@ -134,6 +138,7 @@ const KNOWN_KEYS: &[&str] = &[
     "wasm.call.timeout.ms",
     "wasm.max.records.per.call",
     "wasm.max.bytes.per.call",
+    "wasm.max.host.handles",
     "wasm.cache.dir",
     "wharf.bootstrap.timeout.ms",
     "wharf.tasks.max.per.connector",
@@ -256,6 +261,8 @@ impl WorkerConfig {
                 .number("wasm.max.records.per.call", defaults.max_records_per_call as u64, 1)?
                 .min(u32::MAX as u64) as u32,
             max_bytes_per_call: reader.number("wasm.max.bytes.per.call", defaults.max_bytes_per_call as u64, 1024)?
+                as usize,
+            max_host_handles: reader.number("wasm.max.host.handles", defaults.max_host_handles as u64, 16)?.min(1 << 20)
                 as usize,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);

@@ -159,7 +159,7 @@ impl Plugin {
         label: &str,
         limits: &WasmLimits,
     ) -> Result<ConnectorInstance, PluginError> {
-        let grants = Grants::none(label, limits.memory_max_bytes);
+        let grants = Grants::none(label, limits);
         let (store, bound) = self.instantiate(runtime, grants)?;
         Ok(ConnectorInstance { store, bound, limits: limits.clone() })
     }
@@ -248,6 +248,12 @@ fn explain_trap(
     }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
         Some(trap) => trap.to_string(),
+        None if error.downcast_ref::<wasmtime::component::ResourceTableError>().is_some() => format!(
+            "{}: the plugin holds wasm.max.host.handles={} host handles (sockets, streams, pollables, files) \
+             already",
+            error.root_cause(),
+            limits.max_host_handles
+        ),
         None => error.root_cause().to_string(),
     };
     let stderr = store.data().stderr_text();

@@ -14,7 +14,7 @@ use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView,
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
 use super::records::OffsetMap;
 use super::stderr::StderrTail;
-use crate::config::FolderGrant;
+use crate::config::{FolderGrant, WasmLimits};
 
 /// Looks up committed source offsets of the task's connector.
 pub type OffsetLookup = Arc<dyn Fn(&OffsetMap) -> Option<OffsetMap> + Send + Sync>;
@@ -28,19 +28,23 @@ pub struct Grants {
     pub connect: Vec<String>,
     /// `host:port` authorities the plugin may send HTTP requests to (wasi:http).
     pub http: Vec<String>,
+    /// Across all of the instance's linear memories.
     pub memory_max_bytes: usize,
+    /// Entries of the instance's resource table: sockets, streams, pollables, open files.
+    pub max_host_handles: usize,
     pub offsets: Option<OffsetLookup>,
 }
 
 impl Grants {
     /// No folders, no network, no offsets: for connector calls and measurements.
-    pub fn none(label: &str, memory_max_bytes: usize) -> Self {
+    pub fn none(label: &str, limits: &WasmLimits) -> Self {
         Grants {
             label: label.to_string(),
             folders: Vec::new(),
             connect: Vec::new(),
             http: Vec::new(),
-            memory_max_bytes,
+            memory_max_bytes: limits.memory_max_bytes,
+            max_host_handles: limits.max_host_handles,
             offsets: None,
         }
     }
@@ -59,24 +63,61 @@ pub struct TaskState {
     pub(crate) call_deadlines: bool,
 }
 
-/// Caps linear memory and remembers a refused growth, to explain the trap that follows.
+/// Core instances, linear memories and tables one plugin instance may create: a component is a
+/// handful of core modules, and these bound the host's bookkeeping for one that is not.
+const MAX_CORE_INSTANCES: usize = 256;
+const MAX_MEMORIES: usize = 64;
+const MAX_TABLES: usize = 256;
+/// Table elements across all of an instance's tables (host memory: function references).
+const MAX_TABLE_ELEMENTS: usize = 1_000_000;
+
+/// Caps linear memory across all of an instance's memories (a component of many core modules
+/// gets one budget, not one per memory) and remembers a refused growth, to explain the trap that
+/// follows.
 pub(crate) struct MemoryCap {
     pub max_bytes: usize,
     pub refused: Option<usize>,
+    /// Bytes of every memory so far.
+    total_bytes: usize,
+    table_elements: usize,
+}
+
+impl MemoryCap {
+    pub fn new(max_bytes: usize) -> Self {
+        MemoryCap { max_bytes, refused: None, total_bytes: 0, table_elements: 0 }
+    }
 }
 
 impl ResourceLimiter for MemoryCap {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
-        if desired > self.max_bytes {
-            self.refused = Some(desired);
+    fn memory_growing(&mut self, current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        let total = self.total_bytes.saturating_sub(current).saturating_add(desired);
+        if total > self.max_bytes {
+            self.refused = Some(total);
             return Ok(false);
         }
+        self.total_bytes = total;
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
-        // Tables hold function references; a million is far beyond any real plugin.
-        Ok(desired <= 1_000_000)
+    fn table_growing(&mut self, current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        let total = self.table_elements.saturating_sub(current).saturating_add(desired);
+        if total > MAX_TABLE_ELEMENTS {
+            return Ok(false);
+        }
+        self.table_elements = total;
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        MAX_CORE_INSTANCES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
     }
 }
 
@@ -98,10 +139,12 @@ impl TaskState {
         }
         grant_network(&mut builder, &grants.label, &grants.connect)?;
         let label = grants.label.clone();
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(grants.max_host_handles);
         Ok(TaskState {
             wasi: builder.build(),
-            table: ResourceTable::new(),
-            memory: MemoryCap { max_bytes: grants.memory_max_bytes, refused: None },
+            table,
+            memory: MemoryCap::new(grants.memory_max_bytes),
             label,
             offsets: grants.offsets,
             stderr,
@@ -128,7 +171,9 @@ fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) 
         })?;
         allowed.extend(addresses);
     }
-    builder.allow_tcp(true);
+    // Without a grant there are no TCP sockets at all: creating one takes a file descriptor
+    // before any address is checked.
+    builder.allow_tcp(!allowed.is_empty());
     builder.allow_udp(false);
     builder.allow_ip_name_lookup(!allowed.is_empty());
     let label: Arc<str> = label.into();
@@ -227,5 +272,33 @@ impl wit_host::Host for TaskState {
             "the plugin asked for its tasks to be reconfigured, which this host does not do by itself yet; \
              restart the connector (POST /connectors/{{name}}/restart) to split it into tasks again"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn the_memory_cap_holds_across_all_memories_of_an_instance() {
+        let mut cap = MemoryCap::new(256 * MIB);
+        assert!(cap.memory_growing(0, 200 * MIB, None).unwrap());
+        // A second memory may not take what the first already holds.
+        assert!(!cap.memory_growing(0, 100 * MIB, None).unwrap());
+        assert_eq!(cap.refused, Some(300 * MIB));
+        assert!(cap.memory_growing(0, 50 * MIB, None).unwrap());
+        // The first memory grows within what is left.
+        assert!(cap.memory_growing(200 * MIB, 206 * MIB, None).unwrap());
+        assert!(!cap.memory_growing(206 * MIB, 207 * MIB, None).unwrap());
+    }
+
+    #[test]
+    fn table_elements_are_bounded_across_tables() {
+        let mut cap = MemoryCap::new(MIB);
+        assert!(cap.table_growing(0, MAX_TABLE_ELEMENTS - 10, None).unwrap());
+        assert!(!cap.table_growing(0, 11, None).unwrap());
+        assert!(cap.table_growing(0, 10, None).unwrap());
     }
 }

@@ -515,6 +515,7 @@ impl TaskSetup {
             connect: self.connector.connect.clone(),
             http: self.connector.http.clone(),
             memory_max_bytes: self.connector.limits.memory_max_bytes,
+            max_host_handles: self.connector.limits.max_host_handles,
             offsets: Some(lookup),
         }
     }

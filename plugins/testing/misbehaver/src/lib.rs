@@ -7,6 +7,7 @@
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
 //! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
 //! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record;
+//! - `handles`: holds more and more host handles (clock pollables) until the host refuses one;
 //! - `forge`: sends one record with key `target` and value `value` to `topic`, whatever it is
 //!   (the worker's config topic, say), then nothing more.
 
@@ -40,7 +41,9 @@ impl Connector for Misbehaver {
 
     fn validate(config: &Config) -> Vec<ConfigProblem> {
         match config.get("behaviour") {
-            Some("spin" | "hog" | "flood" | "bulky" | "read" | "connect" | "http" | "forge") | None => Vec::new(),
+            Some("spin" | "hog" | "flood" | "bulky" | "read" | "connect" | "http" | "forge" | "handles") | None => {
+                Vec::new()
+            }
             Some(other) => vec![ConfigProblem {
                 name: "behaviour".into(),
                 message: format!(
@@ -118,6 +121,13 @@ impl SourceTask for MisbehaverTask {
                     .map_err(|e| ConnectorError::Fatal(format!("HTTP GET http://{}/ failed: {e}", self.target)))?;
                 self.done = true;
                 Ok(vec![self.record(&status.to_string())])
+            }
+            "handles" => {
+                let mut held = Vec::new();
+                loop {
+                    held.push(wasi::clocks::monotonic_clock::subscribe_duration(1_000_000_000));
+                    std::hint::black_box(&held);
+                }
             }
             "forge" => {
                 self.done = true;
