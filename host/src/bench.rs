@@ -13,7 +13,7 @@ const BATCH_SIZES: [u32; 4] = [1, 100, 1000, 10000];
 
 /// Records per second a source plugin returns from `poll`, for each batch size.
 fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64) -> Result<Vec<f64>> {
-    let cache = std::env::temp_dir().join("wharf-bench-cache");
+    let cache = crate::config::worker::default_cache_dir();
     let runtime = Runtime::with_deadlines(cache, call_deadlines)?;
     let (component, _) = runtime.load_component(plugin_file)?;
     let plugin = Plugin::inspect(&runtime, component, plugin_file.to_path_buf())?;

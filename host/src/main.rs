@@ -172,6 +172,9 @@ fn compile(cache_dir: PathBuf, paths: &[PathBuf]) -> Result<()> {
         }
     }
     let runtime = wharf::runtime::Runtime::new(cache_dir.clone())?;
+    if runtime.cache_dir().is_none() {
+        anyhow::bail!("{} cannot be used as a compile cache (see the warning above)", cache_dir.display());
+    }
     let mut failed = 0;
     for file in &files {
         let started = std::time::Instant::now();
@@ -194,7 +197,7 @@ fn compile(cache_dir: PathBuf, paths: &[PathBuf]) -> Result<()> {
 }
 
 fn inspect(file: &std::path::Path) -> Result<()> {
-    let cache = std::env::temp_dir().join("wharf-inspect-cache");
+    let cache = wharf::config::worker::default_cache_dir();
     let runtime = wharf::runtime::Runtime::new(cache)?;
     let (component, _) = runtime.load_component(file)?;
     let plugin = wharf::runtime::Plugin::inspect(&runtime, component, file.to_path_buf())?;

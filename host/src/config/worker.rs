@@ -388,7 +388,8 @@ impl WorkerConfig {
     }
 }
 
-fn default_cache_dir() -> PathBuf {
+/// `wasm.cache.dir` when not set: `$WHARF_CACHE/compiled` or `~/.cache/wharf/compiled`.
+pub fn default_cache_dir() -> PathBuf {
     let base = std::env::var_os("WHARF_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wharf")))

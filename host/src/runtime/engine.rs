@@ -24,7 +24,9 @@ pub struct Runtime {
     /// worker; off only to measure what the deadlines cost.
     pub call_deadlines: bool,
     pub linker: Linker<TaskState>,
-    cache_dir: PathBuf,
+    /// The compile cache, when it is a folder only this user can write; compiled code from a
+    /// folder others can write would run as native code in this process.
+    cache_dir: Option<PathBuf>,
     _ticker: Arc<EpochTicker>,
 }
 
@@ -88,7 +90,23 @@ impl Runtime {
             })
             .context("cannot start the epoch thread")?;
 
+        let cache_dir = match private_folder(&cache_dir) {
+            Ok(()) => Some(cache_dir),
+            Err(problem) => {
+                tracing::warn!(
+                    "not using the compile cache {}: {problem}; plugins are compiled at every start. Point \
+                     wasm.cache.dir at a folder only this user can write",
+                    cache_dir.display()
+                );
+                None
+            }
+        };
         Ok(Runtime { engine, call_deadlines, linker, cache_dir, _ticker: ticker })
+    }
+
+    /// The compile cache in use; `None` when the configured folder is not private to this user.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache_dir.as_deref()
     }
 
     /// Epoch ticks that cover `timeout`.
@@ -100,16 +118,22 @@ impl Runtime {
     /// this exact engine, compiling and caching it otherwise.
     pub fn load_component(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let cached = self.cache_dir.join(format!("{}.cwasm", self.cache_key(&bytes)));
-        if cached.exists() {
-            // SAFETY: the file was written by `Component::serialize` of an engine with the same
-            // compatibility hash (it is part of the name), into a folder only Wharf writes.
-            match unsafe { Component::deserialize_file(&self.engine, &cached) } {
-                Ok(component) => return Ok((component, LoadedFrom::Cache)),
-                Err(e) => tracing::warn!(
-                    "ignoring unreadable compiled cache entry {}: {e:#}; compiling again",
-                    cached.display()
-                ),
+        let cached = self.cache_dir.as_ref().map(|dir| dir.join(format!("{}.cwasm", self.cache_key(&bytes))));
+        if let Some(cached) = cached.as_ref().filter(|c| c.exists()) {
+            if let Err(problem) = private_entry(cached) {
+                tracing::warn!("ignoring compiled cache entry {}: {problem}; compiling again", cached.display());
+            } else {
+                // SAFETY: the entry is a plain file of this user's that no one else may write, in a
+                // folder only this user may write (both checked), so it was written by
+                // `Component::serialize` of an engine with the same compatibility hash (part of
+                // its name) or by this user on purpose.
+                match unsafe { Component::deserialize_file(&self.engine, cached) } {
+                    Ok(component) => return Ok((component, LoadedFrom::Cache)),
+                    Err(e) => tracing::warn!(
+                        "ignoring unreadable compiled cache entry {}: {e:#}; compiling again",
+                        cached.display()
+                    ),
+                }
             }
         }
         let started = Instant::now();
@@ -117,12 +141,14 @@ impl Runtime {
             .map_err(anyhow::Error::from)
             .with_context(|| format!("{} is not a valid WebAssembly component", path.display()))?;
         tracing::debug!("compiled {} in {:?}", path.display(), started.elapsed());
-        if let Err(e) = self.store_in_cache(&component, &cached) {
-            tracing::warn!(
-                "cannot cache compiled {} in {}: {e:#}; it will be compiled again next start",
-                path.display(),
-                self.cache_dir.display()
-            );
+        if let Some(cached) = &cached {
+            if let Err(e) = self.store_in_cache(&component, cached) {
+                tracing::warn!(
+                    "cannot cache compiled {} as {}: {e:#}; it will be compiled again next start",
+                    path.display(),
+                    cached.display()
+                );
+            }
         }
         Ok((component, LoadedFrom::Compiled))
     }
@@ -136,12 +162,93 @@ impl Runtime {
     }
 
     fn store_in_cache(&self, component: &Component, target: &Path) -> Result<()> {
-        std::fs::create_dir_all(&self.cache_dir)?;
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let serialized = component.serialize()?;
-        // Write then rename, so a reader never sees half a file.
-        let temp = target.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&temp, serialized)?;
+        // Write then rename, so a reader never sees half a file; the temporary name is new
+        // (create_new), so nothing planted under it is written through.
+        let temp = target.with_extension(format!("tmp{}-{}", std::process::id(), COUNTER.next()));
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
+        file.write_all(&serialized)?;
+        drop(file);
         std::fs::rename(&temp, target)?;
         Ok(())
+    }
+}
+
+/// Distinct temporary names within one process.
+static COUNTER: TempCounter = TempCounter(std::sync::atomic::AtomicU64::new(0));
+struct TempCounter(std::sync::atomic::AtomicU64);
+impl TempCounter {
+    fn next(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Creates the cache folder (mode 0700) if missing, and checks that it belongs to this user and
+/// that no one else may write it.
+fn private_folder(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create it ({e})"))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot read it ({e})"))?;
+    if !meta.is_dir() {
+        return Err("it is not a folder (a symbolic link is not taken)".into());
+    }
+    owned_and_unshared(&meta)
+}
+
+/// A cache entry is taken only if it is a plain file of this user's that no one else may write.
+fn private_entry(file: &Path) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(file).map_err(|e| format!("cannot read it ({e})"))?;
+    if !meta.is_file() {
+        return Err("it is not a plain file".into());
+    }
+    owned_and_unshared(&meta)
+}
+
+fn owned_and_unshared(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(format!("it belongs to user id {}, not to this user ({me})", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!("others may write it (mode {:o})", meta.mode() & 0o777));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_cache_folder_others_may_write_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("compiled");
+        assert_eq!(private_folder(&cache), Ok(()));
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let problem = private_folder(&cache).unwrap_err();
+        assert!(problem.contains("others may write it (mode 777)"), "{problem}");
+    }
+
+    #[test]
+    fn a_cache_entry_others_may_write_is_not_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = dir.path().join("x.cwasm");
+        std::fs::write(&entry, b"planted").unwrap();
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(private_entry(&entry), Ok(()));
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(private_entry(&entry).is_err());
+        let link = dir.path().join("y.cwasm");
+        std::os::unix::fs::symlink(&entry, &link).unwrap();
+        assert!(private_entry(&link).unwrap_err().contains("not a plain file"));
     }
 }
