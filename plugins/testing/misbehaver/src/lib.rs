@@ -25,7 +25,11 @@ impl Connector for Misbehaver {
             description: "Misbehaves on purpose (for tests)".into(),
             kind: ConnectorKind::Source,
             config: vec![
-                required_key("behaviour", ConfigType::String, "spin, hog, flood, read or connect"),
+                required_key(
+                    "behaviour",
+                    ConfigType::String,
+                    "spin, hog, flood, bulky, read, connect, http, handles or forge",
+                ),
                 required_key("topic", ConfigType::String, "Where records go"),
                 optional_key(
                     "target",
