@@ -194,8 +194,10 @@ impl Herder {
             Some(_) => {}
             None => config.push(("name".into(), name.into())),
         }
+        let snapshot = self.store.snapshot();
+        let stored = snapshot.connectors.get(name);
         // A config read over REST shows secrets as "[hidden]"; sent back so, they keep their value.
-        if let Some(stored) = self.store.snapshot().connectors.get(name) {
+        if let Some(stored) = stored {
             let secrets = self.worker.secret_keys(&config);
             for (key, value) in config.iter_mut() {
                 if value == HIDDEN && secrets.contains(key) {
@@ -207,7 +209,7 @@ impl Herder {
         }
         let config = canonical(config);
         self.check(name, &config)?;
-        let exists = self.store.snapshot().connectors.contains_key(name);
+        let exists = stored.is_some();
         if exists && !replace {
             return Err(HerderError::Conflict(name.to_string()));
         }

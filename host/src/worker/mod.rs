@@ -5,7 +5,7 @@ mod sink;
 mod source;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -84,6 +84,25 @@ pub struct Worker {
     /// The group generation statuses are written with (0 outside a group).
     generation: Arc<AtomicI32>,
     connectors: Mutex<BTreeMap<String, RunningConnector>>,
+    /// Task threads alive on this worker, bounded by `wharf.tasks.max.per.worker`.
+    task_threads: Arc<AtomicUsize>,
+}
+
+/// One of the worker's task threads, counted while it lives (given back when dropped: when the
+/// thread ends, or when it could not be started).
+struct TaskThreadSlot(Arc<AtomicUsize>);
+
+impl TaskThreadSlot {
+    fn take(count: &Arc<AtomicUsize>, ceiling: usize) -> Option<Self> {
+        count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < ceiling).then_some(n + 1)).ok()?;
+        Some(TaskThreadSlot(count.clone()))
+    }
+}
+
+impl Drop for TaskThreadSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Worker {
@@ -104,6 +123,7 @@ impl Worker {
             status,
             generation: Arc::new(AtomicI32::new(0)),
             connectors: Mutex::new(BTreeMap::new()),
+            task_threads: Arc::default(),
         }
     }
 
@@ -242,24 +262,11 @@ impl Worker {
             plugin.info.name,
             plugin.info.version
         );
-        let ceiling = self.config.tasks_max_per_worker as usize;
-        let mut running = self.running_task_count();
         let started: Vec<(u32, RunningTask)> = tasks
             .into_iter()
             .map(|(id, task_config)| {
-                let handle = if running >= ceiling {
-                    let message = format!(
-                        "this worker runs {running} tasks already, its ceiling wharf.tasks.max.per.worker={ceiling}; \
-                         add workers, lower tasks.max of some connectors or raise the ceiling, then restart the task"
-                    );
-                    tracing::error!("task {name}-{id} not started: {message}");
-                    self.status.put_task(&name, id, self.status_of(State::Failed, Some(message)));
-                    None
-                } else {
-                    self.status.put_task(&name, id, self.status_of(State::Unassigned, None));
-                    self.spawn_task(&plugin, &config, id, task_config.clone())
-                };
-                running += usize::from(handle.is_some());
+                self.status.put_task(&name, id, self.status_of(State::Unassigned, None));
+                let handle = self.spawn_task(&plugin, &config, id, task_config.clone());
                 (id, RunningTask { config: task_config, handle })
             })
             .collect();
@@ -267,11 +274,6 @@ impl Worker {
         let entry = connectors.entry(name).or_insert_with(|| RunningConnector { config, tasks: BTreeMap::new() });
         entry.tasks.extend(started);
         Ok(())
-    }
-
-    /// Tasks with a thread on this worker.
-    fn running_task_count(&self) -> usize {
-        self.connectors.locked().values().map(|c| c.tasks.values().filter(|t| t.handle.is_some()).count()).sum()
     }
 
     /// Stops some of a connector's tasks and waits for them (at most
@@ -365,8 +367,9 @@ impl Worker {
         self.status.put_task(name, id, status);
     }
 
-    /// Starts a task's thread. When the system refuses a thread, the task is FAILED with the
-    /// reason and `None` comes back (a restart tries again).
+    /// Starts a task's thread. When this worker has `wharf.tasks.max.per.worker` task threads
+    /// already (stuck ones left behind count too), or the system refuses a thread, the task is
+    /// FAILED with the reason and `None` comes back (a restart tries again).
     fn spawn_task(
         &self,
         plugin: &Arc<Plugin>,
@@ -374,8 +377,20 @@ impl Worker {
         id: u32,
         task_config: Vec<(String, String)>,
     ) -> Option<TaskHandle> {
-        let stop = Arc::new(AtomicBool::new(false));
         let label = format!("{}-{id}", config.name);
+        let fail = |message: String| {
+            tracing::error!("task {label} not started: {message}");
+            self.status.put_task(&config.name, id, self.status_of(State::Failed, Some(message)));
+            None
+        };
+        let ceiling = self.config.tasks_max_per_worker as usize;
+        let Some(thread_slot) = TaskThreadSlot::take(&self.task_threads, ceiling) else {
+            return fail(format!(
+                "this worker runs wharf.tasks.max.per.worker={ceiling} task threads already (stuck ones included); \
+                 add workers, lower tasks.max of some connectors or raise the ceiling, then restart the task"
+            ));
+        };
+        let stop = Arc::new(AtomicBool::new(false));
         let setup = TaskSetup {
             runtime: self.runtime.clone(),
             plugin: plugin.clone(),
@@ -391,15 +406,13 @@ impl Worker {
             reserved: self.reserved.clone(),
             stop: stop.clone(),
         };
-        match std::thread::Builder::new().name(format!("task-{label}")).spawn(move || setup.run()) {
+        let spawned = std::thread::Builder::new().name(format!("task-{label}")).spawn(move || {
+            let _slot = thread_slot;
+            setup.run()
+        });
+        match spawned {
             Ok(thread) => Some(TaskHandle { stop, thread }),
-            Err(e) => {
-                let message =
-                    format!("the system refused a thread for task {label} ({e}); restart the task to try again");
-                tracing::error!("{message}");
-                self.status.put_task(&config.name, id, self.status_of(State::Failed, Some(message)));
-                None
-            }
+            Err(e) => fail(format!("the system refused a thread for the task ({e}); restart the task to try again")),
         }
     }
 
