@@ -28,7 +28,7 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
             call_timeout: Duration::from_secs(5),
             max_records_per_call: batch,
             max_bytes_per_call: usize::MAX,
-            max_host_handles: WasmLimits::default().max_host_handles,
+            ..WasmLimits::default()
         };
         let grants = Grants::none(&format!("bench-{batch}"), &limits);
         let mut instance = plugin.open_source(&runtime, grants, &config, &limits).map_err(anyhow::Error::msg)?;

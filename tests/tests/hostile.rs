@@ -292,3 +292,123 @@ fn a_handle_flood_fails_its_task_at_the_handle_limit() {
     );
     assert_unharmed(&worker, &canary);
 }
+
+/// Threads of the worker whose names start with one of `prefixes` (names are cut at 15 bytes).
+fn threads_named(pid: i32, prefixes: &[&str]) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| prefixes.iter().any(|p| name.starts_with(p)))
+        .count()
+}
+
+#[test]
+fn plugin_calls_that_sleep_end_on_the_call_deadline() {
+    let d = Distributed::new(&[("wasm.call.timeout.ms", "2000".into())]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let sleeper = |call: &str| json!({"connector.class": "test-misbehaver", "behaviour": "read", "topic": unique("s"), "sleep.in": call});
+    let deadline = "exceeded wasm.call.timeout.ms=2000 in";
+
+    // Validation, alone and as part of a create, answers once the deadline has passed.
+    let asked = Instant::now();
+    let (code, answer, _) = worker.call(
+        "PUT",
+        "/connector-plugins/test-misbehaver/config/validate",
+        Some(&sleeper("validate").to_string()),
+    );
+    assert_eq!(code, 500, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or_default().contains(&format!("{deadline} validate")), "{answer}");
+    assert!(asked.elapsed() < Duration::from_secs(10), "validate took {:?}", asked.elapsed());
+    let asked = Instant::now();
+    let (code, answer) = create(&worker, "slow-validate", sleeper("validate"));
+    assert!(code >= 400, "{code} {answer}");
+    assert!(answer["message"].as_str().unwrap_or_default().contains(&format!("{deadline} validate")), "{answer}");
+    assert!(asked.elapsed() < Duration::from_secs(10), "create took {:?}", asked.elapsed());
+
+    // Splitting into tasks fails the connector; opening and polling fail their task.
+    let (code, answer) = create(&worker, "slow-split", sleeper("task-configs"));
+    assert_eq!(code, 201, "{answer}");
+    let status = worker.wait("slow-split to fail", Duration::from_secs(30), || {
+        let status = worker.get("/connectors/slow-split/status")?;
+        (status["connector"]["state"] == "FAILED").then_some(status)
+    });
+    assert!(
+        status["connector"]["trace"].as_str().unwrap_or_default().contains(&format!("{deadline} task-configs")),
+        "{status}"
+    );
+    for call in ["open", "poll"] {
+        let name = format!("slow-{call}");
+        let (code, answer) = create(&worker, &name, sleeper(call));
+        assert_eq!(code, 201, "{answer}");
+        let trace = failed_trace(&worker, &name);
+        assert!(trace.contains(&format!("{deadline} {call}")), "{name}: {trace}");
+    }
+
+    // A task deleted while its plugin sleeps gives its threads back.
+    let (code, answer) = create(&worker, "napper", sleeper("poll"));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("napper", 0, "RUNNING");
+    let napper_threads = ["task-napper-0", "napper-0-"];
+    assert!(threads_named(worker.pid(), &napper_threads) > 0, "the napper's threads were not found");
+    let (code, answer, _) = worker.call("DELETE", "/connectors/napper", None);
+    assert_eq!(code, 204, "{answer}");
+    worker.wait("the napper's threads to end", Duration::from_secs(30), || {
+        (threads_named(worker.pid(), &napper_threads) == 0).then_some(())
+    });
+    assert_unharmed(&worker, &canary);
+}
+
+#[test]
+fn a_log_flood_is_bounded_and_cannot_forge_lines() {
+    let d = Distributed::new(&[("wasm.log.lines.per.second", "50".into())]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let started = Instant::now();
+    let (code, answer) = create(
+        &worker,
+        "chatter",
+        json!({"connector.class": "test-misbehaver", "behaviour": "log-flood", "topic": unique("l")}),
+    );
+    assert_eq!(code, 201, "{answer}");
+    worker.wait("lines to be dropped", Duration::from_secs(30), || {
+        worker
+            .log()
+            .contains("log line(s) of the plugin's: it logged more than wasm.log.lines.per.second=50")
+            .then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let log = worker.log();
+    let seconds = started.elapsed().as_secs() + 2;
+    let flood_lines = log.lines().filter(|l| l.contains("FORGED-BY-PLUGIN") || l.contains("FORGED-ON-STDERR")).count();
+    assert!(flood_lines as u64 <= 50 * seconds, "{flood_lines} flood lines logged in about {seconds} s");
+    assert!(flood_lines > 0, "no line of the plugin's was logged");
+    let forged: Vec<&str> = log.lines().filter(|l| l.starts_with("2026-01-01T00:00:00Z")).collect();
+    assert!(forged.is_empty(), "the plugin forged log lines: {forged:?}");
+    assert!(log.contains("\\n2026-01-01T00:00:00Z ERROR wharf: FORGED-BY-PLUGIN"), "newlines are not shown escaped");
+    assert!(log.contains("more bytes cut at wasm.log.line.max.bytes=8192"), "the long line was not cut");
+    assert_eq!(worker.task_state("chatter", 0).unwrap().0, "RUNNING");
+    assert_unharmed(&worker, &canary);
+}
+
+#[test]
+fn a_connector_that_generates_a_million_task_configs_fails_saying_so() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let (code, answer) = create(
+        &worker,
+        "splitter",
+        json!({"connector.class": "test-misbehaver", "behaviour": "read", "topic": unique("t"),
+            "tasks.max": "4", "task.configs": "1000000"}),
+    );
+    assert_eq!(code, 201, "{answer}");
+    let status = worker.wait("splitter to fail", Duration::from_secs(60), || {
+        let status = worker.get("/connectors/splitter/status")?;
+        (status["connector"]["state"] == "FAILED").then_some(status)
+    });
+    let trace = status["connector"]["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("generated 1000000 task configurations, more than tasks.max=4"), "{status}");
+    assert_eq!(worker.get("/connectors/splitter/tasks").unwrap(), json!([]));
+    assert_unharmed(&worker, &canary);
+}

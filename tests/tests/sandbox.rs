@@ -246,8 +246,12 @@ fn a_plugin_that_returns_too_many_bytes_fails_with_the_bound_named() {
     let mut w = Standalone::new(&[]);
     let healthy = healthy_pipeline(&mut w);
     misbehaver(&mut w, "bulky", "bulky", &[("wasm.max.bytes.per.call", "1048576".into())]);
+    // Source partitions and offsets count too.
+    misbehaver(&mut w, "fat-offsets", "bulky-offsets", &[("wasm.max.bytes.per.call", "1048576".into())]);
     let worker = w.start();
-    let trace = failed_trace(&worker, "bulky");
-    assert!(trace.contains("more than wasm.max.bytes.per.call=1048576"), "{trace}");
+    for name in ["bulky", "fat-offsets"] {
+        let trace = failed_trace(&worker, name);
+        assert!(trace.contains("more than wasm.max.bytes.per.call=1048576"), "{name}: {trace}");
+    }
     assert_healthy(&worker, &healthy);
 }

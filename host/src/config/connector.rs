@@ -198,6 +198,9 @@ impl ConnectorConfig {
                 as u32,
             max_bytes_per_call: capped("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64)? as usize,
             max_host_handles: capped("wasm.max.host.handles", worker_limits.max_host_handles as u64)? as usize,
+            log_line_max_bytes: capped("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64)? as usize,
+            log_lines_per_second: capped("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64)?
+                as u32,
         };
 
         Ok(ConnectorConfig {

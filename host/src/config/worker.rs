@@ -59,11 +59,18 @@ pub struct WasmLimits {
     pub call_timeout: Duration,
     /// `wasm.max.records.per.call`: the most records one poll may return (and one put receives).
     pub max_records_per_call: u32,
-    /// `wasm.max.bytes.per.call`: the most bytes (keys, values, headers) one poll may return.
+    /// `wasm.max.bytes.per.call`: the most bytes (topics, keys, values, headers, source
+    /// partitions and offsets) one poll may return, and the most one describe, validate or
+    /// task-configs answer may hold.
     pub max_bytes_per_call: usize,
     /// `wasm.max.host.handles`: host resources (sockets, streams, pollables, files) an instance
     /// may hold at once.
     pub max_host_handles: usize,
+    /// `wasm.log.line.max.bytes`: the longest line a plugin may log; longer ones are cut.
+    pub log_line_max_bytes: usize,
+    /// `wasm.log.lines.per.second`: lines one instance may log in a second; more are counted and
+    /// dropped.
+    pub log_lines_per_second: u32,
 }
 
 impl Default for WasmLimits {
@@ -74,6 +81,8 @@ impl Default for WasmLimits {
             max_records_per_call: 2000,
             max_bytes_per_call: 64 * 1024 * 1024,
             max_host_handles: 1024,
+            log_line_max_bytes: 8192,
+            log_lines_per_second: 500,
         }
     }
 }
@@ -117,6 +126,9 @@ pub struct WorkerConfig {
     pub tasks_max_per_connector: u32,
     /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
     pub tasks_max_per_worker: u32,
+    /// `wharf.rest.max.concurrent.expensive`: REST calls that run a plugin or ask Kafka (validate,
+    /// connector writes, offsets) answered at once; more wait briefly, then get a 429.
+    pub rest_max_concurrent_expensive: usize,
 }
 
 /// Converters that hand bytes through unchanged, which is what Wharf does today.
@@ -139,10 +151,13 @@ const KNOWN_KEYS: &[&str] = &[
     "wasm.max.records.per.call",
     "wasm.max.bytes.per.call",
     "wasm.max.host.handles",
+    "wasm.log.line.max.bytes",
+    "wasm.log.lines.per.second",
     "wasm.cache.dir",
     "wharf.bootstrap.timeout.ms",
     "wharf.tasks.max.per.connector",
     "wharf.tasks.max.per.worker",
+    "wharf.rest.max.concurrent.expensive",
     "rest.advertised.host.name",
     "rest.advertised.port",
     "rest.advertised.listener",
@@ -264,6 +279,12 @@ impl WorkerConfig {
                 as usize,
             max_host_handles: reader.number("wasm.max.host.handles", defaults.max_host_handles as u64, 16)?.min(1 << 20)
                 as usize,
+            log_line_max_bytes: reader
+                .number("wasm.log.line.max.bytes", defaults.log_line_max_bytes as u64, 256)?
+                .min(1 << 20) as usize,
+            log_lines_per_second: reader
+                .number("wasm.log.lines.per.second", defaults.log_lines_per_second as u64, 1)?
+                .min(u32::MAX as u64) as u32,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
 
@@ -379,6 +400,8 @@ impl WorkerConfig {
             tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector", 256, 1)?.min(u32::MAX as u64)
                 as u32,
             tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker", 1024, 1)?.min(u32::MAX as u64) as u32,
+            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive", 8, 1)?.min(1024)
+                as usize,
         })
     }
 

@@ -22,6 +22,7 @@ use crate::storage::TargetState;
 
 pub mod forward;
 mod guard;
+mod limit;
 mod plugins;
 
 pub struct RestState {
@@ -33,6 +34,7 @@ pub(crate) type Shared = Arc<RestState>;
 
 pub fn router(state: Shared) -> Router {
     let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker.config));
+    let expensive = Arc::new(limit::ExpensiveCalls::new(state.herder.worker.config.rest_max_concurrent_expensive));
     // Writes to the config topic: a follower passes them on to the leader.
     let writes = Router::new()
         .route("/connectors", get(list_connectors).post(create_connector))
@@ -55,6 +57,7 @@ pub fn router(state: Shared) -> Router {
         .route("/connector-plugins/{plugin}/config/validate", put(plugins::validate))
         .fallback(not_found)
         .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(expensive, limit::limit))
         .layer(axum::middleware::from_fn(contain_panics))
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
 }

@@ -90,6 +90,25 @@ fn host_keys() -> Vec<ConfigKey> {
             "Sandbox",
             "Most records per call (at most the worker's).",
         ),
+        key(
+            "wasm.http.allow",
+            "LIST",
+            Some(""),
+            false,
+            "Sandbox",
+            "host:port authorities the plugin may send HTTP to.",
+        ),
+        key("wasm.max.bytes.per.call", "LONG", None, false, "Sandbox", "Most bytes per call (at most the worker's)."),
+        key("wasm.max.host.handles", "INT", None, false, "Sandbox", "Most host handles (at most the worker's)."),
+        key("wasm.log.line.max.bytes", "INT", None, false, "Sandbox", "Longest log line (at most the worker's)."),
+        key(
+            "wasm.log.lines.per.second",
+            "INT",
+            None,
+            false,
+            "Sandbox",
+            "Most log lines a second (at most the worker's).",
+        ),
     ]
 }
 
@@ -180,10 +199,16 @@ pub async fn validate(
             entries[target].2.push(message);
         }
     }
-    let problems = plugin
-        .connector(&state.herder.worker.runtime, &name, &state.herder.worker.config.wasm)
-        .and_then(|mut instance| instance.validate(&config))
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?;
+    // The plugin runs on a blocking thread, never on the server's own: its call may take up to
+    // wasm.call.timeout.ms.
+    let (validating, label, given) = (plugin.clone(), name.clone(), config.clone());
+    let (runtime, limits) = (state.herder.worker.runtime.clone(), state.herder.worker.config.wasm.clone());
+    let problems = tokio::task::spawn_blocking(move || {
+        validating.connector(&runtime, &label, &limits).and_then(|mut instance| instance.validate(&given))
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?;
     for problem in problems {
         match entries.iter_mut().find(|(k, _, _)| k.name == problem.name) {
             Some(entry) => entry.2.push(problem.message),

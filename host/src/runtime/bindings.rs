@@ -7,6 +7,9 @@ pub mod source {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "source",
+        // Calls into the plugin are futures, so that a deadline also ends time spent waiting
+        // inside WASI (clocks, pollables, sockets, wasi:http); the `host` imports stay plain calls.
+        exports: { default: async },
     });
 }
 
@@ -14,6 +17,7 @@ pub mod sink {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "sink",
+        exports: { default: async },
         with: {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,

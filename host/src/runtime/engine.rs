@@ -2,6 +2,7 @@
 //! with WASI and the `host` interface, and the epoch clock behind call deadlines.
 
 use std::collections::hash_map::DefaultHasher;
+use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,12 +19,21 @@ use super::sandbox::TaskState;
 /// How often the epoch advances. Call deadlines are rounded up to whole ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// Threads of the plugins' I/O runtime that run blocking WASI work (file reads and writes, name
+/// lookups). One stuck on a file that never answers stays stuck, but its plugin call still ends
+/// at its deadline; at the bound, further blocking work of every plugin waits for a free thread.
+pub const WASI_BLOCKING_THREADS: usize = 64;
+
 pub struct Runtime {
     pub engine: Engine,
     /// Whether calls run under `wasm.call.timeout.ms` (epoch interruption). Always on in a
     /// worker; off only to measure what the deadlines cost.
     pub call_deadlines: bool,
     pub linker: Linker<TaskState>,
+    /// Drives what plugins wait for inside WASI (timers, sockets, wasi:http, blocking file work).
+    /// Plugin calls themselves run on the calling thread (`PluginIo::block_on`), never on this
+    /// runtime's threads.
+    pub(crate) io: PluginIo,
     /// The compile cache, when it is a folder only this user can write; compiled code from a
     /// folder others can write would run as native code in this process.
     cache_dir: Option<PathBuf>,
@@ -60,14 +70,17 @@ impl Runtime {
         config.wasm_component_model(true);
         config.epoch_interruption(call_deadlines);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        // Plugin calls are futures (see `bindings`); each runs on a stack of its own, kept by
+        // the store between calls.
+        config.async_stack_size(ASYNC_STACK_BYTES);
         let engine =
             Engine::new(&config).map_err(anyhow::Error::from).context("cannot start the WebAssembly engine")?;
 
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
         // Linked for every plugin so that toolchains that import it by default load; requests
         // are refused unless the connector grants them (`wasm.http.allow`).
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("cannot link wasi:http")?;
         wit_host::add_to_linker::<TaskState, HasSelf<TaskState>>(&mut linker, |state| state)
@@ -101,7 +114,8 @@ impl Runtime {
                 None
             }
         };
-        Ok(Runtime { engine, call_deadlines, linker, cache_dir, _ticker: ticker })
+        let io = PluginIo::new()?;
+        Ok(Runtime { engine, call_deadlines, linker, io, cache_dir, _ticker: ticker })
     }
 
     /// The compile cache in use; `None` when the configured folder is not private to this user.
@@ -173,6 +187,54 @@ impl Runtime {
         drop(file);
         std::fs::rename(&temp, target)?;
         Ok(())
+    }
+}
+
+/// The stack a plugin call runs on: wasmtime's default for WebAssembly's own stack (512 KiB)
+/// plus room for the host functions it calls.
+const ASYNC_STACK_BYTES: usize = 2 << 20;
+
+/// The tokio runtime behind plugins' WASI waits. It is shut down in the background when the
+/// `Runtime` goes, so dropping it never blocks (nor panics inside an async context).
+pub(crate) struct PluginIo {
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+}
+
+impl PluginIo {
+    fn new() -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(WASI_BLOCKING_THREADS)
+            .thread_name("wharf-plugin-io")
+            .enable_all()
+            .build()
+            .context("cannot start the plugins' I/O runtime")?;
+        let handle = runtime.handle().clone();
+        Ok(PluginIo { runtime: Some(runtime), handle })
+    }
+
+    pub(crate) fn handle(&self) -> tokio::runtime::Handle {
+        self.handle.clone()
+    }
+}
+
+/// Runs `future` on the calling thread, with the timers and I/O of `io` (a `PluginIo`'s handle),
+/// and gives up on it after `deadline`: `None`. Called from plain threads and blocking tasks,
+/// never from an async task.
+pub(crate) fn block_on_until<F: Future>(
+    io: &tokio::runtime::Handle,
+    deadline: Duration,
+    future: F,
+) -> Option<F::Output> {
+    io.block_on(async move { tokio::time::timeout(deadline, future).await.ok() })
+}
+
+impl Drop for PluginIo {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
 use super::bindings::{self, sink, source, wit};
-use super::engine::Runtime;
+use super::engine::{block_on_until, Runtime};
 use super::records::{ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition};
 use super::sandbox::{Grants, TaskState};
 use crate::config::WasmLimits;
@@ -31,8 +31,17 @@ pub enum PluginError {
     TooMany { call: &'static str, count: usize, max: u32 },
     #[error("plugin returned {bytes} bytes from one {call}, more than wasm.max.bytes.per.call={max}")]
     TooLarge { call: &'static str, bytes: usize, max: usize },
+    #[error(
+        "the connector generated {count} task configurations, more than tasks.max={max}, the most it is \
+         configured to create; raise tasks.max or fix the plugin"
+    )]
+    TooManyTasks { count: usize, max: u32 },
     #[error("cannot start the plugin: {0}")]
     Instantiate(String),
+    /// An earlier call ran out of time and was abandoned half-way; the instance is not entered
+    /// again.
+    #[error("not calling {call}: the plugin's instance was given up after {earlier} exceeded wasm.call.timeout.ms")]
+    Abandoned { call: &'static str, earlier: &'static str },
 }
 
 impl PluginError {
@@ -135,6 +144,7 @@ impl Plugin {
     fn instantiate(&self, runtime: &Runtime, grants: Grants) -> Result<(Store<TaskState>, Bound), PluginError> {
         let mut state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
         state.call_deadlines = runtime.call_deadlines;
+        state.io = Some(runtime.io.handle());
         let capped = state.memory.max_bytes != usize::MAX;
         let mut store = Store::new(&runtime.engine, state);
         if capped {
@@ -144,10 +154,20 @@ impl Plugin {
             store.epoch_deadline_trap();
             store.set_epoch_deadline(Runtime::deadline_ticks(WasmLimits::default().call_timeout));
         }
-        let bound = match &self.pre {
-            PluginPre::Source(pre) => pre.instantiate(&mut store).map(Bound::Source),
-            PluginPre::Sink(pre) => pre.instantiate(&mut store).map(Bound::Sink),
-        }
+        let timeout = WasmLimits::default().call_timeout;
+        let io = runtime.io.handle();
+        let bound = block_on_until(&io, timeout, async {
+            match &self.pre {
+                PluginPre::Source(pre) => pre.instantiate_async(&mut store).await.map(Bound::Source),
+                PluginPre::Sink(pre) => pre.instantiate_async(&mut store).await.map(Bound::Sink),
+            }
+        })
+        .ok_or_else(|| {
+            PluginError::Instantiate(format!(
+                "its start-up code ran longer than wasm.call.timeout.ms={}",
+                timeout.as_millis()
+            ))
+        })?
         .map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
         Ok((store, bound))
     }
@@ -175,8 +195,9 @@ impl Plugin {
         let Bound::Source(bindings) = bound else {
             return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)));
         };
-        let task =
-            call(&mut store, limits, "open", |s| bindings.wharf_connector_source_task().task().call_open(s, config))?;
+        let task = call(&mut store, limits, "open", async |s| {
+            bindings.wharf_connector_source_task().task().call_open(s, config).await
+        })?;
         Ok(SourceInstance { store, bindings, task, limits: limits.clone() })
     }
 
@@ -191,8 +212,9 @@ impl Plugin {
         let Bound::Sink(bindings) = bound else {
             return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)));
         };
-        let task =
-            call(&mut store, limits, "open", |s| bindings.wharf_connector_sink_task().task().call_open(s, config))?;
+        let task = call(&mut store, limits, "open", async |s| {
+            bindings.wharf_connector_sink_task().task().call_open(s, config).await
+        })?;
         Ok(SinkInstance { store, bindings, task, limits: limits.clone() })
     }
 }
@@ -207,16 +229,33 @@ fn not_a_plugin(path: &std::path::Path, exports: &[String], cause: anyhow::Error
 }
 
 /// Runs one call into the plugin under the call deadline and explains any failure.
+///
+/// The deadline holds twice over: the epoch traps WebAssembly that computes past it, and the
+/// call's future is given up when it is still waiting inside the host (a clock, a pollable, a
+/// socket, wasi:http) at the deadline. A call given up so leaves the instance abandoned.
 fn call<T>(
     store: &mut Store<TaskState>,
     limits: &WasmLimits,
     name: &'static str,
-    f: impl FnOnce(&mut Store<TaskState>) -> wasmtime::Result<Result<T, wit::ConnectorError>>,
+    f: impl AsyncFnOnce(&mut Store<TaskState>) -> wasmtime::Result<Result<T, wit::ConnectorError>>,
 ) -> Result<T, PluginError> {
-    if store.data().call_deadlines {
+    if let Some(earlier) = store.data().abandoned {
+        return Err(PluginError::Abandoned { call: name, earlier });
+    }
+    let Some(io) = store.data().io.clone() else {
+        return Err(PluginError::Instantiate("the instance has no I/O runtime".into()));
+    };
+    let deadlines = store.data().call_deadlines;
+    if deadlines {
         store.set_epoch_deadline(Runtime::deadline_ticks(limits.call_timeout));
     }
-    match f(store) {
+    // Without deadlines (measurements only) the future is still bounded, far away.
+    let wait = if deadlines { limits.call_timeout + EPOCH_GRACE } else { UNBOUNDED_CALL };
+    let Some(outcome) = block_on_until(&io, wait, f(store)) else {
+        store.data_mut().abandoned = Some(name);
+        return Err(PluginError::Timeout { call: name, timeout_ms: limits.call_timeout.as_millis() });
+    };
+    match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(message)),
         Ok(Err(wit::ConnectorError::Fatal(message))) => Err(PluginError::Fatal(message)),
@@ -224,14 +263,21 @@ fn call<T>(
     }
 }
 
+/// How long past `wasm.call.timeout.ms` a waiting call is given, so that WebAssembly that
+/// computes past the deadline is stopped by the epoch (a clean trap) rather than given up.
+const EPOCH_GRACE: std::time::Duration = super::engine::EPOCH_TICK.saturating_mul(2);
+
+/// The bound on a call of a runtime without deadlines, which only measurements use.
+const UNBOUNDED_CALL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Like `call`, for functions that cannot report an error of their own.
 fn call_infallible<T>(
     store: &mut Store<TaskState>,
     limits: &WasmLimits,
     name: &'static str,
-    f: impl FnOnce(&mut Store<TaskState>) -> wasmtime::Result<T>,
+    f: impl AsyncFnOnce(&mut Store<TaskState>) -> wasmtime::Result<T>,
 ) -> Result<T, PluginError> {
-    call(store, limits, name, |s| f(s).map(Ok))
+    call(store, limits, name, async |s| f(s).await.map(Ok))
 }
 
 fn explain_trap(
@@ -287,14 +333,29 @@ pub struct ConnectorInstance {
 impl ConnectorInstance {
     pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {
         let info = match &self.bound {
-            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", |s| {
-                b.wharf_connector_connector().call_describe(s)
+            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
             }),
-            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", |s| {
-                b.wharf_connector_connector().call_describe(s)
+            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
             }),
         }?;
-        Ok(bindings::plugin_info_from_wit(info))
+        let info = bindings::plugin_info_from_wit(info);
+        let bytes = info.name.len()
+            + info.version.len()
+            + info.description.len()
+            + info
+                .config
+                .iter()
+                .map(|k| {
+                    k.name.len()
+                        + k.documentation.len()
+                        + k.default_value.as_ref().map_or(0, String::len)
+                        + k.group.as_ref().map_or(0, String::len)
+                })
+                .sum::<usize>();
+        self.bounded("describe", bytes)?;
+        Ok(info)
     }
 
     pub fn validate(
@@ -302,13 +363,14 @@ impl ConnectorInstance {
         config: &Vec<(String, String)>,
     ) -> Result<Vec<super::records::ConfigProblem>, PluginError> {
         let problems = match &self.bound {
-            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", |s| {
-                b.wharf_connector_connector().call_validate(s, config)
+            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
             }),
-            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "validate", |s| {
-                b.wharf_connector_connector().call_validate(s, config)
+            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
             }),
         }?;
+        self.bounded("validate", problems.iter().map(|p| p.name.len() + p.message.len()).sum())?;
         Ok(problems.into_iter().map(bindings::config_problem_from_wit).collect())
     }
 
@@ -317,14 +379,27 @@ impl ConnectorInstance {
         config: &Vec<(String, String)>,
         max_tasks: u32,
     ) -> Result<Vec<Vec<(String, String)>>, PluginError> {
-        match &self.bound {
-            Bound::Source(b) => call(&mut self.store, &self.limits, "task-configs", |s| {
-                b.wharf_connector_connector().call_task_configs(s, config, max_tasks)
+        let configs = match &self.bound {
+            Bound::Source(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
             }),
-            Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", |s| {
-                b.wharf_connector_connector().call_task_configs(s, config, max_tasks)
+            Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
             }),
+        }?;
+        if configs.len() > max_tasks as usize {
+            return Err(PluginError::TooManyTasks { count: configs.len(), max: max_tasks });
         }
+        self.bounded("task-configs", configs.iter().flatten().map(|(k, v)| k.len() + v.len()).sum())?;
+        Ok(configs)
+    }
+
+    /// An answer of `bytes` within `wasm.max.bytes.per.call`.
+    fn bounded(&self, call: &'static str, bytes: usize) -> Result<(), PluginError> {
+        if bytes > self.limits.max_bytes_per_call {
+            return Err(PluginError::TooLarge { call, bytes, max: self.limits.max_bytes_per_call });
+        }
+        Ok(())
     }
 }
 
@@ -339,8 +414,8 @@ impl SourceInstance {
     pub fn poll(&mut self) -> Result<Vec<SourceRecord>, PluginError> {
         let max = self.limits.max_records_per_call;
         let (bindings, task) = (&self.bindings, self.task);
-        let records = call(&mut self.store, &self.limits, "poll", |s| {
-            bindings.wharf_connector_source_task().task().call_poll(s, task, max)
+        let records = call(&mut self.store, &self.limits, "poll", async |s| {
+            bindings.wharf_connector_source_task().task().call_poll(s, task, max).await
         })?;
         if records.len() > max as usize {
             return Err(PluginError::TooMany { call: "poll", count: records.len(), max });
@@ -349,6 +424,8 @@ impl SourceInstance {
             .iter()
             .map(|r| {
                 r.topic.len()
+                    + offset_map_bytes(&r.source_partition)
+                    + offset_map_bytes(&r.source_offset)
                     + r.key.as_ref().map_or(0, Vec::len)
                     + r.value.as_ref().map_or(0, Vec::len)
                     + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
@@ -362,20 +439,30 @@ impl SourceInstance {
 
     pub fn commit(&mut self) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "commit", |s| {
-            bindings.wharf_connector_source_task().task().call_commit(s, task)
+        call(&mut self.store, &self.limits, "commit", async |s| {
+            bindings.wharf_connector_source_task().task().call_commit(s, task).await
         })
     }
 
     /// Tells the plugin to stop and releases the instance.
     pub fn close(mut self) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
-        let closed = call_infallible(&mut self.store, &self.limits, "close", |s| {
-            bindings.wharf_connector_source_task().task().call_close(s, task)
+        let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+            bindings.wharf_connector_source_task().task().call_close(s, task).await
         });
-        let _ = task.resource_drop(&mut self.store);
+        if self.store.data().abandoned.is_none() {
+            if let Some(io) = self.store.data().io.clone() {
+                let _ = block_on_until(&io, self.limits.call_timeout, task.resource_drop_async(&mut self.store));
+            }
+        }
         closed
     }
+}
+
+/// Bytes a source partition or offset counts for in `wasm.max.bytes.per.call`: its keys, its
+/// text, eight for any other value.
+fn offset_map_bytes(map: &wit::OffsetMap) -> usize {
+    map.iter().map(|(k, v)| k.len() + if let wit::Scalar::Text(t) = v { t.len() } else { 8 }).sum()
 }
 
 pub struct SinkInstance {
@@ -393,41 +480,45 @@ impl SinkInstance {
     pub fn open_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
         let wit_partitions: Vec<_> = partitions.iter().map(bindings::topic_partition_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "open-partitions", |s| {
-            bindings.wharf_connector_sink_task().task().call_open_partitions(s, task, &wit_partitions)
+        call(&mut self.store, &self.limits, "open-partitions", async |s| {
+            bindings.wharf_connector_sink_task().task().call_open_partitions(s, task, &wit_partitions).await
         })
     }
 
     pub fn close_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
         let wit_partitions: Vec<_> = partitions.iter().map(bindings::topic_partition_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "close-partitions", |s| {
-            bindings.wharf_connector_sink_task().task().call_close_partitions(s, task, &wit_partitions)
+        call(&mut self.store, &self.limits, "close-partitions", async |s| {
+            bindings.wharf_connector_sink_task().task().call_close_partitions(s, task, &wit_partitions).await
         })
     }
 
     pub fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
         let records: Vec<_> = records.into_iter().map(bindings::sink_record_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "put", |s| {
-            bindings.wharf_connector_sink_task().task().call_put(s, task, &records)
+        call(&mut self.store, &self.limits, "put", async |s| {
+            bindings.wharf_connector_sink_task().task().call_put(s, task, &records).await
         })
     }
 
     pub fn flush(&mut self, offsets: &[PartitionOffset]) -> Result<(), PluginError> {
         let offsets: Vec<_> = offsets.iter().map(bindings::partition_offset_to_wit).collect();
         let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "flush", |s| {
-            bindings.wharf_connector_sink_task().task().call_flush(s, task, &offsets)
+        call(&mut self.store, &self.limits, "flush", async |s| {
+            bindings.wharf_connector_sink_task().task().call_flush(s, task, &offsets).await
         })
     }
 
     pub fn close(mut self) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
-        let closed = call_infallible(&mut self.store, &self.limits, "close", |s| {
-            bindings.wharf_connector_sink_task().task().call_close(s, task)
+        let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+            bindings.wharf_connector_sink_task().task().call_close(s, task).await
         });
-        let _ = task.resource_drop(&mut self.store);
+        if self.store.data().abandoned.is_none() {
+            if let Some(io) = self.store.data().io.clone() {
+                let _ = block_on_until(&io, self.limits.call_timeout, task.resource_drop_async(&mut self.store));
+            }
+        }
         closed
     }
 }

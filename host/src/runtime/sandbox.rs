@@ -12,6 +12,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
+use super::plugin_log::{LogLevel, PluginLog};
 use super::records::OffsetMap;
 use super::stderr::StderrTail;
 use crate::config::{FolderGrant, WasmLimits};
@@ -32,6 +33,9 @@ pub struct Grants {
     pub memory_max_bytes: usize,
     /// Entries of the instance's resource table: sockets, streams, pollables, open files.
     pub max_host_handles: usize,
+    /// `wasm.log.line.max.bytes` and `wasm.log.lines.per.second`.
+    pub log_line_max_bytes: usize,
+    pub log_lines_per_second: u32,
     pub offsets: Option<OffsetLookup>,
 }
 
@@ -45,6 +49,8 @@ impl Grants {
             http: Vec::new(),
             memory_max_bytes: limits.memory_max_bytes,
             max_host_handles: limits.max_host_handles,
+            log_line_max_bytes: limits.log_line_max_bytes,
+            log_lines_per_second: limits.log_lines_per_second,
             offsets: None,
         }
     }
@@ -54,13 +60,18 @@ pub struct TaskState {
     wasi: WasiCtx,
     table: ResourceTable,
     pub(crate) memory: MemoryCap,
-    label: String,
+    log: PluginLog,
     offsets: Option<OffsetLookup>,
     stderr: StderrTail,
     http_ctx: WasiHttpCtx,
     http_grant: HttpGrant,
     /// Whether the engine enforces call deadlines (see `Runtime::call_deadlines`).
     pub(crate) call_deadlines: bool,
+    /// The runtime whose timers and I/O the instance's WASI waits use (`Runtime::io`).
+    pub(crate) io: Option<tokio::runtime::Handle>,
+    /// The call that ran out of time and was given up half-way, after which the instance is not
+    /// entered again.
+    pub(crate) abandoned: Option<&'static str>,
 }
 
 /// Core instances, linear memories and tables one plugin instance may create: a component is a
@@ -123,7 +134,8 @@ impl ResourceLimiter for MemoryCap {
 
 impl TaskState {
     pub fn new(grants: Grants) -> anyhow::Result<Self> {
-        let stderr = StderrTail::new(&grants.label);
+        let log = PluginLog::new(&grants.label, grants.log_line_max_bytes, grants.log_lines_per_second);
+        let stderr = StderrTail::new(log.clone());
         let mut builder = WasiCtxBuilder::new();
         builder.stderr(stderr.clone());
         for folder in &grants.folders {
@@ -138,19 +150,20 @@ impl TaskState {
             })?;
         }
         grant_network(&mut builder, &grants.label, &grants.connect)?;
-        let label = grants.label.clone();
         let mut table = ResourceTable::new();
         table.set_max_capacity(grants.max_host_handles);
         Ok(TaskState {
             wasi: builder.build(),
             table,
             memory: MemoryCap::new(grants.memory_max_bytes),
-            label,
+            log,
             offsets: grants.offsets,
             stderr,
             http_ctx: WasiHttpCtx::new(),
             http_grant: HttpGrant { label: grants.label.clone().into(), allowed: grants.http.clone() },
             call_deadlines: true,
+            io: None,
+            abandoned: None,
         })
     }
 
@@ -249,14 +262,14 @@ impl wit::Host for TaskState {}
 
 impl wit_host::Host for TaskState {
     fn log(&mut self, level: wit_host::Level, message: String) {
-        let task = self.label.as_str();
-        match level {
-            wit_host::Level::Trace => tracing::trace!(target: "plugin", task, "{message}"),
-            wit_host::Level::Debug => tracing::debug!(target: "plugin", task, "{message}"),
-            wit_host::Level::Info => tracing::info!(target: "plugin", task, "{message}"),
-            wit_host::Level::Warn => tracing::warn!(target: "plugin", task, "{message}"),
-            wit_host::Level::Error => tracing::error!(target: "plugin", task, "{message}"),
-        }
+        let level = match level {
+            wit_host::Level::Trace => LogLevel::Trace,
+            wit_host::Level::Debug => LogLevel::Debug,
+            wit_host::Level::Info => LogLevel::Info,
+            wit_host::Level::Warn => LogLevel::Warn,
+            wit_host::Level::Error => LogLevel::Error,
+        };
+        self.log.line(level, "", message.as_bytes(), 0);
     }
 
     fn committed_offsets(&mut self, partitions: Vec<wit::OffsetMap>) -> Vec<Option<wit::OffsetMap>> {
@@ -268,7 +281,7 @@ impl wit_host::Host for TaskState {
 
     fn request_task_reconfiguration(&mut self) {
         tracing::warn!(
-            task = self.label.as_str(),
+            task = self.log.label(),
             "the plugin asked for its tasks to be reconfigured, which this host does not do by itself yet; \
              restart the connector (POST /connectors/{{name}}/restart) to split it into tasks again"
         );

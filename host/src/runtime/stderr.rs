@@ -1,11 +1,13 @@
-//! A plugin's stderr: each line goes to the worker's log, and the last bytes are kept to explain
-//! a failure (a Rust panic message lands here just before the trap).
+//! A plugin's stderr: each line goes to the worker's log (within the bounds of `PluginLog`), and
+//! the last bytes are kept to explain a failure (a Rust panic message lands here just before the
+//! trap).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use super::plugin_log::{LogLevel, PluginLog};
 use crate::sync::Unpoisoned;
 use bytes::Bytes;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
@@ -13,24 +15,24 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 /// Bytes of stderr kept for failure reports.
 pub const STDERR_TAIL_BYTES: usize = 16 * 1024;
-/// Longest stderr line logged whole; longer lines are cut.
-const MAX_LOGGED_LINE: usize = 4096;
-
 #[derive(Clone)]
 pub struct StderrTail {
-    label: Arc<str>,
+    log: PluginLog,
     inner: Arc<Mutex<Inner>>,
 }
 
 #[derive(Default)]
 struct Inner {
     tail: VecDeque<u8>,
+    /// The line being written, up to the log's longest line.
     line: Vec<u8>,
+    /// Bytes of the line past that.
+    cut: usize,
 }
 
 impl StderrTail {
-    pub fn new(label: &str) -> Self {
-        StderrTail { label: label.into(), inner: Arc::default() }
+    pub fn new(log: PluginLog) -> Self {
+        StderrTail { log, inner: Arc::default() }
     }
 
     fn append(&self, bytes: &[u8]) {
@@ -42,9 +44,12 @@ impl StderrTail {
             inner.tail.push_back(byte);
             if byte == b'\n' {
                 let line = std::mem::take(&mut inner.line);
-                tracing::info!(target: "plugin", task = &*self.label, "stderr: {}", String::from_utf8_lossy(&line));
-            } else if inner.line.len() < MAX_LOGGED_LINE {
+                let cut = std::mem::take(&mut inner.cut);
+                self.log.line(LogLevel::Info, "stderr: ", &line, cut);
+            } else if inner.line.len() < self.log.max_line_bytes() {
                 inner.line.push(byte);
+            } else {
+                inner.cut += 1;
             }
         }
     }

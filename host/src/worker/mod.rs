@@ -184,7 +184,7 @@ impl Worker {
             .connector(&self.runtime, &config.name, &config.limits)
             .and_then(|mut c| c.task_configs(&config.raw, config.tasks_max))
             .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
-        Ok(configs.into_iter().take(config.tasks_max as usize).collect())
+        Ok(configs)
     }
 
     /// A source connector's stored offsets, per source partition.
@@ -529,6 +529,8 @@ impl TaskSetup {
             http: self.connector.http.clone(),
             memory_max_bytes: self.connector.limits.memory_max_bytes,
             max_host_handles: self.connector.limits.max_host_handles,
+            log_line_max_bytes: self.connector.limits.log_line_max_bytes,
+            log_lines_per_second: self.connector.limits.log_lines_per_second,
             offsets: Some(lookup),
         }
     }

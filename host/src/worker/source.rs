@@ -5,6 +5,7 @@
 //! producer: the task thread owns the plugin and the offset store; the send thread owns the
 //! sending, and knows which records reached the producer, so only their offsets are stored.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -17,7 +18,7 @@ use rdkafka::ClientContext;
 
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
-use crate::runtime::records::{OffsetMap, SourceRecord};
+use crate::runtime::records::{OffsetMap, Scalar, SourceRecord};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
 use crate::sync::Unpoisoned;
@@ -77,23 +78,101 @@ pub struct SourceTaskRun {
     pub stop: Arc<AtomicBool>,
 }
 
-/// Latest offset of each source partition since the last flush. Tasks have few partitions, and
-/// consecutive records usually share one, so a short list beats a map.
+/// Latest offset of each source partition since the last flush, in the order partitions were
+/// first seen. Consecutive records usually share a partition, so the last one is tried first;
+/// otherwise an index finds it, so a task with many partitions costs O(1) per record.
 #[derive(Default)]
 struct PendingOffsets {
     latest: Vec<(OffsetMap, OffsetMap)>,
+    index: HashMap<PartitionKey, usize>,
+    last: Option<usize>,
+    /// Bytes of every partition and offset held, bounded by `MAX_PENDING_OFFSET_BYTES`.
+    bytes: usize,
+}
+
+/// What the partitions and offsets awaiting one flush may take: a plugin that names a new
+/// partition with every record would otherwise grow host memory until the flush.
+pub const MAX_PENDING_OFFSET_BYTES: usize = 64 << 20;
+
+/// A source partition as a map key: floats compare by their bits, so equal keys hash alike.
+#[derive(Clone)]
+struct PartitionKey(OffsetMap);
+
+impl PartialEq for PartitionKey {
+    fn eq(&self, other: &Self) -> bool {
+        same_map(&self.0, &other.0)
+    }
+}
+
+fn same_map(a: &OffsetMap, b: &OffsetMap) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|((k1, v1), (k2, v2))| k1 == k2 && same_scalar(v1, v2))
+}
+
+impl Eq for PartitionKey {}
+
+impl std::hash::Hash for PartitionKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for (key, value) in &self.0 {
+            key.hash(state);
+            match value {
+                Scalar::Null => 0u8.hash(state),
+                Scalar::Boolean(b) => (1u8, b).hash(state),
+                Scalar::Integer(i) => (2u8, i).hash(state),
+                Scalar::Float(f) => (3u8, f.to_bits()).hash(state),
+                Scalar::Text(t) => (4u8, t).hash(state),
+            }
+        }
+    }
+}
+
+fn same_scalar(a: &Scalar, b: &Scalar) -> bool {
+    match (a, b) {
+        (Scalar::Float(x), Scalar::Float(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}
+
+fn map_bytes(map: &OffsetMap) -> usize {
+    map.iter().map(|(k, v)| k.len() + if let Scalar::Text(t) = v { t.len() } else { 8 }).sum()
 }
 
 impl PendingOffsets {
-    fn record(&mut self, partition: OffsetMap, offset: OffsetMap) {
+    /// Remembers `offset` as the latest of `partition`; `Err` with the bytes held when that
+    /// would pass `MAX_PENDING_OFFSET_BYTES`.
+    fn record(&mut self, partition: OffsetMap, offset: OffsetMap) -> Result<(), usize> {
         if partition.is_empty() && offset.is_empty() {
-            return;
+            return Ok(());
         }
-        if let Some(entry) = self.latest.iter_mut().rev().find(|(p, _)| *p == partition) {
-            entry.1 = offset;
-        } else {
-            self.latest.push((partition, offset));
+        let key = PartitionKey(partition);
+        let at = match self.last.filter(|&i| same_map(&self.latest[i].0, &key.0)) {
+            Some(i) => Some(i),
+            None => self.index.get(&key).copied(),
+        };
+        match at {
+            Some(i) => {
+                let entry = &mut self.latest[i];
+                self.bytes = self.bytes - map_bytes(&entry.1) + map_bytes(&offset);
+                entry.1 = offset;
+                self.last = Some(i);
+            }
+            None => {
+                self.bytes += map_bytes(&key.0) + map_bytes(&offset);
+                self.index.insert(key.clone(), self.latest.len());
+                self.last = Some(self.latest.len());
+                self.latest.push((key.0, offset));
+            }
         }
+        if self.bytes > MAX_PENDING_OFFSET_BYTES {
+            return Err(self.bytes);
+        }
+        Ok(())
+    }
+
+    fn take(&mut self) -> Vec<(OffsetMap, OffsetMap)> {
+        self.index.clear();
+        self.last = None;
+        self.bytes = 0;
+        std::mem::take(&mut self.latest)
     }
 }
 
@@ -191,7 +270,15 @@ impl Sender {
             }
         }
         self.sent += 1;
-        self.pending.record(record.source_partition, record.source_offset);
+        if let Err(bytes) = self.pending.record(record.source_partition, record.source_offset) {
+            self.producer.context().fail(format!(
+                "the plugin's source partitions and offsets since the last offset flush take {bytes} bytes, more than \
+                 the {MAX_PENDING_OFFSET_BYTES} a task may hold ({} distinct source partitions); a source should name \
+                 few partitions (a file, a table) and small offsets",
+                self.pending.latest.len()
+            ));
+            self.given_up = true;
+        }
     }
 
     fn flush(&mut self) -> Flushed {
@@ -204,7 +291,7 @@ impl Sender {
             );
             return Flushed { sent: self.sent, offsets: Vec::new(), timed_out: true };
         }
-        let flushed = Flushed { sent: self.sent, offsets: std::mem::take(&mut self.pending.latest), timed_out: false };
+        let flushed = Flushed { sent: self.sent, offsets: self.pending.take(), timed_out: false };
         self.sent = 0;
         flushed
     }
@@ -353,4 +440,48 @@ impl Polling {
 
 fn send_thread_gone() -> TaskFailure {
     TaskFailure::new("the thread that writes to Kafka stopped unexpectedly".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(key: &str, value: Scalar) -> OffsetMap {
+        vec![(key.to_string(), value)]
+    }
+
+    #[test]
+    fn pending_offsets_keep_the_latest_per_partition_in_first_seen_order() {
+        let mut pending = PendingOffsets::default();
+        for (p, o) in [(1, 10), (2, 20), (1, 11), (3, 30), (2, 21), (2, 22)] {
+            pending.record(map("p", Scalar::Integer(p)), map("o", Scalar::Integer(o))).unwrap();
+        }
+        pending.record(map("f", Scalar::Float(0.5)), map("o", Scalar::Integer(1))).unwrap();
+        pending.record(map("f", Scalar::Float(0.5)), map("o", Scalar::Integer(2))).unwrap();
+        let offsets: Vec<(OffsetMap, OffsetMap)> = pending.take();
+        let expected: Vec<(OffsetMap, OffsetMap)> = [(1, 11), (2, 22), (3, 30)]
+            .iter()
+            .map(|&(p, o)| (map("p", Scalar::Integer(p)), map("o", Scalar::Integer(o))))
+            .chain([(map("f", Scalar::Float(0.5)), map("o", Scalar::Integer(2)))])
+            .collect();
+        assert_eq!(offsets, expected);
+        assert!(pending.take().is_empty());
+    }
+
+    #[test]
+    fn pending_offsets_are_bounded_in_bytes() {
+        let mut pending = PendingOffsets::default();
+        let big = "x".repeat(1 << 20);
+        let mut refused = None;
+        for i in 0..100 {
+            if let Err(bytes) = pending.record(map("p", Scalar::Integer(i)), map("o", Scalar::Text(big.clone()))) {
+                refused = Some((i, bytes));
+                break;
+            }
+        }
+        let (at, bytes) = refused.expect("the bound held nothing back");
+        // Each holds a little more than 1 MiB, so the 64th passes the bound.
+        assert_eq!(at, 63, "refused at partition {at}");
+        assert!(bytes > MAX_PENDING_OFFSET_BYTES);
+    }
 }

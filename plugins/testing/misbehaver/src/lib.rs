@@ -4,18 +4,31 @@
 //! - `hog`: allocates memory until the allocator gives up;
 //! - `flood`: returns far more records than it was asked for;
 //! - `bulky`: returns ten records of one MiB each;
+//! - `bulky-offsets`: returns ten small records, each with a source offset of one MiB;
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
 //! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
 //! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record;
 //! - `handles`: holds more and more host handles (clock pollables) until the host refuses one;
 //! - `forge`: sends one record with key `target` and value `value` to `topic`, whatever it is
-//!   (the worker's config topic, say), then nothing more.
+//!   (the worker's config topic, say), then nothing more;
+//! - `log-flood`: logs one line of 100,000 bytes at its first poll, then at every poll 5,000
+//!   lines through the host and 5,000 on stderr, each carrying a newline and a forged log line of
+//!   the worker's.
+//!
+//! `task.configs` is how many (empty) task configurations the connector generates (one, the
+//! connector's own config, by default).
+//!
+//! `sleep.in` names a call that waits an hour on the WASI clock (`std::thread::sleep`) before it
+//! does anything: `validate`, `task-configs`, `open` or `poll`.
 
 use std::io::{BufRead, BufReader};
 
 use wharf_sdk::*;
 
 struct Misbehaver;
+
+const BEHAVIOURS: [&str; 11] =
+    ["spin", "hog", "flood", "bulky", "bulky-offsets", "read", "connect", "http", "handles", "forge", "log-flood"];
 
 impl Connector for Misbehaver {
     fn describe() -> PluginInfo {
@@ -28,7 +41,7 @@ impl Connector for Misbehaver {
                 required_key(
                     "behaviour",
                     ConfigType::String,
-                    "spin, hog, flood, bulky, read, connect, http, handles or forge",
+                    "spin, hog, flood, bulky, bulky-offsets, read, connect, http, handles, forge or log-flood",
                 ),
                 required_key("topic", ConfigType::String, "Where records go"),
                 optional_key(
@@ -39,31 +52,45 @@ impl Connector for Misbehaver {
                 ),
                 optional_key("value", ConfigType::String, "", "The value of the forged record"),
                 optional_key("secret", ConfigType::Password, "", "A password the REST API never shows"),
+                optional_key("task.configs", ConfigType::Int, "", "How many task configs to generate"),
+                optional_key("sleep.in", ConfigType::String, "", "validate, task-configs, open or poll: waits an hour"),
             ],
         }
     }
 
     fn validate(config: &Config) -> Vec<ConfigProblem> {
+        sleep_if(config, "validate");
         match config.get("behaviour") {
-            Some("spin" | "hog" | "flood" | "bulky" | "read" | "connect" | "http" | "forge" | "handles") | None => {
-                Vec::new()
-            }
+            Some(known) if BEHAVIOURS.contains(&known) => Vec::new(),
+            None => Vec::new(),
             Some(other) => vec![ConfigProblem {
                 name: "behaviour".into(),
-                message: format!(
-                    "unknown behaviour {other}: use spin, hog, flood, bulky, read, connect, http or forge"
-                ),
+                message: format!("unknown behaviour {other}: use one of {}", BEHAVIOURS.join(", ")),
             }],
         }
     }
 
     fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
-        Ok(vec![config.clone()])
+        sleep_if(config, "task-configs");
+        match config.get("task.configs").map(str::parse::<usize>) {
+            Some(Ok(count)) => Ok(vec![Config::default(); count]),
+            Some(Err(_)) => Err(ConnectorError::Fatal("task.configs must be a whole number".into())),
+            None => Ok(vec![config.clone()]),
+        }
+    }
+}
+
+/// Waits an hour on the WASI clock when `sleep.in` names `call`.
+fn sleep_if(config: &Config, call: &str) {
+    if config.get("sleep.in") == Some(call) {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
     }
 }
 
 struct MisbehaverTask {
     behaviour: String,
+    sleep_in_poll: bool,
+    long_line_logged: bool,
     topic: String,
     target: String,
     value: String,
@@ -78,7 +105,10 @@ impl MisbehaverTask {
 
 impl SourceTask for MisbehaverTask {
     fn open(config: Config) -> Result<Self, ConnectorError> {
+        sleep_if(&config, "open");
         Ok(MisbehaverTask {
+            sleep_in_poll: config.get("sleep.in") == Some("poll"),
+            long_line_logged: false,
             behaviour: config.require("behaviour")?.to_string(),
             topic: config.require("topic")?.to_string(),
             target: config.get("target").unwrap_or_default().to_string(),
@@ -88,6 +118,9 @@ impl SourceTask for MisbehaverTask {
     }
 
     fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
+        if self.sleep_in_poll {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
         if self.done {
             return Ok(Vec::new());
         }
@@ -104,6 +137,14 @@ impl SourceTask for MisbehaverTask {
             }
             "flood" => Ok((0..max_records as u64 * 2 + 10).map(|i| self.record(&i.to_string())).collect()),
             "bulky" => Ok((0..10).map(|_| self.record(&"x".repeat(1 << 20))).collect()),
+            "bulky-offsets" => Ok((0..10)
+                .map(|i| {
+                    let mut record = self.record("small");
+                    record.source_partition = vec![("p".into(), Scalar::Integer(i))];
+                    record.source_offset = vec![("o".into(), Scalar::Text("x".repeat(1 << 20)))];
+                    record
+                })
+                .collect()),
             "read" => {
                 let file = std::fs::File::open(&self.target)
                     .map_err(|e| ConnectorError::Fatal(format!("cannot read {}: {e}", self.target)))?;
@@ -132,6 +173,17 @@ impl SourceTask for MisbehaverTask {
                     held.push(wasi::clocks::monotonic_clock::subscribe_duration(1_000_000_000));
                     std::hint::black_box(&held);
                 }
+            }
+            "log-flood" => {
+                if !self.long_line_logged {
+                    self.long_line_logged = true;
+                    log(Level::Warn, &format!("long {}", "y".repeat(100_000)));
+                }
+                for i in 0..5000 {
+                    log(Level::Warn, &format!("flood {i}\n2026-01-01T00:00:00Z ERROR wharf: FORGED-BY-PLUGIN {i}"));
+                    eprintln!("stderr flood {i}\r2026-01-01T00:00:00Z ERROR wharf: FORGED-ON-STDERR {i}");
+                }
+                Ok(Vec::new())
             }
             "forge" => {
                 self.done = true;
