@@ -24,7 +24,11 @@ pub async fn run(options: DevOptions) -> Result<()> {
     std::fs::create_dir_all(&options.dir)
         .with_context(|| format!("cannot create the demo folder {}", options.dir.display()))?;
     let dir = std::fs::canonicalize(&options.dir)?;
-    let output = dir.join("datagen.out");
+    // The sink's folder holds its output only: the worker's offsets file stays out of its reach.
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create the demo's output folder {}", out_dir.display()))?;
+    let output = out_dir.join("datagen.out");
     // A fresh demo each run: the in-memory broker forgets everything, so must the offsets.
     let offsets = dir.join("offsets.json");
     let _ = std::fs::remove_file(&offsets);
@@ -50,6 +54,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
         ("listeners", format!("http://127.0.0.1:{}", options.port)),
         ("offset.storage.file.filename", offsets.display().to_string()),
         ("offset.flush.interval.ms", "2000".into()),
+        ("wasm.ceiling.fs.write", out_dir.display().to_string()),
     ];
     let props: Vec<Property> = worker_props
         .into_iter()
@@ -78,7 +83,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
                 ("connector.class", "file-sink".into()),
                 ("topics", TOPIC.into()),
                 ("file", output.display().to_string()),
-                ("wasm.fs.write", dir.display().to_string()),
+                ("wasm.fs.write", out_dir.display().to_string()),
             ]),
             "wharf dev",
             &worker.wasm,

@@ -125,7 +125,11 @@ fn run(cli: Cli) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Standalone { worker, connectors } => {
-            let config = WorkerConfig::from_file(&worker, Mode::Standalone)?;
+            let mut config = WorkerConfig::from_file(&worker, Mode::Standalone)?;
+            // Connector files may hold secrets of every connector: no grant may reach them.
+            for file in &connectors {
+                config.wasm.ceiling.protect(file, "connector config file");
+            }
             let connectors = connectors
                 .iter()
                 .map(|path| ConnectorConfig::from_file(path, &config.wasm))

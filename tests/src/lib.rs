@@ -75,9 +75,22 @@ pub fn write_properties(path: &Path, pairs: &[(&str, String)]) {
     fs::write(path, text).unwrap();
 }
 
-/// A standalone worker's files in a temporary folder.
+/// What test workers let connectors grant: temporary folders and the loopback interface.
+fn grant_ceiling() -> Vec<(&'static str, String)> {
+    let temp = std::env::temp_dir().display().to_string();
+    vec![
+        ("wasm.ceiling.fs.read", temp.clone()),
+        ("wasm.ceiling.fs.write", temp),
+        ("wasm.ceiling.net.connect", "127.0.0.1:*,localhost:*".to_string()),
+        ("wasm.ceiling.http.allow", "127.0.0.1:*,localhost:*".to_string()),
+    ]
+}
+
+/// A standalone worker: data in `dir` (which connectors may be granted), the worker's own files
+/// (its config, offsets, connector files and log) in `worker_dir`, which no grant may cover.
 pub struct Standalone {
     pub dir: tempfile::TempDir,
+    pub worker_dir: tempfile::TempDir,
     pub port: u16,
     pub worker_file: PathBuf,
     pub connector_files: Vec<PathBuf>,
@@ -86,23 +99,24 @@ pub struct Standalone {
 impl Standalone {
     /// Worker properties for the test broker; `extra` may override the defaults.
     pub fn new(extra: &[(&str, String)]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, worker_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let port = free_port();
-        let worker_file = dir.path().join("worker.properties");
+        let worker_file = worker_dir.path().join("worker.properties");
         let mut props = vec![
             ("bootstrap.servers", bootstrap()),
             ("plugin.path", plugin_path()),
             ("listeners", format!("http://127.0.0.1:{port}")),
-            ("offset.storage.file.filename", dir.path().join("offsets.json").display().to_string()),
+            ("offset.storage.file.filename", worker_dir.path().join("offsets.json").display().to_string()),
             ("offset.flush.interval.ms", "500".to_string()),
             ("wasm.cache.dir", workspace().join("target/test-compile-cache").display().to_string()),
         ];
+        props.extend(grant_ceiling());
         for (key, value) in extra {
             props.retain(|(k, _)| k != key);
             props.push((key, value.clone()));
         }
         write_properties(&worker_file, &props);
-        Standalone { dir, port, worker_file, connector_files: Vec::new() }
+        Standalone { dir, worker_dir, port, worker_file, connector_files: Vec::new() }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -110,7 +124,7 @@ impl Standalone {
     }
 
     pub fn add_connector(&mut self, name: &str, pairs: &[(&str, String)]) {
-        let file = self.path(&format!("{name}.properties"));
+        let file = self.worker_dir.path().join(format!("{name}.properties"));
         let mut all = vec![("name", name.to_string())];
         all.extend(pairs.iter().cloned());
         write_properties(&file, &all);
@@ -124,7 +138,7 @@ impl Standalone {
     }
 
     pub fn start(&self) -> Worker {
-        Worker::spawn(self.command(), self.port, self.dir.path())
+        Worker::spawn(self.command(), self.port, self.worker_dir.path())
     }
 
     /// Runs a worker expected to fail at start; returns its exit status and log.
@@ -133,9 +147,11 @@ impl Standalone {
     }
 }
 
-/// A distributed worker's properties, on topics of its own unless `with_topics_of` shares them.
+/// A distributed worker's properties, on topics of its own unless `with_topics_of` shares them;
+/// data in `dir`, the worker's own files in `worker_dir`.
 pub struct Distributed {
     pub dir: tempfile::TempDir,
+    pub worker_dir: tempfile::TempDir,
     pub port: u16,
     pub worker_file: PathBuf,
     pub group: String,
@@ -155,9 +171,9 @@ impl Distributed {
     }
 
     pub fn with(group: String, topics: [String; 3], extra: &[(&str, String)]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, worker_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let port = free_port();
-        let worker_file = dir.path().join("worker.properties");
+        let worker_file = worker_dir.path().join("worker.properties");
         let mut props = vec![
             ("bootstrap.servers", bootstrap()),
             ("plugin.path", plugin_path()),
@@ -172,12 +188,13 @@ impl Distributed {
             ("offset.flush.interval.ms", "500".to_string()),
             ("wasm.cache.dir", workspace().join("target/test-compile-cache").display().to_string()),
         ];
+        props.extend(grant_ceiling());
         for (key, value) in extra {
             props.retain(|(k, _)| k != key);
             props.push((key, value.clone()));
         }
         write_properties(&worker_file, &props);
-        Distributed { dir, port, worker_file, group, topics }
+        Distributed { dir, worker_dir, port, worker_file, group, topics }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -191,7 +208,7 @@ impl Distributed {
     }
 
     pub fn start(&self) -> Worker {
-        Worker::spawn(self.command(), self.port, self.dir.path())
+        Worker::spawn(self.command(), self.port, self.worker_dir.path())
     }
 
     pub fn run_to_failure(&self) -> (ExitStatus, String) {

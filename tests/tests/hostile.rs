@@ -412,3 +412,99 @@ fn a_connector_that_generates_a_million_task_configs_fails_saying_so() {
     assert_eq!(worker.get("/connectors/splitter/tasks").unwrap(), json!([]));
     assert_unharmed(&worker, &canary);
 }
+
+#[test]
+fn expensive_calls_past_the_bound_wait_then_are_answered_429() {
+    let d = Distributed::new(&[
+        ("wharf.rest.max.concurrent.expensive", "1".into()),
+        ("wasm.call.timeout.ms", "15000".into()),
+    ]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let slow = json!({"connector.class": "test-misbehaver", "behaviour": "read", "topic": "t", "sleep.in": "validate"});
+    let port = worker.port;
+    let first = std::thread::spawn(move || {
+        let body = slow.to_string();
+        raw_request(
+            port,
+            &format!(
+                "PUT /connector-plugins/test-misbehaver/config/validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: \
+                 application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let quick = json!({"connector.class": "test-misbehaver", "behaviour": "read", "topic": "t"});
+    let asked = Instant::now();
+    let (code, answer, headers) =
+        worker.call("PUT", "/connector-plugins/test-misbehaver/config/validate", Some(&quick.to_string()));
+    assert_eq!(code, 429, "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap_or_default().contains("wharf.rest.max.concurrent.expensive=1"),
+        "{answer}"
+    );
+    assert!(headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("retry-after") && v == "1"), "{headers:?}");
+    assert!(asked.elapsed() >= Duration::from_secs(9), "answered after {:?}", asked.elapsed());
+    // Reads are not held back, and once the slow call ends the next one runs.
+    assert_eq!(worker.call("GET", "/connectors", None).0, 200);
+    let (first_code, _) = first.join().unwrap();
+    assert_eq!(first_code, 500);
+    let (code, answer, _) =
+        worker.call("PUT", "/connector-plugins/test-misbehaver/config/validate", Some(&quick.to_string()));
+    assert_eq!(code, 200, "{answer}");
+    assert_unharmed(&worker, &canary);
+}
+
+#[test]
+fn grants_stay_inside_the_operators_ceiling_and_away_from_the_workers_files() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let canary = canary(&worker);
+    let temp = std::env::temp_dir().display().to_string();
+    let link = d.path("to-etc");
+    std::os::unix::fs::symlink("/etc", &link).unwrap();
+    let worker_dir = d.worker_dir.path().display().to_string();
+    let cases = [
+        ("wasm.fs.read", "/etc".to_string(), format!("wasm.fs.read=/etc is outside what this worker allows: wasm.ceiling.fs.read is {temp}")),
+        ("wasm.fs.write", "/etc".to_string(), format!("wasm.fs.write=/etc is outside what this worker allows: wasm.ceiling.fs.write is {temp}")),
+        ("wasm.fs.read", link.display().to_string(), "(resolved: /etc) is outside what this worker allows".to_string()),
+        ("wasm.fs.read", format!("{temp}/../etc"), "contains \"..\"".to_string()),
+        ("wasm.fs.write", worker_dir.clone(), format!("{worker_dir} would give the connector the worker's own config file")),
+        ("wasm.fs.read", temp.clone(), "would give the connector the worker's own".to_string()),
+        ("wasm.net.connect", "10.0.0.1:22".to_string(), "wasm.net.connect=10.0.0.1:22 is outside what this worker allows: wasm.ceiling.net.connect is 127.0.0.1:*, localhost:*".to_string()),
+        ("wasm.http.allow", "example.com:80".to_string(), "wasm.http.allow=example.com:80 is outside what this worker allows: wasm.ceiling.http.allow is".to_string()),
+    ];
+    for (i, (key, value, says)) in cases.iter().enumerate() {
+        let config = json!({"connector.class": "test-misbehaver", "behaviour": "read", "topic": "t", "target": "/etc/hostname", *key: value});
+        let (code, answer) = create(&worker, &format!("grabby-{i}"), config.clone());
+        assert_eq!(code, 400, "{key}={value}: {answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says.as_str()), "{key}={value}: {message}");
+        let (code, answer, _) =
+            worker.call("PUT", "/connector-plugins/test-misbehaver/config/validate", Some(&config.to_string()));
+        assert_eq!(code, 200, "{answer}");
+        assert!(answer["error_count"].as_u64().unwrap_or(0) >= 1, "validate of {key}={value}: {answer}");
+    }
+    // Inside the ceiling, the grant works.
+    std::fs::write(d.path("data.txt"), "inside\n").unwrap();
+    let topic = unique("inside");
+    let (code, answer) = create(
+        &worker,
+        "reader",
+        json!({"connector.class": "test-misbehaver", "behaviour": "read", "topic": topic,
+            "target": d.path("data.txt").display().to_string(), "wasm.fs.read": d.dir.path().display().to_string()}),
+    );
+    assert_eq!(code, 201, "{answer}");
+    worker.wait("the granted file's line", Duration::from_secs(30), || {
+        topic_values(&topic).iter().any(|v| v == b"inside").then_some(())
+    });
+    assert!(worker
+        .get("/connectors")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| !n.as_str().unwrap_or("").starts_with("grabby")));
+    assert_unharmed(&worker, &canary);
+}

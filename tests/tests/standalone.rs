@@ -92,7 +92,7 @@ fn kill_9_mid_stream_loses_no_line_and_duplicates_only_the_unflushed_interval() 
     let (input, topic) = (w.path("in.txt"), unique("kill9"));
     fs::write(&input, "").unwrap();
     file_source(&mut w, "src", &input, &topic);
-    let offsets_file = w.path("offsets.json");
+    let offsets_file = w.worker_dir.path().join("offsets.json");
 
     // A writer keeps appending for the whole test, so the kill lands mid-stream.
     let written = Arc::new(std::sync::atomic::AtomicUsize::new(0));

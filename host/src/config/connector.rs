@@ -17,11 +17,14 @@ pub enum ConnectorConfigError {
     Invalid { origin: String, message: String },
 }
 
-/// A folder of the worker's file system that a connector's tasks may use, mapped at the same path
-/// inside the sandbox.
+/// A folder of the worker's file system that a connector's tasks may use, mapped at the path the
+/// connector names it by inside the sandbox.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FolderGrant {
+    /// The folder, in canonical form (checked against the worker's `GrantCeiling`).
     pub path: PathBuf,
+    /// The path as the connector config wrote it, where the plugin finds the folder.
+    pub guest: PathBuf,
     pub writable: bool,
 }
 
@@ -148,17 +151,12 @@ impl ConnectorConfig {
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
 
+        let ceiling = &worker_limits.ceiling;
         let mut folders = Vec::new();
         for (key, writable) in [("wasm.fs.read", false), ("wasm.fs.write", true)] {
-            for path in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let path = PathBuf::from(path);
-                if !path.is_absolute() {
-                    return Err(invalid(format!(
-                        "{key}: \"{}\" is not an absolute path; grant folders by their full path",
-                        path.display()
-                    )));
-                }
-                folders.push(FolderGrant { path, writable });
+            for given in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let path = ceiling.folder(key, given, writable).map_err(&invalid)?;
+                folders.push(FolderGrant { path, guest: PathBuf::from(given), writable });
             }
         }
 
@@ -170,6 +168,7 @@ impl ConnectorConfig {
                 if !valid {
                     return Err(invalid(format!("{key}: \"{entry}\" is not HOST:PORT, e.g. {key}={example}")));
                 }
+                ceiling.address(key, entry, key == "wasm.http.allow").map_err(&invalid)?;
                 entries.push(entry.to_string());
             }
             Ok(entries)
@@ -198,6 +197,7 @@ impl ConnectorConfig {
                 as u32,
             max_bytes_per_call: capped("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64)? as usize,
             max_host_handles: capped("wasm.max.host.handles", worker_limits.max_host_handles as u64)? as usize,
+            ceiling: worker_limits.ceiling.clone(),
             log_line_max_bytes: capped("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64)? as usize,
             log_lines_per_second: capped("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64)?
                 as u32,
@@ -231,7 +231,11 @@ mod tests {
     }
 
     fn parse(items: &[(&str, &str)]) -> Result<ConnectorConfig, ConnectorConfigError> {
-        ConnectorConfig::from_pairs(pairs(items), "c.properties", &WasmLimits::default())
+        let mut limits = WasmLimits::default();
+        limits.ceiling.read = vec!["/data".into(), "/more".into()];
+        limits.ceiling.write = vec!["/out".into()];
+        limits.ceiling.connect = vec!["db.example.com:5432".into()];
+        ConnectorConfig::from_pairs(pairs(items), "c.properties", &limits)
     }
 
     #[test]
@@ -247,6 +251,25 @@ mod tests {
         assert_eq!((c.name.as_str(), c.class.as_str(), c.tasks_max), ("in", "file-source", 3));
         assert_eq!(c.folders.len(), 3);
         assert!(c.folders[2].writable && !c.folders[0].writable);
+        assert_eq!(c.folders[1].guest, PathBuf::from("/more"));
+    }
+
+    #[test]
+    fn grants_outside_the_workers_ceiling_are_refused_naming_key_value_and_setting() {
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.fs.read", "/etc")]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "wasm.fs.read=/etc is outside what this worker allows: wasm.ceiling.fs.read is /data, /more, /out"
+            ),
+            "{err}"
+        );
+        let err =
+            parse(&[("name", "a"), ("connector.class", "x"), ("wasm.net.connect", "evil:80")]).unwrap_err().to_string();
+        assert!(err.contains("wasm.net.connect=evil:80 is outside what this worker allows: wasm.ceiling.net.connect"));
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.http.allow", "db.example.com:5432")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("wasm.ceiling.http.allow is empty"), "{err}");
     }
 
     #[test]

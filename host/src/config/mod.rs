@@ -1,10 +1,12 @@
 //! Worker and connector configuration.
 
+pub mod ceiling;
 pub mod connector;
 pub mod properties;
 pub mod reserved;
 pub mod worker;
 
+pub use ceiling::GrantCeiling;
 pub use connector::{ConnectorConfig, FolderGrant};
 pub use reserved::ReservedTopics;
 pub use worker::{Mode, WasmLimits, WorkerConfig};

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use super::ceiling::{self, GrantCeiling};
 use super::properties::{self, PropertiesError, Property};
 
 #[derive(Debug, Error)]
@@ -66,6 +67,9 @@ pub struct WasmLimits {
     /// `wasm.max.host.handles`: host resources (sockets, streams, pollables, files) an instance
     /// may hold at once.
     pub max_host_handles: usize,
+    /// What connectors may grant (`wasm.ceiling.*`), and the worker's own files no grant may
+    /// cover.
+    pub ceiling: GrantCeiling,
     /// `wasm.log.line.max.bytes`: the longest line a plugin may log; longer ones are cut.
     pub log_line_max_bytes: usize,
     /// `wasm.log.lines.per.second`: lines one instance may log in a second; more are counted and
@@ -81,6 +85,7 @@ impl Default for WasmLimits {
             max_records_per_call: 2000,
             max_bytes_per_call: 64 * 1024 * 1024,
             max_host_handles: 1024,
+            ceiling: GrantCeiling::default(),
             log_line_max_bytes: 8192,
             log_lines_per_second: 500,
         }
@@ -154,6 +159,10 @@ const KNOWN_KEYS: &[&str] = &[
     "wasm.log.line.max.bytes",
     "wasm.log.lines.per.second",
     "wasm.cache.dir",
+    ceiling::FS_READ,
+    ceiling::FS_WRITE,
+    ceiling::NET_CONNECT,
+    ceiling::HTTP_ALLOW,
     "wharf.bootstrap.timeout.ms",
     "wharf.tasks.max.per.connector",
     "wharf.tasks.max.per.worker",
@@ -190,7 +199,9 @@ const KNOWN_PREFIXES: &[&str] = &["producer.", "consumer.", "admin.", "key.conve
 impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
         let props = properties::read_file(path)?;
-        Self::from_properties(&props, &path.display().to_string(), mode)
+        let mut config = Self::from_properties(&props, &path.display().to_string(), mode)?;
+        config.wasm.ceiling.protect(path, "config file");
+        Ok(config)
     }
 
     pub fn from_properties(props: &[Property], origin: &str, mode: Mode) -> Result<Self, WorkerConfigError> {
@@ -268,7 +279,7 @@ impl WorkerConfig {
         }
 
         let defaults = WasmLimits::default();
-        let wasm = WasmLimits {
+        let mut wasm = WasmLimits {
             memory_max_bytes: reader.number("wasm.memory.max.bytes", defaults.memory_max_bytes as u64, 1 << 20)?
                 as usize,
             call_timeout: reader.millis("wasm.call.timeout.ms", 5000)?,
@@ -279,6 +290,17 @@ impl WorkerConfig {
                 as usize,
             max_host_handles: reader.number("wasm.max.host.handles", defaults.max_host_handles as u64, 16)?.min(1 << 20)
                 as usize,
+            ceiling: GrantCeiling {
+                read: ceiling::parse_folders(ceiling::FS_READ, reader.get(ceiling::FS_READ))
+                    .map_err(|m| reader.invalid(ceiling::FS_READ, m))?,
+                write: ceiling::parse_folders(ceiling::FS_WRITE, reader.get(ceiling::FS_WRITE))
+                    .map_err(|m| reader.invalid(ceiling::FS_WRITE, m))?,
+                connect: ceiling::parse_addresses(ceiling::NET_CONNECT, reader.get(ceiling::NET_CONNECT))
+                    .map_err(|m| reader.invalid(ceiling::NET_CONNECT, m))?,
+                http: ceiling::parse_addresses(ceiling::HTTP_ALLOW, reader.get(ceiling::HTTP_ALLOW))
+                    .map_err(|m| reader.invalid(ceiling::HTTP_ALLOW, m))?,
+                protected: Vec::new(),
+            },
             log_line_max_bytes: reader
                 .number("wasm.log.line.max.bytes", defaults.log_line_max_bytes as u64, 256)?
                 .min(1 << 20) as usize,
@@ -287,6 +309,13 @@ impl WorkerConfig {
                 .min(u32::MAX as u64) as u32,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
+        for folder in &plugin_path {
+            wasm.ceiling.protect(folder, "plugin.path");
+        }
+        wasm.ceiling.protect(&compile_cache_dir, "wasm.cache.dir");
+        if let Some(file) = &offset_storage_file {
+            wasm.ceiling.protect(file, "offset.storage.file.filename");
+        }
 
         let distributed = match mode {
             Mode::Standalone => None,

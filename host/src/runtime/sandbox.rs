@@ -140,7 +140,7 @@ impl TaskState {
         builder.stderr(stderr.clone());
         for folder in &grants.folders {
             let perms = if folder.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-            let guest = folder.path.to_string_lossy().into_owned();
+            let guest = folder.guest.to_string_lossy().into_owned();
             builder.preopened_dir(&folder.path, &guest, perms).map_err(|e| {
                 anyhow::anyhow!(
                     "cannot grant folder {} ({}): {e}; check that it exists and the worker may read it",

@@ -117,6 +117,7 @@ fn start(engine: Engine, dir: &Path) -> Worker {
     let mut command = match engine {
         Engine::Wharf => {
             props.push(("plugin.path", workspace().join("target/plugins").display().to_string()));
+            props.push(("wasm.ceiling.fs.write", dir.join("data").display().to_string()));
             let mut c = Command::new(workspace().join("target/release/wharf"));
             c.arg("distributed").arg(&worker_file).env("RUST_LOG", "warn");
             c
@@ -233,27 +234,30 @@ fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Sample
     let dir = tempfile::tempdir().unwrap();
     let mut worker = start(engine, dir.path());
     samples.startup_ms.push(worker.wait_rest().as_secs_f64() * 1000.0);
+    // The connectors' files, apart from the worker's own (no grant may cover those).
+    let data = dir.path().join("data");
+    fs::create_dir_all(&data).unwrap();
 
-    let empty = dir.path().join("empty.txt");
+    let empty = data.join("empty.txt");
     fs::write(&empty, "").unwrap();
-    worker.create("idle", source_config(engine, dir.path(), &empty, &unique("idle")));
+    worker.create("idle", source_config(engine, &data, &empty, &unique("idle")));
     std::thread::sleep(Duration::from_secs(3));
     samples.idle_mib.push(worker.memory().0 as f64 / 1024.0);
 
-    let local_input = dir.path().join("input.txt");
+    let local_input = data.join("input.txt");
     fs::copy(input, &local_input).unwrap();
     let topic = unique("bench-lines");
     let started = Instant::now();
-    worker.create("source", source_config(engine, dir.path(), &local_input, &topic));
+    worker.create("source", source_config(engine, &data, &local_input, &topic));
     wait_until("every line in the topic", Duration::from_secs(600), || topic_count(&topic) >= lines as i64);
     samples.source_rate.push(lines as f64 / started.elapsed().as_secs_f64());
     samples.peak_mib.push(worker.memory().1 as f64 / 1024.0);
 
-    let output = dir.path().join("output.txt");
+    let output = data.join("output.txt");
     let started = Instant::now();
     // A sink's consumer group is `connect-<name>`: a name of its own in every run, or a sink
     // could wait for the previous run's member of the same group to time out.
-    worker.create(&unique("sink"), sink_config(engine, dir.path(), &output, &topic));
+    worker.create(&unique("sink"), sink_config(engine, &data, &output, &topic));
     wait_until("a first line in the output file", Duration::from_secs(600), || count_lines(&output) > 0);
     let first = Instant::now();
     let before_first = count_lines(&output);

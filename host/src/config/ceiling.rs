@@ -1,0 +1,267 @@
+//! The operator's ceiling on connector grants. A connector may only grant what the worker's
+//! settings allow: folders under `wasm.ceiling.fs.read` / `wasm.ceiling.fs.write`, addresses in
+//! `wasm.ceiling.net.connect`, HTTP authorities in `wasm.ceiling.http.allow`. Whatever the
+//! ceiling, no grant may cover the worker's own files: `plugin.path`, `wasm.cache.dir`, the
+//! offsets file, its config files.
+//!
+//! Paths are compared in canonical form: `..` is refused outright, and a path that exists is
+//! resolved (symbolic links included) at each check, so a link planted under an allowed folder
+//! cannot lead a grant out of it.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Worker settings of the ceiling, for messages and the list of known keys.
+pub const FS_READ: &str = "wasm.ceiling.fs.read";
+pub const FS_WRITE: &str = "wasm.ceiling.fs.write";
+pub const NET_CONNECT: &str = "wasm.ceiling.net.connect";
+pub const HTTP_ALLOW: &str = "wasm.ceiling.http.allow";
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GrantCeiling {
+    /// Folders under which connectors may grant reading (writing ones count too).
+    pub read: Vec<PathBuf>,
+    /// Folders under which connectors may grant writing.
+    pub write: Vec<PathBuf>,
+    /// `host:port` patterns connectors may grant TCP to; `*` stands for any host or any port.
+    pub connect: Vec<String>,
+    /// `host:port` patterns connectors may grant HTTP to.
+    pub http: Vec<String>,
+    /// The worker's own files and folders, with what each is.
+    pub protected: Vec<(PathBuf, String)>,
+}
+
+impl GrantCeiling {
+    /// Adds a path no grant may cover or lie inside, with what it is (`plugin.path`).
+    pub fn protect(&mut self, path: &Path, what: &str) {
+        let path = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir().map(|dir| dir.join(path)).unwrap_or_else(|_| path.to_path_buf())
+        };
+        self.protected.push((resolve(&lexical(&path)), what.to_string()));
+    }
+
+    /// Checks a folder grant of `key` (`wasm.fs.read` or `wasm.fs.write`) and gives its canonical
+    /// form; the error names the key, the value and the worker setting.
+    pub fn folder(&self, key: &str, given: &str, writable: bool) -> Result<PathBuf, String> {
+        let path = Path::new(given);
+        if !path.is_absolute() {
+            return Err(format!("{key}: \"{given}\" is not an absolute path; grant folders by their full path"));
+        }
+        if path.components().any(|c| c == Component::ParentDir) {
+            return Err(format!("{key}: \"{given}\" contains \"..\"; name the folder by its plain absolute path"));
+        }
+        let canonical = resolve(&lexical(path));
+        for (protected, what) in &self.protected {
+            if protected.starts_with(&canonical) || canonical.starts_with(protected) {
+                let shown =
+                    if canonical.as_path() == path { String::new() } else { format!(" ({})", canonical.display()) };
+                return Err(format!(
+                    "{key}={given}{shown} would give the connector the worker's own {what} ({}); grant a folder that \
+                     holds only the connector's data",
+                    protected.display()
+                ));
+            }
+        }
+        let (setting, allowed): (&str, Vec<&PathBuf>) = if writable {
+            (FS_WRITE, self.write.iter().collect())
+        } else {
+            (FS_READ, self.read.iter().chain(&self.write).collect())
+        };
+        if allowed.iter().any(|root| canonical.starts_with(resolve(root))) {
+            return Ok(canonical);
+        }
+        let resolved =
+            if canonical.as_path() == path { String::new() } else { format!(" (resolved: {})", canonical.display()) };
+        Err(format!(
+            "{key}={given}{resolved} is outside what this worker allows: {setting} {}; the operator may add the folder \
+             (or one above it) to {setting} in the worker config",
+            listed(&allowed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())
+        ))
+    }
+
+    /// Checks a `host:port` grant of `key` (`wasm.net.connect` or `wasm.http.allow`).
+    pub fn address(&self, key: &str, given: &str, http: bool) -> Result<(), String> {
+        let (setting, allowed) = if http { (HTTP_ALLOW, &self.http) } else { (NET_CONNECT, &self.connect) };
+        let Some((host, port)) = given.rsplit_once(':') else {
+            return Err(format!("{key}: \"{given}\" is not HOST:PORT"));
+        };
+        let matches = |pattern: &String| {
+            pattern
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| (h == "*" || h.eq_ignore_ascii_case(host)) && (p == "*" || p == port))
+        };
+        if allowed.iter().any(matches) {
+            return Ok(());
+        }
+        Err(format!(
+            "{key}={given} is outside what this worker allows: {setting} {}; the operator may add {given} (or a \
+             pattern such as {host}:* or *:{port}) to {setting} in the worker config",
+            listed(allowed)
+        ))
+    }
+}
+
+fn listed(entries: &[String]) -> String {
+    if entries.is_empty() {
+        "is empty".to_string()
+    } else {
+        format!("is {}", entries.join(", "))
+    }
+}
+
+/// `path` without `.` components (and without `..`, which the callers refuse or fold).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The canonical form of an absolute path: symbolic links resolved for the longest part that
+/// exists, the rest appended as written.
+pub fn resolve(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(&existing) {
+            let mut resolved = canonical;
+            for part in rest.iter().rev() {
+                resolved.push(part);
+            }
+            return resolved;
+        }
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent().map(Path::to_path_buf)) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// A list setting of the ceiling: folders (absolute, made canonical) or `host:port` patterns.
+pub fn parse_folders(setting: &str, raw: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    let mut folders = Vec::new();
+    for entry in raw.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let path = Path::new(entry);
+        if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+            return Err(format!("{setting}: \"{entry}\" is not a plain absolute path (no \"..\")"));
+        }
+        folders.push(resolve(&lexical(path)));
+    }
+    Ok(folders)
+}
+
+pub fn parse_addresses(setting: &str, raw: Option<&str>) -> Result<Vec<String>, String> {
+    let mut patterns = Vec::new();
+    for entry in raw.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let valid = entry
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && (port == "*" || port.parse::<u16>().is_ok()));
+        if !valid {
+            return Err(format!(
+                "{setting}: \"{entry}\" is not HOST:PORT (either may be *), e.g. {setting}=db.example.com:5432,*:443"
+            ));
+        }
+        patterns.push(entry.to_string());
+    }
+    Ok(patterns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ceiling(root: &Path) -> GrantCeiling {
+        let mut ceiling = GrantCeiling {
+            read: vec![resolve(&root.join("in"))],
+            write: vec![resolve(&root.join("out"))],
+            connect: vec!["db.example.com:5432".into(), "*:443".into()],
+            http: vec!["api.example.com:*".into()],
+            protected: Vec::new(),
+        };
+        ceiling.protect(&root.join("in/plugins"), "plugin.path");
+        ceiling
+    }
+
+    #[test]
+    fn folders_inside_the_ceiling_are_granted_in_canonical_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["in/data", "in/plugins", "out", "elsewhere"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        let c = ceiling(root);
+        let data = root.join("in/data");
+        assert_eq!(c.folder("wasm.fs.read", &data.display().to_string(), false), Ok(resolve(&data)));
+        // Not created yet: granted as written under the resolved parent.
+        let later = root.join("in/later");
+        assert_eq!(c.folder("wasm.fs.read", &later.display().to_string(), false), Ok(resolve(&later)));
+        // Writing needs the write ceiling; reading may use it too.
+        let out = root.join("out").display().to_string();
+        assert!(c.folder("wasm.fs.read", &out, false).is_ok());
+        let refused = c.folder("wasm.fs.write", &data.display().to_string(), true).unwrap_err();
+        assert!(refused.contains("is outside what this worker allows: wasm.ceiling.fs.write is "), "{refused}");
+        assert!(refused.starts_with(&format!("wasm.fs.write={}", data.display())), "{refused}");
+    }
+
+    #[test]
+    fn dot_dot_links_and_the_workers_own_files_do_not_lead_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["in", "in/plugins", "elsewhere"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        let c = ceiling(root);
+        let dotted = format!("{}/in/../elsewhere", root.display());
+        assert!(c.folder("wasm.fs.read", &dotted, false).unwrap_err().contains("contains \"..\""));
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join("in/link")).unwrap();
+        let link = format!("{}/in/link", root.display());
+        let refused = c.folder("wasm.fs.read", &link, false).unwrap_err();
+        assert!(refused.contains("(resolved: ") && refused.contains("elsewhere"), "{refused}");
+        for covering in [format!("{}/in", root.display()), format!("{}/in/plugins/sub", root.display())] {
+            let refused = c.folder("wasm.fs.read", &covering, false).unwrap_err();
+            assert!(refused.contains("would give the connector the worker's own plugin.path"), "{refused}");
+        }
+        assert!(c.folder("wasm.fs.read", "relative/path", false).unwrap_err().contains("not an absolute path"));
+    }
+
+    #[test]
+    fn addresses_must_match_a_pattern_of_the_ceiling() {
+        let c = ceiling(Path::new("/nowhere"));
+        assert!(c.address("wasm.net.connect", "db.example.com:5432", false).is_ok());
+        assert!(c.address("wasm.net.connect", "DB.example.com:5432", false).is_ok());
+        assert!(c.address("wasm.net.connect", "anything.example:443", false).is_ok());
+        let refused = c.address("wasm.net.connect", "db.example.com:22", false).unwrap_err();
+        assert!(
+            refused.starts_with(
+                "wasm.net.connect=db.example.com:22 is outside what this worker allows: wasm.ceiling.net.connect is \
+                 db.example.com:5432, *:443"
+            ),
+            "{refused}"
+        );
+        assert!(c.address("wasm.http.allow", "api.example.com:8443", true).is_ok());
+        let refused = c.address("wasm.http.allow", "db.example.com:5432", true).unwrap_err();
+        assert!(refused.contains("wasm.ceiling.http.allow is api.example.com:*"), "{refused}");
+        let empty = GrantCeiling::default().address("wasm.http.allow", "a:1", true).unwrap_err();
+        assert!(empty.contains("wasm.ceiling.http.allow is empty"), "{empty}");
+    }
+
+    #[test]
+    fn ceiling_settings_are_checked() {
+        assert!(parse_folders(FS_READ, Some("/srv/in, /srv/shared")).unwrap().len() == 2);
+        assert!(parse_folders(FS_READ, Some("srv")).unwrap_err().contains("not a plain absolute path"));
+        assert!(parse_folders(FS_READ, Some("/srv/../etc")).is_err());
+        assert_eq!(parse_addresses(NET_CONNECT, Some("*:443, db:*")).unwrap(), vec!["*:443", "db:*"]);
+        assert!(parse_addresses(NET_CONNECT, Some("db")).unwrap_err().contains("is not HOST:PORT"));
+    }
+}
