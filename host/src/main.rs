@@ -229,6 +229,14 @@ fn inspect(file: &std::path::Path) -> Result<()> {
             key.name, key.type_name, key.importance, key.documentation
         )?;
     }
+    if info.grants.is_empty() {
+        writeln!(text, "grants:      none declared (the connector config grants with wasm.* keys)")?;
+    } else {
+        writeln!(text, "grants (what config values name; granted within the worker's wasm.ceiling.*):")?;
+        for grant in &info.grants {
+            writeln!(text, "  {:<24} {}", grant.key, grant.names.describe())?;
+        }
+    }
     // A reader that stops early (`| head`) is not an error.
     match std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),

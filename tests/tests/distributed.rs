@@ -322,3 +322,60 @@ fn internal_records_use_kafka_connects_keys_values_and_partitions() {
     assert_eq!(*partition, wharf::kafka::partitioner::partition_for_key(b"status-connector-src", 5));
     let _ = fs::remove_file(&input);
 }
+
+#[test]
+fn kafka_connects_file_configs_run_unchanged_where_the_operator_allows_their_folders() {
+    let (inside, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let d = Distributed::new(&[
+        ("wasm.ceiling.fs.read", inside.path().display().to_string()),
+        ("wasm.ceiling.fs.write", inside.path().display().to_string()),
+    ]);
+    let (input, output, topic) = (inside.path().join("in.txt"), inside.path().join("out.txt"), unique("connect-cfg"));
+    write_lines(&input, 0..100);
+    let worker = d.start();
+    // Kafka Connect's own configs, word for word: no wasm.* key.
+    let source = json!({"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "file": input.display().to_string(), "topic": topic, "tasks.max": "1"});
+    let sink = json!({"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        "file": output.display().to_string(), "topics": topic, "tasks.max": "1"});
+    for (name, config) in [("src", &source), (unique("sink").as_str(), &sink)] {
+        let body = json!({"name": name, "config": config}).to_string();
+        let (code, answer, _) = worker.call("POST", "/connectors", Some(&body));
+        assert_eq!(code, 201, "{name}: {answer}");
+    }
+    worker.wait("every line in the output", Duration::from_secs(60), || (count_lines(&output) >= 100).then_some(()));
+    assert_eq!(read_lines(&output), lines(0..100));
+
+    // Outside the operator's folders the create is refused, naming the key and the setting.
+    let elsewhere = outside.path().join("in.txt");
+    write_lines(&elsewhere, 0..1);
+    let mut refused = source.clone();
+    refused["file"] = json!(elsewhere.display().to_string());
+    let (code, answer, _) =
+        worker.call("POST", "/connectors", Some(&json!({"name": "far", "config": refused}).to_string()));
+    assert_eq!(code, 400, "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("file={}", elsewhere.display()))
+            && message.contains(&format!(
+                "is outside what this worker allows: wasm.ceiling.fs.read is {}",
+                inside.path().display()
+            ))
+            && message.contains("the plugin declares that \"file\" names a file to read"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_plugin_built_for_the_first_contract_version_still_runs() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let topic = unique("legacy");
+    let body = json!({"name": "old", "config": {"connector.class": "test-legacy", "topic": topic, "count": "25"}});
+    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait("the legacy plugin's records", Duration::from_secs(60), || (topic_count(&topic) >= 25).then_some(()));
+    let values: Vec<Vec<u8>> = topic_values(&topic);
+    assert!(values.iter().any(|v| v == b"legacy-24"), "{} records", values.len());
+    assert_eq!(worker.task_state("old", 0).unwrap().0, "RUNNING");
+}

@@ -370,3 +370,29 @@ fn c_sink_writes_every_value_as_a_line_exactly() {
     let expected: Vec<String> = (0..300).map(|i| format!("value {i} from Kafka")).collect();
     assert_eq!(read_lines(&output), expected);
 }
+
+#[test]
+fn every_sdk_declares_what_config_keys_name() {
+    let examples = workspace().join("target/example-plugins");
+    for (plugin, key, names) in [
+        ("jsonl-source", "file", "a file to read"),
+        ("jsonl-sink", "file", "a file to write"),
+        ("http-source", "url", "URLs to fetch"),
+        ("http-sink", "url", "URLs to fetch"),
+        ("lines-source", "file", "a file to read"),
+        ("lines-sink", "file", "a file to write"),
+    ] {
+        let out = std::process::Command::new(wharf_binary())
+            .args(["plugin", "inspect"])
+            .arg(examples.join(format!("{plugin}.wasm")))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{plugin}: {}", String::from_utf8_lossy(&out.stderr));
+        let declared = text.lines().skip_while(|l| !l.starts_with("grants")).skip(1).any(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            fields.first() == Some(&key) && l.trim_end().ends_with(names)
+        });
+        assert!(declared, "{plugin} does not declare that {key} names {names}:\n{text}");
+    }
+}

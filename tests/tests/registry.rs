@@ -123,7 +123,8 @@ fn plugin_config_definitions_and_validation_use_kafka_connects_shapes() {
     assert!(errors_of("topic")[0].contains("one topic"), "{report}");
     assert!(report["groups"].as_array().unwrap().contains(&json!("Common")));
 
-    let good = json!({"name": "x", "file": "/tmp/in.txt", "topic": "t"});
+    // The file lies in a folder of its own (not one that holds the worker's files).
+    let good = json!({"name": "x", "file": w.path("in.txt").display().to_string(), "topic": "t"});
     let (_, report, _) = worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&good.to_string()));
     assert_eq!(report["error_count"], 0, "{report}");
 

@@ -44,20 +44,28 @@ impl GrantCeiling {
     /// Checks a folder grant of `key` (`wasm.fs.read` or `wasm.fs.write`) and gives its canonical
     /// form; the error names the key, the value and the worker setting.
     pub fn folder(&self, key: &str, given: &str, writable: bool) -> Result<PathBuf, String> {
-        let path = Path::new(given);
+        self.folder_for(key, given, given, writable)
+    }
+
+    /// Checks the grant of `folder`, which the value of `key` names (the value itself, or the
+    /// folder of the file it names).
+    pub fn folder_for(&self, key: &str, value: &str, folder: &str, writable: bool) -> Result<PathBuf, String> {
+        let path = Path::new(folder);
+        let named =
+            if folder == value { format!("{key}={value}") } else { format!("{key}={value} (its folder {folder})") };
         if !path.is_absolute() {
-            return Err(format!("{key}: \"{given}\" is not an absolute path; grant folders by their full path"));
+            return Err(format!("{key}: \"{value}\" is not an absolute path; grant folders by their full path"));
         }
         if path.components().any(|c| c == Component::ParentDir) {
-            return Err(format!("{key}: \"{given}\" contains \"..\"; name the folder by its plain absolute path"));
+            return Err(format!("{key}: \"{value}\" contains \"..\"; name it by its plain absolute path"));
         }
         let canonical = resolve(&lexical(path));
+        let resolved =
+            if canonical.as_path() == path { String::new() } else { format!(" (resolved: {})", canonical.display()) };
         for (protected, what) in &self.protected {
             if protected.starts_with(&canonical) || canonical.starts_with(protected) {
-                let shown =
-                    if canonical.as_path() == path { String::new() } else { format!(" ({})", canonical.display()) };
                 return Err(format!(
-                    "{key}={given}{shown} would give the connector the worker's own {what} ({}); grant a folder that \
+                    "{named}{resolved} would give the connector the worker's own {what} ({}); grant a folder that \
                      holds only the connector's data",
                     protected.display()
                 ));
@@ -71,10 +79,8 @@ impl GrantCeiling {
         if allowed.iter().any(|root| canonical.starts_with(resolve(root))) {
             return Ok(canonical);
         }
-        let resolved =
-            if canonical.as_path() == path { String::new() } else { format!(" (resolved: {})", canonical.display()) };
         Err(format!(
-            "{key}={given}{resolved} is outside what this worker allows: {setting} {}; the operator may add the folder \
+            "{named}{resolved} is outside what this worker allows: {setting} {}; the operator may add the folder \
              (or one above it) to {setting} in the worker config",
             listed(&allowed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())
         ))

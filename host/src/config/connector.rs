@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use super::properties::{self, PropertiesError};
 use super::worker::{WasmLimits, PASS_THROUGH_CONVERTERS};
+use crate::runtime::records::{KeyGrant, Names};
 
 #[derive(Debug, Error)]
 pub enum ConnectorConfigError {
@@ -220,6 +221,78 @@ impl ConnectorConfig {
     pub fn get(&self, key: &str) -> Option<&str> {
         self.raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
+
+    /// Adds the grants that the plugin's declarations (which keys name files, folders, addresses
+    /// or URLs) derive from this config's values, each inside the worker's ceiling; the error
+    /// names the key, its value and the worker setting. Only the connector config counts: task
+    /// configs come from the plugin and grant nothing.
+    pub fn with_declared(mut self, declared: &[KeyGrant]) -> Result<Self, ConnectorConfigError> {
+        let origin = format!("of {}", self.name);
+        let ceiling = self.limits.ceiling.clone();
+        for grant in declared {
+            let Some(value) = self.get(&grant.key).map(str::trim).filter(|v| !v.is_empty()).map(String::from) else {
+                continue;
+            };
+            let key = grant.key.as_str();
+            let why = |message: String| ConnectorConfigError::Invalid {
+                origin: origin.clone(),
+                message: format!("{message} (the plugin declares that \"{key}\" names {})", grant.names.describe()),
+            };
+            match grant.names {
+                Names::FileToRead | Names::FileToWrite => {
+                    let writable = grant.names == Names::FileToWrite;
+                    let folder = Path::new(&value).parent().map(|p| p.display().to_string()).unwrap_or_default();
+                    let folder = if folder.is_empty() { value.clone() } else { folder };
+                    let path = ceiling.folder_for(key, &value, &folder, writable).map_err(why)?;
+                    self.folders.push(FolderGrant { path, guest: PathBuf::from(folder), writable });
+                }
+                Names::FolderToRead | Names::FolderToWrite => {
+                    let writable = grant.names == Names::FolderToWrite;
+                    let path = ceiling.folder(key, &value, writable).map_err(why)?;
+                    self.folders.push(FolderGrant { path, guest: PathBuf::from(&value), writable });
+                }
+                Names::HostPort => {
+                    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+                        ceiling.address(key, entry, false).map_err(why)?;
+                        self.connect.push(entry.to_string());
+                    }
+                }
+                Names::Url => {
+                    for url in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+                        let authority = url_authority(url).ok_or_else(|| {
+                            why(format!("{key}: \"{url}\" is not an http:// or https:// URL with a host"))
+                        })?;
+                        ceiling.address(key, &authority, true).map_err(why)?;
+                        self.http.push(authority);
+                    }
+                }
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// `host:port` of an `http://` or `https://` URL, the port defaulting to the scheme's.
+fn url_authority(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    if authority.is_empty() {
+        return None;
+    }
+    let bracketed_end = authority.rfind(']');
+    match authority.rsplit_once(':') {
+        Some((host, port)) if bracketed_end.is_none_or(|end| end < host.len()) => {
+            let port: u16 = port.parse().ok()?;
+            (!host.is_empty()).then(|| format!("{host}:{port}"))
+        }
+        _ => Some(format!("{authority}:{default_port}")),
+    }
 }
 
 #[cfg(test)]
@@ -270,6 +343,69 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("wasm.ceiling.http.allow is empty"), "{err}");
+    }
+
+    #[test]
+    fn declared_keys_grant_what_their_values_name_inside_the_ceiling() {
+        let declared = [
+            KeyGrant { key: "file".into(), names: Names::FileToRead },
+            KeyGrant { key: "out".into(), names: Names::FolderToWrite },
+            KeyGrant { key: "db".into(), names: Names::HostPort },
+            KeyGrant { key: "api".into(), names: Names::Url },
+            KeyGrant { key: "unset".into(), names: Names::FileToWrite },
+        ];
+        let mut limits = WasmLimits::default();
+        limits.ceiling.read = vec!["/data".into()];
+        limits.ceiling.write = vec!["/out".into()];
+        limits.ceiling.connect = vec!["db.example.com:*".into()];
+        limits.ceiling.http = vec!["api.example.com:443".into()];
+        let config = |extra: &[(&str, &str)]| {
+            let mut items = vec![("name", "a"), ("connector.class", "x")];
+            items.extend_from_slice(extra);
+            ConnectorConfig::from_pairs(pairs(&items), "c.properties", &limits).unwrap()
+        };
+        let c = config(&[
+            ("file", "/data/in/test.txt"),
+            ("out", "/out/here"),
+            ("db", "db.example.com:5432, db.example.com:5433"),
+            ("api", "https://api.example.com/v1/items?x=1"),
+        ])
+        .with_declared(&declared)
+        .unwrap();
+        let folders: Vec<(String, String, bool)> = c
+            .folders
+            .iter()
+            .map(|f| (f.path.display().to_string(), f.guest.display().to_string(), f.writable))
+            .collect();
+        assert_eq!(
+            folders,
+            [("/data/in".into(), "/data/in".into(), false), ("/out/here".into(), "/out/here".into(), true)]
+        );
+        assert_eq!(c.connect, ["db.example.com:5432", "db.example.com:5433"]);
+        assert_eq!(c.http, ["api.example.com:443"]);
+
+        let err = config(&[("file", "/etc/passwd")]).with_declared(&declared).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "file=/etc/passwd (its folder /etc) is outside what this worker allows: wasm.ceiling.fs.read is /data, \
+                 /out"
+            ) && err.contains("(the plugin declares that \"file\" names a file to read)"),
+            "{err}"
+        );
+        let err = config(&[("api", "ftp://api.example.com/")]).with_declared(&declared).unwrap_err().to_string();
+        assert!(err.contains("is not an http:// or https:// URL"), "{err}");
+        let err = config(&[("db", "evil:1")]).with_declared(&declared).unwrap_err().to_string();
+        assert!(err.contains("db=evil:1 is outside what this worker allows: wasm.ceiling.net.connect"), "{err}");
+    }
+
+    #[test]
+    fn url_authorities_default_to_the_schemes_port() {
+        assert_eq!(url_authority("http://h/x").as_deref(), Some("h:80"));
+        assert_eq!(url_authority("https://user:pw@h:8443/x").as_deref(), Some("h:8443"));
+        assert_eq!(url_authority("https://[::1]/").as_deref(), Some("[::1]:443"));
+        assert_eq!(url_authority("https://[::1]:9/").as_deref(), Some("[::1]:9"));
+        assert_eq!(url_authority("h:80"), None);
+        assert_eq!(url_authority("https://"), None);
     }
 
     #[test]

@@ -192,7 +192,9 @@ pub async fn validate(
         .collect();
 
     // The host's own checks (limits, grants, versions), reported on the key they name.
-    if let Err(e) = ConnectorConfig::from_pairs(config.clone(), "being validated", &state.herder.worker.config.wasm) {
+    let host_checked = ConnectorConfig::from_pairs(config.clone(), "being validated", &state.herder.worker.config.wasm)
+        .and_then(|checked| checked.with_declared(&plugin.info.grants));
+    if let Err(e) = host_checked {
         let message = e.to_string();
         let target = entries.iter().position(|(k, _, _)| k.name != "name" && message.contains(&k.name)).unwrap_or(1);
         if !message.contains("\"name\" is not set") {

@@ -6,7 +6,7 @@ use super::records::{self as own};
 pub mod source {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "source",
+        world: "source-core",
         // Calls into the plugin are futures, so that a deadline also ends time spent waiting
         // inside WASI (clocks, pollables, sockets, wasi:http); the `host` imports stay plain calls.
         exports: { default: async },
@@ -16,7 +16,7 @@ pub mod source {
 pub mod sink {
     wasmtime::component::bindgen!({
         path: "../wit",
-        world: "sink",
+        world: "sink-core",
         exports: { default: async },
         with: {
             "wharf:connector/types": super::source::wharf::connector::types,
@@ -25,8 +25,30 @@ pub mod sink {
     });
 }
 
+/// The `grants` export, which plugins of 0.1.0 lack: looked up apart from the worlds above.
+pub mod declared {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "declared-grants",
+        exports: { default: async },
+    });
+}
+
 pub use source::wharf::connector::host as wit_host;
 pub use source::wharf::connector::types as wit;
+
+pub fn key_grant_from_wit(g: declared::exports::wharf::connector::grants::KeyGrant) -> own::KeyGrant {
+    use declared::exports::wharf::connector::grants::Names;
+    let names = match g.names {
+        Names::FileToRead => own::Names::FileToRead,
+        Names::FileToWrite => own::Names::FileToWrite,
+        Names::FolderToRead => own::Names::FolderToRead,
+        Names::FolderToWrite => own::Names::FolderToWrite,
+        Names::HostPort => own::Names::HostPort,
+        Names::Url => own::Names::Url,
+    };
+    own::KeyGrant { key: g.key, names }
+}
 
 pub fn scalar_from_wit(s: wit::Scalar) -> own::Scalar {
     match s {
@@ -106,6 +128,7 @@ pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
             wit::ConnectorKind::Source => own::ConnectorKind::Source,
             wit::ConnectorKind::Sink => own::ConnectorKind::Sink,
         },
+        grants: Vec::new(),
         config: info
             .config
             .into_iter()

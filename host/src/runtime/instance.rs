@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
-use super::bindings::{self, sink, source, wit};
+use super::bindings::{self, declared, sink, source, wit};
 use super::engine::{block_on_until, Runtime};
 use super::records::{ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition};
 use super::sandbox::{Grants, TaskState};
@@ -65,6 +65,8 @@ pub struct Plugin {
     pub info: PluginInfo,
     pub path: PathBuf,
     pre: PluginPre,
+    /// Where the `grants` export is, for plugins that have it (0.1.1 and later).
+    grants: Option<declared::DeclaredGrantsIndices>,
 }
 
 impl Plugin {
@@ -78,17 +80,18 @@ impl Plugin {
 }
 
 enum PluginPre {
-    Source(source::SourcePre<TaskState>),
-    Sink(sink::SinkPre<TaskState>),
+    Source(source::SourceCorePre<TaskState>),
+    Sink(sink::SinkCorePre<TaskState>),
 }
 
 enum Bound {
-    Source(source::Source),
-    Sink(sink::Sink),
+    Source(source::SourceCore),
+    Sink(sink::SinkCore),
 }
 
-const SOURCE_TASK_EXPORT: &str = "wharf:connector/source-task@0.1.0";
-const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.0";
+/// The task exports, by the version track this host speaks (0.1.x, any patch).
+const SOURCE_TASK_EXPORT: &str = "wharf:connector/source-task@0.1.";
+const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.";
 
 impl Plugin {
     /// Checks that `component` is a Wharf plugin, links it, and asks it to describe itself.
@@ -101,10 +104,11 @@ impl Plugin {
                 path.display()
             )
         })?;
-        let pre = if exports.iter().any(|e| e == SOURCE_TASK_EXPORT) {
-            PluginPre::Source(source::SourcePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
-        } else if exports.iter().any(|e| e == SINK_TASK_EXPORT) {
-            PluginPre::Sink(sink::SinkPre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
+        let grants = declared::DeclaredGrantsIndices::new(&pre).ok();
+        let pre = if exports.iter().any(|e| e.starts_with(SOURCE_TASK_EXPORT)) {
+            PluginPre::Source(source::SourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
+        } else if exports.iter().any(|e| e.starts_with(SINK_TASK_EXPORT)) {
+            PluginPre::Sink(sink::SinkCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
         } else {
             return Err(not_a_plugin(&path, &exports, anyhow::anyhow!("no task export")));
         };
@@ -115,13 +119,16 @@ impl Plugin {
                 description: String::new(),
                 kind: ConnectorKind::Source,
                 config: Vec::new(),
+                grants: Vec::new(),
             },
             path,
             pre,
+            grants,
         };
         let limits = WasmLimits::default();
         let mut connector = plugin.connector(runtime, "inspect", &limits).map_err(anyhow::Error::msg)?;
-        let info = connector.describe().map_err(anyhow::Error::msg)?;
+        let mut info = connector.describe().map_err(anyhow::Error::msg)?;
+        info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         let world_kind = match plugin.pre {
             PluginPre::Source(_) => ConnectorKind::Source,
             PluginPre::Sink(_) => ConnectorKind::Sink,
@@ -141,7 +148,7 @@ impl Plugin {
         Ok(plugin)
     }
 
-    fn instantiate(&self, runtime: &Runtime, grants: Grants) -> Result<(Store<TaskState>, Bound), PluginError> {
+    fn instantiate(&self, runtime: &Runtime, grants: Grants) -> Result<(Store<TaskState>, Instantiated), PluginError> {
         let mut state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
         state.call_deadlines = runtime.call_deadlines;
         state.io = Some(runtime.io.handle());
@@ -157,10 +164,19 @@ impl Plugin {
         let timeout = WasmLimits::default().call_timeout;
         let io = runtime.io.handle();
         let bound = block_on_until(&io, timeout, async {
-            match &self.pre {
-                PluginPre::Source(pre) => pre.instantiate_async(&mut store).await.map(Bound::Source),
-                PluginPre::Sink(pre) => pre.instantiate_async(&mut store).await.map(Bound::Sink),
-            }
+            let instance = match &self.pre {
+                PluginPre::Source(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
+                PluginPre::Sink(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
+            };
+            let grants = match &self.grants {
+                Some(indices) => Some(indices.load(&mut store, &instance)?),
+                None => None,
+            };
+            let bound = match &self.pre {
+                PluginPre::Source(_) => Bound::Source(source::SourceCore::new(&mut store, &instance)?),
+                PluginPre::Sink(_) => Bound::Sink(sink::SinkCore::new(&mut store, &instance)?),
+            };
+            Ok::<_, wasmtime::Error>((bound, grants))
         })
         .ok_or_else(|| {
             PluginError::Instantiate(format!(
@@ -169,7 +185,7 @@ impl Plugin {
             ))
         })?
         .map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
-        Ok((store, bound))
+        Ok((store, Instantiated { bound: bound.0, grants: bound.1 }))
     }
 
     /// An instance for connector-level calls; it gets no folders and no offsets.
@@ -180,8 +196,8 @@ impl Plugin {
         limits: &WasmLimits,
     ) -> Result<ConnectorInstance, PluginError> {
         let grants = Grants::none(label, limits);
-        let (store, bound) = self.instantiate(runtime, grants)?;
-        Ok(ConnectorInstance { store, bound, limits: limits.clone() })
+        let (store, instantiated) = self.instantiate(runtime, grants)?;
+        Ok(ConnectorInstance { store, bound: instantiated.bound, grants: instantiated.grants, limits: limits.clone() })
     }
 
     pub fn open_source(
@@ -191,8 +207,8 @@ impl Plugin {
         config: &Vec<(String, String)>,
         limits: &WasmLimits,
     ) -> Result<SourceInstance, PluginError> {
-        let (mut store, bound) = self.instantiate(runtime, grants)?;
-        let Bound::Source(bindings) = bound else {
+        let (mut store, instantiated) = self.instantiate(runtime, grants)?;
+        let Bound::Source(bindings) = instantiated.bound else {
             return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)));
         };
         let task = call(&mut store, limits, "open", async |s| {
@@ -208,8 +224,8 @@ impl Plugin {
         config: &Vec<(String, String)>,
         limits: &WasmLimits,
     ) -> Result<SinkInstance, PluginError> {
-        let (mut store, bound) = self.instantiate(runtime, grants)?;
-        let Bound::Sink(bindings) = bound else {
+        let (mut store, instantiated) = self.instantiate(runtime, grants)?;
+        let Bound::Sink(bindings) = instantiated.bound else {
             return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)));
         };
         let task = call(&mut store, limits, "open", async |s| {
@@ -221,7 +237,7 @@ impl Plugin {
 
 fn not_a_plugin(path: &std::path::Path, exports: &[String], cause: anyhow::Error) -> anyhow::Error {
     anyhow::anyhow!(
-        "{} is not a Wharf plugin: it must target the wharf:connector@0.1.0 source or sink world \
+        "{} is not a Wharf plugin: it must target the wharf:connector@0.1.x source or sink world \
          (it exports {}): {cause:#}",
         path.display(),
         if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") }
@@ -323,14 +339,31 @@ fn last_meaningful_lines(stderr: &str) -> Option<String> {
     Some(lines[lines.len().saturating_sub(3)..].join(" "))
 }
 
+/// A fresh instance's bindings.
+struct Instantiated {
+    bound: Bound,
+    grants: Option<declared::DeclaredGrants>,
+}
+
 /// A short-lived instance for connector calls.
 pub struct ConnectorInstance {
     store: Store<TaskState>,
     bound: Bound,
+    grants: Option<declared::DeclaredGrants>,
     limits: WasmLimits,
 }
 
 impl ConnectorInstance {
+    /// Which config keys name what; nothing for a plugin of 0.1.0.
+    pub fn declared_grants(&mut self) -> Result<Vec<super::records::KeyGrant>, PluginError> {
+        let Some(grants) = &self.grants else { return Ok(Vec::new()) };
+        let declared = call_infallible(&mut self.store, &self.limits, "declare", async |s| {
+            grants.wharf_connector_grants().call_declare(s).await
+        })?;
+        self.bounded("declare", declared.iter().map(|g| g.key.len()).sum())?;
+        Ok(declared.into_iter().map(bindings::key_grant_from_wit).collect())
+    }
+
     pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {
         let info = match &self.bound {
             Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
@@ -405,7 +438,7 @@ impl ConnectorInstance {
 
 pub struct SourceInstance {
     store: Store<TaskState>,
-    bindings: source::Source,
+    bindings: source::SourceCore,
     task: ResourceAny,
     limits: WasmLimits,
 }
@@ -467,7 +500,7 @@ fn offset_map_bytes(map: &wit::OffsetMap) -> usize {
 
 pub struct SinkInstance {
     store: Store<TaskState>,
-    bindings: sink::Sink,
+    bindings: sink::SinkCore,
     task: ResourceAny,
     limits: WasmLimits,
 }

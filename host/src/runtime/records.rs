@@ -84,6 +84,39 @@ pub struct PluginInfo {
     pub description: String,
     pub kind: ConnectorKind,
     pub config: Vec<ConfigKey>,
+    /// Which config keys name files, folders, addresses or URLs (`grants`, since 0.1.1).
+    pub grants: Vec<KeyGrant>,
+}
+
+/// What the value of a config key names; the host derives the connector's grants from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    FileToRead,
+    FileToWrite,
+    FolderToRead,
+    FolderToWrite,
+    HostPort,
+    Url,
+}
+
+impl Names {
+    /// As `wharf plugin inspect` and messages show it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Names::FileToRead => "a file to read",
+            Names::FileToWrite => "a file to write",
+            Names::FolderToRead => "a folder to read",
+            Names::FolderToWrite => "a folder to write",
+            Names::HostPort => "host:port addresses to connect to",
+            Names::Url => "URLs to fetch",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyGrant {
+    pub key: String,
+    pub names: Names,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ class Task {
   flush(offsets) { log('info', `${this.seen} records so far`); }
 }
 
-export const { connector, sinkTask } = defineSink({
+export const { connector, sinkTask, grants } = defineSink({
   name: '{{name}}',
   version: '0.1.0',
   description: 'Counts records (a template to start from)',

@@ -21,7 +21,7 @@ class Task {
   }
 }
 
-export const { connector, sourceTask } = defineSource({
+export const { connector, sourceTask, grants } = defineSource({
   name: '{{name}}',
   version: '0.1.0',
   description: 'Counts (a template to start from)',

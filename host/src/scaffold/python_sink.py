@@ -23,4 +23,4 @@ class Plugin(SinkConnector):
     task = Task
 
 
-Connector, SinkTask = wharf_sdk.sink.export(Plugin)
+Connector, SinkTask, Grants = wharf_sdk.sink.export(Plugin)

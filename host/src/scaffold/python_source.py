@@ -31,4 +31,4 @@ class Plugin(SourceConnector):
     task = Task
 
 
-Connector, SourceTask = wharf_sdk.source.export(Plugin)
+Connector, SourceTask, Grants = wharf_sdk.source.export(Plugin)

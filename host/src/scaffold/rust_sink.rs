@@ -6,6 +6,8 @@ wit_bindgen::generate!({ path: "wit", world: "sink" });
 use std::cell::Cell;
 
 use exports::wharf::connector::connector::Guest as Connector;
+#[allow(unused_imports)]
+use exports::wharf::connector::grants::{Guest as Grants, KeyGrant, Names};
 use exports::wharf::connector::sink_task::{Guest as SinkTask, GuestTask};
 use wharf::connector::host::{log, Level};
 use wharf::connector::types::{
@@ -66,6 +68,15 @@ impl GuestTask for Task {
 
 impl SinkTask for Plugin {
     type Task = Task;
+}
+
+/// Which config keys name files, folders, `host:port` addresses or URLs: the host grants what
+/// their values name, within the worker's wasm.ceiling.* settings. For a key `file` naming a
+/// file to read: `vec![KeyGrant { key: "file".into(), names: Names::FileToRead }]`.
+impl Grants for Plugin {
+    fn declare() -> Vec<KeyGrant> {
+        Vec::new()
+    }
 }
 
 export!(Plugin);

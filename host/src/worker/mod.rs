@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::producer::ThreadedProducer;
 
+use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
 use crate::runtime::records::{ConnectorKind, OffsetMap};
@@ -161,6 +162,12 @@ impl Worker {
                     format!("\"topics\" names \"{topic}\", {why}; a sink may not read Kafka's or the worker's internal topics")
                 })
             }));
+        }
+        if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
+            problems.push(match e {
+                ConnectorConfigError::Invalid { message, .. } => message,
+                other => other.to_string(),
+            });
         }
         if problems.is_empty() {
             let mut instance = plugin
@@ -390,12 +397,18 @@ impl Worker {
                  add workers, lower tasks.max of some connectors or raise the ceiling, then restart the task"
             ));
         };
+        // The grants the plugin's declared keys derive, from the connector config (checked again
+        // at every start: the ceiling or a symbolic link may have changed since).
+        let connector = match config.clone().with_declared(&plugin.info.grants) {
+            Ok(connector) => connector,
+            Err(e) => return fail(e.to_string()),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let setup = TaskSetup {
             runtime: self.runtime.clone(),
             plugin: plugin.clone(),
             worker: self.config.clone(),
-            connector: config.clone(),
+            connector,
             id,
             label: label.clone(),
             task_config,

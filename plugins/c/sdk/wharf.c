@@ -140,6 +140,20 @@ void exports_wharf_connector_connector_describe(exports_wharf_connector_connecto
     }
 }
 
+void exports_wharf_connector_grants_declare(exports_wharf_connector_grants_list_key_grant_t *ret) {
+    size_t n = WHARF_PLUGIN.grants ? WHARF_PLUGIN.grants_len : 0;
+    ret->len = n;
+    ret->ptr = n ? calloc(n, sizeof(exports_wharf_connector_grants_key_grant_t)) : NULL;
+    if (n && !ret->ptr) {
+        ret->len = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        W(string_dup)(&ret->ptr[i].key, WHARF_PLUGIN.grants[i].key);
+        ret->ptr[i].names = (exports_wharf_connector_grants_names_t)WHARF_PLUGIN.grants[i].names;
+    }
+}
+
 void exports_wharf_connector_connector_validate(exports_wharf_connector_connector_config_t *config,
                                                 exports_wharf_connector_connector_list_config_problem_t *ret) {
     /* Required keys are checked by the host from the config definition. */

@@ -34,12 +34,31 @@ typedef struct {
     const char *doc;
 } wharf_config_key;
 
+/* What the value of a config key names. The host grants what the values name (the folder of a
+ * file, the folder itself, the host:port addresses, the URLs' host:port), within what the
+ * worker's operator allows (wasm.ceiling.*), so a connector config needs no wasm.* keys. */
+typedef enum {
+    WHARF_FILE_TO_READ,
+    WHARF_FILE_TO_WRITE,
+    WHARF_FOLDER_TO_READ,
+    WHARF_FOLDER_TO_WRITE,
+    WHARF_HOST_PORT,
+    WHARF_URL
+} wharf_names;
+
+typedef struct {
+    const char *key;
+    wharf_names names;
+} wharf_key_grant;
+
 typedef struct {
     const char *name;
     const char *version;
     const char *description;
     const wharf_config_key *config;
     size_t config_len;
+    const wharf_key_grant *grants; /* NULL: none */
+    size_t grants_len;
 } wharf_plugin_info;
 
 /* Defined by the plugin. */

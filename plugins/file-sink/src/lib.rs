@@ -22,7 +22,8 @@ impl Connector for FileSink {
                 required_key(
                     "file",
                     ConfigType::String,
-                    "The file to append to. Its folder must be granted with wasm.fs.write.",
+                    "The file to append to. The worker grants writing its folder, if the folder is inside \
+                     wasm.ceiling.fs.write.",
                 ),
                 required_key("topics", ConfigType::List, "The topics to read, separated by commas."),
             ],
@@ -32,6 +33,10 @@ impl Connector for FileSink {
     fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
         // Several writers appending to one file would interleave lines unpredictably.
         Ok(vec![config.clone()])
+    }
+
+    fn grants() -> Vec<KeyGrant> {
+        vec![key_grant("file", Names::FileToWrite)]
     }
 }
 

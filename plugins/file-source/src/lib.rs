@@ -26,7 +26,8 @@ impl Connector for FileSource {
                 required_key(
                     "file",
                     ConfigType::String,
-                    "The file to read. Its folder must be granted with wasm.fs.read.",
+                    "The file to read. The worker grants reading its folder, if the folder is inside \
+                     wasm.ceiling.fs.read.",
                 ),
                 required_key("topic", ConfigType::String, "The topic to write each line to."),
                 optional_key("batch.size", ConfigType::Int, "2000", "The most lines returned by one poll."),
@@ -50,6 +51,10 @@ impl Connector for FileSource {
     fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
         // One file has one reader: more tasks would duplicate every line.
         Ok(vec![config.clone()])
+    }
+
+    fn grants() -> Vec<KeyGrant> {
+        vec![key_grant("file", Names::FileToRead)]
     }
 }
 
@@ -81,6 +86,12 @@ impl FileSourceTask {
                 self.reader = Some(BufReader::with_capacity(READ_BUFFER_BYTES, file));
                 Ok(true)
             }
+            // No granted folder holds the path: waiting would never end.
+            Err(e) if e.to_string().contains("pre-opened") => Err(ConnectorError::Fatal(format!(
+                "cannot open {}: no folder granted to this connector holds it ({e}); the worker grants the folder of \
+                 \"file\" when it lies inside wasm.ceiling.fs.read",
+                self.path
+            ))),
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 if !self.warned_missing {
                     log(Level::Warn, &format!("{} does not exist yet; waiting for it to appear", self.path));

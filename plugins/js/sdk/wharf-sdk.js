@@ -2,13 +2,17 @@
 //
 //   import { defineSource } from '../../sdk/wharf-sdk.js';
 //   class MyTask { open(config) {} poll(maxRecords) { return [...]; } }
-//   export const { connector, sourceTask } = defineSource({ name: 'my-source', config: [...], Task: MyTask });
+//   export const { connector, sourceTask, grants } = defineSource({ name: 'my-source', config: [...], Task: MyTask });
+//
+// `grants` in the spec lists which config keys name files, folders, addresses or URLs, e.g.
+// `grants: { file: 'file-to-read' }` (also file-to-write, folder-to-read, folder-to-write,
+// host-port, url): the host grants what their values name, within the worker's wasm.ceiling.*.
 //
 // Configs arrive as plain objects of strings. A task's methods may return promises (to use
 // fetch, say); the host waits for them. An error a method throws fails the task with its
 // message and stack, unless it is a RetriableError, which makes the host call again later.
 
-import * as host from 'wharf:connector/host@0.1.0';
+import * as host from 'wharf:connector/host@0.1.1';
 
 /** A passing problem (a network blip, a busy server): the host retries the call later. */
 export class RetriableError extends Error {
@@ -132,6 +136,19 @@ function connectorExport(spec, kind) {
   };
 }
 
+const NAMES = ['file-to-read', 'file-to-write', 'folder-to-read', 'folder-to-write', 'host-port', 'url'];
+
+function grantsExport(spec) {
+  return {
+    declare() {
+      return Object.entries(spec.grants ?? {}).map(([key, names]) => {
+        if (!NAMES.includes(names)) throw new FatalError(`grants: ${key} names ${names}; use one of ${NAMES.join(', ')}`);
+        return { key, names };
+      });
+    },
+  };
+}
+
 function sourceRecord(r) {
   return {
     sourcePartition: offsetMap(r.sourcePartition),
@@ -177,7 +194,7 @@ export function defineSource(spec) {
     commit() { return guarded(() => this.inner.commit?.()); }
     close() { try { this.inner.close?.(); } catch (_) { /* closing: nothing to report to */ } }
   }
-  return { connector: connectorExport(spec, 'source'), sourceTask: { Task } };
+  return { connector: connectorExport(spec, 'source'), sourceTask: { Task }, grants: grantsExport(spec) };
 }
 
 function sinkRecord(r) {
@@ -208,5 +225,5 @@ export function defineSink(spec) {
     closePartitions(partitions) { return guarded(() => this.inner.closePartitions?.(partitions.map((p) => [p.topic, p.partition]))); }
     close() { try { this.inner.close?.(); } catch (_) { /* closing: nothing to report to */ } }
   }
-  return { connector: connectorExport(spec, 'sink'), sinkTask: { Task } };
+  return { connector: connectorExport(spec, 'sink'), sinkTask: { Task }, grants: grantsExport(spec) };
 }

@@ -95,6 +95,8 @@ pub use bindings::source::wharf::connector::types::{
     ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance, OffsetMap,
     PartitionOffset, PluginInfo, Scalar, SinkRecord, SourceRecord, TopicPartition,
 };
+/// What a config key's value names ([`Connector::grants`]).
+pub use source_exports::grants::{KeyGrant, Names};
 
 /// A connector or task configuration: the key/value pairs a user wrote, in their order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -240,6 +242,18 @@ pub trait Connector: 'static {
 
     /// Splits a connector config into at most `max_tasks` task configs.
     fn task_configs(config: &Config, max_tasks: u32) -> Result<Vec<Config>, ConnectorError>;
+
+    /// Which config keys name files, folders, `host:port` addresses or URLs. The host grants
+    /// what their values name (within what the worker's operator allows), so a connector config
+    /// needs no `wasm.*` keys for them. None by default.
+    fn grants() -> Vec<KeyGrant> {
+        Vec::new()
+    }
+}
+
+/// A [`KeyGrant`]: `key`'s value names `names`.
+pub fn key_grant(key: &str, names: Names) -> KeyGrant {
+    KeyGrant { key: key.to_string(), names }
 }
 
 /// A source connector: its tasks read from an outside system.
@@ -321,6 +335,32 @@ impl<C: SourceConnector> source_exports::connector::Guest for SourceExports<C> {
     ) -> Result<Vec<Vec<(String, String)>>, ConnectorError> {
         let configs = C::task_configs(&Config::new(config), max_tasks)?;
         Ok(configs.into_iter().map(Config::into_pairs).collect())
+    }
+}
+
+impl<C: SourceConnector> source_exports::grants::Guest for SourceExports<C> {
+    fn declare() -> Vec<KeyGrant> {
+        C::grants()
+    }
+}
+
+impl<C: SinkConnector> sink_exports::grants::Guest for SinkExports<C> {
+    fn declare() -> Vec<sink_exports::grants::KeyGrant> {
+        use sink_exports::grants::Names as SinkNames;
+        C::grants()
+            .into_iter()
+            .map(|g| sink_exports::grants::KeyGrant {
+                key: g.key,
+                names: match g.names {
+                    Names::FileToRead => SinkNames::FileToRead,
+                    Names::FileToWrite => SinkNames::FileToWrite,
+                    Names::FolderToRead => SinkNames::FolderToRead,
+                    Names::FolderToWrite => SinkNames::FolderToWrite,
+                    Names::HostPort => SinkNames::HostPort,
+                    Names::Url => SinkNames::Url,
+                },
+            })
+            .collect()
     }
 }
 

@@ -9,7 +9,12 @@
 #include "wharf.h"
 
 static const wharf_config_key keys[] = {
-    {"file", WHARF_STRING, NULL, true, WHARF_HIGH, "The file to append to (in a folder granted by wasm.fs.write)."},
+    {"file", WHARF_STRING, NULL, true, WHARF_HIGH, "The file to append to; its folder is granted for writing."},
+};
+
+/* The host grants writing the folder of "file". */
+static const wharf_key_grant grants[] = {
+    {"file", WHARF_FILE_TO_WRITE},
 };
 
 const wharf_plugin_info WHARF_PLUGIN = {
@@ -18,6 +23,8 @@ const wharf_plugin_info WHARF_PLUGIN = {
     .description = "Writes record values as lines to a file (C example)",
     .config = keys,
     .config_len = sizeof keys / sizeof keys[0],
+    .grants = grants,
+    .grants_len = sizeof grants / sizeof grants[0],
 };
 
 typedef struct {

@@ -10,9 +10,14 @@
 #include "wharf.h"
 
 static const wharf_config_key keys[] = {
-    {"file", WHARF_STRING, NULL, true, WHARF_HIGH, "The file to read (in a folder granted by wasm.fs.read)."},
+    {"file", WHARF_STRING, NULL, true, WHARF_HIGH, "The file to read; its folder is granted for reading."},
     {"topic", WHARF_STRING, NULL, true, WHARF_HIGH, "The topic to write to."},
     {"max.line.bytes", WHARF_INT, "1048576", false, WHARF_LOW, "The longest line accepted; a longer one fails the task."},
+};
+
+/* The host grants reading the folder of "file". */
+static const wharf_key_grant grants[] = {
+    {"file", WHARF_FILE_TO_READ},
 };
 
 const wharf_plugin_info WHARF_PLUGIN = {
@@ -21,6 +26,8 @@ const wharf_plugin_info WHARF_PLUGIN = {
     .description = "Reads lines from a file (C example)",
     .config = keys,
     .config_len = sizeof keys / sizeof keys[0],
+    .grants = grants,
+    .grants_len = sizeof grants / sizeof grants[0],
 };
 
 typedef struct {

@@ -1,6 +1,6 @@
 // http-sink: posts every batch of records to a URL as a JSON array of
-// { topic, partition, offset, key, value }, with fetch. The host must allow the URL's host and
-// port in the connector's wasm.http.allow; nothing else is reachable.
+// { topic, partition, offset, key, value }, with fetch. The host grants the URL's host and port
+// (the url key is declared to name a URL); nothing else is reachable.
 import { defineSink, FatalError, RetriableError, text } from '../../sdk/wharf-sdk.js';
 
 class HttpSinkTask {
@@ -23,13 +23,14 @@ class HttpSinkTask {
   }
 }
 
-export const { connector, sinkTask } = defineSink({
+export const { connector, sinkTask, grants } = defineSink({
   name: 'http-sink',
   version: '0.1.0',
   description: 'Posts records as JSON to an HTTP endpoint (JavaScript example)',
   config: [
-    { name: 'url', required: true, importance: 'high', doc: 'Where to POST each batch; its host:port must be in wasm.http.allow.' },
+    { name: 'url', required: true, importance: 'high', doc: 'Where to POST each batch; its host:port is granted (within wasm.ceiling.http.allow).' },
   ],
+  grants: { url: 'url' },
   validate(config) {
     return /^https?:\/\//.test(config.url ?? '') ? [] : [['url', 'must start with http:// or https://']];
   },

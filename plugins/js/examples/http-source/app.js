@@ -38,13 +38,14 @@ class HttpSourceTask {
   }
 }
 
-export const { connector, sourceTask } = defineSource({
+export const { connector, sourceTask, grants } = defineSource({
   name: 'http-source',
   version: '0.1.0',
   description: 'Polls an HTTP endpoint for JSON items (JavaScript example)',
   config: [
-    { name: 'url', required: true, importance: 'high', doc: 'The endpoint to poll; its host:port must be in wasm.http.allow.' },
+    { name: 'url', required: true, importance: 'high', doc: 'The endpoint to poll; its host:port is granted (within wasm.ceiling.http.allow).' },
     { name: 'topic', required: true, importance: 'high', doc: 'The topic to write to.' },
   ],
+  grants: { url: 'url' },
   Task: HttpSourceTask,
 });

@@ -39,9 +39,10 @@ class JsonLinesSink(SinkConnector):
     version = "0.1.0"
     description = "Writes records as JSON lines to a file (Python example)"
     config = [
-        ConfigKey("file", required=True, importance="high", doc="The file to append to (in a folder granted by wasm.fs.write)."),
+        ConfigKey("file", required=True, importance="high", doc="The file to append to; its folder is granted for writing."),
     ]
+    grants = [("file", "file-to-write")]
     task = JsonLinesSinkTask
 
 
-Connector, SinkTask = export(JsonLinesSink)
+Connector, SinkTask, Grants = export(JsonLinesSink)

@@ -66,10 +66,11 @@ class JsonLinesSource(SourceConnector):
     version = "0.1.0"
     description = "Reads JSON lines from a file (Python example)"
     config = [
-        ConfigKey("file", required=True, importance="high", doc="The JSON-lines file to read (in a folder granted by wasm.fs.read)."),
+        ConfigKey("file", required=True, importance="high", doc="The JSON-lines file to read; its folder is granted for reading."),
         ConfigKey("topic", required=True, importance="high", doc="The topic to write to."),
         ConfigKey("key.field", doc="A field of each JSON object whose value becomes the record key."),
     ]
+    grants = [("file", "file-to-read")]
     task = JsonLinesTask
 
     def validate(self, config):
@@ -78,4 +79,4 @@ class JsonLinesSource(SourceConnector):
         return []
 
 
-Connector, SourceTask = wharf_sdk.source.export(JsonLinesSource)
+Connector, SourceTask, Grants = wharf_sdk.source.export(JsonLinesSource)

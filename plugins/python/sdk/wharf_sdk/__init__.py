@@ -95,6 +95,10 @@ class Connector:
     version: str = "0.1.0"
     description: str = ""
     config: List[ConfigKey] = []
+    # Which config keys name files, folders, addresses or URLs, as (key, what) pairs; `what` is
+    # one of file-to-read, file-to-write, folder-to-read, folder-to-write, host-port, url. The
+    # host grants what their values name, within the worker's wasm.ceiling.* settings.
+    grants: List[Tuple[str, str]] = []
 
     def validate(self, config: Dict[str, str]) -> List[Tuple[str, str]]:
         """Problems beyond what the config definition checks, as (key, message) pairs."""

@@ -109,6 +109,33 @@ def connector_exports(connector_class, kind, base):
     return Connector
 
 
+_NAMES = {
+    "file-to-read": "FILE_TO_READ",
+    "file-to-write": "FILE_TO_WRITE",
+    "folder-to-read": "FOLDER_TO_READ",
+    "folder-to-write": "FOLDER_TO_WRITE",
+    "host-port": "HOST_PORT",
+    "url": "URL",
+}
+
+
+def grants_exports(connector_class, base):
+    """The class componentize-py calls for the `grants` interface."""
+    from wit_world.exports import grants
+
+    class Grants(base):
+        def declare(self):
+            declared = []
+            for key, what in connector_class.grants:
+                member = _NAMES.get(what)
+                if member is None:
+                    raise ValueError(f"grants: {key!r} names {what!r}; use one of {', '.join(_NAMES)}")
+                declared.append(grants.KeyGrant(key=key, names=getattr(grants.Names, member)))
+            return declared
+
+    return Grants
+
+
 def open_task(registered, world, config):
     """Makes and opens the registered connector's task, for a `task` resource's `open`."""
     if registered is None or registered.task is None:

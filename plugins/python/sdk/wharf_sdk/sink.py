@@ -80,7 +80,7 @@ class Task(sink_task.Task):
 
 def export(connector: Type[SinkConnector]):
     """Registers a sink connector; assign the result in app.py:
-    `Connector, SinkTask = wharf_sdk.sink.export(MyConnector)`."""
+    `Connector, SinkTask, Grants = wharf_sdk.sink.export(MyConnector)`."""
     global _registered
     if not (isinstance(connector, type) and issubclass(connector, SinkConnector)):
         raise TypeError("export() takes a SinkConnector subclass")
@@ -89,4 +89,8 @@ def export(connector: Type[SinkConnector]):
     class SinkTaskInterface(exports.SinkTask):
         pass
 
-    return _convert.connector_exports(connector, types.ConnectorKind.SINK, exports.Connector), SinkTaskInterface
+    return (
+        _convert.connector_exports(connector, types.ConnectorKind.SINK, exports.Connector),
+        SinkTaskInterface,
+        _convert.grants_exports(connector, exports.Grants),
+    )

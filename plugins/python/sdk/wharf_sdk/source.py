@@ -91,7 +91,7 @@ class Task(source_task.Task):
 
 def export(connector: Type[SourceConnector]):
     """Registers a source connector; assign the result in app.py:
-    `Connector, SourceTask = wharf_sdk.source.export(MyConnector)`."""
+    `Connector, SourceTask, Grants = wharf_sdk.source.export(MyConnector)`."""
     global _registered
     if not (isinstance(connector, type) and issubclass(connector, SourceConnector)):
         raise TypeError("export() takes a SourceConnector subclass")
@@ -100,4 +100,8 @@ def export(connector: Type[SourceConnector]):
     class SourceTaskInterface(exports.SourceTask):
         pass
 
-    return _convert.connector_exports(connector, types.ConnectorKind.SOURCE, exports.Connector), SourceTaskInterface
+    return (
+        _convert.connector_exports(connector, types.ConnectorKind.SOURCE, exports.Connector),
+        SourceTaskInterface,
+        _convert.grants_exports(connector, exports.Grants),
+    )
