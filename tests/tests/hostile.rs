@@ -508,3 +508,29 @@ fn grants_stay_inside_the_operators_ceiling_and_away_from_the_workers_files() {
         .all(|n| !n.as_str().unwrap_or("").starts_with("grabby")));
     assert_unharmed(&worker, &canary);
 }
+
+#[test]
+fn concurrent_creates_of_one_name_give_one_connector() {
+    let d = Distributed::new(&[]);
+    let worker = d.start();
+    let port = worker.port;
+    let creators: Vec<_> = (0..6)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let body =
+                    json!({"name": "twin", "config": {"connector.class": "datagen", "topic": format!("twin-{i}"),
+                    "rate": "1"}})
+                    .to_string();
+                let request = format!(
+                    "POST /connectors HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \
+                     {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                raw_request(port, &request).0
+            })
+        })
+        .collect();
+    let mut codes: Vec<u16> = creators.into_iter().map(|c| c.join().unwrap()).collect();
+    codes.sort();
+    assert_eq!(codes, [201, 409, 409, 409, 409, 409]);
+}

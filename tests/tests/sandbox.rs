@@ -255,3 +255,32 @@ fn a_plugin_that_returns_too_many_bytes_fails_with_the_bound_named() {
     }
     assert_healthy(&worker, &healthy);
 }
+
+#[test]
+fn a_sink_record_larger_than_one_call_may_carry_fails_the_task_naming_it() {
+    let mut w = Standalone::new(&[]);
+    let healthy = healthy_pipeline(&mut w);
+    let topic = unique("big-records");
+    create_topic(&topic, 1, "delete");
+    produce(&topic, 0, "small", b"small");
+    produce(&topic, 0, "big", &vec![b'x'; 600 * 1024]);
+    let dir = w.dir.path().display().to_string();
+    w.add_connector(
+        "big-sink",
+        &[
+            ("connector.class", "file-sink".into()),
+            ("file", w.path("big.out").display().to_string()),
+            ("topics", topic.clone()),
+            ("wasm.fs.write", dir),
+            ("wasm.max.bytes.per.call", "524288".into()),
+        ],
+    );
+    let worker = w.start();
+    let trace = failed_trace(&worker, "big-sink");
+    assert!(
+        trace.contains(&format!("the record at {topic}-0 offset 1 is"))
+            && trace.contains("more than wasm.max.bytes.per.call=524288"),
+        "{trace}"
+    );
+    assert_healthy(&worker, &healthy);
+}

@@ -136,6 +136,12 @@ pub struct WorkerConfig {
     pub rest_max_concurrent_expensive: usize,
 }
 
+/// The longest duration a `*.ms` setting may give: Kafka's int range.
+pub const MAX_MILLIS: u64 = i32::MAX as u64;
+
+/// The most records one call may move: beyond this, a batch's bookkeeping alone is gigabytes.
+pub const MAX_RECORDS_PER_CALL: u64 = 1_000_000;
+
 /// Converters that hand bytes through unchanged, which is what Wharf does today.
 pub const PASS_THROUGH_CONVERTERS: [&str; 2] =
     ["org.apache.kafka.connect.storage.StringConverter", "org.apache.kafka.connect.converters.ByteArrayConverter"];
@@ -283,9 +289,19 @@ impl WorkerConfig {
             memory_max_bytes: reader.number("wasm.memory.max.bytes", defaults.memory_max_bytes as u64, 1 << 20)?
                 as usize,
             call_timeout: reader.millis("wasm.call.timeout.ms", 5000)?,
-            max_records_per_call: reader
-                .number("wasm.max.records.per.call", defaults.max_records_per_call as u64, 1)?
-                .min(u32::MAX as u64) as u32,
+            max_records_per_call: match reader.number(
+                "wasm.max.records.per.call",
+                defaults.max_records_per_call as u64,
+                1,
+            )? {
+                n if n > MAX_RECORDS_PER_CALL => {
+                    return Err(reader.invalid(
+                        "wasm.max.records.per.call",
+                        format!("wasm.max.records.per.call={n} is too large: at most {MAX_RECORDS_PER_CALL}"),
+                    ))
+                }
+                n => n as u32,
+            },
             max_bytes_per_call: reader.number("wasm.max.bytes.per.call", defaults.max_bytes_per_call as u64, 1024)?
                 as usize,
             max_host_handles: reader.number("wasm.max.host.handles", defaults.max_host_handles as u64, 16)?.min(1 << 20)
@@ -514,8 +530,14 @@ impl Reader<'_> {
         }
     }
 
+    /// A duration in milliseconds, at most `MAX_MILLIS` (Kafka's int range): larger values would
+    /// overflow deadlines and the group protocol's 32-bit fields.
     fn millis(&self, key: &str, default: u64) -> Result<Duration, WorkerConfigError> {
-        self.number(key, default, 0).map(Duration::from_millis)
+        let ms = self.number(key, default, 0)?;
+        if ms > MAX_MILLIS {
+            return Err(self.invalid(key, format!("{key}={ms} is too large: at most {MAX_MILLIS} ms (about 24 days)")));
+        }
+        Ok(Duration::from_millis(ms))
     }
 
     fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {
@@ -530,6 +552,16 @@ mod tests {
     fn config(text: &str) -> Result<WorkerConfig, WorkerConfigError> {
         let props = properties::parse(text, "worker.properties").unwrap();
         WorkerConfig::from_properties(&props, "worker.properties", Mode::Standalone)
+    }
+
+    #[test]
+    fn durations_and_batch_sizes_that_would_overflow_are_refused() {
+        let base = "bootstrap.servers=k:9092\nplugin.path=/p\noffset.storage.file.filename=/tmp/o\n";
+        let err = config(&format!("{base}task.shutdown.graceful.timeout.ms=18446744073709551615\n")).unwrap_err();
+        assert!(err.to_string().contains("is too large: at most 2147483647 ms"), "{err}");
+        let err = config(&format!("{base}wasm.max.records.per.call=4294967295\n")).unwrap_err();
+        assert!(err.to_string().contains("at most 1000000"), "{err}");
+        assert!(config(&format!("{base}task.shutdown.graceful.timeout.ms=2147483647\n")).is_ok());
     }
 
     const MINIMAL: &str = "bootstrap.servers=localhost:9092\nplugin.path=/p\n\

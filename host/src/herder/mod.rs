@@ -92,6 +92,9 @@ pub struct Herder {
     pub cluster: Option<Arc<ClusterView>>,
     /// One reconciliation at a time.
     reconciling: Mutex<()>,
+    /// One connector write at a time, from the existence check to the store, so that two
+    /// creates of one name cannot both succeed. Plugin calls (validation) happen before it.
+    writing: Mutex<()>,
     /// The connector config that each connector's task configs were last generated from, on
     /// the worker that runs the connector.
     generated: Mutex<BTreeMap<String, Pairs>>,
@@ -139,6 +142,7 @@ impl Herder {
             store,
             cluster,
             reconciling: Mutex::new(()),
+            writing: Mutex::new(()),
             generated: Mutex::new(BTreeMap::new()),
             universe: Mutex::new(Work::default()),
         })
@@ -208,12 +212,17 @@ impl Herder {
             }
         }
         let config = canonical(config);
+        if stored.is_some() && !replace {
+            return Err(HerderError::Conflict(name.to_string()));
+        }
         self.check(name, &config)?;
-        let exists = stored.is_some();
+        let written = self.writing.locked();
+        let exists = self.store.snapshot().connectors.contains_key(name);
         if exists && !replace {
             return Err(HerderError::Conflict(name.to_string()));
         }
         self.store.put_connector(name, &config, None).map_err(|e| self.store_failed(e))?;
+        drop(written);
         self.reconcile();
         Ok(if exists { Written::Updated } else { Written::Created })
     }

@@ -10,6 +10,8 @@ pub mod source {
         // Calls into the plugin are futures, so that a deadline also ends time spent waiting
         // inside WASI (clocks, pollables, sockets, wasi:http); the `host` imports stay plain calls.
         exports: { default: async },
+        // A plugin may ask for at most `MAX_OFFSET_LOOKUPS` partitions at once; more traps.
+        imports: { "wharf:connector/host.committed-offsets": trappable },
     });
 }
 

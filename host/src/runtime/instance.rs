@@ -36,6 +36,12 @@ pub enum PluginError {
          configured to create; raise tasks.max or fix the plugin"
     )]
     TooManyTasks { count: usize, max: u32 },
+    #[error(
+        "the record at {topic}-{partition} offset {offset} is {bytes} bytes, more than wasm.max.bytes.per.call={max} \
+         lets one put carry; raise the limit for this connector (and the worker), or skip the record by moving the \
+         connector's offsets past it"
+    )]
+    RecordTooLarge { topic: String, partition: i32, offset: i64, bytes: usize, max: usize },
     #[error("cannot start the plugin: {0}")]
     Instantiate(String),
     /// An earlier call ran out of time and was abandoned half-way; the instance is not entered
@@ -492,6 +498,14 @@ impl SourceInstance {
     }
 }
 
+/// Bytes a sink record counts for in `wasm.max.bytes.per.call`.
+fn sink_record_bytes(r: &SinkRecord) -> usize {
+    r.topic.len()
+        + r.key.as_ref().map_or(0, Vec::len)
+        + r.value.as_ref().map_or(0, Vec::len)
+        + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
+}
+
 /// Bytes a source partition or offset counts for in `wasm.max.bytes.per.call`: its keys, its
 /// text, eight for any other value.
 fn offset_map_bytes(map: &wit::OffsetMap) -> usize {
@@ -526,8 +540,37 @@ impl SinkInstance {
         })
     }
 
+    /// Delivers records in as many `put` calls as `wasm.max.bytes.per.call` needs (one, usually);
+    /// a record larger than the bound alone fails with the record named.
     pub fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
-        let records: Vec<_> = records.into_iter().map(bindings::sink_record_to_wit).collect();
+        let max = self.limits.max_bytes_per_call;
+        let mut chunk = Vec::with_capacity(records.len());
+        let mut chunk_bytes = 0;
+        for record in records {
+            let bytes = sink_record_bytes(&record);
+            if bytes > max {
+                return Err(PluginError::RecordTooLarge {
+                    topic: record.topic,
+                    partition: record.partition,
+                    offset: record.offset,
+                    bytes,
+                    max,
+                });
+            }
+            if chunk_bytes + bytes > max {
+                self.put_chunk(std::mem::take(&mut chunk))?;
+                chunk_bytes = 0;
+            }
+            chunk_bytes += bytes;
+            chunk.push(bindings::sink_record_to_wit(record));
+        }
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        self.put_chunk(chunk)
+    }
+
+    fn put_chunk(&mut self, records: Vec<wit::SinkRecord>) -> Result<(), PluginError> {
         let (bindings, task) = (&self.bindings, self.task);
         call(&mut self.store, &self.limits, "put", async |s| {
             bindings.wharf_connector_sink_task().task().call_put(s, task, &records).await

@@ -74,6 +74,9 @@ pub struct TaskState {
     pub(crate) abandoned: Option<&'static str>,
 }
 
+/// Source partitions one `committed-offsets` call may ask for: the lookups run in host code.
+pub const MAX_OFFSET_LOOKUPS: usize = 10_000;
+
 /// Core instances, linear memories and tables one plugin instance may create: a component is a
 /// handful of core modules, and these bound the host's bookkeeping for one that is not.
 const MAX_CORE_INSTANCES: usize = 256;
@@ -272,11 +275,18 @@ impl wit_host::Host for TaskState {
         self.log.line(level, "", message.as_bytes(), 0);
     }
 
-    fn committed_offsets(&mut self, partitions: Vec<wit::OffsetMap>) -> Vec<Option<wit::OffsetMap>> {
+    fn committed_offsets(&mut self, partitions: Vec<wit::OffsetMap>) -> wasmtime::Result<Vec<Option<wit::OffsetMap>>> {
+        if partitions.len() > MAX_OFFSET_LOOKUPS {
+            return Err(wasmtime::format_err!(
+                "committed-offsets was asked for {} source partitions at once, more than {MAX_OFFSET_LOOKUPS}; ask in \
+                 smaller lists",
+                partitions.len()
+            ));
+        }
         let Some(lookup) = &self.offsets else {
-            return partitions.iter().map(|_| None).collect();
+            return Ok(partitions.iter().map(|_| None).collect());
         };
-        partitions.into_iter().map(|p| lookup(&offset_map_from_wit(p)).map(offset_map_to_wit)).collect()
+        Ok(partitions.into_iter().map(|p| lookup(&offset_map_from_wit(p)).map(offset_map_to_wit)).collect())
     }
 
     fn request_task_reconfiguration(&mut self) {

@@ -122,7 +122,14 @@ impl FileOffsetStore {
                         "not a Wharf offsets file (expected \"format\": \"{FILE_FORMAT}\")"
                     )));
                 }
-                for entry in doc.get("offsets").and_then(Value::as_array).into_iter().flatten() {
+                let listed = doc.get("offsets").and_then(Value::as_array).ok_or_else(|| {
+                    read_error(
+                        "\"offsets\" is missing or not a list; the file is damaged (restore it, or remove it to \
+                         start every source from its beginning)"
+                            .into(),
+                    )
+                })?;
+                for entry in listed {
                     match (entry.get("key"), entry.get("value")) {
                         (Some(key), Some(value)) => {
                             entries.insert(key.to_string(), value.clone());
@@ -239,5 +246,9 @@ mod tests {
         std::fs::write(&path, "{not json").unwrap();
         let err = FileOffsetStore::open(&path).err().unwrap().to_string();
         assert!(err.contains("offsets.json") && err.contains("not valid JSON"), "{err}");
+        // Well-formed JSON of the wrong shape is refused too, not read as "no offsets".
+        std::fs::write(&path, r#"{"format": "wharf-source-offsets-v1", "offsets": {}}"#).unwrap();
+        let err = FileOffsetStore::open(&path).err().unwrap().to_string();
+        assert!(err.contains("\"offsets\" is missing or not a list"), "{err}");
     }
 }
