@@ -46,6 +46,15 @@ fn failed_trace(worker: &Worker, name: &str) -> String {
     worker.wait_task_state(name, 0, "FAILED")["trace"].as_str().unwrap_or_default().to_string()
 }
 
+/// Waits for the connector itself (not a task) to be FAILED; its trace.
+fn connector_failed_trace(worker: &Worker, name: &str) -> String {
+    let status = worker.wait(&format!("connector {name} to fail"), Duration::from_secs(60), || {
+        let status = worker.get(&format!("/connectors/{name}/status"))?;
+        (status["connector"]["state"] == "FAILED").then_some(status)
+    });
+    status["connector"]["trace"].as_str().unwrap_or_default().to_string()
+}
+
 #[test]
 fn a_plugin_cannot_write_kafkas_or_the_workers_internal_topics() {
     let d = Distributed::new(&[]);
@@ -329,14 +338,8 @@ fn plugin_calls_that_sleep_end_on_the_call_deadline() {
     // Splitting into tasks fails the connector; opening and polling fail their task.
     let (code, answer) = create(&worker, "slow-split", sleeper("task-configs"));
     assert_eq!(code, 201, "{answer}");
-    let status = worker.wait("slow-split to fail", Duration::from_secs(30), || {
-        let status = worker.get("/connectors/slow-split/status")?;
-        (status["connector"]["state"] == "FAILED").then_some(status)
-    });
-    assert!(
-        status["connector"]["trace"].as_str().unwrap_or_default().contains(&format!("{deadline} task-configs")),
-        "{status}"
-    );
+    let trace = connector_failed_trace(&worker, "slow-split");
+    assert!(trace.contains(&format!("{deadline} task-configs")), "{trace}");
     for call in ["open", "poll"] {
         let name = format!("slow-{call}");
         let (code, answer) = create(&worker, &name, sleeper(call));
@@ -403,12 +406,8 @@ fn a_connector_that_generates_a_million_task_configs_fails_saying_so() {
             "tasks.max": "4", "task.configs": "1000000"}),
     );
     assert_eq!(code, 201, "{answer}");
-    let status = worker.wait("splitter to fail", Duration::from_secs(60), || {
-        let status = worker.get("/connectors/splitter/status")?;
-        (status["connector"]["state"] == "FAILED").then_some(status)
-    });
-    let trace = status["connector"]["trace"].as_str().unwrap_or_default();
-    assert!(trace.contains("generated 1000000 task configurations, more than tasks.max=4"), "{status}");
+    let trace = connector_failed_trace(&worker, "splitter");
+    assert!(trace.contains("generated 1000000 task configurations, more than tasks.max=4"), "{trace}");
     assert_eq!(worker.get("/connectors/splitter/tasks").unwrap(), json!([]));
     assert_unharmed(&worker, &canary);
 }

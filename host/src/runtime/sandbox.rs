@@ -8,6 +8,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 
 use wasmtime_wasi::sockets::SocketAddrUse;
+use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
@@ -72,6 +73,8 @@ pub struct TaskState {
     /// The call that ran out of time and was given up half-way, after which the instance is not
     /// entered again.
     pub(crate) abandoned: Option<&'static str>,
+    /// The host names of the `wasm.net.connect` grants: the only names the plugin may look up.
+    lookup_names: Vec<String>,
 }
 
 /// Source partitions one `committed-offsets` call may ask for: the lookups run in host code.
@@ -167,6 +170,11 @@ impl TaskState {
             call_deadlines: true,
             io: None,
             abandoned: None,
+            lookup_names: grants
+                .connect
+                .iter()
+                .filter_map(|entry| entry.rsplit_once(':').map(|(host, _)| host.trim_matches(['[', ']']).to_string()))
+                .collect(),
         })
     }
 
@@ -258,6 +266,92 @@ impl WasiHttpView for TaskState {
 impl WasiView for TaskState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// `wasi:sockets/ip-name-lookup` limited to the host names of the connector's `wasm.net.connect`
+/// grants, so that a plugin cannot leak data through lookups of names of its own making; literal
+/// addresses need no lookup and pass through.
+pub(crate) struct GrantedLookup;
+
+impl wasmtime::component::HasData for GrantedLookup {
+    type Data<'a> = GrantedLookupView<'a>;
+}
+
+pub(crate) struct GrantedLookupView<'a> {
+    sockets: WasiSocketsCtxView<'a>,
+    names: &'a [String],
+    label: &'a str,
+}
+
+impl TaskState {
+    pub(crate) fn granted_lookup(&mut self) -> GrantedLookupView<'_> {
+        GrantedLookupView {
+            sockets: WasiSocketsCtxView { ctx: self.wasi.sockets(), table: &mut self.table },
+            names: &self.lookup_names,
+            label: self.log.label(),
+        }
+    }
+}
+
+mod lookup {
+    use wasmtime::component::Resource;
+    use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{Host, HostResolveAddressStream, ResolveAddressStream};
+    use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, Network};
+    use wasmtime_wasi::p2::{DynPollable, SocketError};
+
+    use super::GrantedLookupView;
+
+    impl Host for GrantedLookupView<'_> {
+        fn resolve_addresses(
+            &mut self,
+            network: Resource<Network>,
+            name: String,
+        ) -> Result<Resource<ResolveAddressStream>, SocketError> {
+            let literal = name.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok();
+            if !literal && !self.names.iter().any(|granted| granted.eq_ignore_ascii_case(&name)) {
+                tracing::warn!(
+                    task = self.label,
+                    "refused a name lookup of {name:?}: not a host granted in wasm.net.connect"
+                );
+                return Err(ErrorCode::PermanentResolverFailure.into());
+            }
+            Host::resolve_addresses(&mut self.sockets, network, name)
+        }
+    }
+
+    /// Error conversions, as WASI's own (ip-name-lookup's errors are network's).
+    impl network::Host for GrantedLookupView<'_> {
+        fn convert_error_code(&mut self, error: SocketError) -> wasmtime::Result<ErrorCode> {
+            network::Host::convert_error_code(&mut self.sockets, error)
+        }
+
+        fn network_error_code(&mut self, error: Resource<wasmtime::Error>) -> wasmtime::Result<Option<ErrorCode>> {
+            network::Host::network_error_code(&mut self.sockets, error)
+        }
+    }
+
+    impl network::HostNetwork for GrantedLookupView<'_> {
+        fn drop(&mut self, this: Resource<Network>) -> wasmtime::Result<()> {
+            network::HostNetwork::drop(&mut self.sockets, this)
+        }
+    }
+
+    impl HostResolveAddressStream for GrantedLookupView<'_> {
+        fn resolve_next_address(
+            &mut self,
+            stream: Resource<ResolveAddressStream>,
+        ) -> Result<Option<IpAddress>, SocketError> {
+            HostResolveAddressStream::resolve_next_address(&mut self.sockets, stream)
+        }
+
+        fn subscribe(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<Resource<DynPollable>> {
+            HostResolveAddressStream::subscribe(&mut self.sockets, stream)
+        }
+
+        fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
+            HostResolveAddressStream::drop(&mut self.sockets, stream)
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 //! - `bulky-offsets`: returns ten small records, each with a source offset of one MiB;
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
 //! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
+//! - `lookup`: looks the name of `target` (host:port) up and sends "resolved" as a record;
 //! - `http`: sends `GET http://<target>/` through wasi:http and sends the status code as a record;
 //! - `handles`: holds more and more host handles (clock pollables) until the host refuses one;
 //! - `forge`: sends one record with key `target` and value `value` to `topic`, whatever it is
@@ -27,8 +28,20 @@ use wharf_sdk::*;
 
 struct Misbehaver;
 
-const BEHAVIOURS: [&str; 11] =
-    ["spin", "hog", "flood", "bulky", "bulky-offsets", "read", "connect", "http", "handles", "forge", "log-flood"];
+const BEHAVIOURS: [&str; 12] = [
+    "spin",
+    "hog",
+    "flood",
+    "bulky",
+    "bulky-offsets",
+    "read",
+    "connect",
+    "lookup",
+    "http",
+    "handles",
+    "forge",
+    "log-flood",
+];
 
 impl Connector for Misbehaver {
     fn describe() -> PluginInfo {
@@ -41,7 +54,7 @@ impl Connector for Misbehaver {
                 required_key(
                     "behaviour",
                     ConfigType::String,
-                    "spin, hog, flood, bulky, bulky-offsets, read, connect, http, handles, forge or log-flood",
+                    "spin, hog, flood, bulky, bulky-offsets, read, connect, lookup, http, handles, forge or log-flood",
                 ),
                 required_key("topic", ConfigType::String, "Where records go"),
                 optional_key(
@@ -160,6 +173,15 @@ impl SourceTask for MisbehaverTask {
                     .map_err(|e| ConnectorError::Fatal(format!("cannot connect to {}: {e}", self.target)))?;
                 self.done = true;
                 Ok(vec![self.record("connected")])
+            }
+            "lookup" => {
+                use std::net::ToSocketAddrs;
+                let found = self
+                    .target
+                    .to_socket_addrs()
+                    .map_err(|e| ConnectorError::Fatal(format!("cannot look up {}: {e}", self.target)))?;
+                self.done = true;
+                Ok(vec![self.record(&format!("resolved {}", found.count()))])
             }
             "http" => {
                 let status = http_get(&self.target)
