@@ -336,8 +336,15 @@ fn plugin_calls_that_sleep_end_on_the_call_deadline() {
     assert!(asked.elapsed() < Duration::from_secs(10), "create took {:?}", asked.elapsed());
 
     // Splitting into tasks fails the connector; opening and polling fail their task.
+    let asked = Instant::now();
     let (code, answer) = create(&worker, "slow-split", sleeper("task-configs"));
     assert_eq!(code, 201, "{answer}");
+    // Writes do not wait for the plugin calls that follow them (the herder's loop makes them).
+    for action in ["pause", "resume"] {
+        let (code, answer, _) = worker.call("PUT", &format!("/connectors/canary/{action}"), None);
+        assert_eq!(code, 202, "{action}: {answer}");
+    }
+    assert!(asked.elapsed() < Duration::from_millis(1500), "the writes took {:?}", asked.elapsed());
     let trace = connector_failed_trace(&worker, "slow-split");
     assert!(trace.contains(&format!("{deadline} task-configs")), "{trace}");
     for call in ["open", "poll"] {

@@ -223,21 +223,20 @@ impl Herder {
         }
         self.store.put_connector(name, &config, None).map_err(|e| self.store_failed(e))?;
         drop(written);
-        self.reconcile();
+        // The herder's loop wakes on the store's change and starts the work: the request does
+        // not wait for plugin calls (task configs) under the reconciliation lock.
         Ok(if exists { Written::Updated } else { Written::Created })
     }
 
     pub fn delete_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
         self.store.remove_connector(name).map_err(|e| self.store_failed(e))?;
-        self.reconcile();
         Ok(())
     }
 
     pub fn set_target_state(&self, name: &str, state: TargetState) -> Result<(), HerderError> {
         self.require(name)?;
         self.store.put_target_state(name, state).map_err(|e| self.store_failed(e))?;
-        self.reconcile();
         Ok(())
     }
 
