@@ -361,11 +361,10 @@ impl Herder {
     /// running). Its tasks restart with `restart_task`.
     pub fn restart_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
-        {
-            let _guard = self.reconciling.locked();
-            self.generated.locked().remove(name);
-        }
-        self.reconcile();
+        // Forgetting what its task configs came from makes the next reconciliation generate
+        // them again; the herder's loop does that, so the request waits for no plugin call.
+        self.generated.locked().remove(name);
+        self.store.changes().notify();
         Ok(())
     }
 

@@ -157,7 +157,10 @@ impl FileOffsetStore {
         std::fs::create_dir_all(dir)?;
         let temp = self.path.with_extension(format!("tmp{}", std::process::id()));
         {
-            let mut file = std::fs::File::create(&temp)?;
+            // A new file, never one planted under the temporary name (a link is not followed).
+            use std::os::unix::fs::OpenOptionsExt;
+            let _ = std::fs::remove_file(&temp);
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
             serde_json::to_writer_pretty(&mut file, &doc)?;
             file.write_all(b"\n")?;
             file.sync_all()?;
