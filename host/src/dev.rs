@@ -9,7 +9,7 @@ use rdkafka::mocking::MockCluster;
 
 use crate::config::properties::Property;
 use crate::config::{ConnectorConfig, Mode, WorkerConfig};
-use crate::herder::standalone;
+use crate::serve::standalone;
 
 pub struct DevOptions {
     pub plugin_path: Vec<PathBuf>,
@@ -92,7 +92,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
 
     let port = options.port;
     let rate = options.rate;
-    let on_ready: crate::herder::serve::OnReady = Box::new(move |_worker| {
+    let on_ready: crate::serve::OnReady = Box::new(move |_worker| {
         eprintln!();
         eprintln!("  Wharf is running: datagen ({rate} records/s) → topic {TOPIC} → file sink");
         eprintln!("    statuses:  curl -s http://127.0.0.1:{port}/connectors?expand=status");

@@ -134,11 +134,11 @@ fn run(cli: Cli) -> Result<()> {
                 .iter()
                 .map(|path| ConnectorConfig::from_file(path, &config.wasm))
                 .collect::<Result<Vec<_>, _>>()?;
-            runtime.block_on(wharf::herder::standalone::run(config, connectors, None))
+            runtime.block_on(wharf::serve::standalone::run(config, connectors, None))
         }
         Command::Distributed { worker } => {
             let config = WorkerConfig::from_file(&worker, Mode::Distributed)?;
-            runtime.block_on(wharf::herder::distributed::run(config))
+            runtime.block_on(wharf::serve::distributed::run(config))
         }
         Command::Dev { plugin_path, dir, port, rate } => {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))

@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use super::properties::{self, PropertiesError};
 use super::worker::{WasmLimits, PASS_THROUGH_CONVERTERS};
-use crate::runtime::records::{KeyGrant, Names};
+use crate::model::{KeyGrant, Names};
 
 #[derive(Debug, Error)]
 pub enum ConnectorConfigError {
@@ -127,7 +127,7 @@ impl ConnectorConfig {
         let version = match get("connector.version").filter(|v| !v.is_empty()) {
             None => None,
             Some(text) => Some(
-                crate::runtime::registry::parse_version_requirement(text)
+                crate::model::parse_version_requirement(text)
                     .map_err(|e| invalid(format!("connector.version: {e}")))?,
             ),
         };

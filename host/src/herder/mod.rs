@@ -2,17 +2,13 @@
 //! `ConfigStore`) into running tasks on this worker, and carries out the REST API's requests.
 //! Standalone and distributed workers share it; they differ in their stores.
 
-pub mod distributed;
-pub mod serve;
-pub mod standalone;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::cluster::{ClusterView, Membership, TaskId, Work};
 use crate::config::ConnectorConfig;
-use crate::runtime::records::{ConnectorKind, OffsetMap};
+use crate::model::{ConnectorKind, OffsetMap};
 use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
 use crate::storage::{ConfigSnapshot, ConfigStore, State, Status, TargetState};
 use crate::sync::Unpoisoned;
@@ -446,10 +442,10 @@ impl Herder {
             .iter()
             .map(|t| serde_json::Value::Object(t.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()))
             .collect();
-        let segment = crate::rest::forward::path_segment(&forward.name);
+        let segment = crate::peer::path_segment(&forward.name);
         let url = format!("{}/connectors/{segment}/tasks", forward.leader_url);
         let body = serde_json::to_vec(&body).expect("task configs serialize");
-        match crate::rest::forward::send("POST", &url, Some(body), &self.worker.worker_id) {
+        match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id) {
             Ok((status, _)) if (200..300).contains(&status) => {
                 self.generated.locked().insert(forward.name, forward.from);
             }

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::herder::{
     ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written, HIDDEN,
 };
-use crate::runtime::records::{ConnectorKind, OffsetMap};
+use crate::model::{ConnectorKind, OffsetMap};
 use crate::storage::config::Pairs;
 use crate::storage::offsets::{map_from_json, map_to_json};
 use crate::storage::status::ConnectorStatus;
@@ -222,7 +222,7 @@ async fn put_task_configs(
 
 /// Whether a request was passed on by another worker (and must be carried out here).
 fn forwarded(request: &axum::extract::Request) -> bool {
-    request.headers().contains_key(forward::FORWARDED_BY)
+    request.headers().contains_key(crate::peer::FORWARDED_BY)
 }
 
 /// Kafka Connect's shape: `{"offsets": [{"partition": {…}, "offset": {…}}]}`; a sink's
@@ -405,9 +405,9 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
         let owner = membership.as_ref().and_then(|m| m.task_owner(&id));
         match owner {
             Some(owner) if owner.worker_id != me => {
-                let url = format!("{}/connectors/{}/tasks/{task}/restart", owner.url, forward::path_segment(&name));
+                let url = format!("{}/connectors/{}/tasks/{task}/restart", owner.url, crate::peer::path_segment(&name));
                 let me = me.clone();
-                let sent = tokio::task::spawn_blocking(move || forward::send("POST", &url, None, &me)).await;
+                let sent = tokio::task::spawn_blocking(move || crate::peer::send("POST", &url, None, &me)).await;
                 match sent {
                     Ok(Ok((status, _))) if status < 300 => {}
                     Ok(Ok((status, body))) => tracing::warn!(

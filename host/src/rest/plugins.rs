@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use super::{bad_request, config_from_json, kind_name, parse_body, ApiError, Shared};
 use crate::config::ConnectorConfig;
 use crate::herder::HIDDEN;
-use crate::runtime::records::ConfigKey;
-use crate::runtime::registry::parse_version_requirement;
+use crate::model::parse_version_requirement;
+use crate::model::ConfigKey;
 use crate::runtime::Plugin;
 
 #[derive(Deserialize)]

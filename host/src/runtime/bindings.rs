@@ -1,7 +1,7 @@
 //! Host-side bindings generated from `wit/`, and conversions between the generated types and
 //! the host's own (`records`). Nothing outside `runtime/` uses the generated types.
 
-use super::records::{self as own};
+use crate::model::{self as own};
 
 pub mod source {
     wasmtime::component::bindgen!({

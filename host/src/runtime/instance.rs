@@ -9,9 +9,9 @@ use wasmtime::Store;
 
 use super::bindings::{self, declared, sink, source, wit};
 use super::engine::{block_on_until, Runtime};
-use super::records::{ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition};
 use super::sandbox::{Grants, TaskState};
 use crate::config::WasmLimits;
+use crate::model::{ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
@@ -361,7 +361,7 @@ pub struct ConnectorInstance {
 
 impl ConnectorInstance {
     /// Which config keys name what; nothing for a plugin of 0.1.0.
-    pub fn declared_grants(&mut self) -> Result<Vec<super::records::KeyGrant>, PluginError> {
+    pub fn declared_grants(&mut self) -> Result<Vec<crate::model::KeyGrant>, PluginError> {
         let Some(grants) = &self.grants else { return Ok(Vec::new()) };
         let declared = call_infallible(&mut self.store, &self.limits, "declare", async |s| {
             grants.wharf_connector_grants().call_declare(s).await
@@ -400,7 +400,7 @@ impl ConnectorInstance {
     pub fn validate(
         &mut self,
         config: &Vec<(String, String)>,
-    ) -> Result<Vec<super::records::ConfigProblem>, PluginError> {
+    ) -> Result<Vec<crate::model::ConfigProblem>, PluginError> {
         let problems = match &self.bound {
             Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
                 b.wharf_connector_connector().call_validate(s, config).await

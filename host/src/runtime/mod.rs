@@ -4,7 +4,7 @@ mod bindings;
 pub mod engine;
 pub mod instance;
 pub mod plugin_log;
-pub mod records;
+
 pub mod registry;
 pub mod sandbox;
 mod stderr;

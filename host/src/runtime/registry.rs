@@ -58,44 +58,7 @@ pub struct PluginRegistry {
     catalogue: RwLock<Catalogue>,
 }
 
-/// A plugin's version as a semantic version; `1` and `1.2` are read as `1.0.0` and `1.2.0`.
-pub fn parse_version(text: &str) -> Result<Version, String> {
-    let text = text.trim();
-    let padded = match text.split('.').count() {
-        1 if text.chars().all(|c| c.is_ascii_digit()) => format!("{text}.0.0"),
-        2 if text.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) => format!("{text}.0"),
-        _ => text.to_string(),
-    };
-    Version::parse(&padded).map_err(|e| format!("\"{text}\" is not a semantic version like 1.2.0 ({e})"))
-}
-
-/// `connector.version`: an exact version (`1.2.0`), a range in Kafka Connect's Maven syntax
-/// (`[1.0,2.0)`), or a semver requirement (`>=1.1, <2`).
-pub fn parse_version_requirement(text: &str) -> Result<VersionReq, String> {
-    let text = text.trim();
-    if let (Some(open), Some(close)) = (text.chars().next(), text.chars().last()) {
-        if matches!(open, '[' | '(') && matches!(close, ']' | ')') {
-            let inner = &text[1..text.len() - 1];
-            let (low, high) = inner.split_once(',').unwrap_or((inner, inner));
-            let mut parts = Vec::new();
-            if !low.trim().is_empty() {
-                let v = parse_version(low)?;
-                parts.push(format!("{}{v}", if open == '[' { ">=" } else { ">" }));
-            }
-            if !high.trim().is_empty() {
-                let v = parse_version(high)?;
-                parts.push(format!("{}{v}", if close == ']' { "<=" } else { "<" }));
-            }
-            return VersionReq::parse(&parts.join(", ")).map_err(|e| format!("\"{text}\" is not a version range: {e}"));
-        }
-    }
-    if let Ok(exact) = parse_version(text) {
-        return VersionReq::parse(&format!("={exact}")).map_err(|e| e.to_string());
-    }
-    VersionReq::parse(text).map_err(|e| {
-        format!("\"{text}\" is neither a version (1.2.0), a range ([1.0,2.0)) nor a requirement (>=1.1, <2): {e}")
-    })
-}
+pub use crate::model::{parse_version, parse_version_requirement};
 
 impl PluginRegistry {
     /// Loads every `.wasm` file below the given folders. A file that fails is reported and

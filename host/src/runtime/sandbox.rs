@@ -14,9 +14,9 @@ use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView,
 
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
 use super::plugin_log::{LogLevel, PluginLog};
-use super::records::OffsetMap;
 use super::stderr::StderrTail;
 use crate::config::{FolderGrant, WasmLimits};
+use crate::model::OffsetMap;
 
 /// Looks up committed source offsets of the task's connector.
 pub type OffsetLookup = Arc<dyn Fn(&OffsetMap) -> Option<OffsetMap> + Send + Sync>;

@@ -20,7 +20,7 @@ use super::status::{upsert_connector, ConnectorStatus, State, Status, StatusStor
 use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
-use crate::runtime::records::{ConnectorKind, OffsetMap};
+use crate::model::{ConnectorKind, OffsetMap};
 use crate::sync::Unpoisoned;
 
 /// How long a write may wait for the broker's acknowledgement, and a read for the log's end.

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Map, Value};
 
-use crate::runtime::records::{OffsetMap, Scalar};
+use crate::model::{OffsetMap, Scalar};
 use crate::sync::Unpoisoned;
 
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@ use std::sync::RwLock;
 
 use serde::Serialize;
 
-use crate::runtime::records::ConnectorKind;
+use crate::model::ConnectorKind;
 use crate::sync::UnpoisonedRw;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -16,7 +16,7 @@ use rdkafka::producer::ThreadedProducer;
 use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
-use crate::runtime::records::{ConnectorKind, OffsetMap};
+use crate::model::{ConnectorKind, OffsetMap};
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
@@ -217,8 +217,7 @@ impl Worker {
     pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
         let get = |key: &str| config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
         let Some(class) = get("connector.class") else { return Vec::new() };
-        let version =
-            get("connector.version").and_then(|v| crate::runtime::registry::parse_version_requirement(v).ok());
+        let version = get("connector.version").and_then(|v| crate::model::parse_version_requirement(v).ok());
         match self.registry.find(class, version.as_ref()) {
             Ok(plugin) => {
                 plugin.info.config.iter().filter(|k| k.type_name == "PASSWORD").map(|k| k.name.clone()).collect()

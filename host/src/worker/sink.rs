@@ -21,7 +21,7 @@ use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use super::{TaskFailure, TaskReport};
 use crate::kafka::batch::{FetchQueue, RawMessage};
-use crate::runtime::records::{Header, PartitionOffset, SinkRecord, TopicPartition};
+use crate::model::{Header, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{PluginError, SinkInstance};
 use crate::sync::Unpoisoned;
 

@@ -18,7 +18,7 @@ use rdkafka::ClientContext;
 
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
-use crate::runtime::records::{OffsetMap, Scalar, SourceRecord};
+use crate::model::{OffsetMap, Scalar, SourceRecord};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
 use crate::sync::Unpoisoned;

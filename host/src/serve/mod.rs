@@ -1,6 +1,9 @@
 //! What standalone and distributed workers share: the Kafka check, the REST listener, the plugin
 //! registry, the worker and herder, and an orderly stop on SIGTERM or Ctrl-C.
 
+pub mod distributed;
+pub mod standalone;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::serve::{self, JoinGroup, Stores};
-use super::Herder;
+use super::{self as serve, JoinGroup, Stores};
 use crate::cluster::member::{Member, MemberConfig, Participant};
 use crate::cluster::{ClusterView, Work};
 use crate::config::WorkerConfig;
+use crate::herder::Herder;
 use crate::kafka::admin::{self, TopicSpec};
 use crate::kafka::client_config;
 use crate::storage::kafka::{config_transactional_id, KafkaConfigLog, KafkaOffsetStore, KafkaStatusStore};

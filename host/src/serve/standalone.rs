@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
-use super::serve::{self, OnReady, Stores};
+use super::{self as serve, OnReady, Stores};
 use crate::config::{ConnectorConfig, WorkerConfig};
 use crate::storage::{FileOffsetStore, MemoryConfigStore, MemoryStatusStore};
 

@@ -1,0 +1,104 @@
+//! The crate's modules depend on each other one way only (ARCHITECTURE.md, "Who may use whom").
+//! This reads every `crate::<module>` path in the sources and fails on an edge the table below
+//! does not allow, so a new dependency is a decision written down here, not an accident.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Each top-level module and the modules it may use. Lower layers first.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("model", &[]),
+    ("sync", &[]),
+    ("peer", &[]),
+    ("config", &["model"]),
+    ("kafka", &["config", "model", "sync"]),
+    ("runtime", &["config", "model", "sync"]),
+    ("storage", &["config", "kafka", "model", "sync"]),
+    ("cluster", &["config", "model", "storage", "sync"]),
+    ("worker", &["config", "kafka", "model", "runtime", "storage", "sync"]),
+    ("herder", &["cluster", "config", "kafka", "model", "peer", "storage", "sync", "worker"]),
+    ("rest", &["cluster", "config", "herder", "model", "peer", "runtime", "storage", "sync"]),
+    ("serve", &["cluster", "config", "herder", "kafka", "model", "rest", "runtime", "storage", "sync", "worker"]),
+    ("dev", &["config", "model", "serve"]),
+    ("bench", &["config", "model", "runtime"]),
+    ("scaffold", &[]),
+];
+
+/// The `crate::<module>` names used in Rust source text, comments left out.
+fn used_modules(source: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for line in source.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        let code = code.split(" //").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let after = &rest[at + "crate::".len()..];
+            let name: String = after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                used.insert(name);
+            }
+            rest = after;
+        }
+    }
+    used
+}
+
+fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path).unwrap().map(|entry| entry.unwrap().path()).collect();
+        entries.sort();
+        for entry in entries {
+            rust_files(&entry, out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_path_buf());
+    }
+}
+
+#[test]
+fn modules_depend_on_each_other_one_way_only() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let module = path.file_stem().unwrap().to_string_lossy().to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        if path.is_file() && path.with_extension("").is_dir() {
+            continue; // `scaffold.rs` beside `scaffold/`: counted with the folder's module
+        }
+        let Some((_, allowed)) = ALLOWED.iter().find(|(name, _)| *name == module) else {
+            problems.push(format!("module {module} is not in the table of tests/dependencies.rs: give it its place"));
+            continue;
+        };
+        let mut files = Vec::new();
+        rust_files(&path, &mut files);
+        let sibling = src.join(format!("{module}.rs"));
+        if path.is_dir() && sibling.is_file() {
+            files.push(sibling);
+        }
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for used in used_modules(&text) {
+                if used != module && !allowed.contains(&used.as_str()) {
+                    problems.push(format!(
+                        "{} uses crate::{used}, which {module} may not use (ARCHITECTURE.md, \"Who may use whom\")",
+                        file.strip_prefix(&src).unwrap_or(&file).display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "forbidden dependencies:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_scanner_finds_paths_in_code_and_skips_comments() {
+    let source = "use crate::rest::forward;\n// crate::serve is only named here\nlet x = crate::model::Scalar::Null; // crate::dev\n";
+    let used: Vec<String> = used_modules(source).into_iter().collect();
+    assert_eq!(used, ["model", "rest"]);
+}
