@@ -38,7 +38,8 @@ impl GrantCeiling {
         } else {
             std::env::current_dir().map(|dir| dir.join(path)).unwrap_or_else(|_| path.to_path_buf())
         };
-        self.protected.push((resolve(&lexical(&path)), what.to_string()));
+        // Links first, then `..`: `a/link/..` is the link target's parent, as the system sees it.
+        self.protected.push((lexical(&resolve(&path)), what.to_string()));
     }
 
     /// Checks a folder grant of `key` (`wasm.fs.read` or `wasm.fs.write`) and gives its canonical
@@ -58,6 +59,13 @@ impl GrantCeiling {
         }
         if path.components().any(|c| c == Component::ParentDir) {
             return Err(format!("{key}: \"{value}\" contains \"..\"; name it by its plain absolute path"));
+        }
+        if let Some(link) = dangling_link(path) {
+            return Err(format!(
+                "{named}: {} is a symbolic link to something that does not exist (yet); grant the folder it should \
+                 lead to, by its own path",
+                link.display()
+            ));
         }
         let canonical = resolve(&lexical(path));
         let resolved =
@@ -79,10 +87,17 @@ impl GrantCeiling {
         if allowed.iter().any(|root| canonical.starts_with(resolve(root))) {
             return Ok(canonical);
         }
+        let shown = |folders: &[PathBuf]| folders.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+        let also = if writable || self.write.is_empty() {
+            String::new()
+        } else {
+            format!(" (and {FS_WRITE}, which allows reading too, {})", listed(&shown(&self.write)))
+        };
+        let own = if writable { shown(&self.write) } else { shown(&self.read) };
         Err(format!(
-            "{named}{resolved} is outside what this worker allows: {setting} {}; the operator may add the folder \
-             (or one above it) to {setting} in the worker config",
-            listed(&allowed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())
+            "{named}{resolved} is outside what this worker allows: {setting} {}{also}; the operator may add the \
+             folder (or one above it) to {setting} in the worker config",
+            listed(&own)
         ))
     }
 
@@ -152,6 +167,21 @@ pub fn resolve(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// The first component of `path` that is a symbolic link whose target does not exist: granting
+/// through it would follow the link wherever it comes to point.
+fn dangling_link(path: &Path) -> Option<PathBuf> {
+    let mut walked = PathBuf::new();
+    for component in path.components() {
+        walked.push(component);
+        match std::fs::symlink_metadata(&walked) {
+            Ok(meta) if meta.file_type().is_symlink() && std::fs::metadata(&walked).is_err() => return Some(walked),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// A list setting of the ceiling: folders (absolute, made canonical) or `host:port` patterns.
@@ -239,6 +269,10 @@ mod tests {
             assert!(refused.contains("would give the connector the worker's own plugin.path"), "{refused}");
         }
         assert!(c.folder("wasm.fs.read", "relative/path", false).unwrap_err().contains("not an absolute path"));
+        std::os::unix::fs::symlink(root.join("elsewhere/not-yet"), root.join("in/dangling")).unwrap();
+        let dangling = format!("{}/in/dangling/sub", root.display());
+        let refused = c.folder("wasm.fs.read", &dangling, false).unwrap_err();
+        assert!(refused.contains("is a symbolic link to something that does not exist"), "{refused}");
     }
 
     #[test]

@@ -253,6 +253,12 @@ impl ConnectorConfig {
                 }
                 Names::HostPort => {
                     for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+                        let valid = entry
+                            .rsplit_once(':')
+                            .is_some_and(|(host, port)| !host.is_empty() && host != "*" && port.parse::<u16>().is_ok());
+                        if !valid {
+                            return Err(why(format!("{key}: \"{entry}\" is not HOST:PORT, e.g. db.example.com:5432")));
+                        }
                         ceiling.address(key, entry, false).map_err(why)?;
                         self.connect.push(entry.to_string());
                     }
@@ -281,7 +287,12 @@ fn url_authority(url: &str) -> Option<String> {
         _ => return None,
     };
     let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    // A backslash ends the host for some clients (WHATWG URLs) and not for others: refused.
+    if authority.contains('\\') {
+        return None;
+    }
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host).to_ascii_lowercase();
+    let authority = authority.as_str();
     if authority.is_empty() {
         return None;
     }
@@ -332,7 +343,8 @@ mod tests {
         let err = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.fs.read", "/etc")]).unwrap_err().to_string();
         assert!(
             err.contains(
-                "wasm.fs.read=/etc is outside what this worker allows: wasm.ceiling.fs.read is /data, /more, /out"
+                "wasm.fs.read=/etc is outside what this worker allows: wasm.ceiling.fs.read is /data, /more (and \
+                 wasm.ceiling.fs.write, which allows reading too, is /out)"
             ),
             "{err}"
         );
@@ -387,8 +399,8 @@ mod tests {
         let err = config(&[("file", "/etc/passwd")]).with_declared(&declared).unwrap_err().to_string();
         assert!(
             err.contains(
-                "file=/etc/passwd (its folder /etc) is outside what this worker allows: wasm.ceiling.fs.read is /data, \
-                 /out"
+                "file=/etc/passwd (its folder /etc) is outside what this worker allows: wasm.ceiling.fs.read is /data \
+                 (and wasm.ceiling.fs.write, which allows reading too, is /out)"
             ) && err.contains("(the plugin declares that \"file\" names a file to read)"),
             "{err}"
         );
@@ -406,6 +418,8 @@ mod tests {
         assert_eq!(url_authority("https://[::1]:9/").as_deref(), Some("[::1]:9"));
         assert_eq!(url_authority("h:80"), None);
         assert_eq!(url_authority("https://"), None);
+        assert_eq!(url_authority("https://API.Example.com/").as_deref(), Some("api.example.com:443"));
+        assert_eq!(url_authority("https://evil\\@api.example.com/"), None);
     }
 
     #[test]

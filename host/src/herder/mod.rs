@@ -88,6 +88,8 @@ pub struct Herder {
     pub cluster: Option<Arc<ClusterView>>,
     /// One reconciliation at a time.
     reconciling: Mutex<()>,
+    /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
+    restarts: Mutex<std::collections::BTreeSet<String>>,
     /// One connector write at a time, from the existence check to the store, so that two
     /// creates of one name cannot both succeed. Plugin calls (validation) happen before it.
     writing: Mutex<()>,
@@ -139,6 +141,7 @@ impl Herder {
             cluster,
             reconciling: Mutex::new(()),
             writing: Mutex::new(()),
+            restarts: Mutex::default(),
             generated: Mutex::new(BTreeMap::new()),
             universe: Mutex::new(Work::default()),
         })
@@ -357,9 +360,9 @@ impl Herder {
     /// running). Its tasks restart with `restart_task`.
     pub fn restart_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
-        // Forgetting what its task configs came from makes the next reconciliation generate
-        // them again; the herder's loop does that, so the request waits for no plugin call.
-        self.generated.locked().remove(name);
+        // The next reconciliation generates its task configs again; the herder's loop does
+        // that, so the request waits for no plugin call.
+        self.restarts.locked().insert(name.to_string());
         self.store.changes().notify();
         Ok(())
     }
@@ -620,6 +623,11 @@ impl Herder {
             return Ok(());
         }
 
+        // A restart asked for since: generate again (taken here, so a restart asked for while
+        // this runs is seen by the next reconciliation).
+        if self.restarts.locked().remove(name) {
+            self.generated.locked().remove(name);
+        }
         let generated_from = self.generated.locked().get(name).cloned();
         if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
             let parsed = self.parse(name, &entry.config)?;

@@ -192,8 +192,15 @@ pub async fn validate(
         .collect();
 
     // The host's own checks (limits, grants, versions), reported on the key they name.
-    let host_checked = ConnectorConfig::from_pairs(config.clone(), "being validated", &state.herder.worker.config.wasm)
-        .and_then(|checked| checked.with_declared(&plugin.info.grants));
+    // Off the server's threads: checking grants reads the file system (links, a slow mount).
+    let (checking, declaring, limits) = (config.clone(), plugin.clone(), state.herder.worker.config.wasm.clone());
+    let host_checked = tokio::task::spawn_blocking(move || {
+        ConnectorConfig::from_pairs(checking, "being validated", &limits)
+            .and_then(|checked| checked.with_declared(&declaring.info.grants))
+            .map(|_| ())
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the config failed: {e}")))?;
     if let Err(e) = host_checked {
         let message = e.to_string();
         let target = entries.iter().position(|(k, _, _)| k.name != "name" && message.contains(&k.name)).unwrap_or(1);

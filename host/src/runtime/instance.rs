@@ -154,7 +154,12 @@ impl Plugin {
         Ok(plugin)
     }
 
-    fn instantiate(&self, runtime: &Runtime, grants: Grants) -> Result<(Store<TaskState>, Instantiated), PluginError> {
+    fn instantiate(
+        &self,
+        runtime: &Runtime,
+        grants: Grants,
+        limits: &WasmLimits,
+    ) -> Result<(Store<TaskState>, Instantiated), PluginError> {
         let mut state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
         state.call_deadlines = runtime.call_deadlines;
         state.io = Some(runtime.io.handle());
@@ -165,9 +170,9 @@ impl Plugin {
         }
         if runtime.call_deadlines {
             store.epoch_deadline_trap();
-            store.set_epoch_deadline(Runtime::deadline_ticks(WasmLimits::default().call_timeout));
+            store.set_epoch_deadline(Runtime::deadline_ticks(limits.call_timeout));
         }
-        let timeout = WasmLimits::default().call_timeout;
+        let timeout = limits.call_timeout;
         let io = runtime.io.handle();
         let bound = block_on_until(&io, timeout, async {
             let instance = match &self.pre {
@@ -202,7 +207,7 @@ impl Plugin {
         limits: &WasmLimits,
     ) -> Result<ConnectorInstance, PluginError> {
         let grants = Grants::none(label, limits);
-        let (store, instantiated) = self.instantiate(runtime, grants)?;
+        let (store, instantiated) = self.instantiate(runtime, grants, limits)?;
         Ok(ConnectorInstance { store, bound: instantiated.bound, grants: instantiated.grants, limits: limits.clone() })
     }
 
@@ -213,7 +218,7 @@ impl Plugin {
         config: &Vec<(String, String)>,
         limits: &WasmLimits,
     ) -> Result<SourceInstance, PluginError> {
-        let (mut store, instantiated) = self.instantiate(runtime, grants)?;
+        let (mut store, instantiated) = self.instantiate(runtime, grants, limits)?;
         let Bound::Source(bindings) = instantiated.bound else {
             return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)));
         };
@@ -230,7 +235,7 @@ impl Plugin {
         config: &Vec<(String, String)>,
         limits: &WasmLimits,
     ) -> Result<SinkInstance, PluginError> {
-        let (mut store, instantiated) = self.instantiate(runtime, grants)?;
+        let (mut store, instantiated) = self.instantiate(runtime, grants, limits)?;
         let Bound::Sink(bindings) = instantiated.bound else {
             return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)));
         };

@@ -94,6 +94,13 @@ impl PluginLog {
         }
     }
 
+    /// A warning of the host's about what this instance tried (a refused lookup, connect or
+    /// request). The plugin chooses what it names and how often, so these lines share the
+    /// plugin's budget and bounds.
+    pub fn host_warning(&self, message: &str) {
+        self.line(LogLevel::Warn, "", message.as_bytes(), 0);
+    }
+
     fn report_dropped(&self, dropped: u64) {
         tracing::warn!(
             task = &*self.label,

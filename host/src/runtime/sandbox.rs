@@ -155,18 +155,18 @@ impl TaskState {
                 )
             })?;
         }
-        grant_network(&mut builder, &grants.label, &grants.connect)?;
+        grant_network(&mut builder, &log, &grants.connect)?;
         let mut table = ResourceTable::new();
         table.set_max_capacity(grants.max_host_handles);
         Ok(TaskState {
             wasi: builder.build(),
             table,
             memory: MemoryCap::new(grants.memory_max_bytes),
-            log,
+            log: log.clone(),
             offsets: grants.offsets,
             stderr,
             http_ctx: WasiHttpCtx::new(),
-            http_grant: HttpGrant { label: grants.label.clone().into(), allowed: grants.http.clone() },
+            http_grant: HttpGrant { log, allowed: grants.http.iter().map(|a| a.to_ascii_lowercase()).collect() },
             call_deadlines: true,
             io: None,
             abandoned: None,
@@ -187,7 +187,7 @@ impl TaskState {
 /// TCP connections only to the granted addresses (as resolved when the task starts), checked on
 /// every connect; a refusal leaves a log line naming the task and the address. No UDP, no
 /// listening sockets, and name lookups only when something is granted.
-fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) -> anyhow::Result<()> {
+fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[String]) -> anyhow::Result<()> {
     let mut allowed = std::collections::HashSet::new();
     for entry in connect {
         let addresses = std::net::ToSocketAddrs::to_socket_addrs(entry.as_str()).map_err(|e| {
@@ -200,7 +200,7 @@ fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) 
     builder.allow_tcp(!allowed.is_empty());
     builder.allow_udp(false);
     builder.allow_ip_name_lookup(!allowed.is_empty());
-    let label: Arc<str> = label.into();
+    let log = log.clone();
     builder.socket_addr_check(move |address, usage| {
         let permitted = match usage {
             SocketAddrUse::TcpConnect => allowed.contains(&address),
@@ -209,7 +209,7 @@ fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) 
             _ => false,
         };
         if !permitted {
-            tracing::warn!(task = &*label, "refused {usage:?} to {address}: not granted in wasm.net.connect");
+            log.host_warning(&format!("refused {usage:?} to {address}: not granted in wasm.net.connect"));
         }
         Box::pin(std::future::ready(permitted))
     });
@@ -218,7 +218,7 @@ fn grant_network(builder: &mut WasiCtxBuilder, label: &str, connect: &[String]) 
 
 /// Outgoing HTTP (wasi:http) only to the authorities granted in `wasm.http.allow`.
 struct HttpGrant {
-    label: Arc<str>,
+    log: PluginLog,
     allowed: Vec<String>,
 }
 
@@ -238,14 +238,15 @@ impl WasiHttpHooks for HttpGrant {
     > {
         let uri = request.uri();
         let default_port = if uri.scheme_str() == Some("https") { 443 } else { 80 };
-        let authority = uri.authority().map(|a| format!("{}:{}", a.host(), a.port_u16().unwrap_or(default_port)));
+        let authority = uri
+            .authority()
+            .map(|a| format!("{}:{}", a.host().to_ascii_lowercase(), a.port_u16().unwrap_or(default_port)));
         let permitted = authority.as_ref().is_some_and(|a| self.allowed.iter().any(|allowed| allowed == a));
         if !permitted {
-            tracing::warn!(
-                task = &*self.label,
+            self.log.host_warning(&format!(
                 "refused HTTP request to {}: not granted in wasm.http.allow",
                 authority.as_deref().unwrap_or("(no authority)")
-            );
+            ));
             return Box::new(std::future::ready(Err(wasmtime_wasi_http::Error::HttpRequestDenied)));
         }
         _ = fut;
@@ -281,7 +282,7 @@ impl wasmtime::component::HasData for GrantedLookup {
 pub(crate) struct GrantedLookupView<'a> {
     sockets: WasiSocketsCtxView<'a>,
     names: &'a [String],
-    label: &'a str,
+    log: &'a PluginLog,
 }
 
 impl TaskState {
@@ -289,7 +290,7 @@ impl TaskState {
         GrantedLookupView {
             sockets: WasiSocketsCtxView { ctx: self.wasi.sockets(), table: &mut self.table },
             names: &self.lookup_names,
-            label: self.log.label(),
+            log: &self.log,
         }
     }
 }
@@ -310,10 +311,9 @@ mod lookup {
         ) -> Result<Resource<ResolveAddressStream>, SocketError> {
             let literal = name.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok();
             if !literal && !self.names.iter().any(|granted| granted.eq_ignore_ascii_case(&name)) {
-                tracing::warn!(
-                    task = self.label,
+                self.log.host_warning(&format!(
                     "refused a name lookup of {name:?}: not a host granted in wasm.net.connect"
-                );
+                ));
                 return Err(ErrorCode::PermanentResolverFailure.into());
             }
             Host::resolve_addresses(&mut self.sockets, network, name)
