@@ -164,9 +164,7 @@ impl ConnectorConfig {
         let host_ports = |key: &str, example: &str| -> Result<Vec<String>, ConnectorConfigError> {
             let mut entries = Vec::new();
             for entry in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let valid =
-                    entry.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-                if !valid {
+                if !is_host_port(entry) {
                     return Err(invalid(format!("{key}: \"{entry}\" is not HOST:PORT, e.g. {key}={example}")));
                 }
                 ceiling.address(key, entry, key == "wasm.http.allow").map_err(&invalid)?;
@@ -253,10 +251,7 @@ impl ConnectorConfig {
                 }
                 Names::HostPort => {
                     for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-                        let valid = entry
-                            .rsplit_once(':')
-                            .is_some_and(|(host, port)| !host.is_empty() && host != "*" && port.parse::<u16>().is_ok());
-                        if !valid {
+                        if !is_host_port(entry) {
                             return Err(why(format!("{key}: \"{entry}\" is not HOST:PORT, e.g. db.example.com:5432")));
                         }
                         ceiling.address(key, entry, false).map_err(why)?;
@@ -276,6 +271,11 @@ impl ConnectorConfig {
         }
         Ok(self)
     }
+}
+
+/// A grant's `host:port`: a host (not a pattern) and a port number.
+fn is_host_port(entry: &str) -> bool {
+    entry.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && host != "*" && port.parse::<u16>().is_ok())
 }
 
 /// `host:port` of an `http://` or `https://` URL, the port defaulting to the scheme's.
