@@ -270,11 +270,16 @@ fn a_plugin_that_returns_too_many_bytes_fails_with_the_bound_named() {
     misbehaver(&mut w, "bulky", "bulky", &[("wasm.max.bytes.per.call", "1048576".into())]);
     // Source partitions and offsets count too.
     misbehaver(&mut w, "fat-offsets", "bulky-offsets", &[("wasm.max.bytes.per.call", "1048576".into())]);
+    // 2,000 records whose values all point at one buffer of 32 KiB: copied out, 62.5 MiB, which
+    // wasmtime's own default bound on one copy (128 MiB) would let through.
+    misbehaver(&mut w, "aliased", "aliased", &[("wasm.max.bytes.per.call", "1048576".into())]);
     let worker = w.start();
-    for name in ["bulky", "fat-offsets"] {
+    for name in ["bulky", "fat-offsets", "aliased"] {
         let trace = failed_trace(&worker, name);
         assert!(trace.contains("more than wasm.max.bytes.per.call=1048576"), "{name}: {trace}");
     }
+    let trace = failed_trace(&worker, "aliased");
+    assert!(trace.contains("the host stopped copying"), "{trace}");
     assert_healthy(&worker, &healthy);
 }
 

@@ -31,6 +31,13 @@ pub enum PluginError {
     TooMany { call: &'static str, count: usize, max: u32 },
     #[error("plugin returned {bytes} bytes from one {call}, more than wasm.max.bytes.per.call={max}")]
     TooLarge { call: &'static str, bytes: usize, max: usize },
+    /// The copy out of the plugin ran past `lift_budget` while it was being made.
+    #[error(
+        "plugin passed more data out in one {call} than the host copies for one call: more than \
+         wasm.max.bytes.per.call={max} (plus room for the bookkeeping of {records} records, {budget} bytes in all, \
+         where bytes the answer names twice count twice); the host stopped copying"
+    )]
+    CopyTooLarge { call: &'static str, max: usize, records: u32, budget: usize },
     #[error(
         "the connector generated {count} task configurations, more than tasks.max={max}, the most it is \
          configured to create; raise tasks.max or fix the plugin"
@@ -165,6 +172,7 @@ impl Plugin {
         state.io = Some(runtime.io.handle());
         let capped = state.memory.max_bytes != usize::MAX;
         let mut store = Store::new(&runtime.engine, state);
+        store.set_hostcall_fuel(lift_budget(limits));
         if capped {
             store.limiter(|state| &mut state.memory);
         }
@@ -307,6 +315,27 @@ fn call_infallible<T>(
     call(store, limits, name, async |s| f(s).await.map(Ok))
 }
 
+/// What one call may copy out of the plugin, its answer or the arguments of one host call it
+/// makes: `wasm.max.bytes.per.call`, plus room for the host's bookkeeping of each record (its
+/// struct, the entries of its maps and headers) and of a call's small values.
+///
+/// wasmtime counts this while it copies (its "hostcall fuel"), so an answer that names the same
+/// bytes many times (a thousand records whose values all point at one buffer) is stopped when
+/// the copies add up, not once they are made. The per-call counts (`TooLarge`, `TooMany`) are
+/// checked after, on what was copied.
+fn lift_budget(limits: &WasmLimits) -> usize {
+    limits
+        .max_bytes_per_call
+        .saturating_add((limits.max_records_per_call as usize).saturating_mul(LIFT_ROOM_PER_RECORD))
+        .saturating_add(LIFT_ROOM_PER_CALL)
+}
+
+const LIFT_ROOM_PER_RECORD: usize = 1024;
+const LIFT_ROOM_PER_CALL: usize = 1024 * 1024;
+
+/// How wasmtime says that a copy ran past `lift_budget` (its error type is private).
+const LIFT_BUDGET_SPENT: &str = "fuel allocated for hostcalls has been exhausted";
+
 fn explain_trap(
     store: &mut Store<TaskState>,
     limits: &WasmLimits,
@@ -315,6 +344,14 @@ fn explain_trap(
 ) -> PluginError {
     if error.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt) {
         return PluginError::Timeout { call, timeout_ms: limits.call_timeout.as_millis() };
+    }
+    if error.chain().any(|cause| cause.to_string().contains(LIFT_BUDGET_SPENT)) {
+        return PluginError::CopyTooLarge {
+            call,
+            max: limits.max_bytes_per_call,
+            records: limits.max_records_per_call,
+            budget: lift_budget(limits),
+        };
     }
     if let Some(asked) = store.data_mut().memory.refused.take() {
         return PluginError::Memory { call, max: store.data().memory.max_bytes, asked };

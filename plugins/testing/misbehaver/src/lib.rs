@@ -5,6 +5,9 @@
 //! - `flood`: returns far more records than it was asked for;
 //! - `bulky`: returns ten records of one MiB each;
 //! - `bulky-offsets`: returns ten small records, each with a source offset of one MiB;
+//! - `aliased`: returns as many records as it may, whose values all point at one buffer of
+//!   32 KiB in its memory, so that copying the answer out would take 2,000 times what the
+//!   plugin holds;
 //! - `read`: reads the file `target` and sends its first line as a record (fails if it cannot);
 //! - `connect`: opens a TCP connection to `target` (host:port) and sends "connected" as a record;
 //! - `lookup`: looks the name of `target` (host:port) up and sends "resolved" as a record;
@@ -28,12 +31,13 @@ use wharf_sdk::*;
 
 struct Misbehaver;
 
-const BEHAVIOURS: [&str; 12] = [
+const BEHAVIOURS: [&str; 13] = [
     "spin",
     "hog",
     "flood",
     "bulky",
     "bulky-offsets",
+    "aliased",
     "read",
     "connect",
     "lookup",
@@ -54,7 +58,7 @@ impl Connector for Misbehaver {
                 required_key(
                     "behaviour",
                     ConfigType::String,
-                    "spin, hog, flood, bulky, bulky-offsets, read, connect, lookup, http, handles, forge or log-flood",
+                    "spin, hog, flood, bulky, bulky-offsets, aliased, read, connect, lookup, http, handles, forge or log-flood",
                 ),
                 required_key("topic", ConfigType::String, "Where records go"),
                 optional_key(
@@ -158,6 +162,20 @@ impl SourceTask for MisbehaverTask {
                     record
                 })
                 .collect()),
+            "aliased" => {
+                // One buffer, owned (as far as the bindings know) by every record: the host must
+                // stop copying before the copies add up. The plugin is never entered again.
+                let buffer: &'static mut [u8] = Vec::leak(vec![b'a'; 32 * 1024]);
+                let (pointer, length) = (buffer.as_mut_ptr(), buffer.len());
+                Ok((0..max_records)
+                    .map(|_| {
+                        let mut record = self.record("");
+                        // SAFETY: none, on purpose; the answer is never dropped by this plugin.
+                        record.value = Some(unsafe { Vec::from_raw_parts(pointer, length, length) });
+                        record
+                    })
+                    .collect())
+            }
             "read" => {
                 let file = std::fs::File::open(&self.target)
                     .map_err(|e| ConnectorError::Fatal(format!("cannot read {}: {e}", self.target)))?;
