@@ -167,7 +167,7 @@ impl Plugin {
         grants: Grants,
         limits: &WasmLimits,
     ) -> Result<(Store<TaskState>, Instantiated), PluginError> {
-        let mut state = TaskState::new(grants).map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
+        let mut state = set_up(runtime, grants, limits)?;
         state.call_deadlines = runtime.call_deadlines;
         state.io = Some(runtime.io.handle());
         let capped = state.memory.max_bytes != usize::MAX;
@@ -251,6 +251,25 @@ impl Plugin {
             bindings.wharf_connector_sink_task().task().call_open(s, config).await
         })?;
         Ok(SinkInstance { store, bindings, task, limits: limits.clone() })
+    }
+}
+
+/// The instance's sandbox, made under `wasm.call.timeout.ms` like the calls that follow: it
+/// looks up the names of the network grants and opens the granted folders, either of which can
+/// hang (a silent DNS server, a stale network mount). Given up on time, the set-up's blocking
+/// thread (one of `WASI_BLOCKING_THREADS`) finishes on its own.
+fn set_up(runtime: &Runtime, grants: Grants, limits: &WasmLimits) -> Result<TaskState, PluginError> {
+    let wait = if runtime.call_deadlines { limits.call_timeout } else { UNBOUNDED_CALL };
+    let io = runtime.io.handle();
+    let made = block_on_until(&io, wait, io.spawn_blocking(move || TaskState::new(grants)));
+    match made {
+        None => Err(PluginError::Instantiate(format!(
+            "setting up its sandbox (looking up the names of its network grants, opening its granted folders) \
+             took longer than wasm.call.timeout.ms={}",
+            limits.call_timeout.as_millis()
+        ))),
+        Some(Err(failed)) => Err(PluginError::Instantiate(format!("setting up its sandbox failed: {failed}"))),
+        Some(Ok(made)) => made.map_err(|e| PluginError::Instantiate(format!("{e:#}"))),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod bindings;
 pub mod engine;
+mod http_out;
 pub mod instance;
 pub mod plugin_log;
 

@@ -3,16 +3,17 @@
 
 use std::sync::Arc;
 
-use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
+use super::http_out::HttpGrant;
 use super::plugin_log::{LogLevel, PluginLog};
 use super::stderr::StderrTail;
 use crate::config::{FolderGrant, WasmLimits};
@@ -166,7 +167,7 @@ impl TaskState {
             offsets: grants.offsets,
             stderr,
             http_ctx: WasiHttpCtx::new(),
-            http_grant: HttpGrant { log, allowed: grants.http.iter().map(|a| a.to_ascii_lowercase()).collect() },
+            http_grant: HttpGrant::new(log, &grants.http)?,
             call_deadlines: true,
             io: None,
             abandoned: None,
@@ -190,10 +191,7 @@ impl TaskState {
 fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[String]) -> anyhow::Result<()> {
     let mut allowed = std::collections::HashSet::new();
     for entry in connect {
-        let addresses = std::net::ToSocketAddrs::to_socket_addrs(entry.as_str()).map_err(|e| {
-            anyhow::anyhow!("wasm.net.connect: cannot resolve {entry}: {e}; check the host name and port")
-        })?;
-        allowed.extend(addresses);
+        allowed.extend(resolve_grant("wasm.net.connect", entry)?);
     }
     // Without a grant there are no TCP sockets at all: creating one takes a file descriptor
     // before any address is checked.
@@ -216,48 +214,6 @@ fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[Strin
     Ok(())
 }
 
-/// Outgoing HTTP (wasi:http) only to the authorities granted in `wasm.http.allow`.
-struct HttpGrant {
-    log: PluginLog,
-    allowed: Vec<String>,
-}
-
-impl WasiHttpHooks for HttpGrant {
-    fn send_request(
-        &mut self,
-        request: http::Request<WasiBody>,
-        options: Option<RequestOptions>,
-        fut: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ) -> Box<
-        dyn Future<
-                Output = Result<
-                    (http::Response<WasiBody>, Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>),
-                    wasmtime_wasi_http::Error,
-                >,
-            > + Send,
-    > {
-        let uri = request.uri();
-        let default_port = if uri.scheme_str() == Some("https") { 443 } else { 80 };
-        let authority = uri
-            .authority()
-            .map(|a| format!("{}:{}", a.host().to_ascii_lowercase(), a.port_u16().unwrap_or(default_port)));
-        let permitted = authority.as_ref().is_some_and(|a| self.allowed.iter().any(|allowed| allowed == a));
-        if !permitted {
-            self.log.host_warning(&format!(
-                "refused HTTP request to {}: not granted in wasm.http.allow",
-                authority.as_deref().unwrap_or("(no authority)")
-            ));
-            return Box::new(std::future::ready(Err(wasmtime_wasi_http::Error::HttpRequestDenied)));
-        }
-        _ = fut;
-        Box::new(async move {
-            use http_body_util::BodyExt;
-            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
-            Ok((response.map(BodyExt::boxed_unsync), Box::new(io) as Box<dyn Future<Output = _> + Send>))
-        })
-    }
-}
-
 impl WasiHttpView for TaskState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView { hooks: &mut self.http_grant, table: &mut self.table, ctx: &mut self.http_ctx }
@@ -267,6 +223,39 @@ impl WasiHttpView for TaskState {
 impl WasiView for TaskState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// The addresses of a granted `host:port` (`key` names the setting), looked up now, once: what
+/// the task may reach for as long as it runs.
+///
+/// A host name, other than `localhost`, whose addresses include a loopback, link-local or
+/// unspecified one is refused: that is where a name under someone else's control is pointed to
+/// reach the worker's own machine or a cloud's metadata service (169.254.169.254). An operator
+/// who means it grants the address itself.
+pub(crate) fn resolve_grant(key: &str, entry: &str) -> anyhow::Result<Vec<SocketAddr>> {
+    let addresses: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(entry)
+        .map_err(|e| anyhow::anyhow!("{key}: cannot resolve {entry}: {e}; check the host name and port"))?
+        .collect();
+    let host = entry.rsplit_once(':').map_or(entry, |(host, _)| host).trim_matches(['[', ']']);
+    if host.parse::<IpAddr>().is_ok() || host.eq_ignore_ascii_case("localhost") {
+        return Ok(addresses);
+    }
+    if let Some(inner) = addresses.iter().find(|a| is_inward(a.ip())) {
+        anyhow::bail!(
+            "{key}: the name in {entry} resolves to {}, a loopback, link-local or unspecified address; grant \
+             {inner} itself if the plugin is meant to reach it",
+            inner.ip()
+        );
+    }
+    Ok(addresses)
+}
+
+/// Loopback, link-local (where clouds' metadata services answer) or unspecified.
+fn is_inward(ip: IpAddr) -> bool {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80,
     }
 }
 
@@ -409,6 +398,29 @@ mod tests {
         // The first memory grows within what is left.
         assert!(cap.memory_growing(200 * MIB, 206 * MIB, None).unwrap());
         assert!(!cap.memory_growing(206 * MIB, 207 * MIB, None).unwrap());
+    }
+
+    #[test]
+    fn loopback_link_local_and_unspecified_addresses_are_inward() {
+        for inward in
+            ["127.0.0.1", "127.0.1.1", "169.254.169.254", "0.0.0.0", "::1", "fe80::1", "::", "::ffff:127.0.0.1"]
+        {
+            assert!(is_inward(inward.parse().unwrap()), "{inward}");
+        }
+        for outward in ["10.0.0.1", "192.168.1.1", "8.8.8.8", "2001:db8::1", "::ffff:10.1.2.3"] {
+            assert!(!is_inward(outward.parse().unwrap()), "{outward}");
+        }
+    }
+
+    #[test]
+    fn granted_addresses_and_localhost_resolve_as_given() {
+        assert_eq!(
+            resolve_grant("wasm.net.connect", "127.0.0.1:9092").unwrap(),
+            vec!["127.0.0.1:9092".parse().unwrap()]
+        );
+        assert!(resolve_grant("wasm.net.connect", "localhost:9092").unwrap().iter().all(|a| a.ip().is_loopback()));
+        let error = resolve_grant("wasm.http.allow", "no-such-host.invalid:80").unwrap_err().to_string();
+        assert!(error.starts_with("wasm.http.allow: cannot resolve no-such-host.invalid:80"), "{error}");
     }
 
     #[test]
