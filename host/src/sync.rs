@@ -31,6 +31,17 @@ impl<T: ?Sized> UnpoisonedRw<T> for RwLock<T> {
     }
 }
 
+/// What a caught panic said, for a log line.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(message) = panic.downcast_ref::<&str>() {
+        return (*message).to_string();
+    }
+    if let Some(message) = panic.downcast_ref::<String>() {
+        return message.clone();
+    }
+    "a panic without a message".to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

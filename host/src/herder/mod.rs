@@ -156,7 +156,15 @@ impl Herder {
                 let signal = herder.store.changes();
                 let mut seen = signal.version();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    herder.reconcile();
+                    // A bug that panics in one reconciliation must not end the loop: the next
+                    // change, or the interval, tries again (locks are taken unpoisoned).
+                    let reconciled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| herder.reconcile()));
+                    if let Err(panic) = reconciled {
+                        tracing::error!(
+                            "a reconciliation failed on a bug ({}); the herder carries on and tries again",
+                            crate::sync::panic_message(&*panic)
+                        );
+                    }
                     seen = signal.wait_past(seen, RECONCILE_INTERVAL);
                 }
             })

@@ -515,10 +515,17 @@ impl TaskSetup {
         let name = self.connector.name.clone();
         let (id, label, status) = (self.id, self.label.clone(), self.status.clone());
         let (worker_id, generation) = (self.worker_id.clone(), self.generation.clone());
-        let report = match self.plugin.info.kind {
+        // A bug that panics fails this task, reported as any failure, and nothing else.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
             ConnectorKind::Source => self.run_source(),
             ConnectorKind::Sink => self.run_sink(),
-        };
+        }));
+        let report = ran.unwrap_or_else(|panic| TaskReport {
+            outcome: Err(TaskFailure::new(format!(
+                "the worker failed while running this task, on a bug ({}); restart the task to try again",
+                crate::sync::panic_message(&*panic)
+            ))),
+        });
         match report.outcome {
             Ok(()) => tracing::info!(task = label.as_str(), "task stopped"),
             Err(failure) => {
