@@ -123,6 +123,17 @@ fn plugin_config_definitions_and_validation_use_kafka_connects_shapes() {
     assert!(errors_of("topic")[0].contains("one topic"), "{report}");
     assert!(report["groups"].as_array().unwrap().contains(&json!("Common")));
 
+    // The host's own checks land on the key they are about.
+    let bad_host = json!({"name": "x", "file": w.path("in.txt").display().to_string(), "topic": "t",
+        "wasm.max.bytes.per.call": "0"});
+    let (_, report, _) =
+        worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&bad_host.to_string()));
+    assert_eq!(report["error_count"], 1, "{report}");
+    let on_key = report["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == "wasm.max.bytes.per.call");
+    let errors = on_key.map(|c| c["value"]["errors"].to_string()).unwrap_or_default();
+    assert!(errors.contains("wasm.max.bytes.per.call=0 is not valid"), "{report}");
+    assert_eq!(on_key.unwrap()["definition"]["group"], "Sandbox", "{report}");
+
     // The file lies in a folder of its own (not one that holds the worker's files).
     let good = json!({"name": "x", "file": w.path("in.txt").display().to_string(), "topic": "t"});
     let (_, report, _) = worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&good.to_string()));

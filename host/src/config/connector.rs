@@ -14,8 +14,19 @@ use crate::model::{KeyGrant, Names};
 pub enum ConnectorConfigError {
     #[error(transparent)]
     Properties(#[from] PropertiesError),
+    /// `key` is the key the problem is with, where there is one.
     #[error("connector config {origin}: {message}")]
-    Invalid { origin: String, message: String },
+    Invalid { origin: String, key: Option<String>, message: String },
+}
+
+impl ConnectorConfigError {
+    /// The key the problem is with, if it is about one key.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConnectorConfigError::Invalid { key, .. } => key.as_deref(),
+            ConnectorConfigError::Properties(_) => None,
+        }
+    }
 }
 
 /// A folder of the worker's file system that a connector's tasks may use, mapped at the path the
@@ -107,44 +118,57 @@ impl ConnectorConfig {
         origin: &str,
         worker_limits: &WasmLimits,
     ) -> Result<Self, ConnectorConfigError> {
-        let invalid = |message: String| ConnectorConfigError::Invalid { origin: origin.to_string(), message };
+        let invalid = |key: &str, message: String| ConnectorConfigError::Invalid {
+            origin: origin.to_string(),
+            key: Some(key.to_string()),
+            message,
+        };
         let get = |key: &str| raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
 
         for (key, advice) in NOT_YET_SUPPORTED {
             if get(key).is_some_and(|v| !(v.is_empty() || key == &"errors.tolerance" && v == "none")) {
-                return Err(invalid(format!("\"{key}\" is not supported yet: {advice}")));
+                return Err(invalid(key, format!("\"{key}\" is not supported yet: {advice}")));
             }
         }
         // The name as given, untrimmed: "x " is not "x".
         let name = raw.iter().rev().find(|(k, _)| k == "name").map(|(_, v)| v.as_str()).filter(|n| !n.is_empty());
         let name = name.ok_or_else(|| {
-            invalid("\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into())
+            invalid(
+                "name",
+                "\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into(),
+            )
         })?;
-        check_name(name).map_err(invalid)?;
+        check_name(name).map_err(|m| invalid("name", m))?;
         let class = get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
-            invalid("\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into())
+            invalid(
+                "connector.class",
+                "\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into(),
+            )
         })?;
         let version = match get("connector.version").filter(|v| !v.is_empty()) {
             None => None,
             Some(text) => Some(
                 crate::model::parse_version_requirement(text)
-                    .map_err(|e| invalid(format!("connector.version: {e}")))?,
+                    .map_err(|e| invalid("connector.version", format!("connector.version: {e}")))?,
             ),
         };
         let tasks_max = match get("tasks.max") {
             None => 1,
             Some(raw) => raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                invalid(format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
+                invalid("tasks.max", format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
             })?,
         };
         for key in ["key.converter", "value.converter"] {
             if let Some(class) = get(key) {
                 if !PASS_THROUGH_CONVERTERS.contains(&class) {
-                    return Err(invalid(format!(
-                        "{key}={class} is not supported yet: Wharf passes keys and values through as bytes. \
+                    return Err(invalid(
+                        key,
+                        format!(
+                            "{key}={class} is not supported yet: Wharf passes keys and values through as bytes. \
                          Use {} or remove the line",
-                        PASS_THROUGH_CONVERTERS.join(" or ")
-                    )));
+                            PASS_THROUGH_CONVERTERS.join(" or ")
+                        ),
+                    ));
                 }
             }
         }
@@ -156,7 +180,7 @@ impl ConnectorConfig {
         let mut folders = Vec::new();
         for (key, writable) in [("wasm.fs.read", false), ("wasm.fs.write", true)] {
             for given in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let path = ceiling.folder(key, given, writable).map_err(&invalid)?;
+                let path = ceiling.folder(key, given, writable).map_err(|m| invalid(key, m))?;
                 folders.push(FolderGrant { path, guest: PathBuf::from(given), writable });
             }
         }
@@ -165,9 +189,9 @@ impl ConnectorConfig {
             let mut entries = Vec::new();
             for entry in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 if !is_host_port(entry) {
-                    return Err(invalid(format!("{key}: \"{entry}\" is not HOST:PORT, e.g. {key}={example}")));
+                    return Err(invalid(key, format!("{key}: \"{entry}\" is not HOST:PORT, e.g. {key}={example}")));
                 }
-                ceiling.address(key, entry, key == "wasm.http.allow").map_err(&invalid)?;
+                ceiling.address(key, entry, key == "wasm.http.allow").map_err(|m| invalid(key, m))?;
                 entries.push(entry.to_string());
             }
             Ok(entries)
@@ -180,9 +204,12 @@ impl ConnectorConfig {
                 None => Ok(max),
                 Some(raw) => match raw.parse::<u64>() {
                     Ok(n) if n >= 1 && n <= max => Ok(n),
-                    _ => Err(invalid(format!(
-                        "{key}={raw} is not valid: expected a whole number from 1 to {max} (the worker's limit)"
-                    ))),
+                    _ => Err(invalid(
+                        key,
+                        format!(
+                            "{key}={raw} is not valid: expected a whole number from 1 to {max} (the worker's limit)"
+                        ),
+                    )),
                 },
             }
         };
@@ -234,6 +261,7 @@ impl ConnectorConfig {
             let key = grant.key.as_str();
             let why = |message: String| ConnectorConfigError::Invalid {
                 origin: origin.clone(),
+                key: Some(key.to_string()),
                 message: format!("{message} (the plugin declares that \"{key}\" names {})", grant.names.describe()),
             };
             match grant.names {

@@ -2,6 +2,7 @@
 
 pub mod ceiling;
 pub mod connector;
+pub mod keys;
 pub mod properties;
 pub mod reserved;
 pub mod worker;

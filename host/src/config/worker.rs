@@ -7,6 +7,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::ceiling::{self, GrantCeiling};
+use super::keys::{self, Scope, WORKER_KEYS, WORKER_PREFIXES};
 use super::properties::{self, PropertiesError, Property};
 
 #[derive(Debug, Error)]
@@ -146,62 +147,6 @@ pub const MAX_RECORDS_PER_CALL: u64 = 1_000_000;
 pub const PASS_THROUGH_CONVERTERS: [&str; 2] =
     ["org.apache.kafka.connect.storage.StringConverter", "org.apache.kafka.connect.converters.ByteArrayConverter"];
 
-const KNOWN_KEYS: &[&str] = &[
-    "bootstrap.servers",
-    "plugin.path",
-    "plugin.scan.interval.ms",
-    "listeners",
-    "offset.storage.file.filename",
-    "offset.flush.interval.ms",
-    "offset.flush.timeout.ms",
-    "task.shutdown.graceful.timeout.ms",
-    "key.converter",
-    "value.converter",
-    "wasm.memory.max.bytes",
-    "wasm.call.timeout.ms",
-    "wasm.max.records.per.call",
-    "wasm.max.bytes.per.call",
-    "wasm.max.host.handles",
-    "wasm.log.line.max.bytes",
-    "wasm.log.lines.per.second",
-    "wasm.cache.dir",
-    ceiling::FS_READ,
-    ceiling::FS_WRITE,
-    ceiling::NET_CONNECT,
-    ceiling::HTTP_ALLOW,
-    "wharf.bootstrap.timeout.ms",
-    "wharf.tasks.max.per.connector",
-    "wharf.tasks.max.per.worker",
-    "wharf.rest.max.concurrent.expensive",
-    "rest.advertised.host.name",
-    "rest.advertised.port",
-    "rest.advertised.listener",
-    "access.control.allow.origin",
-    "access.control.allow.methods",
-];
-
-/// Keys only a distributed worker reads.
-const DISTRIBUTED_KEYS: &[&str] = &[
-    "group.id",
-    "config.storage.topic",
-    "offset.storage.topic",
-    "status.storage.topic",
-    "config.storage.replication.factor",
-    "offset.storage.replication.factor",
-    "status.storage.replication.factor",
-    "offset.storage.partitions",
-    "status.storage.partitions",
-    "session.timeout.ms",
-    "heartbeat.interval.ms",
-    "rebalance.timeout.ms",
-    "scheduled.rebalance.max.delay.ms",
-    "worker.sync.timeout.ms",
-    "security.protocol",
-];
-
-/// Prefixes whose keys are handed on or belong to a converter.
-const KNOWN_PREFIXES: &[&str] = &["producer.", "consumer.", "admin.", "key.converter.", "value.converter."];
-
 impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
         let props = properties::read_file(path)?;
@@ -213,9 +158,10 @@ impl WorkerConfig {
     pub fn from_properties(props: &[Property], origin: &str, mode: Mode) -> Result<Self, WorkerConfigError> {
         let reader = Reader { props, origin };
         for p in props {
-            let mode_key = match mode {
-                Mode::Distributed if p.key == "offset.storage.file.filename" => Some("standalone"),
-                Mode::Standalone if DISTRIBUTED_KEYS.contains(&p.key.as_str()) => Some("distributed"),
+            let defined = keys::worker_key(&p.key);
+            let mode_key = match (mode, defined.map(|k| k.scope)) {
+                (Mode::Distributed, Some(Scope::Standalone)) => Some("standalone"),
+                (Mode::Standalone, Some(Scope::Distributed)) => Some("distributed"),
                 _ => None,
             };
             if let Some(other) = mode_key {
@@ -227,10 +173,16 @@ impl WorkerConfig {
                     ),
                 ));
             }
-            let known = DISTRIBUTED_KEYS.contains(&p.key.as_str())
-                || KNOWN_KEYS.contains(&p.key.as_str())
-                || KNOWN_PREFIXES.iter().any(|prefix| p.key.starts_with(prefix));
+            let known = defined.is_some() || WORKER_PREFIXES.iter().any(|(prefix, _)| p.key.starts_with(prefix));
             if !known {
+                let names: Vec<&str> = WORKER_KEYS
+                    .iter()
+                    .filter(|k| {
+                        k.scope == Scope::Every || (k.scope == Scope::Distributed) == (mode == Mode::Distributed)
+                    })
+                    .map(|k| k.name)
+                    .collect();
+                let prefixes: Vec<&str> = WORKER_PREFIXES.iter().map(|(prefix, _)| *prefix).collect();
                 return Err(reader.invalid(
                     &p.key,
                     format!(
@@ -238,8 +190,8 @@ impl WorkerConfig {
                          starting with {}. Remove it or correct its spelling",
                         p.key,
                         p.line,
-                        KNOWN_KEYS.join(", "),
-                        KNOWN_PREFIXES.join(", ")
+                        names.join(", "),
+                        prefixes.join(", ")
                     ),
                 ));
             }
@@ -272,8 +224,8 @@ impl WorkerConfig {
                     .into(),
             ));
         }
-        let rest_bind = parse_listener(reader.get("listeners").unwrap_or("http://localhost:8083"))
-            .map_err(|message| reader.invalid("listeners", message))?;
+        let rest_bind =
+            parse_listener(reader.text("listeners")).map_err(|message| reader.invalid("listeners", message))?;
         let offset_storage_file = reader.get("offset.storage.file.filename").map(PathBuf::from);
         if mode == Mode::Standalone && offset_storage_file.is_none() {
             return Err(reader.invalid(
@@ -284,16 +236,10 @@ impl WorkerConfig {
             ));
         }
 
-        let defaults = WasmLimits::default();
         let mut wasm = WasmLimits {
-            memory_max_bytes: reader.number("wasm.memory.max.bytes", defaults.memory_max_bytes as u64, 1 << 20)?
-                as usize,
-            call_timeout: reader.millis("wasm.call.timeout.ms", 5000)?,
-            max_records_per_call: match reader.number(
-                "wasm.max.records.per.call",
-                defaults.max_records_per_call as u64,
-                1,
-            )? {
+            memory_max_bytes: reader.number("wasm.memory.max.bytes", 1 << 20)? as usize,
+            call_timeout: reader.millis("wasm.call.timeout.ms")?,
+            max_records_per_call: match reader.number("wasm.max.records.per.call", 1)? {
                 n if n > MAX_RECORDS_PER_CALL => {
                     return Err(reader.invalid(
                         "wasm.max.records.per.call",
@@ -302,10 +248,8 @@ impl WorkerConfig {
                 }
                 n => n as u32,
             },
-            max_bytes_per_call: reader.number("wasm.max.bytes.per.call", defaults.max_bytes_per_call as u64, 1024)?
-                as usize,
-            max_host_handles: reader.number("wasm.max.host.handles", defaults.max_host_handles as u64, 16)?.min(1 << 20)
-                as usize,
+            max_bytes_per_call: reader.number("wasm.max.bytes.per.call", 1024)? as usize,
+            max_host_handles: reader.number("wasm.max.host.handles", 16)?.min(1 << 20) as usize,
             ceiling: GrantCeiling {
                 read: ceiling::parse_folders(ceiling::FS_READ, reader.get(ceiling::FS_READ))
                     .map_err(|m| reader.invalid(ceiling::FS_READ, m))?,
@@ -317,12 +261,8 @@ impl WorkerConfig {
                     .map_err(|m| reader.invalid(ceiling::HTTP_ALLOW, m))?,
                 protected: Vec::new(),
             },
-            log_line_max_bytes: reader
-                .number("wasm.log.line.max.bytes", defaults.log_line_max_bytes as u64, 256)?
-                .min(1 << 20) as usize,
-            log_lines_per_second: reader
-                .number("wasm.log.lines.per.second", defaults.log_lines_per_second as u64, 1)?
-                .min(u32::MAX as u64) as u32,
+            log_line_max_bytes: reader.number("wasm.log.line.max.bytes", 256)?.min(1 << 20) as usize,
+            log_lines_per_second: reader.number("wasm.log.lines.per.second", 1)?.min(u32::MAX as u64) as u32,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
         for folder in &plugin_path {
@@ -351,13 +291,13 @@ impl WorkerConfig {
                 config_replication: reader.replication("config.storage.replication.factor")?,
                 offset_replication: reader.replication("offset.storage.replication.factor")?,
                 status_replication: reader.replication("status.storage.replication.factor")?,
-                offset_partitions: reader.number("offset.storage.partitions", 25, 1)?.min(i32::MAX as u64) as i32,
-                status_partitions: reader.number("status.storage.partitions", 5, 1)?.min(i32::MAX as u64) as i32,
-                session_timeout: reader.millis("session.timeout.ms", 10_000)?,
-                heartbeat_interval: reader.millis("heartbeat.interval.ms", 3_000)?,
-                rebalance_timeout: reader.millis("rebalance.timeout.ms", 60_000)?,
-                scheduled_rebalance_max_delay: reader.millis("scheduled.rebalance.max.delay.ms", 300_000)?,
-                worker_sync_timeout: reader.millis("worker.sync.timeout.ms", 3_000)?,
+                offset_partitions: reader.number("offset.storage.partitions", 1)?.min(i32::MAX as u64) as i32,
+                status_partitions: reader.number("status.storage.partitions", 1)?.min(i32::MAX as u64) as i32,
+                session_timeout: reader.millis("session.timeout.ms")?,
+                heartbeat_interval: reader.millis("heartbeat.interval.ms")?,
+                rebalance_timeout: reader.millis("rebalance.timeout.ms")?,
+                scheduled_rebalance_max_delay: reader.millis("scheduled.rebalance.max.delay.ms")?,
+                worker_sync_timeout: reader.millis("worker.sync.timeout.ms")?,
             }),
         };
         if let Some(d) = &distributed {
@@ -418,13 +358,13 @@ impl WorkerConfig {
             distributed,
             bootstrap_servers: bootstrap_servers.to_string(),
             plugin_path,
-            plugin_scan_interval: reader.millis("plugin.scan.interval.ms", 2_000)?.max(Duration::from_millis(100)),
+            plugin_scan_interval: reader.millis("plugin.scan.interval.ms")?.max(Duration::from_millis(100)),
             rest_bind,
             offset_storage_file,
-            offset_flush_interval: reader.millis("offset.flush.interval.ms", 60_000)?,
-            offset_flush_timeout: reader.millis("offset.flush.timeout.ms", 5_000)?,
-            task_shutdown_graceful_timeout: reader.millis("task.shutdown.graceful.timeout.ms", 5_000)?,
-            bootstrap_timeout: reader.millis("wharf.bootstrap.timeout.ms", 15_000)?,
+            offset_flush_interval: reader.millis("offset.flush.interval.ms")?,
+            offset_flush_timeout: reader.millis("offset.flush.timeout.ms")?,
+            task_shutdown_graceful_timeout: reader.millis("task.shutdown.graceful.timeout.ms")?,
+            bootstrap_timeout: reader.millis("wharf.bootstrap.timeout.ms")?,
             producer_overrides: reader.prefixed("producer."),
             consumer_overrides: reader.prefixed("consumer."),
             compile_cache_dir,
@@ -442,11 +382,9 @@ impl WorkerConfig {
                 .filter(|m| !m.trim().is_empty())
                 .unwrap_or("GET,POST,HEAD")
                 .to_string(),
-            tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector", 256, 1)?.min(u32::MAX as u64)
-                as u32,
-            tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker", 1024, 1)?.min(u32::MAX as u64) as u32,
-            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive", 8, 1)?.min(1024)
-                as usize,
+            tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector", 1)?.min(u32::MAX as u64) as u32,
+            tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker", 1)?.min(u32::MAX as u64) as u32,
+            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive", 1)?.min(1024) as usize,
         })
     }
 
@@ -492,6 +430,14 @@ impl Reader<'_> {
         self.props.iter().rev().find(|p| p.key == key).map(|p| p.value.trim())
     }
 
+    /// The value given, or the key's default text from `keys::WORKER_KEYS`.
+    fn text(&self, key: &str) -> &str {
+        self.get(key).unwrap_or(match keys::worker_key(key).map(|k| k.default) {
+            Some(keys::DefaultValue::Text(text)) => text,
+            _ => "",
+        })
+    }
+
     fn invalid(&self, _key: &str, message: String) -> WorkerConfigError {
         WorkerConfigError::Invalid { origin: self.origin.to_string(), message }
     }
@@ -503,9 +449,17 @@ impl Reader<'_> {
         }
     }
 
-    fn number(&self, key: &str, default: u64, min: u64) -> Result<u64, WorkerConfigError> {
+    /// The key's default, from its definition in `keys::WORKER_KEYS`.
+    fn default_number(&self, key: &str) -> Result<u64, WorkerConfigError> {
+        match keys::worker_key(key).map(|k| k.default) {
+            Some(keys::DefaultValue::Number(n)) => Ok(n),
+            _ => Err(self.invalid(key, format!("{key} has no numeric default in the host's key table (a bug)"))),
+        }
+    }
+
+    fn number(&self, key: &str, min: u64) -> Result<u64, WorkerConfigError> {
         match self.get(key) {
-            None => Ok(default),
+            None => self.default_number(key),
             Some(raw) => {
                 match raw.parse::<u64>() {
                     Ok(n) if n >= min => Ok(n),
@@ -519,7 +473,10 @@ impl Reader<'_> {
     /// A replication factor: -1 (the broker's default) or at least 1; Kafka Connect's default 3.
     fn replication(&self, key: &str) -> Result<i32, WorkerConfigError> {
         match self.get(key) {
-            None => Ok(3),
+            None => match keys::worker_key(key).map(|k| k.default) {
+                Some(keys::DefaultValue::Signed(n)) => Ok(n as i32),
+                _ => Err(self.invalid(key, format!("{key} has no numeric default in the host's key table (a bug)"))),
+            },
             Some(raw) => match raw.parse::<i32>() {
                 Ok(n) if n == -1 || n >= 1 => Ok(n),
                 _ => Err(self.invalid(
@@ -532,8 +489,8 @@ impl Reader<'_> {
 
     /// A duration in milliseconds, at most `MAX_MILLIS` (Kafka's int range): larger values would
     /// overflow deadlines and the group protocol's 32-bit fields.
-    fn millis(&self, key: &str, default: u64) -> Result<Duration, WorkerConfigError> {
-        let ms = self.number(key, default, 0)?;
+    fn millis(&self, key: &str) -> Result<Duration, WorkerConfigError> {
+        let ms = self.number(key, 0)?;
         if ms > MAX_MILLIS {
             return Err(self.invalid(key, format!("{key}={ms} is too large: at most {MAX_MILLIS} ms (about 24 days)")));
         }
@@ -573,6 +530,25 @@ mod tests {
         assert_eq!(c.rest_bind, "localhost:8083");
         assert_eq!(c.offset_flush_interval, Duration::from_secs(60));
         assert_eq!(c.task_shutdown_graceful_timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_sandbox_defaults_are_the_key_tables() {
+        let parsed = config(MINIMAL).unwrap().wasm;
+        let defaults = WasmLimits::default();
+        assert_eq!(
+            (parsed.memory_max_bytes, parsed.call_timeout, parsed.max_records_per_call, parsed.max_bytes_per_call),
+            (
+                defaults.memory_max_bytes,
+                defaults.call_timeout,
+                defaults.max_records_per_call,
+                defaults.max_bytes_per_call
+            )
+        );
+        assert_eq!(
+            (parsed.max_host_handles, parsed.log_line_max_bytes, parsed.log_lines_per_second),
+            (defaults.max_host_handles, defaults.log_line_max_bytes, defaults.log_lines_per_second)
+        );
     }
 
     #[test]

@@ -52,66 +52,6 @@ fn find(state: &Shared, name: &str, version: Option<&str>) -> Result<std::sync::
         .map_err(|e| ApiError::new(StatusCode::NOT_FOUND, e.to_string()))
 }
 
-/// Keys every connector has, whatever its plugin: Kafka Connect's common ones and the sandbox's.
-fn host_keys() -> Vec<ConfigKey> {
-    let key = |name: &str, type_name: &'static str, default: Option<&str>, required: bool, group: &str, doc: &str| {
-        ConfigKey {
-            name: name.into(),
-            type_name,
-            default_value: default.map(String::from),
-            required,
-            importance: if required { "HIGH" } else { "MEDIUM" },
-            documentation: doc.into(),
-            group: Some(group.into()),
-        }
-    };
-    vec![
-        key("name", "STRING", None, true, "Common", "The connector's unique name."),
-        key("connector.class", "STRING", None, true, "Common", "The plugin that runs the connector."),
-        key(
-            "connector.version",
-            "STRING",
-            None,
-            false,
-            "Common",
-            "Which plugin versions may run it (newest otherwise).",
-        ),
-        key("tasks.max", "INT", Some("1"), false, "Common", "The most tasks to split the connector into."),
-        key("wasm.fs.read", "LIST", Some(""), false, "Sandbox", "Folders the plugin may read."),
-        key("wasm.fs.write", "LIST", Some(""), false, "Sandbox", "Folders the plugin may read and write."),
-        key("wasm.net.connect", "LIST", Some(""), false, "Sandbox", "host:port addresses the plugin may connect to."),
-        key("wasm.memory.max.bytes", "LONG", None, false, "Sandbox", "Memory cap of each task (at most the worker's)."),
-        key("wasm.call.timeout.ms", "LONG", None, false, "Sandbox", "Deadline of each call (at most the worker's)."),
-        key(
-            "wasm.max.records.per.call",
-            "INT",
-            None,
-            false,
-            "Sandbox",
-            "Most records per call (at most the worker's).",
-        ),
-        key(
-            "wasm.http.allow",
-            "LIST",
-            Some(""),
-            false,
-            "Sandbox",
-            "host:port authorities the plugin may send HTTP to.",
-        ),
-        key("wasm.max.bytes.per.call", "LONG", None, false, "Sandbox", "Most bytes per call (at most the worker's)."),
-        key("wasm.max.host.handles", "INT", None, false, "Sandbox", "Most host handles (at most the worker's)."),
-        key("wasm.log.line.max.bytes", "INT", None, false, "Sandbox", "Longest log line (at most the worker's)."),
-        key(
-            "wasm.log.lines.per.second",
-            "INT",
-            None,
-            false,
-            "Sandbox",
-            "Most log lines a second (at most the worker's).",
-        ),
-    ]
-}
-
 fn definition_json(key: &ConfigKey, order: usize) -> Value {
     json!({
         "name": key.name,
@@ -173,7 +113,8 @@ pub async fn validate(
     let plugin = find(&state, &name, version.as_deref())?;
     let get = |key: &str| config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
 
-    let mut keys = host_keys();
+    // The keys every connector has (`config::keys`), then the plugin's own.
+    let mut keys = crate::config::keys::connector_keys(plugin.info.kind == crate::model::ConnectorKind::Sink);
     keys.extend(plugin.info.config.iter().cloned());
     let mut entries: Vec<(ConfigKey, Option<String>, Vec<String>)> = keys
         .into_iter()
@@ -202,10 +143,13 @@ pub async fn validate(
     .await
     .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the config failed: {e}")))?;
     if let Err(e) = host_checked {
-        let message = e.to_string();
-        let target = entries.iter().position(|(k, _, _)| k.name != "name" && message.contains(&k.name)).unwrap_or(1);
-        if !message.contains("\"name\" is not set") {
-            entries[target].2.push(message);
+        // Validation may leave the name out (the URL names the plugin, not a connector).
+        let missing_name = e.key() == Some("name") && !config.iter().any(|(k, _)| k == "name");
+        if !missing_name {
+            // On the key it is about; a problem of no one key on connector.class, as Connect does.
+            let on = e.key().unwrap_or("connector.class");
+            let target = entries.iter().position(|(k, _, _)| k.name == on).unwrap_or(1);
+            entries[target].2.push(e.to_string());
         }
     }
     // The plugin runs on a blocking thread, never on the server's own: its call may take up to

@@ -1,0 +1,324 @@
+//! Every key the host itself reads, defined once: the worker's (`WORKER_KEYS`) and the
+//! host-level keys of every connector (`CONNECTOR_KEYS`). One definition drives the parsers'
+//! defaults and their list of known keys (`config/worker.rs`), the validate answer's common keys
+//! (`rest/plugins.rs`), and the reference page `docs/configuration.md` (`reference`, kept
+//! current by a test).
+
+use crate::model::ConfigKey;
+
+/// Kafka Connect's `ConfigDef.Type` of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Boolean,
+    Int,
+    Long,
+    Short,
+    String,
+    List,
+    Class,
+    Password,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Boolean => "BOOLEAN",
+            Kind::Int => "INT",
+            Kind::Long => "LONG",
+            Kind::Short => "SHORT",
+            Kind::String => "STRING",
+            Kind::List => "LIST",
+            Kind::Class => "CLASS",
+            Kind::Password => "PASSWORD",
+        }
+    }
+}
+
+/// What a key is when it is not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// It must be given.
+    Required,
+    /// It may be left out; nothing takes its place.
+    Unset,
+    /// Whatever the worker sets (a connector's sandbox limits), at most which it may ask for.
+    Worker,
+    Number(u64),
+    /// A replication factor or partition count; -1 is the broker's default.
+    Signed(i64),
+    Text(&'static str),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Importance {
+    High,
+    Medium,
+    Low,
+}
+
+impl Importance {
+    pub fn name(self) -> &'static str {
+        match self {
+            Importance::High => "HIGH",
+            Importance::Medium => "MEDIUM",
+            Importance::Low => "LOW",
+        }
+    }
+}
+
+/// Which workers, or which connectors, a key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Every,
+    /// Standalone workers only.
+    Standalone,
+    /// Distributed workers only.
+    Distributed,
+    /// Source connectors only.
+    Source,
+    /// Sink connectors only.
+    Sink,
+}
+
+/// One key.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: DefaultValue,
+    pub importance: Importance,
+    pub group: &'static str,
+    pub scope: Scope,
+    pub doc: &'static str,
+}
+
+impl Key {
+    /// The default as a properties file would write it; none when there is none to write.
+    pub fn default_text(&self) -> Option<String> {
+        match self.default {
+            DefaultValue::Required | DefaultValue::Unset | DefaultValue::Worker => None,
+            DefaultValue::Number(n) => Some(n.to_string()),
+            DefaultValue::Signed(n) => Some(n.to_string()),
+            DefaultValue::Text(text) => Some(text.to_string()),
+        }
+    }
+
+    /// The key as the REST API's definitions show it.
+    pub fn config_key(&self) -> ConfigKey {
+        ConfigKey {
+            name: self.name.to_string(),
+            type_name: self.kind.name(),
+            default_value: self.default_text(),
+            required: self.default == DefaultValue::Required,
+            importance: self.importance.name(),
+            documentation: self.doc.to_string(),
+            group: Some(self.group.to_string()),
+        }
+    }
+}
+
+const fn key(
+    name: &'static str,
+    kind: Kind,
+    default: DefaultValue,
+    importance: Importance,
+    group: &'static str,
+    scope: Scope,
+    doc: &'static str,
+) -> Key {
+    Key { name, kind, default, importance, group, scope, doc }
+}
+
+use self::DefaultValue::{Number, Required, Signed, Text, Unset, Worker};
+use Importance::{High, Low, Medium};
+use Kind::{Class, Int, List, Long, Short, String as Str};
+use Scope::{Distributed, Every, Sink, Standalone};
+
+/// Key prefixes of a worker config whose keys are handed on: to the Kafka clients (without the
+/// prefix) or to a converter.
+pub const WORKER_PREFIXES: &[(&str, &str)] = &[
+    ("producer.", "Settings of the producers of source tasks, handed to librdkafka without the prefix."),
+    ("consumer.", "Settings of the consumers of sink tasks, handed to librdkafka without the prefix."),
+    ("admin.", "Settings of the admin client that creates topics, handed to librdkafka without the prefix."),
+    ("key.converter.", "Settings of the worker's key converter."),
+    ("value.converter.", "Settings of the worker's value converter."),
+];
+
+/// The keys of a worker config.
+#[rustfmt::skip]
+pub const WORKER_KEYS: &[Key] = &[
+    key("bootstrap.servers", List, Required, High, "Kafka", Every, "The Kafka brokers to connect to, host:port separated by commas."),
+    key("plugin.path", List, Required, High, "Plugins", Every, "Folders that hold .wasm plugins, separated by commas."),
+    key("plugin.scan.interval.ms", Long, Number(2_000), Low, "Plugins", Every, "How often plugin.path is checked for added, replaced or removed plugins (at least 100)."),
+    key("listeners", List, Text("http://localhost:8083"), High, "REST", Every, "The REST API's listener: one http://HOST:PORT."),
+    key("rest.advertised.host.name", Str, Unset, Low, "REST", Every, "The host other workers and statuses know this worker by (the listener's otherwise)."),
+    key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise)."),
+    key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served."),
+    key("access.control.allow.origin", Str, Text(""), Low, "REST", Every, "Web origins whose pages may call the REST API, separated by commas (* for any); none by default."),
+    key("access.control.allow.methods", Str, Text(""), Low, "REST", Every, "Methods a CORS preflight answer allows (GET,POST,HEAD when empty)."),
+    key("offset.storage.file.filename", Str, Required, High, "Offsets", Standalone, "The file a standalone worker keeps source offsets in."),
+    key("offset.flush.interval.ms", Long, Number(60_000), Low, "Offsets", Every, "How often tasks commit their offsets."),
+    key("offset.flush.timeout.ms", Long, Number(5_000), Low, "Offsets", Every, "How long a commit waits for outstanding records to be delivered."),
+    key("task.shutdown.graceful.timeout.ms", Long, Number(5_000), Low, "Tasks", Every, "How long a stopping task is given to finish."),
+    key("key.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), Low, "Converters", Every, "Converter of record keys: StringConverter or ByteArrayConverter (both pass bytes through)."),
+    key("value.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), Low, "Converters", Every, "Converter of record values: StringConverter or ByteArrayConverter (both pass bytes through)."),
+    key("wasm.memory.max.bytes", Long, Number(256 * 1024 * 1024), Medium, "Sandbox", Every, "Linear memory one plugin instance may grow to, across all its memories (at least 1 MiB)."),
+    key("wasm.call.timeout.ms", Long, Number(5_000), Medium, "Sandbox", Every, "How long one call into a plugin may take, waits inside WASI included."),
+    key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives (at most 1000000)."),
+    key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets (at least 1024)."),
+    key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once (at least 16)."),
+    key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut (at least 256)."),
+    key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped."),
+    key("wasm.cache.dir", Str, Text("$WHARF_CACHE/compiled, or ~/.cache/wharf/compiled"), Low, "Sandbox", Every, "A private folder for compiled plugins."),
+    key("wasm.ceiling.fs.read", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may read, separated by commas; none by default."),
+    key("wasm.ceiling.fs.write", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may write (and read); none by default."),
+    key("wasm.ceiling.net.connect", List, Text(""), High, "Sandbox", Every, "host:port patterns (* for any port) connector grants may connect to; none by default."),
+    key("wasm.ceiling.http.allow", List, Text(""), High, "Sandbox", Every, "host:port patterns connector grants may send HTTP requests to; none by default."),
+    key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start."),
+    key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for."),
+    key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail."),
+    key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429 (at most 1024)."),
+    key("group.id", Str, Required, High, "Cluster", Distributed, "The cluster this worker joins: workers with one group.id share their connectors."),
+    key("config.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task configs."),
+    key("offset.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds source offsets."),
+    key("status.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task statuses."),
+    key("config.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the config topic when it is created (-1: the broker's default)."),
+    key("offset.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the offset topic when it is created (-1: the broker's default)."),
+    key("status.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the status topic when it is created (-1: the broker's default)."),
+    key("offset.storage.partitions", Int, Number(25), Low, "Cluster", Distributed, "Partitions of the offset topic when it is created."),
+    key("status.storage.partitions", Int, Number(5), Low, "Cluster", Distributed, "Partitions of the status topic when it is created."),
+    key("session.timeout.ms", Int, Number(10_000), Low, "Cluster", Distributed, "A worker not heard from for this long leaves the group."),
+    key("heartbeat.interval.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How often a worker tells the group coordinator it is alive (below session.timeout.ms)."),
+    key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts."),
+    key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others."),
+    key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
+    key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Cluster", Distributed, "How a distributed worker talks to Kafka: PLAINTEXT only in this version."),
+];
+
+/// The host-level keys of a connector config (the plugin's own come from its `describe`). Every
+/// key, these included, is handed to the plugin too, as Kafka Connect does.
+#[rustfmt::skip]
+pub const CONNECTOR_KEYS: &[Key] = &[
+    key("name", Str, Required, High, "Common", Every, "The connector's unique name."),
+    key("connector.class", Str, Required, High, "Common", Every, "The plugin that runs the connector (its name, or a Kafka Connect class name it stands for)."),
+    key("connector.version", Str, Unset, Medium, "Common", Every, "Which plugin versions may run it: a version or a range; the newest otherwise."),
+    key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into."),
+    key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise): StringConverter or ByteArrayConverter."),
+    key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise): StringConverter or ByteArrayConverter."),
+    key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
+    key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write."),
+    key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write."),
+    key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect."),
+    key("wasm.http.allow", List, Text(""), Medium, "Sandbox", Every, "host:port authorities the plugin may send HTTP requests to, inside wasm.ceiling.http.allow."),
+    key("wasm.memory.max.bytes", Long, Worker, Low, "Sandbox", Every, "Memory cap of each task (at most the worker's)."),
+    key("wasm.call.timeout.ms", Long, Worker, Low, "Sandbox", Every, "Deadline of each plugin call (at most the worker's)."),
+    key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's)."),
+    key("wasm.max.bytes.per.call", Long, Worker, Low, "Sandbox", Every, "Most bytes per call (at most the worker's)."),
+    key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's)."),
+    key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's)."),
+    key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's)."),
+];
+
+pub fn worker_key(name: &str) -> Option<&'static Key> {
+    WORKER_KEYS.iter().find(|k| k.name == name)
+}
+
+/// The host-level keys of a connector of this kind, as the REST API's definitions show them.
+pub fn connector_keys(sink: bool) -> Vec<ConfigKey> {
+    CONNECTOR_KEYS
+        .iter()
+        .filter(|k| match k.scope {
+            Scope::Sink => sink,
+            Scope::Source => !sink,
+            _ => true,
+        })
+        .map(Key::config_key)
+        .collect()
+}
+
+/// `docs/configuration.md`: every key of both tables.
+pub fn reference() -> String {
+    let mut page = String::from(
+        "# Configuration reference\n\n\
+         Generated from `host/src/config/keys.rs` (a test fails when this page falls behind it).\n\n\
+         Worker keys go in the properties file given to `wharf standalone` or `wharf distributed`;\n\
+         connector keys go in a connector's config, beside the plugin's own keys\n\
+         (`GET /connector-plugins/{plugin}/config` lists those).\n\n## Worker\n\n",
+    );
+    table(&mut page, WORKER_KEYS);
+    page.push_str("\nKeys starting with these prefixes are handed on:\n\n");
+    for (prefix, doc) in WORKER_PREFIXES {
+        page.push_str(&format!("- `{prefix}*`: {doc}\n"));
+    }
+    page.push_str("\n## Connector\n\n");
+    table(&mut page, CONNECTOR_KEYS);
+    page
+}
+
+fn table(page: &mut String, keys: &[Key]) {
+    page.push_str("| Key | Type | Default | Importance | Where | Description |\n");
+    page.push_str("|---|---|---|---|---|---|\n");
+    for k in keys {
+        let default = match k.default {
+            DefaultValue::Required => "required".to_string(),
+            DefaultValue::Unset => "(none)".to_string(),
+            DefaultValue::Worker => "the worker's".to_string(),
+            _ => match k.default_text().as_deref() {
+                Some("") => "(empty)".to_string(),
+                Some(text) => format!("`{text}`"),
+                None => "(none)".to_string(),
+            },
+        };
+        let scope = match k.scope {
+            Scope::Every => "all",
+            Scope::Standalone => "standalone",
+            Scope::Distributed => "distributed",
+            Scope::Source => "sources",
+            Scope::Sink => "sinks",
+        };
+        page.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            k.name,
+            k.kind.name(),
+            default,
+            k.importance.name(),
+            scope,
+            k.doc.replace('|', "\\|")
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_defined_once() {
+        for keys in [WORKER_KEYS, CONNECTOR_KEYS] {
+            for (i, k) in keys.iter().enumerate() {
+                assert!(keys[i + 1..].iter().all(|other| other.name != k.name), "{} twice", k.name);
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_keys_have_numeric_defaults() {
+        for k in WORKER_KEYS.iter().chain(CONNECTOR_KEYS) {
+            if matches!(k.kind, Kind::Int | Kind::Long | Kind::Short) {
+                assert!(!matches!(k.default, DefaultValue::Text(_)), "{} has a text default", k.name);
+            }
+        }
+    }
+
+    /// Regenerates the page when it is behind, and fails so that the change is seen and kept.
+    #[test]
+    fn the_reference_page_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md");
+        let written = std::fs::read_to_string(&path).unwrap_or_default();
+        let wanted = reference();
+        if written != wanted {
+            std::fs::write(&path, &wanted).unwrap();
+            panic!("{} was behind config/keys.rs and has been regenerated: commit it", path.display());
+        }
+    }
+}
