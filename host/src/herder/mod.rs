@@ -26,6 +26,12 @@ pub enum HerderError {
     BadConfig(String),
     #[error("{0}")]
     Store(String),
+    /// Kafka did not answer, or refused: not the user's input.
+    #[error("{0}")]
+    Kafka(String),
+    /// The plugin failed while it was asked (validate): not the user's input either.
+    #[error("{0}")]
+    Plugin(String),
     /// Only the leader writes; the caller retries (or the request is forwarded).
     #[error("{0}")]
     NotLeader(String),
@@ -190,7 +196,10 @@ impl Herder {
     pub fn check(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, HerderError> {
         let parsed = ConnectorConfig::from_pairs(config.clone(), &format!("of {name}"), &self.worker.config.wasm)
             .map_err(|e| HerderError::BadConfig(e.to_string()))?;
-        self.worker.validate(&parsed).map_err(|e| HerderError::BadConfig(e.to_string()))?;
+        self.worker.validate(&parsed).map_err(|e| match e {
+            StartError::Plugin { .. } => HerderError::Plugin(e.to_string()),
+            other => HerderError::BadConfig(other.to_string()),
+        })?;
         Ok(parsed)
     }
 
@@ -284,7 +293,7 @@ impl Herder {
             ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
             ConnectorKind::Sink => crate::kafka::committed_offsets(&self.worker.config, name, &self.sink_topics(name)?)
                 .map(ConnectorOffsets::Sink)
-                .map_err(|e| HerderError::BadConfig(format!("{e:#}"))),
+                .map_err(|e| HerderError::Kafka(format!("{e:#}"))),
         }
     }
 
@@ -308,7 +317,7 @@ impl Herder {
             )));
         }
         let store_error = |e: crate::storage::offsets::OffsetStoreError| HerderError::Store(e.to_string());
-        let kafka_error = |e: anyhow::Error| HerderError::BadConfig(format!("{e:#}"));
+        let kafka_error = |e: anyhow::Error| HerderError::Kafka(format!("{e:#}"));
         let elsewhere = "A plugin that keeps offsets elsewhere as well must have those changed there";
         match (self.connector_kind(name)?, change) {
             (ConnectorKind::Source, OffsetsChange::Reset) => {

@@ -107,7 +107,7 @@ impl From<HerderError> for ApiError {
             HerderError::NotFound(_) | HerderError::TaskNotFound(..) => StatusCode::NOT_FOUND,
             HerderError::Conflict(_) => StatusCode::CONFLICT,
             HerderError::BadConfig(_) => StatusCode::BAD_REQUEST,
-            HerderError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            HerderError::Store(_) | HerderError::Kafka(_) | HerderError::Plugin(_) => StatusCode::INTERNAL_SERVER_ERROR,
             HerderError::NotLeader(_) => StatusCode::CONFLICT,
         };
         ApiError::new(status, e.to_string())
@@ -616,6 +616,15 @@ async fn connector_status(State(state): State<Shared>, Path(name): Path<String>)
 mod tests {
     use super::*;
     use proptest::strategy::Strategy;
+
+    #[test]
+    fn the_status_code_follows_the_kind_of_failure() {
+        let code = |e: HerderError| ApiError::from(e).status;
+        assert_eq!(code(HerderError::BadConfig("tasks.max=0".into())), StatusCode::BAD_REQUEST);
+        assert_eq!(code(HerderError::Kafka("the brokers did not answer".into())), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(code(HerderError::Plugin("validate trapped".into())), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(code(HerderError::NotFound("x".into())), StatusCode::NOT_FOUND);
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]

@@ -550,10 +550,9 @@ impl KafkaOffsetStore {
                 (target, key, offset.and_then(|o| json_bytes(map_to_json(o))))
             })
             .collect();
-        self.writer.write(&records).map_err(|message| OffsetStoreError::Write {
-            path: format!("topic {}", self.topic),
-            source: std::io::Error::other(message),
-        })?;
+        self.writer
+            .write(&records)
+            .map_err(|message| OffsetStoreError::Kafka { topic: self.topic.clone(), message })?;
         let mut entries = self.entries.locked();
         for (partition, offset) in changes {
             let key = offset_key(connector, partition);

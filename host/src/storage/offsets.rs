@@ -16,6 +16,11 @@ use crate::sync::Unpoisoned;
 pub enum OffsetStoreError {
     #[error("cannot write source offsets to {path}: {source}; check free space and permissions")]
     Write { path: String, source: std::io::Error },
+    #[error(
+        "cannot write source offsets to topic {topic}: {message}; check that the brokers are reachable and that \
+         the worker may write the topic"
+    )]
+    Kafka { topic: String, message: String },
     #[error("cannot read source offsets from {path}: {message}. Move the file away to start every source from the beginning, or restore it")]
     Read { path: String, message: String },
 }
