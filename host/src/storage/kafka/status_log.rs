@@ -1,0 +1,296 @@
+//! Statuses on the status topic.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use rdkafka::ClientConfig;
+use serde_json::{json, Value};
+
+use crate::kafka::log::{KafkaLog, LogRecord};
+use crate::kafka::partitioner::partition_for_key;
+use crate::model::ConnectorKind;
+use crate::storage::status::{upsert_connector, ConnectorStatus, State, Status, StatusStore};
+use crate::sync::Unpoisoned;
+
+use super::json_bytes;
+use super::writer::{LogWriter, STORE_TIMEOUT};
+
+/// Statuses on the status topic. This worker's statuses enter the view as it writes them; when
+/// the topic echoes them back they are skipped (`echoes` counts the writes still to come back per
+/// key), so a late echo never undoes a newer state. The topic supplies everything else.
+pub struct KafkaStatusStore {
+    partitions: i32,
+    view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>>,
+    echoes: Arc<Mutex<BTreeMap<String, u32>>>,
+    writer: LogWriter,
+    _log: KafkaLog,
+}
+
+fn state_from_name(name: &str) -> Option<State> {
+    Some(match name {
+        "UNASSIGNED" => State::Unassigned,
+        "RUNNING" => State::Running,
+        "PAUSED" => State::Paused,
+        "STOPPED" => State::Stopped,
+        "FAILED" => State::Failed,
+        "RESTARTING" => State::Restarting,
+        _ => return None,
+    })
+}
+
+fn state_name(state: State) -> &'static str {
+    match state {
+        State::Unassigned => "UNASSIGNED",
+        State::Running => "RUNNING",
+        State::Paused => "PAUSED",
+        State::Stopped => "STOPPED",
+        State::Failed => "FAILED",
+        State::Restarting => "RESTARTING",
+    }
+}
+
+fn status_value(status: &Status) -> Option<Vec<u8>> {
+    json_bytes(json!({
+        "state": state_name(status.state),
+        "trace": status.trace,
+        "worker_id": status.worker_id,
+        "generation": status.generation,
+    }))
+}
+
+fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: Option<&[u8]>) -> Result<(), String> {
+    let status = match value {
+        None => None,
+        Some(bytes) => {
+            let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("value is not JSON ({e})"))?;
+            let state = v["state"].as_str().and_then(state_from_name).ok_or("no known \"state\"")?;
+            let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
+            let generation = v["generation"].as_i64().unwrap_or(0) as i32;
+            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from), generation })
+        }
+    };
+    if let Some(name) = key.strip_prefix("status-connector-") {
+        match status {
+            None => {
+                view.remove(name);
+            }
+            Some(status) if view.get(name).is_some_and(|known| stale(&known.connector, &status)) => {}
+            Some(status) => {
+                let entry = view.entry(name.to_string()).or_insert_with(|| ConnectorStatus {
+                    name: name.to_string(),
+                    kind: None,
+                    connector: status.clone(),
+                    tasks: BTreeMap::new(),
+                });
+                entry.connector = status;
+            }
+        }
+    } else if let Some(rest) = key.strip_prefix("status-task-") {
+        let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
+        let id: u32 = id.parse().map_err(|_| "task number is not a number")?;
+        match status {
+            None => {
+                if let Some(entry) = view.get_mut(name) {
+                    entry.tasks.remove(&id);
+                }
+            }
+            Some(status) => {
+                // Task and connector records live in different partitions: a task's may come first.
+                let entry = view.entry(name.to_string()).or_insert_with(|| awaiting_connector(name));
+                if !entry.tasks.get(&id).is_some_and(|known| stale(known, &status)) {
+                    entry.tasks.insert(id, status);
+                }
+            }
+        }
+    } else {
+        return Err("unknown key".into());
+    }
+    Ok(())
+}
+
+/// The view of a connector whose own status has not arrived yet, only its tasks'.
+fn awaiting_connector(name: &str) -> ConnectorStatus {
+    ConnectorStatus {
+        name: name.to_string(),
+        kind: None,
+        connector: Status { state: State::Unassigned, worker_id: String::new(), trace: None, generation: -1 },
+        tasks: BTreeMap::new(),
+    }
+}
+
+/// A status from another worker of an older generation than the one known: a worker that lost
+/// its work without knowing it yet wrote it, and the newer owner's word stands.
+fn stale(known: &Status, incoming: &Status) -> bool {
+    incoming.worker_id != known.worker_id && incoming.generation < known.generation
+}
+
+/// Counts off one expected echo of `key`; false if none was expected.
+fn take_echo(echoes: &Mutex<BTreeMap<String, u32>>, key: &str) -> bool {
+    let mut echoes = echoes.locked();
+    let Some(pending) = echoes.get_mut(key) else { return false };
+    *pending -= 1;
+    if *pending == 0 {
+        echoes.remove(key);
+    }
+    true
+}
+
+impl KafkaStatusStore {
+    pub fn start(
+        producer: &ClientConfig,
+        consumer: &ClientConfig,
+        topic: &str,
+        partitions: i32,
+    ) -> anyhow::Result<Self> {
+        let view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>> = Arc::default();
+        let echoes: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
+        let log = {
+            let (view, echoes, topic_name) = (view.clone(), echoes.clone(), topic.to_string());
+            KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
+                let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
+                if take_echo(&echoes, &key) {
+                    return;
+                }
+                let result = apply_status(&mut view.locked(), &key, record.value);
+                if let Err(problem) = result {
+                    tracing::warn!("skipping status record {key:?} in topic {topic_name}: {problem}");
+                }
+            })?
+        };
+        log.read_to_end(STORE_TIMEOUT)?;
+        let writer = LogWriter::new(producer, topic)?;
+        Ok(KafkaStatusStore { partitions, view, echoes, writer, _log: log })
+    }
+
+    /// Statuses are written without waiting: a task never blocks on reporting its state.
+    fn send(&self, key: String, value: Option<Vec<u8>>) {
+        let partition = partition_for_key(key.as_bytes(), self.partitions);
+        *self.echoes.locked().entry(key.clone()).or_insert(0) += 1;
+        if let Err(e) = self.writer.send(partition, &key, value.as_deref()) {
+            tracing::warn!("cannot record a status: {e}");
+            take_echo(&self.echoes, &key);
+        }
+    }
+}
+
+impl StatusStore for KafkaStatusStore {
+    fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status) {
+        let value = status_value(&status);
+        upsert_connector(&mut self.view.locked(), name, kind, status);
+        self.send(format!("status-connector-{name}"), value);
+    }
+
+    fn put_task(&self, name: &str, task: u32, status: Status) {
+        let value = status_value(&status);
+        let mut view = self.view.locked();
+        view.entry(name.to_string()).or_insert_with(|| awaiting_connector(name)).tasks.insert(task, status);
+        drop(view);
+        self.send(format!("status-task-{name}-{task}"), value);
+    }
+
+    fn get(&self, name: &str) -> Option<ConnectorStatus> {
+        self.view.locked().get(name).cloned()
+    }
+
+    fn remove_tasks(&self, name: &str) {
+        let ids: Vec<u32> = {
+            let mut view = self.view.locked();
+            let Some(entry) = view.get_mut(name) else { return };
+            std::mem::take(&mut entry.tasks).into_keys().collect()
+        };
+        for id in ids {
+            self.send(format!("status-task-{name}-{id}"), None);
+        }
+    }
+
+    fn remove_task(&self, name: &str, task: u32) {
+        if let Some(entry) = self.view.locked().get_mut(name) {
+            entry.tasks.remove(&task);
+        }
+        self.send(format!("status-task-{name}-{task}"), None);
+    }
+
+    fn remove(&self, name: &str) {
+        self.remove_tasks(name);
+        self.view.locked().remove(name);
+        self.send(format!("status-connector-{name}"), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(state: &str, worker: &str, generation: i32) -> String {
+        format!(r#"{{"state":"{state}","trace":null,"worker_id":"{worker}","generation":{generation}}}"#)
+    }
+
+    #[test]
+    fn status_records_replay_as_kafka_connect_writes_them() {
+        // (key, value, the record's problem, then the connector's state and its task 0's)
+        let cases: Vec<(&str, Option<String>, Option<&str>, Option<&str>, Option<&str>)> = vec![
+            ("status-task-a-0", Some(status("RUNNING", "w1:8083", 1)), None, Some("UNASSIGNED"), Some("RUNNING")),
+            ("status-connector-a", Some(status("RUNNING", "w1:8083", 1)), None, Some("RUNNING"), Some("RUNNING")),
+            // Another worker of an older generation lost its work without knowing: not taken.
+            ("status-task-a-0", Some(status("FAILED", "w2:8083", 0)), None, Some("RUNNING"), Some("RUNNING")),
+            ("status-task-a-0", Some(status("FAILED", "w2:8083", 2)), None, Some("RUNNING"), Some("FAILED")),
+            (
+                "status-task-a-x",
+                Some(status("RUNNING", "w1:8083", 3)),
+                Some("task number is not a number"),
+                Some("RUNNING"),
+                Some("FAILED"),
+            ),
+            (
+                "status-task-a",
+                Some(status("RUNNING", "w1:8083", 3)),
+                Some("no task number"),
+                Some("RUNNING"),
+                Some("FAILED"),
+            ),
+            ("status-connector-a", Some("not json".into()), Some("value is not JSON"), Some("RUNNING"), Some("FAILED")),
+            (
+                "status-connector-a",
+                Some(r#"{"state":"DANCING"}"#.into()),
+                Some("no known \"state\""),
+                Some("RUNNING"),
+                Some("FAILED"),
+            ),
+            (
+                "status-other-a",
+                Some(status("RUNNING", "w1:8083", 3)),
+                Some("unknown key"),
+                Some("RUNNING"),
+                Some("FAILED"),
+            ),
+            ("status-task-a-0", None, None, Some("RUNNING"), None),
+            ("status-connector-a", None, None, None, None),
+        ];
+        let mut view = BTreeMap::new();
+        for (i, (key, value, problem, connector, task)) in cases.iter().enumerate() {
+            let replayed = apply_status(&mut view, key, value.as_deref().map(str::as_bytes));
+            match problem {
+                None => assert_eq!(replayed, Ok(()), "record {i}"),
+                Some(problem) => {
+                    assert!(replayed.as_ref().is_err_and(|p| p.starts_with(problem)), "record {i}: {replayed:?}")
+                }
+            }
+            let entry = view.get("a");
+            assert_eq!(entry.map(|e| state_name(e.connector.state)), *connector, "record {i}");
+            assert_eq!(entry.and_then(|e| e.tasks.get(&0)).map(|t| state_name(t.state)), *task, "record {i}");
+        }
+    }
+
+    #[test]
+    fn a_written_status_reads_back_the_same() {
+        let written =
+            Status { state: State::Failed, worker_id: "w1:8083".into(), trace: Some("boom".into()), generation: 7 };
+        let mut view = BTreeMap::new();
+        let bytes = status_value(&written).unwrap();
+        apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
+        assert_eq!(view["orders"].tasks[&3], written);
+        for name in ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"] {
+            assert_eq!(state_from_name(name).map(state_name), Some(name));
+        }
+    }
+}
