@@ -35,6 +35,9 @@ pub enum HerderError {
     /// Only the leader writes; the caller retries (or the request is forwarded).
     #[error("{0}")]
     NotLeader(String),
+    /// The herder's thread did not answer in time, or too much waits for it.
+    #[error("{0}")]
+    Busy(String),
 }
 
 impl From<ConfigStoreError> for HerderError {
@@ -87,25 +90,67 @@ pub struct RestartPlan {
     pub tasks: Vec<u32>,
 }
 
+/// The herder: what any thread may ask (connector writes go to the store; everything that
+/// starts, stops or restarts work is a `Request` to the herder's thread), and the state that
+/// thread alone owns (`Owned`, in `spawn_loop`). Reconciliations, revocations and task restarts
+/// therefore never overlap, by construction rather than by a lock.
 pub struct Herder {
     pub worker: Arc<Worker>,
     pub store: Arc<dyn ConfigStore>,
     /// This worker's place in its group; none for a standalone worker, which runs everything.
     pub cluster: Option<Arc<ClusterView>>,
-    /// One reconciliation at a time.
-    reconciling: Mutex<()>,
-    /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
-    restarts: Mutex<std::collections::BTreeSet<String>>,
     /// One connector write at a time, from the existence check to the store, so that two
     /// creates of one name cannot both succeed. Plugin calls (validation) happen before it.
     writing: Mutex<()>,
+    /// Requests waiting for the herder's thread, at most `MAX_QUEUED_REQUESTS`.
+    requests: Mutex<std::collections::VecDeque<Request>>,
+}
+
+/// What other threads ask of the herder's thread. Those that wait for the answer carry where to
+/// send it.
+enum Request {
+    /// Generate the connector's task configs again at the next reconciliation.
+    RestartConnector(String),
+    RestartTask {
+        name: String,
+        id: u32,
+        answer: Answer<Result<(), HerderError>>,
+    },
+    /// Stop the work the group took away (the group member waits for it before rejoining).
+    Revoke {
+        work: Work,
+        answer: Answer<()>,
+    },
+    /// On the leader, before it assigns: the work the assignment covers. Not waited for: the
+    /// next round takes it before it reconciles.
+    SetUniverse(Work),
+}
+
+type Answer<T> = std::sync::mpsc::SyncSender<T>;
+
+/// The state only the herder's thread touches.
+#[derive(Default)]
+struct Owned {
     /// The connector config that each connector's task configs were last generated from, on
     /// the worker that runs the connector.
-    generated: Mutex<BTreeMap<String, Pairs>>,
+    generated_from: BTreeMap<String, Pairs>,
     /// On the leader: the work the last assignment covered; a config that names other work
     /// calls for a rebalance.
-    universe: Mutex<Work>,
+    assigned_work: Work,
+    /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
+    restarts: std::collections::BTreeSet<String>,
 }
+
+/// Requests that may wait for the herder's thread at once; more are refused as busy.
+const MAX_QUEUED_REQUESTS: usize = 1024;
+
+/// How long a REST request waits for the herder's thread to answer (it may be in the middle of
+/// a reconciliation that waits for plugin calls and task stops).
+const ANSWER_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How long the group member waits for a revocation: the tasks stop (each within its flush and
+/// call timeouts) before the member rejoins, so that no task runs on two workers.
+const REVOKE_DEADLINE: Duration = Duration::from_secs(600);
 
 /// A config in a canonical order (by key, the last value of a repeated key winning), so that
 /// configs compare equal however they were written or read back.
@@ -141,31 +186,62 @@ struct Forward {
 
 impl Herder {
     pub fn new(worker: Arc<Worker>, store: Arc<dyn ConfigStore>, cluster: Option<Arc<ClusterView>>) -> Arc<Self> {
-        Arc::new(Herder {
-            worker,
-            store,
-            cluster,
-            reconciling: Mutex::new(()),
-            writing: Mutex::new(()),
-            restarts: Mutex::default(),
-            generated: Mutex::new(BTreeMap::new()),
-            universe: Mutex::new(Work::default()),
+        Arc::new(Herder { worker, store, cluster, writing: Mutex::new(()), requests: Mutex::default() })
+    }
+
+    /// Hands a request to the herder's thread and wakes it.
+    fn ask(&self, request: Request) -> Result<(), HerderError> {
+        {
+            let mut queue = self.requests.locked();
+            if queue.len() >= MAX_QUEUED_REQUESTS {
+                return Err(HerderError::Busy(format!(
+                    "the herder has {MAX_QUEUED_REQUESTS} requests waiting already; try again shortly"
+                )));
+            }
+            queue.push_back(request);
+        }
+        self.store.changes().notify();
+        Ok(())
+    }
+
+    /// Asks and waits, up to `deadline`, for the answer.
+    fn ask_and_wait<T>(
+        &self,
+        what: &str,
+        deadline: Duration,
+        request: impl FnOnce(Answer<T>) -> Request,
+    ) -> Result<T, HerderError> {
+        let (answer, answered) = std::sync::mpsc::sync_channel(1);
+        self.ask(request(answer))?;
+        answered.recv_timeout(deadline).map_err(|e| match e {
+            std::sync::mpsc::RecvTimeoutError::Timeout => HerderError::Busy(format!(
+                "the herder did not get to {what} within {} s (it is busy starting or stopping work); try again",
+                deadline.as_secs()
+            )),
+            std::sync::mpsc::RecvTimeoutError::Disconnected => {
+                HerderError::Busy(format!("the herder stopped before it could {what}"))
+            }
         })
     }
 
-    /// Reconciles whenever the store changes, until `stop` is set.
+    /// The herder's thread: carries out requests, and reconciles whenever the store changes (or
+    /// `RECONCILE_INTERVAL` passes), until `stop` is set. It alone owns `Owned`.
     pub fn spawn_loop(self: &Arc<Self>, stop: Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<()> {
         let herder = self.clone();
         std::thread::Builder::new()
             .name("herder".into())
             .spawn(move || {
                 let signal = herder.store.changes();
+                let mut owned = Owned::default();
                 let mut seen = signal.version();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    // A bug that panics in one reconciliation must not end the loop: the next
-                    // change, or the interval, tries again (locks are taken unpoisoned).
-                    let reconciled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| herder.reconcile()));
-                    if let Err(panic) = reconciled {
+                    // A bug that panics in one round must not end the loop: the next change, or
+                    // the interval, tries again (locks are taken unpoisoned).
+                    let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        herder.carry_out_requests(&mut owned);
+                        herder.reconcile(&mut owned);
+                    }));
+                    if let Err(panic) = round {
                         tracing::error!(
                             "a reconciliation failed on a bug ({}); the herder carries on and tries again",
                             crate::sync::panic_message(&*panic)
@@ -175,6 +251,32 @@ impl Herder {
                 }
             })
             .expect("the system could not start the herder thread")
+    }
+
+    /// Everything asked since the last round, in order. A requester that gave up waiting finds
+    /// its answer dropped.
+    fn carry_out_requests(&self, owned: &mut Owned) {
+        loop {
+            let Some(request) = self.requests.locked().pop_front() else { return };
+            match request {
+                Request::RestartConnector(name) => {
+                    owned.restarts.insert(name);
+                }
+                Request::RestartTask { name, id, answer } => {
+                    let restarted = match self.worker.restart_task(&name, id) {
+                        Ok(true) => Ok(()),
+                        Ok(false) => Err(HerderError::TaskNotFound(name, id)),
+                        Err(e) => Err(HerderError::BadConfig(e.to_string())),
+                    };
+                    let _ = answer.try_send(restarted);
+                }
+                Request::Revoke { work, answer } => {
+                    self.revoke(owned, &work);
+                    let _ = answer.try_send(());
+                }
+                Request::SetUniverse(work) => owned.assigned_work = work,
+            }
+        }
     }
 
     pub fn snapshot(&self) -> ConfigSnapshot {
@@ -377,22 +479,17 @@ impl Herder {
     /// running). Its tasks restart with `restart_task`.
     pub fn restart_connector(&self, name: &str) -> Result<(), HerderError> {
         self.require(name)?;
-        // The next reconciliation generates its task configs again; the herder's loop does
+        // The next reconciliation generates its task configs again; the herder's thread does
         // that, so the request waits for no plugin call.
-        self.restarts.locked().insert(name.to_string());
-        self.store.changes().notify();
-        Ok(())
+        self.ask(Request::RestartConnector(name.to_string()))
     }
 
     pub fn restart_task(&self, name: &str, id: u32) -> Result<(), HerderError> {
         self.require(name)?;
-        // Not while a reconcile or a revocation stops or starts tasks.
-        let _guard = self.reconciling.locked();
-        match self.worker.restart_task(name, id) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(HerderError::TaskNotFound(name.to_string(), id)),
-            Err(e) => Err(HerderError::BadConfig(e.to_string())),
-        }
+        // On the herder's thread: never while a reconciliation or a revocation stops or starts
+        // tasks.
+        let name = name.to_string();
+        self.ask_and_wait("restart the task", ANSWER_DEADLINE, |answer| Request::RestartTask { name, id, answer })?
     }
 
     /// A config topic write failed. A leader whose writer was fenced is no longer the leader,
@@ -416,10 +513,19 @@ impl Herder {
         self.worker.kind_of(&class.1)
     }
 
-    /// Stops work the group took away from this worker. Tasks of connectors that still exist
-    /// are left UNASSIGNED until their new owner starts them.
-    pub fn revoke(&self, work: &Work) {
-        let _guard = self.reconciling.locked();
+    /// Stops work the group took away from this worker, on the herder's thread; returns once it
+    /// is stopped. Tasks of connectors that still exist are left UNASSIGNED until their new owner
+    /// starts them.
+    pub fn revoke_and_wait(&self, work: &Work) {
+        let work = work.clone();
+        if let Err(e) =
+            self.ask_and_wait("stop the revoked work", REVOKE_DEADLINE, |answer| Request::Revoke { work, answer })
+        {
+            tracing::error!("revoking work from this worker: {e}");
+        }
+    }
+
+    fn revoke(&self, owned: &mut Owned, work: &Work) {
         let mut by_connector: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
         for task in &work.tasks {
             by_connector.entry(task.connector.as_str()).or_default().push(task.task);
@@ -433,30 +539,27 @@ impl Herder {
                 }
             }
         }
-        let mut generated = self.generated.locked();
         for name in &work.connectors {
-            generated.remove(name);
+            owned.generated_from.remove(name);
         }
     }
 
     /// Called on the leader before it assigns: remembers the work the assignment covers.
     pub fn set_universe(&self, work: Work) {
-        *self.universe.locked() = work;
+        if let Err(e) = self.ask(Request::SetUniverse(work)) {
+            tracing::error!("noting the work the leader assigns: {e}");
+        }
     }
 
     /// Brings the running tasks in line with the desired state and this worker's assignment.
-    pub fn reconcile(&self) {
-        let forwards = {
-            let _guard = self.reconciling.locked();
-            self.reconcile_locked()
-        };
-        for forward in forwards {
-            self.forward_task_configs(forward);
+    fn reconcile(&self, owned: &mut Owned) {
+        for forward in self.reconcile_work(owned) {
+            self.forward_task_configs(owned, forward);
         }
     }
 
     /// Sends task configs this worker generated to the leader, which writes them.
-    fn forward_task_configs(&self, forward: Forward) {
+    fn forward_task_configs(&self, owned: &mut Owned, forward: Forward) {
         let body: Vec<serde_json::Value> = forward
             .tasks
             .iter()
@@ -467,7 +570,7 @@ impl Herder {
         let body = serde_json::to_vec(&body).expect("task configs serialize");
         match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id) {
             Ok((status, _)) if (200..300).contains(&status) => {
-                self.generated.locked().insert(forward.name, forward.from);
+                owned.generated_from.insert(forward.name, forward.from);
             }
             Ok((status, body)) => tracing::info!(
                 "connector {}: the leader at {} answered {status} to its task configs ({}); trying again shortly",
@@ -479,7 +582,7 @@ impl Herder {
         }
     }
 
-    fn reconcile_locked(&self) -> Vec<Forward> {
+    fn reconcile_work(&self, owned: &mut Owned) -> Vec<Forward> {
         let mut forwards = Vec::new();
         let membership = self.membership();
         if let Some(m) = &membership {
@@ -497,7 +600,7 @@ impl Herder {
             if !owns_connector(name) {
                 continue;
             }
-            if let Err(e) = self.reconcile_connector(name, entry, membership.as_ref(), &mut forwards) {
+            if let Err(e) = self.reconcile_connector(owned, name, entry, membership.as_ref(), &mut forwards) {
                 tracing::error!("connector {name} failed: {e}");
                 self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
                 failed.push(name.clone());
@@ -592,11 +695,11 @@ impl Herder {
         if let (Some(m), Some(cluster)) = (&membership, &self.cluster) {
             if m.is_leader {
                 let work = Work::of(&snapshot);
-                let mut universe = self.universe.locked();
-                if *universe != work {
-                    let added = work.minus(&universe);
-                    let removed = universe.minus(&work);
-                    *universe = work;
+                let assigned = &mut owned.assigned_work;
+                if *assigned != work {
+                    let added = work.minus(assigned);
+                    let removed = assigned.minus(&work);
+                    *assigned = work;
                     cluster.request_rejoin(format!(
                         "the config changed (new: {}; gone: {})",
                         added.describe(),
@@ -612,6 +715,7 @@ impl Herder {
     /// its task configs.
     fn reconcile_connector(
         &self,
+        owned: &mut Owned,
         name: &str,
         entry: &ConnectorEntry,
         membership: Option<&Membership>,
@@ -636,16 +740,16 @@ impl Herder {
             self.worker.status.remove_tasks(name);
             self.worker.put_status(name, kind, State::Stopped, None);
             // Resumed, the connector generates its task configs again (they were emptied here).
-            self.generated.locked().remove(name);
+            owned.generated_from.remove(name);
             return Ok(());
         }
 
         // A restart asked for since: generate again (taken here, so a restart asked for while
         // this runs is seen by the next reconciliation).
-        if self.restarts.locked().remove(name) {
-            self.generated.locked().remove(name);
+        if owned.restarts.remove(name) {
+            owned.generated_from.remove(name);
         }
-        let generated_from = self.generated.locked().get(name).cloned();
+        let generated_from = owned.generated_from.get(name).cloned();
         if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
             let parsed = self.parse(name, &entry.config)?;
             let fresh: Vec<Pairs> = self.worker.task_configs(&parsed)?.into_iter().map(canonical).collect();
@@ -667,7 +771,7 @@ impl Herder {
                     }
                 }
             }
-            self.generated.locked().insert(name.to_string(), entry.config.clone());
+            owned.generated_from.insert(name.to_string(), entry.config.clone());
         }
         // Statuses of tasks the connector no longer has.
         if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.status.get(name)) {

@@ -109,6 +109,7 @@ impl From<HerderError> for ApiError {
             HerderError::BadConfig(_) => StatusCode::BAD_REQUEST,
             HerderError::Store(_) | HerderError::Kafka(_) | HerderError::Plugin(_) => StatusCode::INTERNAL_SERVER_ERROR,
             HerderError::NotLeader(_) => StatusCode::CONFLICT,
+            HerderError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         };
         ApiError::new(status, e.to_string())
     }

@@ -151,7 +151,7 @@ impl Participant for GroupParticipant {
     }
 
     fn revoke(&self, work: &Work) {
-        self.herder.revoke(work);
+        self.herder.revoke_and_wait(work);
     }
 
     fn catch_up(&self, offset: i64, timeout: Duration) -> bool {

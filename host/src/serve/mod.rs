@@ -82,8 +82,8 @@ pub async fn run(
     };
     let herder = Herder::new(worker.clone(), stores.config, view);
     let starter = herder.clone();
+    // The herder's thread reconciles first thing once it runs.
     let start_result = tokio::task::spawn_blocking(move || -> Result<()> {
-        starter.reconcile();
         for connector in connectors {
             starter.put_connector(&connector.name, connector.raw.clone(), false)?;
         }
