@@ -339,7 +339,11 @@ fn plugin_calls_that_sleep_end_on_the_call_deadline() {
     let asked = Instant::now();
     let (code, answer) = create(&worker, "slow-split", sleeper("task-configs"));
     assert_eq!(code, 201, "{answer}");
-    // Writes do not wait for the plugin calls that follow them (the herder's loop makes them).
+    // Writes do not wait for the plugin calls that follow them, nor does a task restart, which
+    // the herder's thread carries out: the plugin's calls run off it.
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, answer, _) = worker.call("POST", "/connectors/canary/tasks/0/restart", None);
+    assert_eq!(code, 204, "restart: {answer}");
     for action in ["pause", "resume"] {
         let (code, answer, _) = worker.call("PUT", &format!("/connectors/canary/{action}"), None);
         assert_eq!(code, 202, "{action}: {answer}");

@@ -124,6 +124,12 @@ enum Request {
     /// On the leader, before it assigns: the work the assignment covers. Not waited for: the
     /// next round takes it before it reconciles.
     SetUniverse(Work),
+    /// A connector's task configs, generated off the herder's thread from `from` (its config).
+    Generated {
+        name: String,
+        from: Pairs,
+        configs: Result<Vec<Pairs>, StartError>,
+    },
 }
 
 type Answer<T> = std::sync::mpsc::SyncSender<T>;
@@ -139,7 +145,18 @@ struct Owned {
     assigned_work: Work,
     /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
     restarts: std::collections::BTreeSet<String>,
+    /// Connectors whose task configs are being generated now, at most `MAX_GENERATING`.
+    generating: std::collections::BTreeSet<String>,
+    /// Connectors whose last generation failed, with the config it failed on and when; a
+    /// standalone worker runs no tasks for them, and the same config is tried again only after
+    /// `RECONCILE_INTERVAL` (or a restart).
+    failed: BTreeMap<String, (Pairs, std::time::Instant)>,
 }
+
+/// Connectors whose task configs are generated at once, each on a thread of its own (the
+/// plugin's validate and task-configs calls, each within `wasm.call.timeout.ms`); the rest wait
+/// for a later round.
+const MAX_GENERATING: usize = 4;
 
 /// Requests that may wait for the herder's thread at once; more are refused as busy.
 const MAX_QUEUED_REQUESTS: usize = 1024;
@@ -193,7 +210,8 @@ impl Herder {
     fn ask(&self, request: Request) -> Result<(), HerderError> {
         {
             let mut queue = self.requests.locked();
-            if queue.len() >= MAX_QUEUED_REQUESTS {
+            // Generated task configs are bounded by `MAX_GENERATING` and must never be lost.
+            if queue.len() >= MAX_QUEUED_REQUESTS && !matches!(request, Request::Generated { .. }) {
                 return Err(HerderError::Busy(format!(
                     "the herder has {MAX_QUEUED_REQUESTS} requests waiting already; try again shortly"
                 )));
@@ -238,8 +256,8 @@ impl Herder {
                     // A bug that panics in one round must not end the loop: the next change, or
                     // the interval, tries again (locks are taken unpoisoned).
                     let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        herder.carry_out_requests(&mut owned);
-                        herder.reconcile(&mut owned);
+                        let forwards = herder.carry_out_requests(&mut owned);
+                        herder.reconcile(&mut owned, forwards);
                     }));
                     if let Err(panic) = round {
                         tracing::error!(
@@ -255,9 +273,10 @@ impl Herder {
 
     /// Everything asked since the last round, in order. A requester that gave up waiting finds
     /// its answer dropped.
-    fn carry_out_requests(&self, owned: &mut Owned) {
+    fn carry_out_requests(&self, owned: &mut Owned) -> Vec<Forward> {
+        let mut forwards = Vec::new();
         loop {
-            let Some(request) = self.requests.locked().pop_front() else { return };
+            let Some(request) = self.requests.locked().pop_front() else { return forwards };
             match request {
                 Request::RestartConnector(name) => {
                     owned.restarts.insert(name);
@@ -275,6 +294,10 @@ impl Herder {
                     let _ = answer.try_send(());
                 }
                 Request::SetUniverse(work) => owned.assigned_work = work,
+                Request::Generated { name, from, configs } => {
+                    owned.generating.remove(&name);
+                    self.take_generated(owned, &name, from, configs, &mut forwards);
+                }
             }
         }
     }
@@ -551,10 +574,93 @@ impl Herder {
         }
     }
 
-    /// Brings the running tasks in line with the desired state and this worker's assignment.
-    fn reconcile(&self, owned: &mut Owned) {
-        for forward in self.reconcile_work(owned) {
+    /// Brings the running tasks in line with the desired state and this worker's assignment,
+    /// then sends the task configs that go to the leader (`forwards`, with those of this round).
+    fn reconcile(self: &Arc<Self>, owned: &mut Owned, mut forwards: Vec<Forward>) {
+        forwards.extend(self.reconcile_work(owned));
+        for forward in forwards {
             self.forward_task_configs(owned, forward);
+        }
+    }
+
+    /// Starts generating a connector's task configs off the herder's thread, unless that is
+    /// under way already or `MAX_GENERATING` generations are; the answer comes back as a
+    /// `Generated` request.
+    fn generate(self: &Arc<Self>, owned: &mut Owned, name: &str, config: ConnectorConfig, from: &Pairs) {
+        if owned.generating.contains(name) || owned.generating.len() >= MAX_GENERATING {
+            return;
+        }
+        let (herder, label, from) = (self.clone(), name.to_string(), from.clone());
+        let spawned = std::thread::Builder::new().name(format!("generate-{name}")).spawn(move || {
+            let generated =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| herder.worker.task_configs(&config)));
+            let configs = generated
+                .unwrap_or_else(|panic| {
+                    Err(StartError::Plugin {
+                        name: label.clone(),
+                        message: format!(
+                            "generating task configs failed on a bug ({})",
+                            crate::sync::panic_message(&*panic)
+                        ),
+                    })
+                })
+                .map(|configs| configs.into_iter().map(canonical).collect());
+            let _ = herder.ask(Request::Generated { name: label, from, configs });
+        });
+        match spawned {
+            Ok(_) => {
+                owned.generating.insert(name.to_string());
+            }
+            Err(e) => tracing::error!(
+                "connector {name}: cannot start a thread to generate its task configs ({e}); trying again shortly"
+            ),
+        }
+    }
+
+    /// Takes task configs generated for a connector: written (or sent to the leader) if the
+    /// connector still has the config they came from and still runs here.
+    fn take_generated(
+        &self,
+        owned: &mut Owned,
+        name: &str,
+        from: Pairs,
+        configs: Result<Vec<Pairs>, StartError>,
+        forwards: &mut Vec<Forward>,
+    ) {
+        let snapshot = self.store.snapshot();
+        let Some(entry) = snapshot.connectors.get(name) else { return };
+        let membership = self.membership();
+        let owned_here = membership.as_ref().is_none_or(|m| m.owned.connectors.contains(name));
+        if entry.config != from || !owned_here || entry.target == TargetState::Stopped {
+            // Changed, moved or stopped meanwhile: the next round sees to it.
+            return;
+        }
+        let taken = configs.and_then(|fresh| {
+            if entry.tasks.as_ref() != Some(&fresh) {
+                match self.submit_task_configs(name, &fresh, membership.as_ref())? {
+                    Submitted::Written => {}
+                    Submitted::Later(why) => {
+                        tracing::info!("connector {name}: task configs wait for a leader ({why})");
+                        return Ok(());
+                    }
+                    Submitted::Forward(leader_url) => {
+                        forwards.push(Forward { name: name.to_string(), from: from.clone(), tasks: fresh, leader_url });
+                        return Ok(());
+                    }
+                }
+            }
+            owned.generated_from.insert(name.to_string(), from.clone());
+            Ok(())
+        });
+        match taken {
+            Ok(()) => {
+                owned.failed.remove(name);
+            }
+            Err(e) => {
+                tracing::error!("connector {name} failed: {e}");
+                self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
+                owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
+            }
         }
     }
 
@@ -582,7 +688,7 @@ impl Herder {
         }
     }
 
-    fn reconcile_work(&self, owned: &mut Owned) -> Vec<Forward> {
+    fn reconcile_work(self: &Arc<Self>, owned: &mut Owned) -> Vec<Forward> {
         let mut forwards = Vec::new();
         let membership = self.membership();
         if let Some(m) = &membership {
@@ -595,7 +701,8 @@ impl Herder {
 
         // Connectors: their statuses, and fresh task configs when their config changed.
         let snapshot = self.store.snapshot();
-        let mut failed = Vec::new();
+        owned.failed.retain(|name, _| snapshot.connectors.contains_key(name));
+        let mut failed: Vec<String> = owned.failed.keys().cloned().collect();
         for (name, entry) in &snapshot.connectors {
             if !owns_connector(name) {
                 continue;
@@ -670,6 +777,9 @@ impl Herder {
                         self.worker.put_task_status(name, *id, State::Paused);
                     }
                 }
+                // Tasks whose configs are being generated again wait for them (those running
+                // with unchanged configs go on).
+                TargetState::Started if owned.generating.contains(name) => {}
                 TargetState::Started => {
                     let running = self.worker.running(name).map(|(_, r)| r).unwrap_or_default();
                     let missing: Vec<(u32, Pairs)> =
@@ -714,7 +824,7 @@ impl Herder {
     /// The part of reconciling that falls to the worker running a connector: its status, and
     /// its task configs.
     fn reconcile_connector(
-        &self,
+        self: &Arc<Self>,
         owned: &mut Owned,
         name: &str,
         entry: &ConnectorEntry,
@@ -748,30 +858,21 @@ impl Herder {
         // this runs is seen by the next reconciliation).
         if owned.restarts.remove(name) {
             owned.generated_from.remove(name);
+            owned.failed.remove(name);
+        }
+        let failed_lately = owned
+            .failed
+            .get(name)
+            .is_some_and(|(config, when)| *config == entry.config && when.elapsed() < RECONCILE_INTERVAL);
+        if failed_lately {
+            return Ok(());
         }
         let generated_from = owned.generated_from.get(name).cloned();
         if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
+            // The plugin's calls run elsewhere; their answer comes back as a request.
             let parsed = self.parse(name, &entry.config)?;
-            let fresh: Vec<Pairs> = self.worker.task_configs(&parsed)?.into_iter().map(canonical).collect();
-            if entry.tasks.as_ref() != Some(&fresh) {
-                match self.submit_task_configs(name, &fresh, membership)? {
-                    Submitted::Written => {}
-                    Submitted::Later(why) => {
-                        tracing::info!("connector {name}: task configs wait for a leader ({why})");
-                        return Ok(());
-                    }
-                    Submitted::Forward(leader_url) => {
-                        forwards.push(Forward {
-                            name: name.to_string(),
-                            from: entry.config.clone(),
-                            tasks: fresh,
-                            leader_url,
-                        });
-                        return Ok(());
-                    }
-                }
-            }
-            owned.generated_from.insert(name.to_string(), entry.config.clone());
+            self.generate(owned, name, parsed, &entry.config);
+            return Ok(());
         }
         // Statuses of tasks the connector no longer has.
         if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.status.get(name)) {
