@@ -67,6 +67,22 @@ pub enum ConnectorKind {
     Sink,
 }
 
+impl ConnectorKind {
+    /// `source` or `sink`, as Kafka Connect's REST API and messages say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectorKind::Source => "source",
+            ConnectorKind::Sink => "sink",
+        }
+    }
+}
+
+/// The value of `key` in a config of key-value pairs, the last one when the key repeats (as a
+/// properties file that sets a key twice means it).
+pub fn last_value<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigKey {
     pub name: String,

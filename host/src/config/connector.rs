@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use super::properties::{self, PropertiesError};
 use super::worker::{WasmLimits, PASS_THROUGH_CONVERTERS};
-use crate::model::{KeyGrant, Names};
+use crate::model::{last_value, KeyGrant, Names};
 
 #[derive(Debug, Error)]
 pub enum ConnectorConfigError {
@@ -123,7 +123,7 @@ impl ConnectorConfig {
             key: Some(key.to_string()),
             message,
         };
-        let get = |key: &str| raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
+        let get = |key: &str| last_value(&raw, key).map(str::trim);
 
         for (key, advice) in NOT_YET_SUPPORTED {
             if get(key).is_some_and(|v| !(v.is_empty() || key == &"errors.tolerance" && v == "none")) {
@@ -131,7 +131,7 @@ impl ConnectorConfig {
             }
         }
         // The name as given, untrimmed: "x " is not "x".
-        let name = raw.iter().rev().find(|(k, _)| k == "name").map(|(_, v)| v.as_str()).filter(|n| !n.is_empty());
+        let name = last_value(&raw, "name").filter(|n| !n.is_empty());
         let name = name.ok_or_else(|| {
             invalid(
                 "name",
@@ -244,7 +244,7 @@ impl ConnectorConfig {
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.raw.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        last_value(&self.raw, key)
     }
 
     /// Adds the grants that the plugin's declarations (which keys name files, folders, addresses

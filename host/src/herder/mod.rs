@@ -346,8 +346,8 @@ impl Herder {
             let secrets = self.worker.secret_keys(&config);
             for (key, value) in config.iter_mut() {
                 if value == HIDDEN && secrets.contains(key) {
-                    if let Some((_, kept)) = stored.config.iter().rev().find(|(k, _)| k == key) {
-                        value.clone_from(kept);
+                    if let Some(kept) = crate::model::last_value(&stored.config, key) {
+                        *value = kept.to_string();
                     }
                 }
             }
@@ -470,12 +470,10 @@ impl Herder {
                 crate::kafka::commit_group_offsets(&self.worker.config, name, &offsets).map_err(kafka_error)?;
                 Ok(format!("The offsets of connector {name} were altered"))
             }
-            (kind, _) => {
-                let kind = if kind == ConnectorKind::Source { "source" } else { "sink" };
-                Err(HerderError::BadConfig(format!(
-                    "connector {name} is a {kind} connector; the offsets given are shaped for the other kind"
-                )))
-            }
+            (kind, _) => Err(HerderError::BadConfig(format!(
+                "connector {name} is a {} connector; the offsets given are shaped for the other kind",
+                kind.name()
+            ))),
         }
     }
 
@@ -532,8 +530,8 @@ impl Herder {
 
     /// The kind of a connector's plugin, when the plugin is loaded.
     pub fn kind_of(&self, entry: &ConnectorEntry) -> Option<ConnectorKind> {
-        let class = entry.config.iter().rev().find(|(k, _)| k == "connector.class")?;
-        self.worker.kind_of(&class.1)
+        let class = crate::model::last_value(&entry.config, "connector.class")?;
+        self.worker.kind_of(class)
     }
 
     /// Stops work the group took away from this worker, on the herder's thread; returns once it

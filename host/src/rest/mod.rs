@@ -510,13 +510,6 @@ async fn list_connectors(State(state): State<Shared>, Query(query): Query<ListQu
     }
 }
 
-pub(crate) fn kind_name(kind: ConnectorKind) -> &'static str {
-    match kind {
-        ConnectorKind::Source => "source",
-        ConnectorKind::Sink => "sink",
-    }
-}
-
 /// A config as REST shows it: values of the plugin's PASSWORD keys (`secrets`) hidden.
 fn config_json(pairs: &[(String, String)], secrets: &[String]) -> Value {
     Value::Object(
@@ -543,7 +536,7 @@ fn info_json(state: &RestState, name: &str) -> Option<Value> {
         "name": name,
         "config": config_json(&entry.config, &state.herder.worker.secret_keys(&entry.config)),
         "tasks": task_ids,
-        "type": state.herder.kind_of(entry).map(kind_name).unwrap_or("unknown"),
+        "type": state.herder.kind_of(entry).map(ConnectorKind::name).unwrap_or("unknown"),
     }))
 }
 
@@ -591,7 +584,7 @@ fn status_body(status: ConnectorStatus) -> Value {
         "name": status.name,
         "connector": connector,
         "tasks": tasks,
-        "type": status.kind.map(kind_name).unwrap_or("unknown"),
+        "type": status.kind.map(ConnectorKind::name).unwrap_or("unknown"),
     })
 }
 

@@ -8,7 +8,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{bad_request, config_from_json, kind_name, parse_body, ApiError, Shared};
+use super::{bad_request, config_from_json, parse_body, ApiError, Shared};
 use crate::config::ConnectorConfig;
 use crate::herder::HIDDEN;
 use crate::model::parse_version_requirement;
@@ -27,7 +27,7 @@ pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -
     let mut entries: Vec<Value> = registry
         .plugins()
         .iter()
-        .map(|p| json!({"class": p.info.name, "type": kind_name(p.info.kind), "version": p.info.version}))
+        .map(|p| json!({"class": p.info.name, "type": p.info.kind.name(), "version": p.info.version}))
         .collect();
     if query.connectors_only == Some(false) {
         entries.extend(registry.problems().into_iter().map(|(path, reason)| {
@@ -111,7 +111,7 @@ pub async fn validate(
     }
     let version = config.iter().find(|(k, _)| k == "connector.version").map(|(_, v)| v.clone());
     let plugin = find(&state, &name, version.as_deref())?;
-    let get = |key: &str| config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let get = |key: &str| crate::model::last_value(&config, key).map(String::from);
 
     // The keys every connector has (`config::keys`), then the plugin's own.
     let mut keys = crate::config::keys::connector_keys(plugin.info.kind == crate::model::ConnectorKind::Sink);

@@ -215,7 +215,7 @@ impl Worker {
 
     /// The keys of a connector config that its plugin declares PASSWORD: never shown over REST.
     pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
-        let get = |key: &str| config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.trim());
+        let get = |key: &str| crate::model::last_value(config, key).map(str::trim);
         let Some(class) = get("connector.class") else { return Vec::new() };
         let version = get("connector.version").and_then(|v| crate::model::parse_version_requirement(v).ok());
         match self.registry.find(class, version.as_ref()) {

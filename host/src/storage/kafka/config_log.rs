@@ -60,7 +60,7 @@ impl ConfigReplay {
                 Some(v) => {
                     let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
                     // The key names the connector; a config that names another is not its config.
-                    if let Some((_, given)) = pairs.iter().rev().find(|(k, _)| k == "name") {
+                    if let Some(given) = crate::model::last_value(&pairs, "name") {
                         if given != name {
                             return Err(format!("its properties name another connector ({given:?})"));
                         }
