@@ -95,10 +95,10 @@ pub struct RestartPlan {
 /// thread alone owns (`Owned`, in `spawn_loop`). Reconciliations, revocations and task restarts
 /// therefore never overlap, by construction rather than by a lock.
 pub struct Herder {
-    pub worker: Arc<Worker>,
-    pub store: Arc<dyn ConfigStore>,
+    worker: Arc<Worker>,
+    store: Arc<dyn ConfigStore>,
     /// This worker's place in its group; none for a standalone worker, which runs everything.
-    pub cluster: Option<Arc<ClusterView>>,
+    cluster: Option<Arc<ClusterView>>,
     /// One connector write at a time, from the existence check to the store, so that two
     /// creates of one name cannot both succeed. Plugin calls (validation) happen before it.
     writing: Mutex<()>,
@@ -304,6 +304,77 @@ impl Herder {
 
     pub fn snapshot(&self) -> ConfigSnapshot {
         self.store.snapshot()
+    }
+
+    /// Wakes the herder's thread for a round (the group assigned work, the worker stops).
+    pub fn wake(&self) {
+        self.store.changes().notify();
+    }
+
+    /// What other workers and statuses know this worker by.
+    pub fn worker_id(&self) -> &str {
+        &self.worker.worker_id
+    }
+
+    pub fn worker_config(&self) -> &crate::config::WorkerConfig {
+        &self.worker.config
+    }
+
+    /// The keys of a config whose values are secrets (PASSWORD keys of its plugin).
+    pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
+        self.worker.secret_keys(config)
+    }
+
+    /// A connector's status as the status store has it, its kind filled in from the plugin
+    /// when the status does not say (statuses other workers wrote).
+    pub fn connector_status(&self, name: &str) -> Option<crate::storage::status::ConnectorStatus> {
+        let kind = self.store.snapshot().connectors.get(name).and_then(|entry| self.kind_of(entry));
+        self.worker.status.get(name).map(|mut status| {
+            status.kind = status.kind.or(kind);
+            status
+        })
+    }
+
+    /// The plugins this worker has loaded, every version.
+    pub fn plugins(&self) -> Vec<Arc<crate::runtime::Plugin>> {
+        self.worker.registry.plugins()
+    }
+
+    /// Files of `plugin.path` that failed to load, with why.
+    pub fn plugin_problems(&self) -> Vec<(std::path::PathBuf, String)> {
+        self.worker.registry.problems()
+    }
+
+    /// The newest plugin of that name (or Kafka Connect class name) whose version meets `version`.
+    pub fn find_plugin(
+        &self,
+        name: &str,
+        version: Option<&semver::VersionReq>,
+    ) -> Result<Arc<crate::runtime::Plugin>, crate::runtime::registry::FindError> {
+        self.worker.registry.find(name, version)
+    }
+
+    /// Checks a config the way a start would check the host's keys (limits, grants inside the
+    /// ceiling, what the plugin's declared keys name). Blocking: grants read the file system.
+    pub fn check_host_keys(
+        &self,
+        config: Pairs,
+        plugin: &crate::runtime::Plugin,
+    ) -> Result<(), crate::config::connector::ConnectorConfigError> {
+        ConnectorConfig::from_pairs(config, "being validated", &self.worker.config.wasm)
+            .and_then(|checked| checked.with_declared(&plugin.info.grants))
+            .map(|_| ())
+    }
+
+    /// The plugin's own `validate` of a config. Blocking: a plugin call, within
+    /// `wasm.call.timeout.ms`.
+    pub fn plugin_validate(
+        &self,
+        plugin: &crate::runtime::Plugin,
+        label: &str,
+        config: &Pairs,
+    ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
+        self.worker.plugin_validate(plugin, label, config)
     }
 
     pub fn membership(&self) -> Option<Membership> {

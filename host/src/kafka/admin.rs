@@ -33,7 +33,13 @@ pub fn admin_client(config: &ClientConfig) -> anyhow::Result<AdminClient<Default
 /// Makes sure `spec.name` exists with the right settings; returns its partition count.
 pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &TopicSpec) -> anyhow::Result<i32> {
     let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
-    let existing = partition_count(admin, &spec.name)?;
+    // librdkafka's metadata call blocks: off the async threads' work (tokio moves it).
+    let existing = match tokio::runtime::Handle::current().runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| partition_count(admin, &spec.name))?
+        }
+        _ => partition_count(admin, &spec.name)?,
+    };
     let partitions = match existing {
         Some(count) => {
             check_cleanup_policy(admin, spec, &options).await?;

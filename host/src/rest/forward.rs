@@ -73,7 +73,7 @@ pub async fn to_leader(State(state): State<Shared>, request: Request, next: Next
         Some(leader) => {
             let path = request.uri().path().to_string();
             tracing::info!("passing {} {path} on to the leader at {}", request.method(), leader.url);
-            pass_on(request, &leader.url, &state.herder.worker.worker_id).await
+            pass_on(request, &leader.url, state.herder.worker_id()).await
         }
         None => no_leader().into_response(),
     }

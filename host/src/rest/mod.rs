@@ -33,8 +33,8 @@ pub struct RestState {
 pub(crate) type Shared = Arc<RestState>;
 
 pub fn router(state: Shared) -> Router {
-    let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker.config));
-    let expensive = Arc::new(limit::ExpensiveCalls::new(state.herder.worker.config.rest_max_concurrent_expensive));
+    let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker_config()));
+    let expensive = Arc::new(limit::ExpensiveCalls::new(state.herder.worker_config().rest_max_concurrent_expensive));
     // Writes to the config topic: a follower passes them on to the leader.
     let writes = Router::new()
         .route("/connectors", get(list_connectors).post(create_connector))
@@ -361,8 +361,8 @@ async fn restart_connector(
     };
     if let (Some(membership), false) = (state.herder.membership(), forwarded(&request)) {
         match membership.connector_owner(&name) {
-            Some(owner) if owner.worker_id != state.herder.worker.worker_id => {
-                return Ok(forward::pass_on(request, &owner.url, &state.herder.worker.worker_id).await);
+            Some(owner) if owner.worker_id != state.herder.worker_id() => {
+                return Ok(forward::pass_on(request, &owner.url, state.herder.worker_id()).await);
             }
             Some(_) => {}
             None if !state.herder.snapshot().connectors.contains_key(&name) => {
@@ -399,7 +399,7 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
             tracing::warn!("restarting connector {name}: {}", e.message);
         }
     }
-    let me = state.herder.worker.worker_id.clone();
+    let me = state.herder.worker_id().to_string();
     let membership = state.herder.membership();
     for task in plan.tasks {
         let id = crate::cluster::TaskId { connector: name.clone(), task };
@@ -454,8 +454,8 @@ async fn restart_task(
     if let (Some(membership), false) = (state.herder.membership(), forwarded(&request)) {
         let id = crate::cluster::TaskId { connector: name.clone(), task };
         match membership.task_owner(&id) {
-            Some(owner) if owner.worker_id != state.herder.worker.worker_id => {
-                return Ok(forward::pass_on(request, &owner.url, &state.herder.worker.worker_id).await);
+            Some(owner) if owner.worker_id != state.herder.worker_id() => {
+                return Ok(forward::pass_on(request, &owner.url, state.herder.worker_id()).await);
             }
             Some(_) => {}
             None => {
@@ -534,7 +534,7 @@ fn info_json(state: &RestState, name: &str) -> Option<Value> {
     let task_ids: Vec<Value> = (0..tasks).map(|i| json!({"connector": name, "task": i})).collect();
     Some(json!({
         "name": name,
-        "config": config_json(&entry.config, &state.herder.worker.secret_keys(&entry.config)),
+        "config": config_json(&entry.config, &state.herder.secret_keys(&entry.config)),
         "tasks": task_ids,
         "type": state.herder.kind_of(entry).map(ConnectorKind::name).unwrap_or("unknown"),
     }))
@@ -547,13 +547,13 @@ async fn connector_info(State(state): State<Shared>, Path(name): Path<String>) -
 async fn connector_config(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     let snapshot = state.herder.snapshot();
     let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
-    Ok(Json(config_json(&entry.config, &state.herder.worker.secret_keys(&entry.config))))
+    Ok(Json(config_json(&entry.config, &state.herder.secret_keys(&entry.config))))
 }
 
 async fn connector_tasks(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     let snapshot = state.herder.snapshot();
     let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
-    let secrets = state.herder.worker.secret_keys(&entry.config);
+    let secrets = state.herder.secret_keys(&entry.config);
     let tasks: Vec<Value> = entry
         .tasks
         .iter()
@@ -592,12 +592,7 @@ fn status_json(state: &RestState, name: &str) -> Option<Value> {
     if !state.herder.snapshot().connectors.contains_key(name) {
         return None;
     }
-    let kind = state.herder.snapshot().connectors.get(name).and_then(|entry| state.herder.kind_of(entry));
-    state.herder.worker.status.get(name).map(|mut status| {
-        // Statuses other workers wrote do not say the kind; the plugin does.
-        status.kind = status.kind.or(kind);
-        status_body(status)
-    })
+    state.herder.connector_status(name).map(status_body)
 }
 
 async fn connector_status(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {

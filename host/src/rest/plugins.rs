@@ -9,7 +9,6 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{bad_request, config_from_json, parse_body, ApiError, Shared};
-use crate::config::ConnectorConfig;
 use crate::herder::HIDDEN;
 use crate::model::parse_version_requirement;
 use crate::model::ConfigKey;
@@ -23,14 +22,14 @@ pub struct ListQuery {
 
 /// Every version of every plugin; with `connectorsOnly=false`, files that failed to load too.
 pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Value> {
-    let registry = &state.herder.worker.registry;
-    let mut entries: Vec<Value> = registry
+    let mut entries: Vec<Value> = state
+        .herder
         .plugins()
         .iter()
         .map(|p| json!({"class": p.info.name, "type": p.info.kind.name(), "version": p.info.version}))
         .collect();
     if query.connectors_only == Some(false) {
-        entries.extend(registry.problems().into_iter().map(|(path, reason)| {
+        entries.extend(state.herder.plugin_problems().into_iter().map(|(path, reason)| {
             json!({"class": path.display().to_string(), "type": "invalid", "version": Value::Null, "error": reason})
         }));
     }
@@ -46,9 +45,7 @@ fn find(state: &Shared, name: &str, version: Option<&str>) -> Result<std::sync::
     let requirement = version.map(parse_version_requirement).transpose().map_err(bad_request)?;
     state
         .herder
-        .worker
-        .registry
-        .find(name, requirement.as_ref())
+        .find_plugin(name, requirement.as_ref())
         .map_err(|e| ApiError::new(StatusCode::NOT_FOUND, e.to_string()))
 }
 
@@ -134,14 +131,10 @@ pub async fn validate(
 
     // The host's own checks (limits, grants, versions), reported on the key they name.
     // Off the server's threads: checking grants reads the file system (links, a slow mount).
-    let (checking, declaring, limits) = (config.clone(), plugin.clone(), state.herder.worker.config.wasm.clone());
-    let host_checked = tokio::task::spawn_blocking(move || {
-        ConnectorConfig::from_pairs(checking, "being validated", &limits)
-            .and_then(|checked| checked.with_declared(&declaring.info.grants))
-            .map(|_| ())
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the config failed: {e}")))?;
+    let (checking, declaring, herder) = (config.clone(), plugin.clone(), state.herder.clone());
+    let host_checked = tokio::task::spawn_blocking(move || herder.check_host_keys(checking, &declaring))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the config failed: {e}")))?;
     if let Err(e) = host_checked {
         // Validation may leave the name out (the URL names the plugin, not a connector).
         let missing_name = e.key() == Some("name") && !config.iter().any(|(k, _)| k == "name");
@@ -154,14 +147,11 @@ pub async fn validate(
     }
     // The plugin runs on a blocking thread, never on the server's own: its call may take up to
     // wasm.call.timeout.ms.
-    let (validating, label, given) = (plugin.clone(), name.clone(), config.clone());
-    let (runtime, limits) = (state.herder.worker.runtime.clone(), state.herder.worker.config.wasm.clone());
-    let problems = tokio::task::spawn_blocking(move || {
-        validating.connector(&runtime, &label, &limits).and_then(|mut instance| instance.validate(&given))
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?;
+    let (validating, label, given, herder) = (plugin.clone(), name.clone(), config.clone(), state.herder.clone());
+    let problems = tokio::task::spawn_blocking(move || herder.plugin_validate(&validating, &label, &given))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the plugin's validate failed: {e}")))?;
     for problem in problems {
         match entries.iter_mut().find(|(k, _, _)| k.name == problem.name) {
             Some(entry) => entry.2.push(problem.message),

@@ -159,6 +159,6 @@ impl Participant for GroupParticipant {
     }
 
     fn assigned(&self) {
-        self.herder.store.changes().notify();
+        self.herder.wake();
     }
 }

@@ -113,7 +113,7 @@ pub async fn run(
         .await
         .context("the REST server stopped unexpectedly")?;
     stop_loop.store(true, Ordering::Relaxed);
-    herder.store.changes().notify();
+    herder.wake();
     let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
     stop(worker.clone()).await;
     // Leave only once the tasks stopped, so that no task runs twice when the group moves them.

@@ -184,6 +184,18 @@ impl Worker {
         Ok(plugin)
     }
 
+    /// The plugin's own `validate` of a config, within `wasm.call.timeout.ms`.
+    pub fn plugin_validate(
+        &self,
+        plugin: &Plugin,
+        label: &str,
+        config: &[(String, String)],
+    ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
+        plugin
+            .connector(&self.runtime, label, &self.config.wasm)
+            .and_then(|mut instance| instance.validate(&config.to_vec()))
+    }
+
     /// Validates a connector and asks its plugin to split it into at most `tasks.max` task configs.
     pub fn task_configs(&self, config: &ConnectorConfig) -> Result<Vec<Vec<(String, String)>>, StartError> {
         let plugin = self.validate(config)?;
