@@ -104,6 +104,8 @@ pub struct Herder {
     writing: Mutex<()>,
     /// Requests waiting for the herder's thread, at most `MAX_QUEUED_REQUESTS`.
     requests: Mutex<std::collections::VecDeque<Request>>,
+    /// Task-config generations started so far (a count for measurements and tests).
+    generations: std::sync::atomic::AtomicU64,
 }
 
 /// What other threads ask of the herder's thread. Those that wait for the answer carry where to
@@ -151,6 +153,9 @@ struct Owned {
     /// standalone worker runs no tasks for them, and the same config is tried again only after
     /// `RECONCILE_INTERVAL` (or a restart).
     failed: BTreeMap<String, (Pairs, std::time::Instant)>,
+    /// Connectors this worker has reported a status for, so that a deleted one loses it even
+    /// if it never ran.
+    reported: std::collections::BTreeSet<String>,
 }
 
 /// Connectors whose task configs are generated at once, each on a thread of its own (the
@@ -203,7 +208,14 @@ struct Forward {
 
 impl Herder {
     pub fn new(worker: Arc<Worker>, store: Arc<dyn ConfigStore>, cluster: Option<Arc<ClusterView>>) -> Arc<Self> {
-        Arc::new(Herder { worker, store, cluster, writing: Mutex::new(()), requests: Mutex::default() })
+        Arc::new(Herder {
+            worker,
+            store,
+            cluster,
+            writing: Mutex::new(()),
+            requests: Mutex::default(),
+            generations: std::sync::atomic::AtomicU64::new(0),
+        })
     }
 
     /// Hands a request to the herder's thread and wakes it.
@@ -679,6 +691,7 @@ impl Herder {
         match spawned {
             Ok(_) => {
                 owned.generating.insert(name.to_string());
+                self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             Err(e) => tracing::error!(
                 "connector {name}: cannot start a thread to generate its task configs ({e}); trying again shortly"
@@ -776,6 +789,7 @@ impl Herder {
             if !owns_connector(name) {
                 continue;
             }
+            owned.reported.insert(name.clone());
             if let Err(e) = self.reconcile_connector(owned, name, entry, membership.as_ref(), &mut forwards) {
                 tracing::error!("connector {name} failed: {e}");
                 self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
@@ -788,8 +802,17 @@ impl Herder {
                     if !snapshot.connectors.contains_key(&name) {
                         self.worker.stop_connector(&name);
                         self.worker.status.remove(&name);
+                        owned.reported.remove(&name);
                         tracing::info!("connector {name} deleted");
                     }
+                }
+                // Those that never ran (their plugin failed, say).
+                let gone: Vec<String> =
+                    owned.reported.iter().filter(|name| !snapshot.connectors.contains_key(*name)).cloned().collect();
+                for name in gone {
+                    self.worker.status.remove(&name);
+                    owned.reported.remove(&name);
+                    tracing::info!("connector {name} deleted");
                 }
             }
             Some(m) => {
@@ -799,6 +822,7 @@ impl Herder {
                         tracing::info!("connector {name} deleted");
                     }
                 }
+                owned.reported.retain(|name| snapshot.connectors.contains_key(name));
             }
         }
 
@@ -977,3 +1001,6 @@ impl Herder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

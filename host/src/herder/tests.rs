@@ -1,0 +1,119 @@
+//! The herder's logic over in-memory stores and a worker without plugins: no Kafka, no plugin.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::config::{properties, Mode, WorkerConfig};
+use crate::runtime::{PluginRegistry, Runtime};
+use crate::storage::{FileOffsetStore, MemoryConfigStore, MemoryStatusStore};
+
+struct Fixture {
+    herder: Arc<Herder>,
+    store: Arc<MemoryConfigStore>,
+    _dir: tempfile::TempDir,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let text = format!(
+        "bootstrap.servers=localhost:1\nplugin.path={}\noffset.storage.file.filename={}\nwasm.cache.dir={}\n",
+        plugins.display(),
+        dir.path().join("offsets").display(),
+        dir.path().join("cache").display()
+    );
+    let props = properties::parse(&text, "test").unwrap();
+    let config = WorkerConfig::from_properties(&props, "test", Mode::Standalone).unwrap();
+    let runtime = Arc::new(Runtime::new(config.compile_cache_dir.clone()).unwrap());
+    let registry = Arc::new(PluginRegistry::scan(&runtime, &config.plugin_path));
+    let offsets = Arc::new(FileOffsetStore::open(&dir.path().join("offsets")).unwrap());
+    let worker = Arc::new(Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default())));
+    let store = Arc::new(MemoryConfigStore::default());
+    let herder = Herder::new(worker, store.clone(), None);
+    Fixture { herder, store, _dir: dir }
+}
+
+fn config(name: &str, class: &str) -> Pairs {
+    vec![("connector.class".into(), class.into()), ("name".into(), name.into())]
+}
+
+/// Waits up to ten seconds for `check` to hold.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !check() {
+        assert!(started.elapsed() < Duration::from_secs(10), "{what} did not happen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once() {
+    let f = fixture();
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = f.herder.spawn_loop(stop.clone());
+    f.store.put_connector("orphan", &config("orphan", "no-such-plugin"), None).unwrap();
+    eventually("the FAILED status", || {
+        f.herder.connector_status("orphan").is_some_and(|s| s.connector.state == State::Failed)
+    });
+    let trace = f.herder.connector_status("orphan").and_then(|s| s.connector.trace).unwrap_or_default();
+    assert!(trace.contains("no-such-plugin"), "{trace}");
+    // Rounds that follow (woken here on purpose) do not ask again within the interval.
+    let generations = || f.herder.generations.load(std::sync::atomic::Ordering::Relaxed);
+    let before = generations();
+    for _ in 0..20 {
+        f.herder.wake();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(generations(), before, "the failed connector was asked again at once");
+    assert!(before >= 1);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    f.herder.wake();
+    thread.join().unwrap();
+}
+
+#[test]
+fn requests_beyond_the_queue_bound_are_refused_as_busy() {
+    let f = fixture();
+    f.store.put_connector("c", &config("c", "no-such-plugin"), None).unwrap();
+    // No thread carries them out: the queue fills.
+    for _ in 0..MAX_QUEUED_REQUESTS {
+        f.herder.restart_connector("c").unwrap();
+    }
+    let refused = f.herder.restart_connector("c").unwrap_err();
+    assert!(matches!(refused, HerderError::Busy(_)), "{refused}");
+    assert!(refused.to_string().contains("1024 requests waiting"), "{refused}");
+}
+
+#[test]
+fn a_task_restart_is_answered_by_the_herders_thread() {
+    let f = fixture();
+    f.store.put_connector("c", &config("c", "no-such-plugin"), None).unwrap();
+    assert!(matches!(f.herder.restart_task("gone", 0), Err(HerderError::NotFound(_))));
+    // Without the herder's thread the answer never comes: the request gives up.
+    let started = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = f.herder.spawn_loop(stop.clone());
+    let answer = f.herder.restart_task("c", 3);
+    assert!(matches!(answer, Err(HerderError::TaskNotFound(ref name, 3)) if name == "c"), "{answer:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    f.herder.wake();
+    thread.join().unwrap();
+}
+
+#[test]
+fn a_deleted_connector_loses_its_status() {
+    let f = fixture();
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = f.herder.spawn_loop(stop.clone());
+    f.store.put_connector("short-lived", &config("short-lived", "no-such-plugin"), None).unwrap();
+    eventually("a status", || f.herder.connector_status("short-lived").is_some());
+    f.herder.delete_connector("short-lived").unwrap();
+    eventually("the status to go", || f.herder.connector_status("short-lived").is_none());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    f.herder.wake();
+    thread.join().unwrap();
+}
