@@ -31,6 +31,86 @@ impl<T: ?Sized> UnpoisonedRw<T> for RwLock<T> {
     }
 }
 
+/// The one way a thread of the host is asked to stop: a flag its loop checks between steps,
+/// whose waits (`sleep`) end the moment it is set.
+#[derive(Default)]
+pub struct Stop {
+    stopped: std::sync::atomic::AtomicBool,
+    lock: Mutex<()>,
+    changed: std::sync::Condvar,
+}
+
+impl Stop {
+    pub fn stop(&self) {
+        let _held = self.lock.locked();
+        self.stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.changed.notify_all();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Waits up to `duration`, less if asked to stop meanwhile; true when asked to stop.
+    pub fn sleep(&self, duration: std::time::Duration) -> bool {
+        let held = self.lock.locked();
+        let (_held, _) = self
+            .changed
+            .wait_timeout_while(held, duration, |_| !self.is_stopped())
+            .unwrap_or_else(PoisonError::into_inner);
+        self.is_stopped()
+    }
+}
+
+/// A thread asked to stop through a `Stop`, whose end can be awaited with a deadline (no
+/// polling: the thread's end is a message).
+pub struct Stoppable {
+    pub stop: std::sync::Arc<Stop>,
+    ended: std::sync::mpsc::Receiver<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Stoppable {
+    /// Starts `run` on a thread named `name`, handing it the thread's `Stop`.
+    pub fn spawn(name: String, run: impl FnOnce(std::sync::Arc<Stop>) + Send + 'static) -> std::io::Result<Stoppable> {
+        let stop = std::sync::Arc::new(Stop::default());
+        let given = stop.clone();
+        Self::spawn_with(name, stop, move || run(given))
+    }
+
+    /// Starts `run` on a thread named `name`; `stop` is the `Stop` that `run` watches.
+    pub fn spawn_with(
+        name: String,
+        stop: std::sync::Arc<Stop>,
+        run: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<Stoppable> {
+        let (ends, ended) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new().name(name).spawn(move || {
+            // Dropped when the thread ends, panicking or not: that is the message.
+            let _ends = ends;
+            run()
+        })?;
+        Ok(Stoppable { stop, ended, thread })
+    }
+
+    /// Waits for the thread to end, however long that takes.
+    pub fn join(self) {
+        let _ = self.thread.join();
+    }
+
+    /// Waits until `deadline` for the thread to end; true (and joined) if it did.
+    pub fn ended_by(self, deadline: std::time::Instant) -> Result<(), Stoppable> {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match self.ended.recv_timeout(left) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(self),
+            _ => {
+                let _ = self.thread.join();
+                Ok(())
+            }
+        }
+    }
+}
+
 /// What a caught panic said, for a log line.
 pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(message) = panic.downcast_ref::<&str>() {
@@ -45,6 +125,21 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_ends_a_sleep_at_once_and_the_end_is_seen_without_polling() {
+        let started = std::time::Instant::now();
+        let thread =
+            Stoppable::spawn("sleeper".into(), |stop| while !stop.sleep(std::time::Duration::from_secs(60)) {})
+                .unwrap();
+        thread.stop.stop();
+        assert!(thread.ended_by(std::time::Instant::now() + std::time::Duration::from_secs(5)).is_ok());
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let stuck =
+            Stoppable::spawn("stuck".into(), |_| std::thread::sleep(std::time::Duration::from_millis(300))).unwrap();
+        let stuck = stuck.ended_by(std::time::Instant::now() + std::time::Duration::from_millis(10)).unwrap_err();
+        assert!(stuck.ended_by(std::time::Instant::now() + std::time::Duration::from_secs(5)).is_ok());
+    }
 
     #[test]
     fn a_panic_under_the_lock_leaves_it_usable() {

@@ -5,9 +5,8 @@ mod sink;
 mod source;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rdkafka::consumer::BaseConsumer;
@@ -57,10 +56,8 @@ pub enum StartError {
     Conflict { name: String, message: String },
 }
 
-struct TaskHandle {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<()>,
-}
+/// A task's thread.
+type TaskHandle = crate::sync::Stoppable;
 
 struct RunningTask {
     config: Vec<(String, String)>,
@@ -414,7 +411,7 @@ impl Worker {
             Ok(connector) => connector,
             Err(e) => return fail(e.to_string()),
         };
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(crate::sync::Stop::default());
         let setup = TaskSetup {
             runtime: self.runtime.clone(),
             plugin: plugin.clone(),
@@ -430,12 +427,12 @@ impl Worker {
             reserved: self.reserved.clone(),
             stop: stop.clone(),
         };
-        let spawned = std::thread::Builder::new().name(format!("task-{label}")).spawn(move || {
+        let spawned = crate::sync::Stoppable::spawn_with(format!("task-{label}"), stop, move || {
             let _slot = thread_slot;
             setup.run()
         });
         match spawned {
-            Ok(thread) => Some(TaskHandle { stop, thread }),
+            Ok(thread) => Some(thread),
             Err(e) => fail(format!("the system refused a thread for the task ({e}); restart the task to try again")),
         }
     }
@@ -462,28 +459,24 @@ impl Worker {
     /// work that moves to another worker must have stopped here first.
     fn join_within(&self, handles: Vec<(String, TaskHandle)>, patience: Duration) {
         for (_, handle) in &handles {
-            handle.stop.store(true, Ordering::Relaxed);
+            handle.stop.stop();
         }
         let timeout = self.config.task_shutdown_graceful_timeout;
         let graceful = Instant::now() + timeout;
         let deadline = graceful + patience;
         for (label, handle) in handles {
-            let mut said = false;
-            while !handle.thread.is_finished() && Instant::now() < deadline {
-                if !said && Instant::now() >= graceful {
-                    tracing::info!(
-                        "task {label} is still stopping after task.shutdown.graceful.timeout.ms={}; its work moves \
-                         only once it stopped (waiting up to {} ms more)",
-                        timeout.as_millis(),
-                        patience.as_millis()
-                    );
-                    said = true;
-                }
-                std::thread::sleep(Duration::from_millis(5));
+            let Err(handle) = handle.ended_by(graceful) else { continue };
+            if patience.is_zero() {
+                tracing::warn!("task {label} did not stop within {} ms; leaving it behind", timeout.as_millis());
+                continue;
             }
-            if handle.thread.is_finished() {
-                let _ = handle.thread.join();
-            } else {
+            tracing::info!(
+                "task {label} is still stopping after task.shutdown.graceful.timeout.ms={}; its work moves only \
+                 once it stopped (waiting up to {} ms more)",
+                timeout.as_millis(),
+                patience.as_millis()
+            );
+            if handle.ended_by(deadline).is_err() {
                 tracing::warn!(
                     "task {label} did not stop within {} ms; leaving it behind",
                     (timeout + patience).as_millis()
@@ -515,7 +508,7 @@ struct TaskSetup {
     worker_id: String,
     generation: Arc<AtomicI32>,
     reserved: Arc<ReservedTopics>,
-    stop: Arc<AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
 }
 
 impl TaskSetup {

@@ -10,7 +10,7 @@
 //! until it was.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -146,7 +146,7 @@ pub struct SinkTaskRun {
     pub topics: Vec<String>,
     pub batch_size: usize,
     pub flush_interval: Duration,
-    pub stop: Arc<AtomicBool>,
+    pub stop: Arc<crate::sync::Stop>,
 }
 
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
@@ -183,14 +183,14 @@ struct Fetcher {
     consumer: Arc<BaseConsumer<SinkContext>>,
     queue: Arc<FetchQueue>,
     batch_size: usize,
-    stop: Arc<AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
 }
 
 impl Fetcher {
     fn run(self) {
         let to_task = self.consumer.context().to_task.clone();
         let mut rewinds = 0u64;
-        while !self.stop.load(Ordering::Relaxed) {
+        while !self.stop.is_stopped() {
             let rewind = self.consumer.context().rewind.locked().take();
             if let Some(rewind) = rewind {
                 for (tp, offset) in rewind {
@@ -285,19 +285,19 @@ impl SinkTaskRun {
             let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", topics.join(", ")));
             return delivery.finish(Err(failure), fetched, None);
         }
-        let stop_fetching = Arc::new(AtomicBool::new(false));
+        let stop_fetching = Arc::new(crate::sync::Stop::default());
         let fetcher = Fetcher { label: label.clone(), consumer, queue, batch_size, stop: stop_fetching.clone() };
-        let fetch_thread = match std::thread::Builder::new().name(format!("{label}-fetch")).spawn(move || fetcher.run())
-        {
-            Ok(handle) => handle,
-            Err(e) => {
-                let failure = TaskFailure::new(format!("cannot start the thread that reads from Kafka: {e}"));
-                return delivery.finish(Err(failure), fetched, None);
-            }
-        };
+        let fetch_thread =
+            match crate::sync::Stoppable::spawn_with(format!("{label}-fetch"), stop_fetching, move || fetcher.run()) {
+                Ok(handle) => handle,
+                Err(e) => {
+                    let failure = TaskFailure::new(format!("cannot start the thread that reads from Kafka: {e}"));
+                    return delivery.finish(Err(failure), fetched, None);
+                }
+            };
         let mut last_commit = Instant::now();
         let outcome = loop {
-            if stop.load(Ordering::Relaxed) {
+            if stop.is_stopped() {
                 break Ok(());
             }
             let handled = match fetched.recv_timeout(POLL_TIMEOUT) {
@@ -317,7 +317,7 @@ impl SinkTaskRun {
                 last_commit = Instant::now();
             }
         };
-        delivery.finish(outcome, fetched, Some((stop_fetching, fetch_thread)))
+        delivery.finish(outcome, fetched, Some(fetch_thread))
     }
 }
 
@@ -410,7 +410,7 @@ impl Delivery {
         mut self,
         outcome: Result<(), TaskFailure>,
         fetched: Receiver<Fetched>,
-        fetch_thread: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
+        fetch_thread: Option<crate::sync::Stoppable>,
     ) -> TaskReport {
         let committed = if outcome.is_ok() { self.flush_and_commit() } else { Ok(()) };
         // The plugin is closed before the consumer leaves the group, so the revocation that
@@ -421,9 +421,9 @@ impl Delivery {
         // for a revocation to be handled; records not handed to the plugin are read again by
         // whoever owns their partitions next.
         drop(fetched);
-        if let Some((stop, thread)) = fetch_thread {
-            stop.store(true, Ordering::Relaxed);
-            let _ = thread.join();
+        if let Some(thread) = fetch_thread {
+            thread.stop.stop();
+            thread.join();
         }
         // The fetch queue goes before the consumer, as librdkafka requires.
         consumer.context().queue.locked().take();

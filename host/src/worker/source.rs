@@ -6,7 +6,6 @@
 //! sending, and knows which records reached the producer, so only their offsets are stored.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -75,7 +74,7 @@ pub struct SourceTaskRun {
     pub reserved: Arc<ReservedTopics>,
     pub flush_interval: Duration,
     pub flush_timeout: Duration,
-    pub stop: Arc<AtomicBool>,
+    pub stop: Arc<crate::sync::Stop>,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -199,7 +198,7 @@ struct Sender {
     label: String,
     producer: Arc<ThreadedProducer<DeliveryTracker>>,
     flush_timeout: Duration,
-    stop: Arc<AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
     pending: PendingOffsets,
     sent: u64,
     /// Set when a record could not be handed over; every later record is dropped too, so that
@@ -255,7 +254,7 @@ impl Sender {
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
                     // Back-pressure: the producer holds as much as it may; wait for deliveries,
                     // unless the task is being stopped (Kafka may be gone).
-                    if self.stop.load(Ordering::Relaxed) {
+                    if self.stop.is_stopped() {
                         self.given_up = true;
                         return;
                     }
@@ -351,7 +350,7 @@ struct Polling {
     offsets: Arc<dyn OffsetStore>,
     reserved: Arc<ReservedTopics>,
     to_send: SyncSender<ToSend>,
-    stop: Arc<AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
 }
 
 impl Polling {
@@ -359,7 +358,7 @@ impl Polling {
         let mut last_flush = Instant::now();
         let mut idle = IDLE_BACKOFF_MIN;
         loop {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.is_stopped() {
                 return Ok(());
             }
             if let Some(failure) = self.producer.context().failure() {
@@ -398,14 +397,7 @@ impl Polling {
     }
 
     fn pause(&self, duration: Duration) {
-        let deadline = Instant::now() + duration;
-        while !self.stop.load(Ordering::Relaxed) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            std::thread::sleep(left.min(Duration::from_millis(50)));
-        }
+        self.stop.sleep(duration);
     }
 
     /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
