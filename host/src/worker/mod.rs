@@ -79,8 +79,8 @@ pub struct Worker {
     pub status: Arc<dyn StatusStore>,
     /// Topics no task may write or read.
     reserved: Arc<ReservedTopics>,
-    /// The group generation statuses are written with (0 outside a group).
-    generation: Arc<AtomicI32>,
+    /// Who statuses are written by: this worker, in its group generation (0 outside a group).
+    reporter: Reporter,
     connectors: Mutex<BTreeMap<String, RunningConnector>>,
     /// Task threads alive on this worker, bounded by `wharf.tasks.max.per.worker`.
     task_threads: Arc<AtomicUsize>,
@@ -113,20 +113,20 @@ impl Worker {
     ) -> Self {
         Worker {
             worker_id: config.worker_id(),
+            reporter: Reporter { worker_id: config.worker_id(), generation: Arc::new(AtomicI32::new(0)) },
             reserved: Arc::new(ReservedTopics::of(&config)),
             config,
             runtime,
             registry,
             offsets,
             status,
-            generation: Arc::new(AtomicI32::new(0)),
             connectors: Mutex::new(BTreeMap::new()),
             task_threads: Arc::default(),
         }
     }
 
     pub fn set_generation(&self, generation: i32) {
-        self.generation.store(generation, Ordering::Relaxed);
+        self.reporter.generation.store(generation, Ordering::Relaxed);
     }
 
     /// Checks a connector config against the plugin's definition and its own validation.
@@ -361,7 +361,7 @@ impl Worker {
     }
 
     pub fn status_of(&self, state: State, trace: Option<String>) -> Status {
-        Status { state, worker_id: self.worker_id.clone(), trace, generation: self.generation.load(Ordering::Relaxed) }
+        self.reporter.status(state, trace)
     }
 
     /// Records a connector's state unless it is already recorded so (reconciling repeats itself).
@@ -422,8 +422,7 @@ impl Worker {
             task_config,
             offsets: self.offsets.clone(),
             status: self.status.clone(),
-            worker_id: self.worker_id.clone(),
-            generation: self.generation.clone(),
+            reporter: self.reporter.clone(),
             reserved: self.reserved.clone(),
             stop: stop.clone(),
         };
@@ -494,6 +493,20 @@ impl Worker {
     }
 }
 
+/// Writes statuses as this worker, in its current group generation: the one way a `Status` is
+/// made on a worker.
+#[derive(Clone)]
+struct Reporter {
+    worker_id: String,
+    generation: Arc<AtomicI32>,
+}
+
+impl Reporter {
+    fn status(&self, state: State, trace: Option<String>) -> Status {
+        Status { state, worker_id: self.worker_id.clone(), trace, generation: self.generation.load(Ordering::Relaxed) }
+    }
+}
+
 /// Everything a task thread needs, moved into it.
 struct TaskSetup {
     runtime: Arc<Runtime>,
@@ -505,21 +518,20 @@ struct TaskSetup {
     task_config: Vec<(String, String)>,
     offsets: Arc<dyn OffsetStore>,
     status: Arc<dyn StatusStore>,
-    worker_id: String,
-    generation: Arc<AtomicI32>,
+    reporter: Reporter,
     reserved: Arc<ReservedTopics>,
     stop: Arc<crate::sync::Stop>,
 }
 
 impl TaskSetup {
     fn status(&self, state: State, trace: Option<String>) -> Status {
-        Status { state, worker_id: self.worker_id.clone(), trace, generation: self.generation.load(Ordering::Relaxed) }
+        self.reporter.status(state, trace)
     }
 
     fn run(self) {
         let name = self.connector.name.clone();
         let (id, label, status) = (self.id, self.label.clone(), self.status.clone());
-        let (worker_id, generation) = (self.worker_id.clone(), self.generation.clone());
+        let reporter = self.reporter.clone();
         // A bug that panics fails this task, reported as any failure, and nothing else.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
             ConnectorKind::Source => self.run_source(),
@@ -535,8 +547,7 @@ impl TaskSetup {
             Ok(()) => tracing::info!(task = label.as_str(), "task stopped"),
             Err(failure) => {
                 tracing::error!(task = label.as_str(), "task failed: {}", failure.message);
-                let generation = generation.load(Ordering::Relaxed);
-                let failed = Status { state: State::Failed, worker_id, trace: Some(failure.trace), generation };
+                let failed = reporter.status(State::Failed, Some(failure.trace));
                 status.put_task(&name, id, failed);
             }
         }
