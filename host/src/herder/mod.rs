@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::cluster::{ClusterView, Membership, TaskId, Work};
+use crate::cluster::{ClusterView, Membership, Work};
 use crate::config::ConnectorConfig;
 use crate::model::{ConnectorKind, OffsetMap};
 use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
@@ -393,6 +393,14 @@ impl Herder {
         self.cluster.as_ref().map(|c| c.get())
     }
 
+    /// Where this worker stands now: alone, or as its group last assigned it.
+    fn place(&self) -> Box<dyn place::Place> {
+        match &self.cluster {
+            None => Box::new(place::Alone),
+            Some(cluster) => Box::new(cluster.get()),
+        }
+    }
+
     /// A stored connector config, read as the host reads it.
     fn parse(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, StartError> {
         ConnectorConfig::from_pairs(config.clone(), &format!("of {name}"), &self.worker.config.wasm)
@@ -711,15 +719,15 @@ impl Herder {
     ) {
         let snapshot = self.store.snapshot();
         let Some(entry) = snapshot.connectors.get(name) else { return };
-        let membership = self.membership();
-        let owned_here = membership.as_ref().is_none_or(|m| m.owned.connectors.contains(name));
+        let place = self.place();
+        let owned_here = place.owns_connector(name);
         if entry.config != from || !owned_here || entry.target == TargetState::Stopped {
             // Changed, moved or stopped meanwhile: the next round sees to it.
             return;
         }
         let taken = configs.and_then(|fresh| {
             if entry.tasks.as_ref() != Some(&fresh) {
-                match self.submit_task_configs(name, &fresh, membership.as_ref())? {
+                match self.submit_task_configs(name, &fresh, place.as_ref())? {
                     Submitted::Written => {}
                     Submitted::Later(why) => {
                         tracing::info!("connector {name}: task configs wait for a leader ({why})");
@@ -772,31 +780,27 @@ impl Herder {
 
     fn reconcile_work(self: &Arc<Self>, owned: &mut Owned) -> Vec<Forward> {
         let mut forwards = Vec::new();
-        let membership = self.membership();
-        if let Some(m) = &membership {
-            self.worker.set_generation(m.generation);
+        let place = self.place();
+        if let Some(generation) = place.generation() {
+            self.worker.set_generation(generation);
         }
-        let owns_connector = |name: &str| membership.as_ref().is_none_or(|m| m.owned.connectors.contains(name));
-        let owns_task = |name: &str, task: u32| {
-            membership.as_ref().is_none_or(|m| m.owned.tasks.contains(&TaskId { connector: name.to_string(), task }))
-        };
 
         // Connectors: their statuses, and fresh task configs when their config changed.
         let snapshot = self.store.snapshot();
         owned.failed.retain(|name, _| snapshot.connectors.contains_key(name));
         let mut failed: Vec<String> = owned.failed.keys().cloned().collect();
         for (name, entry) in &snapshot.connectors {
-            if !owns_connector(name) {
+            if !place.owns_connector(name) {
                 continue;
             }
             owned.reported.insert(name.clone());
-            if let Err(e) = self.reconcile_connector(owned, name, entry, membership.as_ref(), &mut forwards) {
+            if let Err(e) = self.reconcile_connector(owned, name, entry, place.as_ref(), &mut forwards) {
                 tracing::error!("connector {name} failed: {e}");
                 self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
                 failed.push(name.clone());
             }
         }
-        match &membership {
+        match place.owned_connectors() {
             None => {
                 for name in self.worker.running_names() {
                     if !snapshot.connectors.contains_key(&name) {
@@ -815,8 +819,8 @@ impl Herder {
                     tracing::info!("connector {name} deleted");
                 }
             }
-            Some(m) => {
-                for name in &m.owned.connectors {
+            Some(connectors) => {
+                for name in &connectors {
                     if !snapshot.connectors.contains_key(name) && self.worker.status.get(name).is_some() {
                         self.worker.status.remove(name);
                         tracing::info!("connector {name} deleted");
@@ -831,7 +835,7 @@ impl Herder {
         let mut wanted: BTreeMap<&str, (&ConnectorEntry, BTreeMap<u32, Pairs>)> = BTreeMap::new();
         for (name, entry) in &snapshot.connectors {
             // A standalone worker runs no tasks for a connector that failed.
-            if membership.is_none() && failed.contains(name) {
+            if !place.runs_tasks_of_failed_connectors() && failed.contains(name) {
                 continue;
             }
             let tasks: BTreeMap<u32, Pairs> = entry
@@ -840,7 +844,7 @@ impl Herder {
                 .flatten()
                 .enumerate()
                 .map(|(id, config)| (id as u32, config.clone()))
-                .filter(|(id, _)| owns_task(name, *id))
+                .filter(|(id, _)| place.owns_task(name, *id))
                 .collect();
             wanted.insert(name, (entry, tasks));
         }
@@ -895,20 +899,18 @@ impl Herder {
         }
 
         // The leader rebalances when the config names other work than it assigned.
-        if let (Some(m), Some(cluster)) = (&membership, &self.cluster) {
-            if m.is_leader {
-                let work = Work::of(&snapshot);
-                let assigned = &mut owned.assigned_work;
-                if *assigned != work {
-                    let added = work.minus(assigned);
-                    let removed = assigned.minus(&work);
-                    *assigned = work;
-                    cluster.request_rejoin(format!(
-                        "the config changed (new: {}; gone: {})",
-                        added.describe(),
-                        removed.describe()
-                    ));
-                }
+        if let (true, Some(cluster)) = (place.leads(), &self.cluster) {
+            let work = Work::of(&snapshot);
+            let assigned = &mut owned.assigned_work;
+            if *assigned != work {
+                let added = work.minus(assigned);
+                let removed = assigned.minus(&work);
+                *assigned = work;
+                cluster.request_rejoin(format!(
+                    "the config changed (new: {}; gone: {})",
+                    added.describe(),
+                    removed.describe()
+                ));
             }
         }
         forwards
@@ -921,13 +923,13 @@ impl Herder {
         owned: &mut Owned,
         name: &str,
         entry: &ConnectorEntry,
-        membership: Option<&Membership>,
+        place: &dyn place::Place,
         forwards: &mut Vec<Forward>,
     ) -> Result<(), StartError> {
         let kind = self.kind_of(entry);
         if entry.target == TargetState::Stopped {
             if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
-                match self.submit_task_configs(name, &[], membership)? {
+                match self.submit_task_configs(name, &[], place)? {
                     Submitted::Written => {}
                     Submitted::Later(why) => {
                         tracing::info!("connector {name}: the empty task list waits for a leader ({why})")
@@ -984,23 +986,25 @@ impl Herder {
         &self,
         name: &str,
         tasks: &[Pairs],
-        membership: Option<&Membership>,
+        place: &dyn place::Place,
     ) -> Result<Submitted, StartError> {
         let store_error = |e: ConfigStoreError| StartError::Plugin { name: name.to_string(), message: e.to_string() };
-        match membership {
-            None => self.store.put_task_configs(name, tasks).map(|_| Submitted::Written).map_err(store_error),
-            Some(m) if m.is_leader => match self.store.put_task_configs(name, tasks) {
+        match place.task_configs_go() {
+            place::Destination::Store => {
+                self.store.put_task_configs(name, tasks).map(|_| Submitted::Written).map_err(store_error)
+            }
+            place::Destination::StoreAsLeader => match self.store.put_task_configs(name, tasks) {
                 Ok(()) => Ok(Submitted::Written),
                 Err(e @ ConfigStoreError::NotLeader(_)) => Ok(Submitted::Later(self.store_failed(e).to_string())),
                 Err(e) => Err(store_error(e)),
             },
-            Some(m) => match &m.leader {
-                Some(leader) => Ok(Submitted::Forward(leader.url.clone())),
-                None => Ok(Submitted::Later("a rebalance is in progress".into())),
-            },
+            place::Destination::Leader(url) => Ok(Submitted::Forward(url)),
+            place::Destination::NoLeader => Ok(Submitted::Later("a rebalance is in progress".into())),
         }
     }
 }
+
+mod place;
 
 #[cfg(test)]
 mod tests;
