@@ -11,16 +11,14 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::herder::{
-    ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written, HIDDEN,
-};
+use crate::herder::{ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written};
 use crate::model::{ConnectorKind, OffsetMap};
 use crate::storage::config::Pairs;
 use crate::storage::offsets::{map_from_json, map_to_json};
-use crate::storage::status::ConnectorStatus;
 use crate::storage::TargetState;
 
-pub mod forward;
+mod entities;
+mod forward;
 mod guard;
 mod limit;
 mod plugins;
@@ -92,7 +90,7 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error_code": self.status.as_u16(), "message": self.message});
+        let body = entities::ErrorMessage { error_code: self.status.as_u16(), message: self.message };
         (self.status, Json(body)).into_response()
     }
 }
@@ -228,25 +226,29 @@ fn forwarded(request: &axum::extract::Request) -> bool {
 
 /// Kafka Connect's shape: `{"offsets": [{"partition": {…}, "offset": {…}}]}`; a sink's
 /// partitions are `{"kafka_topic", "kafka_partition"}` and its offsets `{"kafka_offset"}`.
-async fn connector_offsets(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn connector_offsets(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<entities::ConnectorOffsets>, ApiError> {
     let herder = state.herder.clone();
     let offsets = blocking(move || herder.connector_offsets(&name)).await?;
-    let entries: Vec<Value> = match offsets {
+    let offsets = match offsets {
         ConnectorOffsets::Source(offsets) => offsets
             .iter()
-            .map(|(partition, offset)| json!({"partition": map_to_json(partition), "offset": map_to_json(offset)}))
+            .map(|(partition, offset)| entities::ConnectorOffset {
+                partition: map_to_json(partition),
+                offset: map_to_json(offset),
+            })
             .collect(),
         ConnectorOffsets::Sink(offsets) => offsets
             .into_iter()
-            .map(|(topic, partition, offset)| {
-                json!({
-                    "partition": {"kafka_topic": topic, "kafka_partition": partition},
-                    "offset": {"kafka_offset": offset},
-                })
+            .map(|(topic, partition, offset)| entities::ConnectorOffset {
+                partition: json!({"kafka_topic": topic, "kafka_partition": partition}),
+                offset: json!({"kafka_offset": offset}),
             })
             .collect(),
     };
-    Ok(Json(json!({ "offsets": entries })))
+    Ok(Json(entities::ConnectorOffsets { offsets }))
 }
 
 /// `PATCH /connectors/{name}/offsets` with `{"offsets": [{"partition": {…}, "offset": {…} | null}]}`,
@@ -255,7 +257,7 @@ async fn alter_offsets(
     State(state): State<Shared>,
     Path(name): Path<String>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<entities::Message>, ApiError> {
     let shape = "the body must look like {\"offsets\": [{\"partition\": {...}, \"offset\": {...}}]}";
     let doc: Value = serde_json::from_slice(&body).map_err(|e| bad_request(format!("{shape}: {e}")))?;
     let Some(list) = doc.get("offsets").and_then(Value::as_array) else {
@@ -274,7 +276,7 @@ async fn alter_offsets(
     };
     let herder = state.herder.clone();
     let message = blocking(move || herder.change_offsets(&name, change)).await?;
-    Ok(Json(json!({ "message": message })))
+    Ok(Json(entities::Message { message }))
 }
 
 type OffsetEntries<'a> = [(&'a Value, Option<&'a Value>)];
@@ -323,10 +325,13 @@ fn sink_offset_changes(name: &str, entries: &OffsetEntries<'_>) -> Result<Vec<(S
 }
 
 /// `DELETE /connectors/{name}/offsets`, for a STOPPED connector.
-async fn reset_offsets(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn reset_offsets(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<entities::Message>, ApiError> {
     let herder = state.herder.clone();
     let message = blocking(move || herder.change_offsets(&name, OffsetsChange::Reset)).await?;
-    Ok(Json(json!({ "message": message })))
+    Ok(Json(entities::Message { message }))
 }
 
 /// `includeTasks` and `onlyFailed` of `POST /connectors/{name}/restart`.
@@ -475,12 +480,12 @@ async fn restart_task(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn root(State(state): State<Shared>) -> Json<Value> {
-    Json(json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "commit": option_env!("WHARF_COMMIT").unwrap_or("unknown"),
-        "kafka_cluster_id": state.kafka_cluster_id,
-    }))
+async fn root(State(state): State<Shared>) -> Json<entities::ServerInfo> {
+    Json(entities::ServerInfo {
+        version: env!("CARGO_PKG_VERSION"),
+        commit: option_env!("WHARF_COMMIT").unwrap_or("unknown"),
+        kafka_cluster_id: state.kafka_cluster_id.clone(),
+    })
 }
 
 #[derive(Deserialize)]
@@ -510,89 +515,70 @@ async fn list_connectors(State(state): State<Shared>, Query(query): Query<ListQu
     }
 }
 
-/// A config as REST shows it: values of the plugin's PASSWORD keys (`secrets`) hidden.
-fn config_json(pairs: &[(String, String)], secrets: &[String]) -> Value {
-    Value::Object(
-        pairs
-            .iter()
-            .map(|(k, v)| {
-                let shown = if secrets.contains(k) { HIDDEN.to_string() } else { v.clone() };
-                (k.clone(), Value::String(shown))
-            })
-            .collect(),
-    )
-}
-
 fn missing(name: &str) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("Connector {name} not found"))
 }
 
-fn info_json(state: &RestState, name: &str) -> Option<Value> {
+fn info(state: &RestState, name: &str) -> Option<entities::ConnectorInfo> {
     let snapshot = state.herder.snapshot();
     let entry = snapshot.connectors.get(name)?;
-    let tasks = entry.tasks.as_ref().map_or(0, Vec::len);
-    let task_ids: Vec<Value> = (0..tasks).map(|i| json!({"connector": name, "task": i})).collect();
-    Some(json!({
-        "name": name,
-        "config": config_json(&entry.config, &state.herder.secret_keys(&entry.config)),
-        "tasks": task_ids,
-        "type": state.herder.kind_of(entry).map(ConnectorKind::name).unwrap_or("unknown"),
-    }))
-}
-
-async fn connector_info(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
-    info_json(&state, &name).map(Json).ok_or_else(|| missing(&name))
-}
-
-async fn connector_config(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
-    let snapshot = state.herder.snapshot();
-    let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
-    Ok(Json(config_json(&entry.config, &state.herder.secret_keys(&entry.config))))
-}
-
-async fn connector_tasks(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
-    let snapshot = state.herder.snapshot();
-    let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
-    let secrets = state.herder.secret_keys(&entry.config);
-    let tasks: Vec<Value> = entry
-        .tasks
-        .iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, config)| json!({"id": {"connector": name, "task": i}, "config": config_json(config, &secrets)}))
-        .collect();
-    Ok(Json(json!(tasks)))
-}
-
-fn status_body(status: ConnectorStatus) -> Value {
-    let tasks: Vec<Value> = status
-        .tasks
-        .iter()
-        .map(|(id, task)| {
-            let mut entry = json!({"id": id, "state": task.state, "worker_id": task.worker_id});
-            if let Some(trace) = &task.trace {
-                entry["trace"] = json!(trace);
-            }
-            entry
-        })
-        .collect();
-    let mut connector = json!({"state": status.connector.state, "worker_id": status.connector.worker_id});
-    if let Some(trace) = &status.connector.trace {
-        connector["trace"] = json!(trace);
-    }
-    json!({
-        "name": status.name,
-        "connector": connector,
-        "tasks": tasks,
-        "type": status.kind.map(ConnectorKind::name).unwrap_or("unknown"),
+    let tasks = entry.tasks.as_ref().map_or(0, Vec::len) as u32;
+    Some(entities::ConnectorInfo {
+        name: name.to_string(),
+        config: entities::shown_config(&entry.config, &state.herder.secret_keys(&entry.config)),
+        tasks: (0..tasks).map(|task| entities::ConnectorTaskId { connector: name.to_string(), task }).collect(),
+        kind: entities::kind_name(state.herder.kind_of(entry)),
     })
 }
 
+/// `info` as JSON, or null when the connector is gone.
+fn info_json(state: &RestState, name: &str) -> Option<Value> {
+    info(state, name).and_then(|info| serde_json::to_value(info).ok())
+}
+
+async fn connector_info(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<entities::ConnectorInfo>, ApiError> {
+    info(&state, &name).map(Json).ok_or_else(|| missing(&name))
+}
+
+async fn connector_config(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<entities::ConfigMap>, ApiError> {
+    let snapshot = state.herder.snapshot();
+    let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
+    Ok(Json(entities::shown_config(&entry.config, &state.herder.secret_keys(&entry.config))))
+}
+
+async fn connector_tasks(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Vec<entities::TaskInfo>>, ApiError> {
+    let snapshot = state.herder.snapshot();
+    let entry = snapshot.connectors.get(&name).ok_or_else(|| missing(&name))?;
+    let secrets = state.herder.secret_keys(&entry.config);
+    let tasks = entry
+        .tasks
+        .iter()
+        .flatten()
+        .zip(0..)
+        .map(|(config, task)| entities::TaskInfo {
+            id: entities::ConnectorTaskId { connector: name.clone(), task },
+            config: entities::shown_config(config, &secrets),
+        })
+        .collect();
+    Ok(Json(tasks))
+}
+
+/// The connector's status as JSON (`entities::ConnectorStateInfo`), none when it is gone.
 fn status_json(state: &RestState, name: &str) -> Option<Value> {
     if !state.herder.snapshot().connectors.contains_key(name) {
         return None;
     }
-    state.herder.connector_status(name).map(status_body)
+    let status = state.herder.connector_status(name)?;
+    serde_json::to_value(entities::ConnectorStateInfo::from(status)).ok()
 }
 
 async fn connector_status(State(state): State<Shared>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
