@@ -66,7 +66,8 @@ impl Stop {
 /// polling: the thread's end is a message).
 pub struct Stoppable {
     pub stop: std::sync::Arc<Stop>,
-    ended: std::sync::mpsc::Receiver<()>,
+    /// In a lock only so that holders of a `Stoppable` may be shared between threads.
+    ended: Mutex<std::sync::mpsc::Receiver<()>>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -90,7 +91,7 @@ impl Stoppable {
             let _ends = ends;
             run()
         })?;
-        Ok(Stoppable { stop, ended, thread })
+        Ok(Stoppable { stop, ended: Mutex::new(ended), thread })
     }
 
     /// Waits for the thread to end, however long that takes.
@@ -101,7 +102,8 @@ impl Stoppable {
     /// Waits until `deadline` for the thread to end; true (and joined) if it did.
     pub fn ended_by(self, deadline: std::time::Instant) -> Result<(), Stoppable> {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match self.ended.recv_timeout(left) {
+        let ended = self.ended.locked().recv_timeout(left);
+        match ended {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(self),
             _ => {
                 let _ = self.thread.join();

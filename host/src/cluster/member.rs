@@ -3,7 +3,6 @@
 //! tells the worker what to run through a `Participant`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,7 +65,7 @@ pub struct Member {
     config: MemberConfig,
     view: Arc<ClusterView>,
     participant: Arc<dyn Participant>,
-    stop: Arc<AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
     assignor: Assignor,
     coordinator: Option<Connection>,
     member_id: String,
@@ -81,7 +80,7 @@ pub struct Member {
 
 /// The running membership: stop it to leave the group.
 pub struct MemberHandle {
-    stop: Arc<AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
     view: Arc<ClusterView>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -90,7 +89,7 @@ impl MemberHandle {
     /// Leaves the group (at once, without waiting for the session to time out) and waits for
     /// the membership thread to finish, at most `timeout`.
     pub fn leave(mut self, group_id: &str, timeout: Duration) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.stop();
         self.view.request_rejoin("stopping");
         let deadline = Instant::now() + timeout;
         if let Some(thread) = self.thread.take() {
@@ -153,7 +152,7 @@ fn error_of(code: i16) -> Option<ResponseError> {
 
 impl Member {
     pub fn start(config: MemberConfig, view: Arc<ClusterView>, participant: Arc<dyn Participant>) -> MemberHandle {
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(crate::sync::Stop::default());
         let member = Member {
             assignor: Assignor::new(config.max_delay),
             config,
@@ -176,7 +175,7 @@ impl Member {
     }
 
     fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.is_stopped()
     }
 
     fn run(mut self) {

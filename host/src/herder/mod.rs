@@ -256,7 +256,7 @@ impl Herder {
 
     /// The herder's thread: carries out requests, and reconciles whenever the store changes (or
     /// `RECONCILE_INTERVAL` passes), until `stop` is set. It alone owns `Owned`.
-    pub fn spawn_loop(self: &Arc<Self>, stop: Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<()> {
+    pub fn spawn_loop(self: &Arc<Self>, stop: Arc<crate::sync::Stop>) -> std::thread::JoinHandle<()> {
         let herder = self.clone();
         std::thread::Builder::new()
             .name("herder".into())
@@ -264,7 +264,7 @@ impl Herder {
                 let signal = herder.store.changes();
                 let mut owned = Owned::default();
                 let mut seen = signal.version();
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                while !stop.is_stopped() {
                     // A bug that panics in one round must not end the loop: the next change, or
                     // the interval, tries again (locks are taken unpoisoned).
                     let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

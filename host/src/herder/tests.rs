@@ -1,6 +1,5 @@
 //! The herder's logic over in-memory stores and a worker without plugins: no Kafka, no plugin.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,7 +51,7 @@ fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 #[test]
 fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once() {
     let f = fixture();
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(crate::sync::Stop::default());
     let thread = f.herder.spawn_loop(stop.clone());
     f.store.put_connector("orphan", &config("orphan", "no-such-plugin"), None).unwrap();
     eventually("the FAILED status", || {
@@ -69,7 +68,7 @@ fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once(
     }
     assert_eq!(generations(), before, "the failed connector was asked again at once");
     assert!(before >= 1);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.stop();
     f.herder.wake();
     thread.join().unwrap();
 }
@@ -94,12 +93,12 @@ fn a_task_restart_is_answered_by_the_herders_thread() {
     assert!(matches!(f.herder.restart_task("gone", 0), Err(HerderError::NotFound(_))));
     // Without the herder's thread the answer never comes: the request gives up.
     let started = Instant::now();
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(crate::sync::Stop::default());
     let thread = f.herder.spawn_loop(stop.clone());
     let answer = f.herder.restart_task("c", 3);
     assert!(matches!(answer, Err(HerderError::TaskNotFound(ref name, 3)) if name == "c"), "{answer:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.stop();
     f.herder.wake();
     thread.join().unwrap();
 }
@@ -107,13 +106,13 @@ fn a_task_restart_is_answered_by_the_herders_thread() {
 #[test]
 fn a_deleted_connector_loses_its_status() {
     let f = fixture();
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(crate::sync::Stop::default());
     let thread = f.herder.spawn_loop(stop.clone());
     f.store.put_connector("short-lived", &config("short-lived", "no-such-plugin"), None).unwrap();
     eventually("a status", || f.herder.connector_status("short-lived").is_some());
     f.herder.delete_connector("short-lived").unwrap();
     eventually("the status to go", || f.herder.connector_status("short-lived").is_none());
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.stop();
     f.herder.wake();
     thread.join().unwrap();
 }

@@ -3,7 +3,6 @@
 //! stores of a distributed worker are built on it.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,8 +46,8 @@ pub struct KafkaLog {
     consumer: Arc<BaseConsumer<FollowerContext>>,
     /// Next offset to read, per partition, as far as the follower got.
     progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)>,
-    stop: Arc<AtomicBool>,
-    follower: Option<std::thread::JoinHandle<()>>,
+    /// The follower thread (its `Stop` ends it).
+    follower: Option<crate::sync::Stoppable>,
 }
 
 impl KafkaLog {
@@ -88,12 +87,10 @@ impl KafkaLog {
         consumer.assign(&assignment).map_err(|e| anyhow::anyhow!("cannot read topic {topic}: {e}"))?;
 
         let progress: Arc<(Mutex<BTreeMap<i32, i64>>, Condvar)> = Arc::default();
-        let stop = Arc::new(AtomicBool::new(false));
         let follower = {
-            let (consumer, progress, stop, topic) =
-                (consumer.clone(), progress.clone(), stop.clone(), topic.to_string());
-            std::thread::Builder::new().name(format!("log-{topic}")).spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
+            let (consumer, progress, topic) = (consumer.clone(), progress.clone(), topic.to_string());
+            crate::sync::Stoppable::spawn(format!("log-{topic}"), move |stop| {
+                while !stop.is_stopped() {
                     let Some(result) = consumer.poll(POLL_TIMEOUT) else { continue };
                     let reached = match result {
                         Ok(message) => {
@@ -126,7 +123,7 @@ impl KafkaLog {
                 }
             })?
         };
-        Ok(KafkaLog { topic: topic.to_string(), partitions, consumer, progress, stop, follower: Some(follower) })
+        Ok(KafkaLog { topic: topic.to_string(), partitions, consumer, progress, follower: Some(follower) })
     }
 
     /// The next offset the follower will read in `partition`.
@@ -209,9 +206,9 @@ impl KafkaLog {
 
 impl Drop for KafkaLog {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
         if let Some(follower) = self.follower.take() {
-            let _ = follower.join();
+            follower.stop.stop();
+            follower.join();
         }
     }
 }

@@ -42,12 +42,12 @@ pub struct Runtime {
 
 /// Advances the engine's epoch every `EPOCH_TICK` until dropped.
 struct EpochTicker {
-    stop: Arc<std::sync::atomic::AtomicBool>,
+    stop: Arc<crate::sync::Stop>,
 }
 
 impl Drop for EpochTicker {
     fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.stop.stop();
     }
 }
 
@@ -96,14 +96,13 @@ impl Runtime {
             .map_err(anyhow::Error::from)
             .context("cannot link the wharf:connector/host interface")?;
 
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = Arc::new(crate::sync::Stop::default());
         let ticker = Arc::new(EpochTicker { stop: stop.clone() });
         let weak_engine = engine.weak();
         std::thread::Builder::new()
             .name("wharf-epoch".into())
             .spawn(move || {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
+                while !stop.sleep(EPOCH_TICK) {
                     match weak_engine.upgrade() {
                         Some(engine) => engine.increment_epoch(),
                         None => return,

@@ -6,7 +6,6 @@ pub mod standalone;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -94,7 +93,7 @@ pub async fn run(
         stop(worker).await;
         return Err(e);
     }
-    let stop_loop = Arc::new(AtomicBool::new(false));
+    let stop_loop = Arc::new(crate::sync::Stop::default());
     let herder_loop = herder.spawn_loop(stop_loop.clone());
     let member = join.map(|join| join(herder.clone()));
 
@@ -112,7 +111,7 @@ pub async fn run(
         .with_graceful_shutdown(shutdown_signal())
         .await
         .context("the REST server stopped unexpectedly")?;
-    stop_loop.store(true, Ordering::Relaxed);
+    stop_loop.stop();
     herder.wake();
     let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
     stop(worker.clone()).await;
