@@ -122,3 +122,77 @@ pub struct ConnectorOffset {
     pub partition: serde_json::Value,
     pub offset: serde_json::Value,
 }
+
+/// One entry of `GET /connector-plugins`; a file that failed to load (with
+/// `connectorsOnly=false`) has type `invalid`, no version and its `error`.
+#[derive(Serialize)]
+pub struct PluginInfo {
+    pub class: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The definition of one config key, as `GET /connector-plugins/{plugin}/config` and the
+/// validate answer show it.
+#[derive(Serialize)]
+pub struct ConfigKeyInfo {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub required: bool,
+    pub default_value: Option<String>,
+    pub importance: &'static str,
+    pub documentation: String,
+    pub group: Option<String>,
+    pub width: &'static str,
+    pub display_name: String,
+    pub dependents: Vec<String>,
+    pub order: usize,
+}
+
+impl ConfigKeyInfo {
+    /// `key` as the `order`-th (from 1) of its list.
+    pub fn of(key: &crate::model::ConfigKey, order: usize) -> Self {
+        ConfigKeyInfo {
+            name: key.name.clone(),
+            kind: key.type_name,
+            required: key.required,
+            default_value: key.default_value.clone(),
+            importance: key.importance,
+            documentation: key.documentation.clone(),
+            group: key.group.clone(),
+            width: "NONE",
+            display_name: key.name.clone(),
+            dependents: Vec::new(),
+            order,
+        }
+    }
+}
+
+/// A key's value in a validate answer, with what is wrong with it.
+#[derive(Serialize)]
+pub struct ConfigValueInfo {
+    pub name: String,
+    pub value: Option<String>,
+    pub recommended_values: Vec<String>,
+    pub errors: Vec<String>,
+    pub visible: bool,
+}
+
+#[derive(Serialize)]
+pub struct ConfigInfo {
+    pub definition: ConfigKeyInfo,
+    pub value: ConfigValueInfo,
+}
+
+/// `PUT /connector-plugins/{plugin}/config/validate`.
+#[derive(Serialize)]
+pub struct ConfigInfos {
+    pub name: String,
+    pub error_count: usize,
+    pub groups: Vec<String>,
+    pub configs: Vec<ConfigInfo>,
+}

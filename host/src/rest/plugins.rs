@@ -6,8 +6,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
+use super::entities::{ConfigInfo, ConfigInfos, ConfigKeyInfo, ConfigValueInfo, PluginInfo};
 use super::{bad_request, config_from_json, parse_body, ApiError, Shared};
 use crate::herder::HIDDEN;
 use crate::model::parse_version_requirement;
@@ -21,19 +21,27 @@ pub struct ListQuery {
 }
 
 /// Every version of every plugin; with `connectorsOnly=false`, files that failed to load too.
-pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Value> {
-    let mut entries: Vec<Value> = state
+pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Vec<PluginInfo>> {
+    let mut entries: Vec<PluginInfo> = state
         .herder
         .plugins()
         .iter()
-        .map(|p| json!({"class": p.info.name, "type": p.info.kind.name(), "version": p.info.version}))
+        .map(|p| PluginInfo {
+            class: p.info.name.clone(),
+            kind: p.info.kind.name(),
+            version: Some(p.info.version.clone()),
+            error: None,
+        })
         .collect();
     if query.connectors_only == Some(false) {
-        entries.extend(state.herder.plugin_problems().into_iter().map(|(path, reason)| {
-            json!({"class": path.display().to_string(), "type": "invalid", "version": Value::Null, "error": reason})
+        entries.extend(state.herder.plugin_problems().into_iter().map(|(path, reason)| PluginInfo {
+            class: path.display().to_string(),
+            kind: "invalid",
+            version: None,
+            error: Some(reason),
         }));
     }
-    Json(json!(entries))
+    Json(entries)
 }
 
 #[derive(Deserialize)]
@@ -49,31 +57,14 @@ fn find(state: &Shared, name: &str, version: Option<&str>) -> Result<std::sync::
         .map_err(|e| ApiError::new(StatusCode::NOT_FOUND, e.to_string()))
 }
 
-fn definition_json(key: &ConfigKey, order: usize) -> Value {
-    json!({
-        "name": key.name,
-        "type": key.type_name,
-        "required": key.required,
-        "default_value": key.default_value,
-        "importance": key.importance,
-        "documentation": key.documentation,
-        "group": key.group,
-        "width": "NONE",
-        "display_name": key.name,
-        "dependents": [],
-        "order": order,
-    })
-}
-
 /// The plugin's configuration definition (the newest version, or `?version=`).
 pub async fn config_definition(
     State(state): State<Shared>,
     Path(name): Path<String>,
     Query(query): Query<VersionQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Vec<ConfigKeyInfo>>, ApiError> {
     let plugin = find(&state, &name, query.version.as_deref())?;
-    let keys: Vec<Value> = plugin.info.config.iter().enumerate().map(|(i, k)| definition_json(k, i + 1)).collect();
-    Ok(Json(json!(keys)))
+    Ok(Json(plugin.info.config.iter().enumerate().map(|(i, k)| ConfigKeyInfo::of(k, i + 1)).collect()))
 }
 
 /// Whether `value` is a valid value of the given Kafka Connect type.
@@ -94,7 +85,7 @@ pub async fn validate(
     State(state): State<Shared>,
     Path(name): Path<String>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ConfigInfos>, ApiError> {
     let mut config = config_from_json(&parse_body(&body)?)?;
     let given_class = config.iter().find(|(k, _)| k == "connector.class").map(|(_, v)| v.clone());
     match given_class {
@@ -180,16 +171,16 @@ pub async fn validate(
         }
     }
     let error_count: usize = entries.iter().map(|(_, _, errors)| errors.len()).sum();
-    let configs: Vec<Value> = entries
-        .iter()
+    let configs = entries
+        .into_iter()
         .enumerate()
         .map(|(i, (key, value, errors))| {
-            let value = if key.type_name == "PASSWORD" && value.is_some() { Some(HIDDEN.to_string()) } else { value.clone() };
-            json!({
-                "definition": definition_json(key, i + 1),
-                "value": {"name": key.name, "value": value, "recommended_values": [], "errors": errors, "visible": true},
-            })
+            let value = if key.type_name == "PASSWORD" && value.is_some() { Some(HIDDEN.to_string()) } else { value };
+            let definition = ConfigKeyInfo::of(&key, i + 1);
+            let value =
+                ConfigValueInfo { name: key.name, value, recommended_values: Vec::new(), errors, visible: true };
+            ConfigInfo { definition, value }
         })
         .collect();
-    Ok(Json(json!({"name": plugin.info.name, "error_count": error_count, "groups": groups, "configs": configs})))
+    Ok(Json(ConfigInfos { name: plugin.info.name.clone(), error_count, groups, configs }))
 }
