@@ -91,7 +91,8 @@ impl ConfigReplay {
         } else if let Some(name) = key.strip_prefix("commit-") {
             check_name(name)?;
             if let Some(v) = parsed {
-                let count = v["tasks"].as_u64().ok_or("no \"tasks\" count")? as u32;
+                let count = v["tasks"].as_u64().ok_or("no \"tasks\" count")?;
+                let count = u32::try_from(count).map_err(|_| format!("a task count of {count} is out of range"))?;
                 let pending = self.pending.remove(name).unwrap_or_default();
                 let tasks: Option<Vec<Pairs>> = (0..count)
                     .map(|id| {
@@ -404,6 +405,14 @@ mod tests {
             ),
             ("task-a-one", Some(task(0)), Some("task number is not a number"), true, Some(1), TargetState::Paused),
             ("commit-a", Some(r#"{"count":1}"#.into()), Some("no \"tasks\" count"), true, Some(1), TargetState::Paused),
+            (
+                "commit-a",
+                Some(r#"{"tasks":4294967297}"#.into()),
+                Some("a task count of 4294967297 is out of range"),
+                true,
+                Some(1),
+                TargetState::Paused,
+            ),
             (
                 "connector-a",
                 Some(r#"{"config":{}}"#.into()),

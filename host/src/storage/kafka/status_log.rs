@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use rdkafka::ClientConfig;
 use serde_json::{json, Value};
 
+use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
 use crate::model::ConnectorKind;
@@ -70,6 +71,7 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
         }
     };
     if let Some(name) = key.strip_prefix("status-connector-") {
+        check_name(name)?;
         match status {
             None => {
                 view.remove(name);
@@ -88,6 +90,7 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
     } else if let Some(rest) = key.strip_prefix("status-task-") {
         let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
         let id: u32 = id.parse().map_err(|_| "task number is not a number")?;
+        check_name(name)?;
         match status {
             None => {
                 if let Some(entry) = view.get_mut(name) {
@@ -260,6 +263,21 @@ mod tests {
                 "status-other-a",
                 Some(status("RUNNING", "w1:8083", 3)),
                 Some("unknown key"),
+                Some("RUNNING"),
+                Some("FAILED"),
+            ),
+            // Names follow the one rule for names, here as in the config topic.
+            (
+                "status-connector-a ",
+                Some(status("RUNNING", "w1:8083", 3)),
+                Some("connector name"),
+                Some("RUNNING"),
+                Some("FAILED"),
+            ),
+            (
+                "status-task-a\n-0",
+                Some(status("RUNNING", "w1:8083", 3)),
+                Some("connector name"),
                 Some("RUNNING"),
                 Some("FAILED"),
             ),
