@@ -99,7 +99,7 @@ impl Stoppable {
         let _ = self.thread.join();
     }
 
-    /// Waits until `deadline` for the thread to end; true (and joined) if it did.
+    /// Waits until `deadline` for the thread to end: joined if it did, handed back if not.
     pub fn ended_by(self, deadline: std::time::Instant) -> Result<(), Stoppable> {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         let ended = self.ended.locked().recv_timeout(left);

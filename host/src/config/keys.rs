@@ -169,7 +169,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once (at least 16)."),
     key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut (at least 256)."),
     key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped."),
-    key("wasm.cache.dir", Str, Text("$WHARF_CACHE/compiled, or ~/.cache/wharf/compiled"), Low, "Sandbox", Every, "A private folder for compiled plugins."),
+    key("wasm.cache.dir", Str, Unset, Low, "Sandbox", Every, "A private folder for compiled plugins ($WHARF_CACHE/compiled, or ~/.cache/wharf/compiled, when unset)."),
     key("wasm.ceiling.fs.read", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may read, separated by commas; none by default."),
     key("wasm.ceiling.fs.write", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may write (and read); none by default."),
     key("wasm.ceiling.net.connect", List, Text(""), High, "Sandbox", Every, "host:port patterns (* for any port) connector grants may connect to; none by default."),

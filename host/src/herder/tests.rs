@@ -35,6 +35,31 @@ fn fixture() -> Fixture {
     Fixture { herder, store, _dir: dir }
 }
 
+/// The herder's thread, running until dropped.
+struct Running<'a> {
+    herder: &'a Herder,
+    stop: Arc<crate::sync::Stop>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<'a> Running<'a> {
+    fn start(herder: &'a Arc<Herder>) -> Self {
+        let stop = Arc::new(crate::sync::Stop::default());
+        let thread = Some(herder.spawn_loop(stop.clone()));
+        Running { herder, stop, thread }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.stop.stop();
+        self.herder.wake();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 fn config(name: &str, class: &str) -> Pairs {
     vec![("connector.class".into(), class.into()), ("name".into(), name.into())]
 }
@@ -51,8 +76,7 @@ fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 #[test]
 fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once() {
     let f = fixture();
-    let stop = Arc::new(crate::sync::Stop::default());
-    let thread = f.herder.spawn_loop(stop.clone());
+    let _running = Running::start(&f.herder);
     f.store.put_connector("orphan", &config("orphan", "no-such-plugin"), None).unwrap();
     eventually("the FAILED status", || {
         f.herder.connector_status("orphan").is_some_and(|s| s.connector.state == State::Failed)
@@ -68,9 +92,6 @@ fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once(
     }
     assert_eq!(generations(), before, "the failed connector was asked again at once");
     assert!(before >= 1);
-    stop.stop();
-    f.herder.wake();
-    thread.join().unwrap();
 }
 
 #[test]
@@ -91,28 +112,20 @@ fn a_task_restart_is_answered_by_the_herders_thread() {
     let f = fixture();
     f.store.put_connector("c", &config("c", "no-such-plugin"), None).unwrap();
     assert!(matches!(f.herder.restart_task("gone", 0), Err(HerderError::NotFound(_))));
-    // Without the herder's thread the answer never comes: the request gives up.
+    // The herder's thread answers, and promptly: the task does not run here.
     let started = Instant::now();
-    let stop = Arc::new(crate::sync::Stop::default());
-    let thread = f.herder.spawn_loop(stop.clone());
+    let _running = Running::start(&f.herder);
     let answer = f.herder.restart_task("c", 3);
     assert!(matches!(answer, Err(HerderError::TaskNotFound(ref name, 3)) if name == "c"), "{answer:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
-    stop.stop();
-    f.herder.wake();
-    thread.join().unwrap();
 }
 
 #[test]
 fn a_deleted_connector_loses_its_status() {
     let f = fixture();
-    let stop = Arc::new(crate::sync::Stop::default());
-    let thread = f.herder.spawn_loop(stop.clone());
+    let _running = Running::start(&f.herder);
     f.store.put_connector("short-lived", &config("short-lived", "no-such-plugin"), None).unwrap();
     eventually("a status", || f.herder.connector_status("short-lived").is_some());
     f.herder.delete_connector("short-lived").unwrap();
     eventually("the status to go", || f.herder.connector_status("short-lived").is_none());
-    stop.stop();
-    f.herder.wake();
-    thread.join().unwrap();
 }

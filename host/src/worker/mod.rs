@@ -186,11 +186,9 @@ impl Worker {
         &self,
         plugin: &Plugin,
         label: &str,
-        config: &[(String, String)],
+        config: &Vec<(String, String)>,
     ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
-        plugin
-            .connector(&self.runtime, label, &self.config.wasm)
-            .and_then(|mut instance| instance.validate(&config.to_vec()))
+        plugin.connector(&self.runtime, label, &self.config.wasm).and_then(|mut instance| instance.validate(config))
     }
 
     /// Validates a connector and asks its plugin to split it into at most `tasks.max` task configs.
