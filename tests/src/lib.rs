@@ -467,6 +467,20 @@ pub fn produce(topic: &str, partition: i32, key: &str, value: &[u8]) {
 
 /// Every record of a topic with its partition, key and value, read to the current end.
 pub fn topic_records(topic: &str) -> Vec<(i32, String, Option<String>)> {
+    timed_topic_records(topic).into_iter().map(|r| (r.partition, r.key, r.value)).collect()
+}
+
+/// One record of a topic as read back, with the time its producer gave it.
+pub struct TimedRecord {
+    pub partition: i32,
+    pub key: String,
+    pub value: Option<String>,
+    /// Seconds since the epoch (the record's CreateTime).
+    pub at: f64,
+}
+
+/// Every record of a topic up to its end now, in each partition's order.
+pub fn timed_topic_records(topic: &str) -> Vec<TimedRecord> {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap())
         .set("group.id", unique("reader"))
@@ -503,11 +517,12 @@ pub fn topic_records(topic: &str) -> Vec<(i32, String, Option<String>)> {
         };
         let end = ends.iter().find(|(p, _)| *p == message.partition()).unwrap().1;
         if message.offset() < end {
-            records.push((
-                message.partition(),
-                String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
-                message.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
-            ));
+            records.push(TimedRecord {
+                partition: message.partition(),
+                key: String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
+                value: message.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+                at: message.timestamp().to_millis().unwrap_or(0) as f64 / 1000.0,
+            });
         }
         if message.offset() + 1 >= end && !done.contains(&message.partition()) {
             done.push(message.partition());

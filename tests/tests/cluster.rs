@@ -1,7 +1,7 @@
 //! Several distributed workers with one group.id on the real broker: they share the work,
 //! survive a kill -9, rebalance for a newcomer, forward writes to the leader and leave at once on
-//! SIGTERM. Every test checks from the workers' own logs that no task ever ran on two workers at
-//! the same time.
+//! SIGTERM. Every test checks from the statuses the workers wrote to the status topic that no
+//! task ever ran on two workers at the same time.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
@@ -92,97 +92,127 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
-/// Seconds since the epoch of a log line's RFC 3339 timestamp ("2026-11-29T17:17:46.237731Z").
-fn timestamp(line: &str) -> Option<f64> {
-    let stamp = line.split_whitespace().next()?.strip_suffix('Z')?;
-    let (date, time) = stamp.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let mut t = time.split(':');
-    let (h, min, s) = (t.next()?.parse::<f64>().ok()?, t.next()?.parse::<f64>().ok()?, t.next()?.parse::<f64>().ok()?);
-    // Days from the civil date (proleptic Gregorian).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146097 + doe - 719468;
-    Some(days as f64 * 86400.0 + h * 3600.0 + min * 60.0 + s)
+/// One task status record of the status topic: (task, worker, state), with the time it was
+/// written; a removed task has no worker and no state.
+struct TaskRecord {
+    task: String,
+    worker: String,
+    state: String,
+    at: f64,
 }
 
-/// When each task ran on a worker, from its log: (task, start, end); a task still running ends
-/// at `until`.
-fn task_intervals(log: &str, until: f64) -> Vec<(String, f64, f64)> {
-    let mut open: BTreeMap<String, f64> = BTreeMap::new();
+/// The task status records of a cluster's status topic, in the order each task's were written.
+fn task_records(status_topic: &str) -> Vec<TaskRecord> {
+    timed_topic_records(status_topic)
+        .into_iter()
+        .filter_map(|record| {
+            let task = record.key.strip_prefix("status-task-")?.to_string();
+            let status: Value = record.value.as_deref().map_or(Value::Null, |v| serde_json::from_str(v).unwrap());
+            let text = |field: &str| status[field].as_str().unwrap_or_default().to_string();
+            Some(TaskRecord { task, worker: text("worker_id"), state: text("state"), at: record.at })
+        })
+        .collect()
+}
+
+/// When each task ran on each worker, from the statuses the workers wrote: (task, worker,
+/// start, end). A task runs on a worker from a RUNNING status that worker wrote to its next
+/// other status from that worker or the task's removal; one still open ends when its worker
+/// stopped (`stopped`), or now.
+fn task_intervals(records: &[TaskRecord], stopped: &BTreeMap<String, f64>) -> Vec<(String, String, f64, f64)> {
+    let mut open: BTreeMap<(String, String), f64> = BTreeMap::new();
     let mut intervals = Vec::new();
-    for line in strip_ansi(log).lines() {
-        let Some(at) = timestamp(line) else { continue };
-        let Some(task) = line.split("task=\"").nth(1).and_then(|rest| rest.split('"').next()) else { continue };
-        if line.contains("task running") {
-            open.insert(task.to_string(), at);
-        } else if line.contains("task stopped") || line.contains("task failed") {
-            if let Some(start) = open.remove(task) {
-                intervals.push((task.to_string(), start, at));
-            }
+    for record in records {
+        let ends = |(task, worker): &(String, String)| {
+            *task == record.task && (record.state.is_empty() || (*worker == record.worker && record.state != "RUNNING"))
+        };
+        let ended: Vec<(String, String)> = open.keys().filter(|k| ends(k)).cloned().collect();
+        for key in ended {
+            let start = open.remove(&key).unwrap();
+            intervals.push((key.0, key.1, start, record.at));
+        }
+        if record.state == "RUNNING" {
+            open.entry((record.task.clone(), record.worker.clone())).or_insert(record.at);
         }
     }
-    intervals.extend(open.into_iter().map(|(task, start)| (task, start, until)));
+    let now = now_secs();
+    for ((task, worker), start) in open {
+        let end = stopped.get(&worker).copied().unwrap_or(now);
+        intervals.push((task, worker, start, end));
+    }
     intervals
 }
 
-/// Asserts that no task ran on two workers at once. `logs` holds each worker's log and the
-/// moment it stopped (kill time), or none if it still runs.
-fn assert_never_twice(logs: &[(String, String, Option<f64>)]) {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
-    let mut all: Vec<(String, String, f64, f64)> = Vec::new();
-    for (worker, log, ended) in logs {
-        for (task, start, end) in task_intervals(log, ended.unwrap_or(now)) {
-            all.push((task, worker.clone(), start, end));
-        }
-    }
+/// Asserts, from the cluster's status topic, that no task ran on two workers at once. `stopped`
+/// holds the workers that stopped (killed or ended) and when.
+fn assert_never_twice(status_topic: &str, stopped: &[(String, f64)]) {
+    let records = task_records(status_topic);
+    let stopped: BTreeMap<String, f64> = stopped.iter().cloned().collect();
+    let all = task_intervals(&records, &stopped);
     for (i, a) in all.iter().enumerate() {
         for b in &all[i + 1..] {
-            if a.0 == b.0 && a.1 != b.1 {
-                let overlap = a.2 < b.3 && b.2 < a.3;
-                if overlap {
-                    // What each worker said about the task and its group, to see how it happened.
-                    let story: Vec<String> = logs
-                        .iter()
-                        .flat_map(|(worker, log, _)| {
-                            strip_ansi(log)
-                                .lines()
-                                .filter(|l| !l.contains("DEBUG"))
-                                .filter(|l| {
-                                    l.contains(a.0.as_str()) || l.contains("joined group") || l.contains("rejoin")
-                                })
-                                .map(|l| format!("{worker}: {l}"))
-                                .collect::<Vec<_>>()
-                        })
-                        .collect();
-                    panic!(
-                        "task {} ran on {} ({:.3}..{:.3}) and on {} ({:.3}..{:.3}) at once:\n{}",
-                        a.0,
-                        a.1,
-                        a.2,
-                        a.3,
-                        b.1,
-                        b.2,
-                        b.3,
-                        story.join("\n")
-                    );
-                }
+            if a.0 == b.0 && a.1 != b.1 && a.2 < b.3 && b.2 < a.3 {
+                // Every status of the task, to see how it happened.
+                let story: Vec<String> = records
+                    .iter()
+                    .filter(|r| r.task == a.0)
+                    .map(|r| {
+                        format!("{:.3} {} {}", r.at, r.worker, if r.state.is_empty() { "removed" } else { &r.state })
+                    })
+                    .collect();
+                panic!(
+                    "task {} ran on {} ({:.3}..{:.3}) and on {} ({:.3}..{:.3}) at once:\n{}",
+                    a.0,
+                    a.1,
+                    a.2,
+                    a.3,
+                    b.1,
+                    b.2,
+                    b.3,
+                    story.join("\n")
+                );
             }
         }
     }
-    assert!(!all.is_empty(), "the logs show no task at all");
+    assert!(!all.is_empty(), "the status topic {status_topic} shows no task running at all");
 }
 
-/// How many times each task started on a worker, from its log.
-fn starts(log: &str) -> BTreeMap<String, usize> {
+#[test]
+fn task_intervals_show_a_task_that_two_workers_ran_at_once() {
+    let record = |task: &str, worker: &str, state: &str, at: f64| TaskRecord {
+        task: task.into(),
+        worker: worker.into(),
+        state: state.into(),
+        at,
+    };
+    let handed_over = [
+        record("t-0", "a", "RUNNING", 1.0),
+        record("t-0", "a", "UNASSIGNED", 2.0),
+        record("t-0", "b", "UNASSIGNED", 2.5),
+        record("t-0", "b", "RUNNING", 3.0),
+    ];
+    let none = BTreeMap::new();
+    let intervals = task_intervals(&handed_over, &none);
+    assert_eq!(intervals.len(), 2);
+    assert!(intervals.iter().any(|i| i.1 == "a" && i.2 == 1.0 && i.3 == 2.0));
+    // b started while a never said it stopped, and a was not killed before: both ran it.
+    let doubled = [record("t-0", "a", "RUNNING", 1.0), record("t-0", "b", "RUNNING", 3.0)];
+    let intervals = task_intervals(&doubled, &none);
+    assert!(intervals.iter().all(|i| i.2 < 3.0 + 1.0 && i.3 > 3.0), "{:?}", intervals);
+    // Killed at 2: its time ends there.
+    let killed = BTreeMap::from([("a".to_string(), 2.0)]);
+    let intervals = task_intervals(&doubled, &killed);
+    assert!(intervals.iter().any(|i| i.1 == "a" && i.3 == 2.0));
+    // A removed task ends for every worker.
+    let removed = [record("t-0", "a", "RUNNING", 1.0), record("t-0", "", "", 2.0)];
+    assert_eq!(task_intervals(&removed, &none)[0].3, 2.0);
+}
+
+/// How many times each task started on `worker`, from the RUNNING statuses it wrote.
+fn starts(status_topic: &str, worker: &str) -> BTreeMap<String, usize> {
     let mut starts = BTreeMap::new();
-    for line in strip_ansi(log).lines().filter(|l| l.contains("task running")) {
-        if let Some(task) = line.split("task=\"").nth(1).and_then(|rest| rest.split('"').next()) {
-            *starts.entry(task.to_string()).or_default() += 1;
+    for record in task_records(status_topic) {
+        if record.worker == worker && record.state == "RUNNING" {
+            *starts.entry(record.task).or_default() += 1;
         }
     }
     starts
@@ -266,7 +296,6 @@ fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
     // kill -9 the worker that runs the sink's task: after the session timeout and the delay,
     // its tasks run on the two others, and every line still arrives.
     let victim = ids.iter().position(|id| *id == tasks[&format!("{sink}-0")]).unwrap();
-    let victim_log = workers[victim].log();
     let killed_at = now_secs();
     let kill_clock = Instant::now();
     workers[victim].kill_9();
@@ -285,7 +314,7 @@ fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
 
     // A fourth worker joins: balanced again, and tasks that stay where they were never restart.
     let before: BTreeMap<usize, BTreeMap<String, usize>> =
-        survivors.iter().map(|i| (*i, starts(&workers[*i].log()))).collect();
+        survivors.iter().map(|i| (*i, starts(&d.topics[2], &ids[*i]))).collect();
     let join_clock = Instant::now();
     workers.push(homes[2].start());
     let all_ids: Vec<String> = survivors.iter().map(|i| ids[*i].clone()).chain([id_of(&workers[3])]).collect();
@@ -302,7 +331,7 @@ fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
     });
     assert_eq!(owners.len(), 3);
     for i in &survivors {
-        let after = starts(&workers[*i].log());
+        let after = starts(&d.topics[2], &ids[*i]);
         for (task, owner) in &settled {
             if *owner == ids[*i] && moved[task] == ids[*i] {
                 assert_eq!(after.get(task), before[i].get(task), "task {task} stayed on {owner} but was restarted");
@@ -320,14 +349,7 @@ fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
         expected.is_subset(&got).then_some(())
     });
 
-    let mut logs = vec![(ids[victim].clone(), victim_log, Some(killed_at))];
-    for (i, worker) in workers.iter().enumerate() {
-        if i != victim {
-            logs.push((id_of(worker), worker.log(), None));
-        }
-    }
-    // The killed worker's log as read just before the kill: anything it logged after is moot.
-    assert_never_twice(&logs);
+    assert_never_twice(&d.topics[2], &[(ids[victim].clone(), killed_at)]);
 }
 
 #[test]
@@ -384,15 +406,8 @@ fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
         (tasks.len() == 3 && counts.len() == 2 && balanced(&counts)).then_some(())
     });
     // A restart with includeTasks, sent to either worker, restarts every task where it runs.
-    let started = |task: &str| -> usize {
-        workers
-            .iter()
-            .map(|w| {
-                let log = strip_ansi(&w.log());
-                log.lines().filter(|l| l.contains("task running") && l.contains(&format!("\"{task}\""))).count()
-            })
-            .sum()
-    };
+    let started =
+        |task: &str| -> usize { ids.iter().map(|id| starts(&d.topics[2], id).get(task).copied().unwrap_or(0)).sum() };
     let tasks = ["gen-0", "gen-1", "gen-2"];
     let before: Vec<usize> = tasks.iter().map(|t| started(t)).collect();
     let (code, answer, _) = workers[1].call("POST", "/connectors/gen/restart?includeTasks=true", None);
@@ -413,8 +428,7 @@ fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
             (tasks.keys().collect::<Vec<_>>() == ["gen-0"]).then_some(())
         });
     }
-    let logs: Vec<(String, String, Option<f64>)> = workers.iter().map(|w| (id_of(w), w.log(), None)).collect();
-    assert_never_twice(&logs);
+    assert_never_twice(&d.topics[2], &[]);
 }
 
 #[test]
@@ -447,7 +461,7 @@ fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
         tasks.values().all(|w| *w == ids[0]).then_some(())
     });
     println!("SIGTERM to the work moved: {:.1} s (session.timeout.ms=45000)", clock.elapsed().as_secs_f64());
-    assert_never_twice(&[(ids[1].clone(), leaving_log, Some(stopped_at)), (ids[0].clone(), workers[0].log(), None)]);
+    assert_never_twice(&d.topics[2], &[(ids[1].clone(), stopped_at)]);
 }
 
 #[test]
