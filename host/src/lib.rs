@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod cluster;
 pub mod config;
+pub mod convert;
+pub mod data;
 pub mod dev;
 pub mod herder;
 pub mod kafka;

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 /// Each top-level module and the modules it may use. Lower layers first.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("model", &[]),
+    ("data", &[]),
+    ("convert", &["data"]),
     ("sync", &[]),
     ("peer", &[]),
     ("config", &["model"]),
