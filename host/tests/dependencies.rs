@@ -12,7 +12,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("convert", &["data"]),
     ("sync", &[]),
     ("peer", &[]),
-    ("config", &["model"]),
+    ("config", &["convert", "model"]),
     ("kafka", &["config", "model", "sync"]),
     ("runtime", &["config", "model", "sync"]),
     ("storage", &["config", "kafka", "model", "sync"]),

@@ -73,6 +73,39 @@ fn a_100k_line_file_arrives_identical_through_kafka() {
 }
 
 #[test]
+fn kafkas_stock_converter_settings_start_a_worker_and_bytes_pass_through_them() {
+    // The converter lines of Kafka's config/connect-standalone.properties.
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut w = Standalone::new(&[
+        ("key.converter", json.clone()),
+        ("value.converter", json),
+        ("key.converter.schemas.enable", "true".into()),
+        ("value.converter.schemas.enable", "true".into()),
+    ]);
+    let (input, output, topic) = (w.path("in.txt"), w.path("out.txt"), unique("stock-converters"));
+    write_lines(&input, 0..100);
+    file_source(&mut w, "src", &input, &topic);
+    file_sink(&mut w, &unique("sink"), &topic, &output);
+    let worker = w.start();
+    worker
+        .wait("100 lines in the output file", Duration::from_secs(60), || (count_lines(&output) >= 100).then_some(()));
+    assert_eq!(fs::read(&output).unwrap(), fs::read(&input).unwrap(), "output differs from input");
+    assert_eq!(topic_values(&topic).first().map(|v| String::from_utf8_lossy(v).into_owned()), Some(line(0)));
+}
+
+#[test]
+fn an_unknown_converter_is_refused_with_the_ones_there_are() {
+    let w = Standalone::new(&[("value.converter", "io.confluent.connect.avro.AvroConverter".into())]);
+    let (status, log) = w.run_to_failure();
+    assert!(!status.success());
+    assert!(
+        log.contains("value.converter=io.confluent.connect.avro.AvroConverter")
+            && log.contains("org.apache.kafka.connect.json.JsonConverter"),
+        "{log}"
+    );
+}
+
+#[test]
 fn lines_appended_while_running_arrive_too() {
     let mut w = Standalone::new(&[]);
     let (input, output, topic) = (w.path("in.txt"), w.path("out.txt"), unique("append"));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::properties::{self, PropertiesError};
-use super::worker::{WasmLimits, PASS_THROUGH_CONVERTERS};
+use super::worker::WasmLimits;
 use crate::model::{last_value, KeyGrant, Names};
 
 #[derive(Debug, Error)]
@@ -56,6 +56,8 @@ pub struct ConnectorConfig {
     /// `wasm.http.allow`: `host:port` authorities the tasks may send HTTP requests to.
     pub http: Vec<String>,
     pub limits: WasmLimits,
+    /// The converters the connector names; the worker's stand in for the others.
+    pub converters: super::ConverterOverrides,
     /// Every key as given, in order.
     pub raw: Vec<(String, String)>,
 }
@@ -158,20 +160,10 @@ impl ConnectorConfig {
                 invalid("tasks.max", format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
             })?,
         };
-        for key in ["key.converter", "value.converter"] {
-            if let Some(class) = get(key) {
-                if !PASS_THROUGH_CONVERTERS.contains(&class) {
-                    return Err(invalid(
-                        key,
-                        format!(
-                            "{key}={class} is not supported yet: Wharf passes keys and values through as bytes. \
-                         Use {} or remove the line",
-                            PASS_THROUGH_CONVERTERS.join(" or ")
-                        ),
-                    ));
-                }
-            }
-        }
+        let converters = super::ConverterOverrides::of_connector(&raw).map_err(|e| {
+            let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
+            invalid(&key, e.message)
+        })?;
         let topics = get("topics")
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
@@ -239,6 +231,7 @@ impl ConnectorConfig {
             connect,
             http,
             limits,
+            converters,
             raw,
         })
     }

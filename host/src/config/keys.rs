@@ -142,6 +142,7 @@ pub const WORKER_PREFIXES: &[(&str, &str)] = &[
     ("admin.", "Settings of the admin client that creates topics, handed to librdkafka without the prefix."),
     ("key.converter.", "Settings of the worker's key converter."),
     ("value.converter.", "Settings of the worker's value converter."),
+    ("header.converter.", "Settings of the worker's header converter."),
 ];
 
 /// The keys of a worker config.
@@ -160,8 +161,9 @@ pub const WORKER_KEYS: &[Key] = &[
     key("offset.flush.interval.ms", Long, Number(60_000), Low, "Offsets", Every, "How often tasks commit their offsets."),
     key("offset.flush.timeout.ms", Long, Number(5_000), Low, "Offsets", Every, "How long a commit waits for outstanding records to be delivered."),
     key("task.shutdown.graceful.timeout.ms", Long, Number(5_000), Low, "Tasks", Every, "How long a stopping task is given to finish."),
-    key("key.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), Low, "Converters", Every, "Converter of record keys: StringConverter or ByteArrayConverter (both pass bytes through)."),
-    key("value.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), Low, "Converters", Every, "Converter of record values: StringConverter or ByteArrayConverter (both pass bytes through)."),
+    key("key.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record keys, by Kafka Connect's class name: JsonConverter, StringConverter, ByteArrayConverter, LongConverter, IntegerConverter, ShortConverter, DoubleConverter, FloatConverter or BooleanConverter; its settings take the prefix key.converter. (Bytes a plugin hands over as bytes pass through unchanged.)"),
+    key("value.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record values, as key.converter; its settings take the prefix value.converter."),
+    key("header.converter", Class, Text("org.apache.kafka.connect.storage.SimpleHeaderConverter"), Low, "Converters", Every, "Converter of header values: SimpleHeaderConverter, ByteArrayConverter, StringConverter or JsonConverter; header values are bytes from end to end in this version, so each passes them through."),
     key("wasm.memory.max.bytes", Long, Number(256 * 1024 * 1024), Medium, "Sandbox", Every, "Linear memory one plugin instance may grow to, across all its memories (at least 1 MiB)."),
     key("wasm.call.timeout.ms", Long, Number(5_000), Medium, "Sandbox", Every, "How long one call into a plugin may take, waits inside WASI included."),
     key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives (at most 1000000)."),
@@ -203,8 +205,9 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("connector.class", Str, Required, High, "Common", Every, "The plugin that runs the connector (its name, or a Kafka Connect class name it stands for)."),
     key("connector.version", Str, Unset, Medium, "Common", Every, "Which plugin versions may run it: a version or a range; the newest otherwise."),
     key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into."),
-    key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise): StringConverter or ByteArrayConverter."),
-    key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise): StringConverter or ByteArrayConverter."),
+    key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise, with the worker's settings); a connector that names one gives its settings with the prefix key.converter."),
+    key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise), as key.converter."),
+    key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
     key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
     key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write."),
     key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write."),

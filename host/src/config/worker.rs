@@ -123,6 +123,8 @@ pub struct WorkerConfig {
     pub advertised: String,
     /// Set for a distributed worker.
     pub distributed: Option<DistributedConfig>,
+    /// `key.converter`, `value.converter`, `header.converter` and their settings.
+    pub converters: super::Converters,
     /// `access.control.allow.origin`: web origins whose pages may call the REST API (`*`: any);
     /// empty, as by default, allows none.
     pub rest_allowed_origins: Vec<String>,
@@ -142,10 +144,6 @@ pub const MAX_MILLIS: u64 = i32::MAX as u64;
 
 /// The most records one call may move: beyond this, a batch's bookkeeping alone is gigabytes.
 pub const MAX_RECORDS_PER_CALL: u64 = 1_000_000;
-
-/// Converters that hand bytes through unchanged, which is what Wharf does today.
-pub const PASS_THROUGH_CONVERTERS: [&str; 2] =
-    ["org.apache.kafka.connect.storage.StringConverter", "org.apache.kafka.connect.converters.ByteArrayConverter"];
 
 impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
@@ -196,20 +194,11 @@ impl WorkerConfig {
                 ));
             }
         }
-        for key in ["key.converter", "value.converter"] {
-            if let Some(class) = reader.get(key) {
-                if !PASS_THROUGH_CONVERTERS.contains(&class) {
-                    return Err(reader.invalid(
-                        key,
-                        format!(
-                            "{key}={class} is not supported yet: Wharf passes keys and values \
-                             through as bytes. Use {} or remove the line",
-                            PASS_THROUGH_CONVERTERS.join(" or ")
-                        ),
-                    ));
-                }
-            }
-        }
+        let pairs: Vec<(String, String)> = props.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
+        let converters = super::Converters::of_worker(&pairs).map_err(|e| {
+            let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
+            reader.invalid(&key, e.message)
+        })?;
 
         let bootstrap_servers = reader.require("bootstrap.servers", "e.g. bootstrap.servers=localhost:9092")?;
         let plugin_path: Vec<PathBuf> = reader
@@ -354,6 +343,7 @@ impl WorkerConfig {
 
         Ok(WorkerConfig {
             admin_overrides: reader.prefixed("admin."),
+            converters,
             advertised,
             distributed,
             bootstrap_servers: bootstrap_servers.to_string(),
@@ -577,11 +567,17 @@ mod tests {
     }
 
     #[test]
-    fn json_converter_is_refused_with_the_alternatives() {
-        let err = config(&format!("{MINIMAL}value.converter=org.apache.kafka.connect.json.JsonConverter\n"))
+    fn kafkas_converters_are_accepted_and_an_unknown_one_is_refused_with_the_choices() {
+        let json = "org.apache.kafka.connect.json.JsonConverter";
+        let chosen =
+            config(&format!("{MINIMAL}value.converter={json}\nvalue.converter.schemas.enable=false\n")).unwrap();
+        assert_eq!(chosen.converters.value.class, json);
+        let err = config(&format!("{MINIMAL}value.converter=com.example.AvroConverter\n")).unwrap_err().to_string();
+        assert!(err.contains("com.example.AvroConverter") && err.contains(json), "{err}");
+        let err = config(&format!("{MINIMAL}value.converter={json}\nvalue.converter.schemas.enable=maybe\n"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("not supported yet") && err.contains("StringConverter"), "{err}");
+        assert!(err.contains("value.converter.schemas.enable=maybe"), "{err}");
     }
 
     fn distributed(text: &str) -> Result<WorkerConfig, WorkerConfigError> {
