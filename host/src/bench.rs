@@ -11,16 +11,43 @@ use crate::runtime::{Grants, Plugin, Runtime};
 
 const BATCH_SIZES: [u32; 4] = [1, 100, 1000, 10000];
 
+/// What the records' values are, and what is done with them after `poll`.
+#[derive(Clone, Copy)]
+enum Workload {
+    /// 100-byte values, as bytes.
+    Bytes,
+    /// datagen's struct of ten fields (`value.format=struct`), as data.
+    Struct,
+    /// The same structs, each then written by JsonConverter (with schemas).
+    StructAsJson,
+}
+
 /// Records per second a source plugin returns from `poll`, for each batch size.
-fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64) -> Result<Vec<f64>> {
+fn measure(
+    plugin_file: &Path,
+    call_deadlines: bool,
+    capped: bool,
+    seconds: f64,
+    workload: Workload,
+) -> Result<Vec<f64>> {
     let cache = crate::config::worker::default_cache_dir();
     let runtime = Runtime::with_deadlines(cache, call_deadlines)?;
     let (component, _) = runtime.load_component(plugin_file)?;
     let plugin = Plugin::inspect(&runtime, component, plugin_file.to_path_buf())?;
-    let config: Vec<(String, String)> = [("topic", "bench"), ("value.size", "100"), ("count", "-1")]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let format = match workload {
+        Workload::Bytes => "bytes",
+        Workload::Struct | Workload::StructAsJson => "struct",
+    };
+    let config: Vec<(String, String)> =
+        [("topic", "bench"), ("value.size", "100"), ("count", "-1"), ("value.format", format)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    let mut json = crate::convert::Converter::new(
+        crate::convert::Role::Value,
+        "org.apache.kafka.connect.json.JsonConverter",
+        &crate::convert::Settings::under("value.converter", &[]),
+    )?;
     let mut rates = Vec::new();
     for batch in BATCH_SIZES {
         let limits = WasmLimits {
@@ -36,7 +63,15 @@ fn measure(plugin_file: &Path, call_deadlines: bool, capped: bool, seconds: f64)
         let started = Instant::now();
         let mut records = 0usize;
         while started.elapsed() < run_for {
-            records += instance.poll().map_err(anyhow::Error::msg)?.len();
+            let polled = instance.poll().map_err(anyhow::Error::msg)?;
+            records += polled.len();
+            if let Workload::StructAsJson = workload {
+                for record in &polled {
+                    if let Some(crate::model::Part::Data(data)) = &record.value {
+                        std::hint::black_box(json.from_data(data)?);
+                    }
+                }
+            }
         }
         rates.push(records as f64 / started.elapsed().as_secs_f64());
         instance.close().map_err(anyhow::Error::msg)?;
@@ -50,13 +85,30 @@ pub fn boundary(plugin_file: &Path, seconds: f64) -> Result<()> {
         "Records/s returned by `poll` of {} (100-byte values), {seconds} s per cell, {cores} core(s), one thread",
         plugin_file.display()
     );
-    let with = measure(plugin_file, true, true, seconds).context("with limits")?;
-    let without = measure(plugin_file, false, false, seconds).context("without limits")?;
+    let with = measure(plugin_file, true, true, seconds, Workload::Bytes).context("with limits")?;
+    let without = measure(plugin_file, false, false, seconds, Workload::Bytes).context("without limits")?;
     println!();
     println!("| batch | with deadlines + memory cap | without | with / without |");
     println!("|---:|---:|---:|---:|");
     for (i, batch) in BATCH_SIZES.iter().enumerate() {
         println!("| {batch} | {:.0} | {:.0} | {:.2} |", with[i], without[i], with[i] / without[i]);
+    }
+    // The same plugin with a ten-field struct per record (Connect data, its schema once a batch),
+    // with limits, and then through JsonConverter as a worker would write it.
+    let structs = measure(plugin_file, true, true, seconds, Workload::Struct).context("structs")?;
+    let as_json = measure(plugin_file, true, true, seconds, Workload::StructAsJson).context("structs as JSON")?;
+    println!();
+    println!("| batch | bytes, records/s | 10-field struct, records/s | struct / bytes | µs per struct record | struct + JsonConverter, records/s |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for (i, batch) in BATCH_SIZES.iter().enumerate() {
+        println!(
+            "| {batch} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} |",
+            with[i],
+            structs[i],
+            structs[i] / with[i],
+            1e6 / structs[i],
+            as_json[i]
+        );
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The domain's own types: records, source partitions and offsets, connector kinds, plugin
 //! descriptions. Every layer uses these (the generated WIT types stay inside `runtime/`), and
-//! this module depends on no other of the crate.
+//! this module depends on no other of the crate but `data` (Connect's data model, in records).
 
 use semver::{Version, VersionReq};
 
@@ -31,6 +31,28 @@ pub struct SourceRecord {
     pub partition: Option<i32>,
     pub key: Option<Vec<u8>>,
     pub value: Option<Vec<u8>>,
+    pub headers: Vec<Header>,
+    pub timestamp: Option<i64>,
+}
+
+/// A record's key or value as a plugin hands it over: bytes as they go to Kafka, or Connect data
+/// for the connector's converter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    Bytes(Vec<u8>),
+    Data(crate::data::Data),
+}
+
+/// A record as a source task's `poll` returns it, before the converters: a `SourceRecord` once
+/// its key and value are bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolledRecord {
+    pub source_partition: OffsetMap,
+    pub source_offset: OffsetMap,
+    pub topic: String,
+    pub partition: Option<i32>,
+    pub key: Option<Part>,
+    pub value: Option<Part>,
     pub headers: Vec<Header>,
     pub timestamp: Option<i64>,
 }

@@ -7,22 +7,22 @@ use std::path::{Path, PathBuf};
 
 /// Each top-level module and the modules it may use. Lower layers first.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("model", &[]),
     ("data", &[]),
+    ("model", &["data"]),
     ("convert", &["data"]),
     ("sync", &[]),
     ("peer", &[]),
     ("config", &["convert", "model"]),
     ("kafka", &["config", "model", "sync"]),
-    ("runtime", &["config", "model", "sync"]),
+    ("runtime", &["config", "data", "model", "sync"]),
     ("storage", &["config", "kafka", "model", "sync"]),
     ("cluster", &["config", "model", "storage", "sync"]),
-    ("worker", &["config", "kafka", "model", "runtime", "storage", "sync"]),
+    ("worker", &["config", "convert", "kafka", "model", "runtime", "storage", "sync"]),
     ("herder", &["cluster", "config", "kafka", "model", "peer", "runtime", "storage", "sync", "worker"]),
     ("rest", &["cluster", "config", "herder", "model", "peer", "runtime", "storage"]),
     ("serve", &["cluster", "config", "herder", "kafka", "model", "rest", "runtime", "storage", "sync", "worker"]),
     ("dev", &["config", "model", "serve"]),
-    ("bench", &["config", "model", "runtime"]),
+    ("bench", &["config", "convert", "model", "runtime"]),
     ("scaffold", &[]),
 ];
 

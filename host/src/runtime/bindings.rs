@@ -27,6 +27,19 @@ pub mod sink {
     });
 }
 
+/// Sources whose records carry data (0.1.2 and later).
+pub mod data_source {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "data-source-core",
+        exports: { default: async },
+        with: {
+            "wharf:connector/types": super::source::wharf::connector::types,
+            "wharf:connector/host": super::source::wharf::connector::host,
+        },
+    });
+}
+
 /// The `grants` export, which plugins of 0.1.0 lack: looked up apart from the worlds above.
 pub mod declared {
     wasmtime::component::bindgen!({
@@ -88,17 +101,93 @@ fn header_to_wit(h: own::Header) -> wit::Header {
     wit::Header { key: h.key, value: h.value }
 }
 
-pub fn source_record_from_wit(r: wit::SourceRecord) -> own::SourceRecord {
-    own::SourceRecord {
+/// A record of a plugin whose keys and values are bytes.
+pub fn source_record_from_wit(r: wit::SourceRecord) -> own::PolledRecord {
+    own::PolledRecord {
         source_partition: offset_map_from_wit(r.source_partition),
         source_offset: offset_map_from_wit(r.source_offset),
         topic: r.topic,
         partition: r.partition,
-        key: r.key,
-        value: r.value,
+        key: r.key.map(own::Part::Bytes),
+        value: r.value.map(own::Part::Bytes),
         headers: r.headers.into_iter().map(header_from_wit).collect(),
         timestamp: r.timestamp,
     }
+}
+
+pub use data_source::exports::wharf::connector::data_source_task::SourceBatch;
+
+/// What `wasm.max.bytes.per.call` counts of a data batch: the text and bytes it carries, and 8
+/// bytes for each number.
+pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
+    use data_source::wharf::connector::data::{Part, Value};
+    let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    let schemas: usize = batch
+        .schemas
+        .iter()
+        .map(|s| {
+            text(&s.name)
+                + text(&s.doc)
+                + s.parameters.as_ref().map_or(0, |p| p.iter().map(|(k, v)| k.len() + v.len()).sum())
+                + s.fields.iter().map(|f| f.name.len() + 4).sum::<usize>()
+                + 8
+        })
+        .sum();
+    let values: usize = batch
+        .values
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::Decimal(d) => d.unscaled.len() + 4,
+            Value::Array(children) | Value::Struct(children) => children.len() * 4,
+            Value::Map(entries) => entries.len() * 8,
+            _ => 8,
+        })
+        .sum();
+    let part = |p: &Option<Part>| match p {
+        Some(Part::Raw(bytes)) => bytes.len(),
+        Some(Part::Data(_)) => 8,
+        None => 0,
+    };
+    let records: usize = batch
+        .records
+        .iter()
+        .map(|r| {
+            super::instance::record_bytes(&r.topic, &r.source_partition, &r.source_offset, &r.headers)
+                + part(&r.key)
+                + part(&r.value)
+        })
+        .sum();
+    schemas + values + records
+}
+
+/// The records of a batch whose keys and values may be data, or why the batch breaks the
+/// contract's rules (`wit/connector.wit`, interface `data`).
+pub fn source_batch_from_wit(batch: SourceBatch) -> Result<Vec<own::PolledRecord>, String> {
+    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values)?;
+    batch
+        .records
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let part = |reader: &mut super::batch::BatchReader, part, what: &str| {
+                reader.part(part).map_err(|e| format!("record {i} of the batch, its {what}: {e}"))
+            };
+            let key = r.key.map(|k| part(&mut reader, k, "key")).transpose()?;
+            let value = r.value.map(|v| part(&mut reader, v, "value")).transpose()?;
+            Ok(own::PolledRecord {
+                source_partition: offset_map_from_wit(r.source_partition),
+                source_offset: offset_map_from_wit(r.source_offset),
+                topic: r.topic,
+                partition: r.partition,
+                key,
+                value,
+                headers: r.headers.into_iter().map(header_from_wit).collect(),
+                timestamp: r.timestamp,
+            })
+        })
+        .collect()
 }
 
 pub fn sink_record_to_wit(r: own::SinkRecord) -> wit::SinkRecord {

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
-use super::bindings::{self, declared, sink, source, wit};
+use super::bindings::{self, data_source, declared, sink, source, wit};
 use super::engine::{block_on_until, Runtime};
 use super::sandbox::{Grants, TaskState};
 use crate::config::WasmLimits;
-use crate::model::{ConnectorKind, PartitionOffset, PluginInfo, SinkRecord, SourceRecord, TopicPartition};
+use crate::model::{ConnectorKind, PartitionOffset, PluginInfo, PolledRecord, SinkRecord, TopicPartition};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
@@ -87,6 +87,7 @@ impl Plugin {
     pub fn component(&self) -> &Component {
         match &self.pre {
             PluginPre::Source(pre) => pre.instance_pre().component(),
+            PluginPre::DataSource(pre) => pre.instance_pre().component(),
             PluginPre::Sink(pre) => pre.instance_pre().component(),
         }
     }
@@ -94,16 +95,20 @@ impl Plugin {
 
 enum PluginPre {
     Source(source::SourceCorePre<TaskState>),
+    /// A source whose records carry data (0.1.2 and later).
+    DataSource(data_source::DataSourceCorePre<TaskState>),
     Sink(sink::SinkCorePre<TaskState>),
 }
 
 enum Bound {
     Source(source::SourceCore),
+    DataSource(data_source::DataSourceCore),
     Sink(sink::SinkCore),
 }
 
 /// The task exports, by the version track this host speaks (0.1.x, any patch).
 const SOURCE_TASK_EXPORT: &str = "wharf:connector/source-task@0.1.";
+const DATA_SOURCE_TASK_EXPORT: &str = "wharf:connector/data-source-task@0.1.";
 const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.";
 
 impl Plugin {
@@ -118,7 +123,11 @@ impl Plugin {
             )
         })?;
         let grants = declared::DeclaredGrantsIndices::new(&pre).ok();
-        let pre = if exports.iter().any(|e| e.starts_with(SOURCE_TASK_EXPORT)) {
+        let pre = if exports.iter().any(|e| e.starts_with(DATA_SOURCE_TASK_EXPORT)) {
+            PluginPre::DataSource(
+                data_source::DataSourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
+            )
+        } else if exports.iter().any(|e| e.starts_with(SOURCE_TASK_EXPORT)) {
             PluginPre::Source(source::SourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
         } else if exports.iter().any(|e| e.starts_with(SINK_TASK_EXPORT)) {
             PluginPre::Sink(sink::SinkCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
@@ -143,7 +152,7 @@ impl Plugin {
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         let world_kind = match plugin.pre {
-            PluginPre::Source(_) => ConnectorKind::Source,
+            PluginPre::Source(_) | PluginPre::DataSource(_) => ConnectorKind::Source,
             PluginPre::Sink(_) => ConnectorKind::Sink,
         };
         if info.kind != world_kind {
@@ -185,6 +194,7 @@ impl Plugin {
         let bound = block_on_until(&io, timeout, async {
             let instance = match &self.pre {
                 PluginPre::Source(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
+                PluginPre::DataSource(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
                 PluginPre::Sink(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
             };
             let grants = match &self.grants {
@@ -193,6 +203,7 @@ impl Plugin {
             };
             let bound = match &self.pre {
                 PluginPre::Source(_) => Bound::Source(source::SourceCore::new(&mut store, &instance)?),
+                PluginPre::DataSource(_) => Bound::DataSource(data_source::DataSourceCore::new(&mut store, &instance)?),
                 PluginPre::Sink(_) => Bound::Sink(sink::SinkCore::new(&mut store, &instance)?),
             };
             Ok::<_, wasmtime::Error>((bound, grants))
@@ -227,13 +238,24 @@ impl Plugin {
         limits: &WasmLimits,
     ) -> Result<SourceInstance, PluginError> {
         let (mut store, instantiated) = self.instantiate(runtime, grants, limits)?;
-        let Bound::Source(bindings) = instantiated.bound else {
-            return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)));
+        let task = match instantiated.bound {
+            Bound::Source(bindings) => {
+                let task = call(&mut store, limits, "open", async |s| {
+                    bindings.wharf_connector_source_task().task().call_open(s, config).await
+                })?;
+                SourceTask::Bytes(bindings, task)
+            }
+            Bound::DataSource(bindings) => {
+                let task = call(&mut store, limits, "open", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_open(s, config).await
+                })?;
+                SourceTask::Data(bindings, task)
+            }
+            Bound::Sink(_) => {
+                return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)))
+            }
         };
-        let task = call(&mut store, limits, "open", async |s| {
-            bindings.wharf_connector_source_task().task().call_open(s, config).await
-        })?;
-        Ok(SourceInstance { store, bindings, task, limits: limits.clone() })
+        Ok(SourceInstance { store, task, limits: limits.clone() })
     }
 
     pub fn open_sink(
@@ -436,6 +458,9 @@ impl ConnectorInstance {
             Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
             }),
+            Bound::DataSource(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
+            }),
             Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
             }),
@@ -466,6 +491,9 @@ impl ConnectorInstance {
             Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
                 b.wharf_connector_connector().call_validate(s, config).await
             }),
+            Bound::DataSource(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
+            }),
             Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
                 b.wharf_connector_connector().call_validate(s, config).await
             }),
@@ -481,6 +509,9 @@ impl ConnectorInstance {
     ) -> Result<Vec<Vec<(String, String)>>, PluginError> {
         let configs = match &self.bound {
             Bound::Source(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
+            }),
+            Bound::DataSource(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
                 b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
             }),
             Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
@@ -505,51 +536,98 @@ impl ConnectorInstance {
 
 pub struct SourceInstance {
     store: Store<TaskState>,
-    bindings: source::SourceCore,
-    task: ResourceAny,
+    task: SourceTask,
     limits: WasmLimits,
 }
 
+/// A source task's bindings and resource, by what its records carry.
+enum SourceTask {
+    Bytes(source::SourceCore, ResourceAny),
+    Data(data_source::DataSourceCore, ResourceAny),
+}
+
 impl SourceInstance {
-    pub fn poll(&mut self) -> Result<Vec<SourceRecord>, PluginError> {
+    pub fn poll(&mut self) -> Result<Vec<PolledRecord>, PluginError> {
         let max = self.limits.max_records_per_call;
-        let (bindings, task) = (&self.bindings, self.task);
-        let records = call(&mut self.store, &self.limits, "poll", async |s| {
-            bindings.wharf_connector_source_task().task().call_poll(s, task, max).await
-        })?;
-        if records.len() > max as usize {
-            return Err(PluginError::TooMany { call: "poll", count: records.len(), max });
-        }
-        let bytes: usize = records
-            .iter()
-            .map(|r| {
-                r.topic.len()
-                    + offset_map_bytes(&r.source_partition)
-                    + offset_map_bytes(&r.source_offset)
-                    + r.key.as_ref().map_or(0, Vec::len)
-                    + r.value.as_ref().map_or(0, Vec::len)
-                    + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
-            })
-            .sum();
-        if bytes > self.limits.max_bytes_per_call {
-            return Err(PluginError::TooLarge { call: "poll", bytes, max: self.limits.max_bytes_per_call });
-        }
-        Ok(records.into_iter().map(bindings::source_record_from_wit).collect())
+        let max_bytes = self.limits.max_bytes_per_call;
+        let too_large = |bytes: usize| PluginError::TooLarge { call: "poll", bytes, max: max_bytes };
+        let records = match &self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let task = *task;
+                let records = call(&mut self.store, &self.limits, "poll", async |s| {
+                    bindings.wharf_connector_source_task().task().call_poll(s, task, max).await
+                })?;
+                if records.len() > max as usize {
+                    return Err(PluginError::TooMany { call: "poll", count: records.len(), max });
+                }
+                let bytes: usize = records
+                    .iter()
+                    .map(|r| {
+                        record_bytes(&r.topic, &r.source_partition, &r.source_offset, &r.headers)
+                            + r.key.as_ref().map_or(0, Vec::len)
+                            + r.value.as_ref().map_or(0, Vec::len)
+                    })
+                    .sum();
+                if bytes > max_bytes {
+                    return Err(too_large(bytes));
+                }
+                records.into_iter().map(bindings::source_record_from_wit).collect()
+            }
+            SourceTask::Data(bindings, task) => {
+                let task = *task;
+                let batch = call(&mut self.store, &self.limits, "poll", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_poll(s, task, max).await
+                })?;
+                if batch.records.len() > max as usize {
+                    return Err(PluginError::TooMany { call: "poll", count: batch.records.len(), max });
+                }
+                let bytes = bindings::source_batch_bytes(&batch);
+                if bytes > max_bytes {
+                    return Err(too_large(bytes));
+                }
+                bindings::source_batch_from_wit(batch).map_err(|e| {
+                    PluginError::Fatal(format!("the plugin's poll returned a batch that breaks the contract: {e}"))
+                })?
+            }
+        };
+        Ok(records)
     }
 
     pub fn commit(&mut self) -> Result<(), PluginError> {
-        let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "commit", async |s| {
-            bindings.wharf_connector_source_task().task().call_commit(s, task).await
-        })
+        match &self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let task = *task;
+                call(&mut self.store, &self.limits, "commit", async |s| {
+                    bindings.wharf_connector_source_task().task().call_commit(s, task).await
+                })
+            }
+            SourceTask::Data(bindings, task) => {
+                let task = *task;
+                call(&mut self.store, &self.limits, "commit", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_commit(s, task).await
+                })
+            }
+        }
     }
 
     /// Tells the plugin to stop and releases the instance.
     pub fn close(mut self) -> Result<(), PluginError> {
-        let (bindings, task) = (&self.bindings, self.task);
-        let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
-            bindings.wharf_connector_source_task().task().call_close(s, task).await
-        });
+        let (closed, task) = match &self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let task = *task;
+                let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+                    bindings.wharf_connector_source_task().task().call_close(s, task).await
+                });
+                (closed, task)
+            }
+            SourceTask::Data(bindings, task) => {
+                let task = *task;
+                let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_close(s, task).await
+                });
+                (closed, task)
+            }
+        };
         if self.store.data().abandoned.is_none() {
             if let Some(io) = self.store.data().io.clone() {
                 let _ = block_on_until(&io, self.limits.call_timeout, task.resource_drop_async(&mut self.store));
@@ -569,8 +647,21 @@ fn sink_record_bytes(r: &SinkRecord) -> usize {
 
 /// Bytes a source partition or offset counts for in `wasm.max.bytes.per.call`: its keys, its
 /// text, eight for any other value.
-fn offset_map_bytes(map: &wit::OffsetMap) -> usize {
+pub(super) fn offset_map_bytes(map: &wit::OffsetMap) -> usize {
     map.iter().map(|(k, v)| k.len() + if let wit::Scalar::Text(t) = v { t.len() } else { 8 }).sum()
+}
+
+/// The bytes of a source record other than its key and value.
+pub(super) fn record_bytes(
+    topic: &str,
+    partition: &wit::OffsetMap,
+    offset: &wit::OffsetMap,
+    headers: &[wit::Header],
+) -> usize {
+    topic.len()
+        + offset_map_bytes(partition)
+        + offset_map_bytes(offset)
+        + headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
 }
 
 pub struct SinkInstance {

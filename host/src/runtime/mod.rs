@@ -1,5 +1,6 @@
 //! The WebAssembly side: engine, plugin registry, sandbox, and instances of plugins.
 
+mod batch;
 mod bindings;
 pub mod engine;
 mod http_out;

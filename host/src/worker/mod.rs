@@ -1,6 +1,7 @@
 //! Runs connectors: checks a connector config against its plugin, splits it into tasks, and runs
 //! each task on a thread of its own, reporting states to the status store.
 
+mod converting;
 mod sink;
 mod source;
 
@@ -602,6 +603,7 @@ impl TaskSetup {
             flush_interval: self.worker.offset_flush_interval,
             flush_timeout: self.worker.offset_flush_timeout,
             stop: self.stop.clone(),
+            converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
         }
         .run()
     }

@@ -75,6 +75,7 @@ pub struct SourceTaskRun {
     pub flush_interval: Duration,
     pub flush_timeout: Duration,
     pub stop: Arc<crate::sync::Stop>,
+    pub converters: super::converting::RecordConverters,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -308,6 +309,7 @@ impl SourceTaskRun {
             flush_interval,
             flush_timeout,
             stop,
+            converters,
         } = self;
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
@@ -329,7 +331,7 @@ impl SourceTaskRun {
                     return TaskReport { outcome: Err(failure) };
                 }
             };
-        let mut task = Polling { connector, label, instance, producer, offsets, reserved, to_send, stop };
+        let mut task = Polling { connector, label, instance, producer, offsets, reserved, to_send, stop, converters };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         let flushed = task.flush();
@@ -351,6 +353,7 @@ struct Polling {
     reserved: Arc<ReservedTopics>,
     to_send: SyncSender<ToSend>,
     stop: Arc<crate::sync::Stop>,
+    converters: super::converting::RecordConverters,
 }
 
 impl Polling {
@@ -390,6 +393,13 @@ impl Polling {
                     "the plugin returned a record for a topic it may not write: {refusal}"
                 )));
             }
+            // A record that cannot be converted fails the task before anything of its batch is
+            // sent (nothing after it may be committed; the batch is polled again on restart).
+            let records = records
+                .into_iter()
+                .map(|r| self.converters.source_record(r))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(TaskFailure::new)?;
             if self.to_send.send(ToSend::Records(records)).is_err() {
                 return Err(send_thread_gone());
             }

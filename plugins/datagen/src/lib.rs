@@ -3,8 +3,11 @@
 //! gives the same records. Each task resumes after the last sequence number it stored.
 //!
 //! A value is one line of printable text: the 20-digit sequence number, a space, and letters
-//! filling it up to `value.size` bytes.
+//! filling it up to `value.size` bytes. With `value.format=bytes` (the default) it goes to Kafka
+//! as it is; `string` makes it Connect data with a string schema, and `struct` a struct of ten
+//! fields (`wharf.datagen.Record`), both for the worker's value converter to write.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wharf_sdk::*;
@@ -35,6 +38,14 @@ impl Connector for Datagen {
                 optional_key("key.size", ConfigType::Int, "0", "Key bytes; 0 sends no key."),
                 optional_key("value.size", ConfigType::Int, "100", "Value bytes (at least 21)."),
                 optional_key("seed", ConfigType::Long, "0", "Seed of the generated letters."),
+                optional_key(
+                    "value.format",
+                    ConfigType::String,
+                    "bytes",
+                    "bytes (the line as it is), string (the line with a string schema) or struct (ten fields: \
+                     sequence, task, name, text, even, ratio, score, small, tiny, created), for value.converter \
+                     to write.",
+                ),
             ],
         }
     }
@@ -55,6 +66,9 @@ impl Connector for Datagen {
         {
             problems.push(ConfigProblem { name: "rate".into(), message });
         }
+        if let Err(ConnectorError::Fatal(message) | ConnectorError::Retriable(message)) = Format::of(config) {
+            problems.push(ConfigProblem { name: "value.format".into(), message });
+        }
         problems
     }
 
@@ -71,8 +85,45 @@ impl Connector for Datagen {
     }
 }
 
+/// What a value is.
+enum Format {
+    Bytes,
+    String(Arc<Schema>),
+    Struct(Arc<Schema>),
+}
+
+impl Format {
+    fn of(config: &Config) -> Result<Self, ConnectorError> {
+        match config.get("value.format").map(str::trim).unwrap_or("bytes") {
+            "bytes" => Ok(Format::Bytes),
+            "string" => Ok(Format::String(Schema::string().build())),
+            "struct" => Ok(Format::Struct(
+                Schema::structure()
+                    .named("wharf.datagen.Record")
+                    .version(1)
+                    .doc("A record made up by datagen")
+                    .field("sequence", Schema::int64().build())
+                    .field("task", Schema::int32().build())
+                    .field("name", Schema::string().build())
+                    .field("text", Schema::string().build())
+                    .field("even", Schema::boolean().build())
+                    .field("ratio", Schema::float64().build())
+                    .field("score", Schema::float32().optional().build())
+                    .field("small", Schema::int16().build())
+                    .field("tiny", Schema::int8().build())
+                    .field("created", Schema::timestamp().build())
+                    .build(),
+            )),
+            other => Err(ConnectorError::Fatal(format!(
+                "invalid value \"{other}\" for configuration \"value.format\": expected bytes, string or struct"
+            ))),
+        }
+    }
+}
+
 struct DatagenTask {
     topic: String,
+    format: Format,
     /// Sequence numbers of this task are index, index + stride, index + 2·stride, …
     next: i64,
     stride: i64,
@@ -119,8 +170,31 @@ impl DatagenTask {
         let key = (self.key_size > 0).then(|| {
             let mut key = Vec::with_capacity(self.key_size);
             letters(mix(self.seed) ^ seq as u64, &mut key, self.key_size);
-            key
+            Part::Bytes(key)
         });
+        let value = match &self.format {
+            Format::Bytes => Part::Bytes(value),
+            Format::String(schema) => Part::data(schema, String::from_utf8_lossy(&value).into_owned()),
+            Format::Struct(schema) => {
+                let text = String::from_utf8_lossy(&value[21..]).into_owned();
+                let hash = mix(self.seed ^ seq as u64);
+                Part::data(
+                    schema,
+                    Value::structure([
+                        Value::Int64(seq),
+                        Value::Int32(self.index as i32),
+                        Value::String(format!("record-{seq}")),
+                        Value::String(text),
+                        Value::Boolean(seq % 2 == 0),
+                        Value::Float64((hash % 10_000) as f64 / 100.0),
+                        if seq % 10 == 9 { Value::Null } else { Value::Float32((hash % 1000) as f32 / 8.0) },
+                        Value::Int16((hash % 30_000) as i16),
+                        Value::Int8((seq % 100) as i8),
+                        Value::Int64(1_700_000_000_000 + seq * 1000),
+                    ]),
+                )
+            }
+        };
         SourceRecord {
             key,
             ..source_record(self.partition(), vec![("sequence".into(), Scalar::Integer(seq))], &self.topic, value)
@@ -143,6 +217,7 @@ impl SourceTask for DatagenTask {
         let stride = config.parse_or("datagen.task.count", 1i64)?.max(1);
         let mut task = DatagenTask {
             topic: config.require("topic")?.to_string(),
+            format: Format::of(&config)?,
             next: index,
             stride,
             count: config.parse_or("count", -1i64)?,

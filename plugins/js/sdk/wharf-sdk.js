@@ -12,7 +12,7 @@
 // fetch, say); the host waits for them. An error a method throws fails the task with its
 // message and stack, unless it is a RetriableError, which makes the host call again later.
 
-import * as host from 'wharf:connector/host@0.1.1';
+import * as host from 'wharf:connector/host@0.1.2';
 
 /** A passing problem (a network blip, a busy server): the host retries the call later. */
 export class RetriableError extends Error {

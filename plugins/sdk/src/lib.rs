@@ -37,7 +37,7 @@
 //!     }
 //! }
 //!
-//! struct CounterTask { topic: String, next: i64 }
+//! struct CounterTask { topic: String, next: i64, schema: std::sync::Arc<Schema> }
 //!
 //! fn partition() -> OffsetMap { vec![("counter".into(), Scalar::Text("main".into()))] }
 //!
@@ -47,7 +47,8 @@
 //!         let next = committed_offset(&partition())
 //!             .and_then(|offset| offset_integer(&offset, "next"))
 //!             .unwrap_or(0);
-//!         Ok(CounterTask { topic, next })
+//!         // The worker's value.converter decides the bytes (JSON, a long, …).
+//!         Ok(CounterTask { topic, next, schema: Schema::int64().build() })
 //!     }
 //!
 //!     fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
@@ -58,7 +59,7 @@
 //!                     partition(),
 //!                     vec![("next".into(), Scalar::Integer(self.next))],
 //!                     &self.topic,
-//!                     self.next.to_string().into_bytes(),
+//!                     Part::data(&self.schema, self.next),
 //!                 )
 //!             })
 //!             .collect();
@@ -82,19 +83,45 @@ use std::marker::PhantomData;
 /// directly: the traits of this crate and the macros wrap them.
 #[doc(hidden)]
 pub mod bindings {
+    pub use wharf_sdk_data_source_world as data_source;
     pub use wharf_sdk_sink_world as sink;
     pub use wharf_sdk_source_world as source;
 }
 
+pub mod data;
+
+pub use data::{Part, Schema, Value};
+
+use bindings::data_source::exports::wharf::connector as source_exports;
 use bindings::sink::exports::wharf::connector as sink_exports;
-use bindings::source::exports::wharf::connector as source_exports;
 use bindings::source::wharf::connector::host;
 
 pub use bindings::source::wharf::connector::host::Level;
 pub use bindings::source::wharf::connector::types::{
     ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance, OffsetMap,
-    PartitionOffset, PluginInfo, Scalar, SinkRecord, SourceRecord, TopicPartition,
+    PartitionOffset, PluginInfo, Scalar, SinkRecord, TopicPartition,
 };
+
+/// A record produced by a source task.
+#[derive(Debug, Clone)]
+pub struct SourceRecord {
+    /// The stream this record came from; the host stores `source_offset` under it.
+    pub source_partition: OffsetMap,
+    /// The position to resume from once this record is safely in Kafka.
+    pub source_offset: OffsetMap,
+    /// The Kafka topic to write to.
+    pub topic: String,
+    /// A fixed Kafka partition, or none to let the key choose.
+    pub partition: Option<i32>,
+    /// None for a null key.
+    pub key: Option<Part>,
+    /// None for a null value (a tombstone).
+    pub value: Option<Part>,
+    /// Headers (bytes).
+    pub headers: Vec<Header>,
+    /// Milliseconds since the Unix epoch, or none for the time of sending.
+    pub timestamp: Option<i64>,
+}
 /// What a config key's value names ([`Connector::grants`]).
 pub use source_exports::grants::{KeyGrant, Names};
 
@@ -182,12 +209,13 @@ pub fn optional_key(name: &str, ty: ConfigType, default: &str, documentation: &s
     }
 }
 
-/// A source record with a value, no key, no headers, no fixed partition, timestamped on sending.
+/// A source record with a value (bytes, or data: see [`Part`]), no key, no headers, no fixed
+/// partition, timestamped on sending.
 pub fn source_record(
     source_partition: OffsetMap,
     source_offset: OffsetMap,
     topic: &str,
-    value: Vec<u8>,
+    value: impl Into<Part>,
 ) -> SourceRecord {
     SourceRecord {
         source_partition,
@@ -195,7 +223,7 @@ pub fn source_record(
         topic: topic.to_string(),
         partition: None,
         key: None,
-        value: Some(value),
+        value: Some(value.into()),
         headers: Vec::new(),
         timestamp: None,
     }
@@ -364,18 +392,19 @@ impl<C: SinkConnector> sink_exports::grants::Guest for SinkExports<C> {
     }
 }
 
-impl<C: SourceConnector> source_exports::source_task::Guest for SourceExports<C> {
+impl<C: SourceConnector> source_exports::data_source_task::Guest for SourceExports<C> {
     type Task = TaskCell<C::Task>;
 }
 
-impl<T: SourceTask> source_exports::source_task::GuestTask for TaskCell<T> {
-    fn open(config: Vec<(String, String)>) -> Result<source_exports::source_task::Task, ConnectorError> {
+impl<T: SourceTask> source_exports::data_source_task::GuestTask for TaskCell<T> {
+    fn open(config: Vec<(String, String)>) -> Result<source_exports::data_source_task::Task, ConnectorError> {
         let task = T::open(Config::new(config))?;
-        Ok(source_exports::source_task::Task::new(TaskCell(RefCell::new(task))))
+        Ok(source_exports::data_source_task::Task::new(TaskCell(RefCell::new(task))))
     }
 
-    fn poll(&self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
-        self.0.borrow_mut().poll(max_records)
+    fn poll(&self, max_records: u32) -> Result<source_exports::data_source_task::SourceBatch, ConnectorError> {
+        let records = self.0.borrow_mut().poll(max_records)?;
+        Ok(data::BatchWriter::source_batch(records))
     }
 
     fn commit(&self) -> Result<(), ConnectorError> {
@@ -441,8 +470,8 @@ impl<T: SinkTask> sink_exports::sink_task::GuestTask for TaskCell<T> {
 macro_rules! source_connector {
     ($connector:ty) => {
         type __WharfSourceExports = $crate::SourceExports<$connector>;
-        $crate::bindings::source::export_source_world!(
-            __WharfSourceExports with_types_in $crate::bindings::source
+        $crate::bindings::data_source::export_data_source_world!(
+            __WharfSourceExports with_types_in $crate::bindings::data_source
         );
     };
 }

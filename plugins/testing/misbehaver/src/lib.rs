@@ -171,7 +171,7 @@ impl SourceTask for MisbehaverTask {
                     .map(|_| {
                         let mut record = self.record("");
                         // SAFETY: none, on purpose; the answer is never dropped by this plugin.
-                        record.value = Some(unsafe { Vec::from_raw_parts(pointer, length, length) });
+                        record.value = Some(Part::Bytes(unsafe { Vec::from_raw_parts(pointer, length, length) }));
                         record
                     })
                     .collect())
@@ -228,7 +228,7 @@ impl SourceTask for MisbehaverTask {
             "forge" => {
                 self.done = true;
                 let mut record = self.record(&self.value);
-                record.key = Some(self.target.as_bytes().to_vec());
+                record.key = Some(Part::Bytes(self.target.as_bytes().to_vec()));
                 Ok(vec![record])
             }
             other => Err(ConnectorError::Fatal(format!("unknown behaviour {other}"))),

@@ -1,0 +1,262 @@
+//! Reads the flat tables of a data batch (`wit/connector.wit`, interface `data`) into the host's
+//! data model, enforcing the contract's rules: a schema refers only to schemas before it, every
+//! value is used at most once, every index is in its table, nesting stays within
+//! `MAX_DATA_DEPTH`. A batch that breaks a rule is refused whole, with the rule and the index.
+
+use std::sync::Arc;
+
+use super::bindings::data_source::wharf::connector::data as wit;
+use crate::data::{Data, Decimal, Field, Schema, Type, Value};
+use crate::model::Part;
+
+/// How deep values and schemas may nest (arrays in structs in maps…).
+pub const MAX_DATA_DEPTH: usize = 256;
+
+pub struct BatchReader {
+    schemas: Vec<Arc<Schema>>,
+    /// Each taken when it is used, so that a second use is seen.
+    values: Vec<Option<wit::Value>>,
+}
+
+impl BatchReader {
+    pub fn new(schemas: Vec<wit::Schema>, values: Vec<wit::Value>) -> Result<Self, String> {
+        let mut reader =
+            BatchReader { schemas: Vec::with_capacity(schemas.len()), values: values.into_iter().map(Some).collect() };
+        for (index, schema) in schemas.into_iter().enumerate() {
+            let built = reader.schema(index, schema).map_err(|e| format!("schema {index}: {e}"))?;
+            reader.schemas.push(Arc::new(built));
+        }
+        Ok(reader)
+    }
+
+    /// A schema listed before `index`.
+    fn earlier(&self, index: usize, child: u32) -> Result<Arc<Schema>, String> {
+        let child = child as usize;
+        if child >= index {
+            return Err(format!(
+                "refers to schema {child}, which is not listed before it (a schema may refer only to schemas \
+                 before it)"
+            ));
+        }
+        Ok(self.schemas[child].clone())
+    }
+
+    fn schema(&mut self, index: usize, s: wit::Schema) -> Result<Schema, String> {
+        let kind = match s.type_ {
+            wit::SchemaType::Int8 => Type::Int8,
+            wit::SchemaType::Int16 => Type::Int16,
+            wit::SchemaType::Int32 => Type::Int32,
+            wit::SchemaType::Int64 => Type::Int64,
+            wit::SchemaType::Float32 => Type::Float32,
+            wit::SchemaType::Float64 => Type::Float64,
+            wit::SchemaType::Boolean => Type::Boolean,
+            wit::SchemaType::String => Type::String,
+            wit::SchemaType::Bytes => Type::Bytes,
+            wit::SchemaType::Array => Type::Array,
+            wit::SchemaType::Map => Type::Map,
+            wit::SchemaType::Struct => Type::Struct,
+        };
+        let mut fields = Vec::with_capacity(s.fields.len());
+        for field in s.fields {
+            if fields.iter().any(|f: &Field| f.name == field.name) {
+                return Err(format!("has two fields named {:?}", field.name));
+            }
+            fields.push(Field { name: field.name, schema: self.earlier(index, field.schema)? });
+        }
+        let key = s.key_schema.map(|k| self.earlier(index, k)).transpose()?;
+        let value = s.value_schema.map(|v| self.earlier(index, v)).transpose()?;
+        let shape_ok = match kind {
+            Type::Array => value.is_some() && key.is_none() && fields.is_empty(),
+            Type::Map => value.is_some() && key.is_some() && fields.is_empty(),
+            Type::Struct => value.is_none() && key.is_none(),
+            _ => value.is_none() && key.is_none() && fields.is_empty(),
+        };
+        if !shape_ok {
+            return Err(format!(
+                "a {kind} schema has {}; an array has a value schema, a map a key and a value schema, a struct fields, \
+                 and a primitive none of these",
+                describe_children(&fields, &key, &value)
+            ));
+        }
+        let mut schema = Schema {
+            kind,
+            optional: s.optional,
+            default: None,
+            name: s.name,
+            version: s.version,
+            doc: s.doc,
+            parameters: s.parameters,
+            fields,
+            key,
+            value,
+        };
+        if let Some(default) = s.default_value {
+            let value = self.value(default, 0).map_err(|e| format!("its default: {e}"))?;
+            if value != Value::Null {
+                schema.default = Some(value);
+            }
+        }
+        Ok(schema)
+    }
+
+    /// The value at `index`, taken from the table.
+    fn value(&mut self, index: u32, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DATA_DEPTH {
+            return Err(format!("values nest deeper than {MAX_DATA_DEPTH} levels"));
+        }
+        let len = self.values.len();
+        let slot = self
+            .values
+            .get_mut(index as usize)
+            .ok_or_else(|| format!("refers to value {index}, beyond the batch's {len} values"))?;
+        let node = slot.take().ok_or_else(|| {
+            format!(
+                "value {index} is used a second time (every value may be used once: by one record, parent or default)"
+            )
+        })?;
+        let children = |reader: &mut Self, indices: Vec<u32>| -> Result<Vec<Value>, String> {
+            indices.into_iter().map(|i| reader.value(i, depth + 1)).collect()
+        };
+        Ok(match node {
+            wit::Value::Null => Value::Null,
+            wit::Value::Boolean(b) => Value::Boolean(b),
+            wit::Value::Int8(n) => Value::Int8(n),
+            wit::Value::Int16(n) => Value::Int16(n),
+            wit::Value::Int32(n) => Value::Int32(n),
+            wit::Value::Int64(n) => Value::Int64(n),
+            wit::Value::Float32(x) => Value::Float32(x),
+            wit::Value::Float64(x) => Value::Float64(x),
+            wit::Value::String(s) => Value::String(s),
+            wit::Value::Bytes(b) => Value::Bytes(b),
+            wit::Value::Array(elements) => Value::Array(children(self, elements)?),
+            wit::Value::Map(entries) => {
+                let mut read = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    read.push((self.value(k, depth + 1)?, self.value(v, depth + 1)?));
+                }
+                Value::Map(read)
+            }
+            wit::Value::Struct(fields) => Value::Struct(children(self, fields)?),
+            wit::Value::Decimal(d) => {
+                Value::Decimal(Decimal::from_unscaled_bytes(&d.unscaled, d.scale).map_err(|e| e.message)?)
+            }
+        })
+    }
+
+    pub fn part(&mut self, part: wit::Part) -> Result<Part, String> {
+        match part {
+            wit::Part::Raw(bytes) => Ok(Part::Bytes(bytes)),
+            wit::Part::Data(datum) => {
+                let schema =
+                    match datum.schema {
+                        None => None,
+                        Some(i) => Some(self.schemas.get(i as usize).cloned().ok_or_else(|| {
+                            format!("refers to schema {i}, beyond the batch's {}", self.schemas.len())
+                        })?),
+                    };
+                Ok(Part::Data(Data { schema, value: self.value(datum.value, 0)? }))
+            }
+        }
+    }
+}
+
+fn describe_children(fields: &[Field], key: &Option<Arc<Schema>>, value: &Option<Arc<Schema>>) -> String {
+    let mut parts = Vec::new();
+    if !fields.is_empty() {
+        parts.push(format!("{} fields", fields.len()));
+    }
+    if key.is_some() {
+        parts.push("a key schema".to_string());
+    }
+    if value.is_some() {
+        parts.push("a value schema".to_string());
+    }
+    if parts.is_empty() {
+        "none of these".to_string()
+    } else {
+        parts.join(" and ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(kind: wit::SchemaType) -> wit::Schema {
+        wit::Schema {
+            type_: kind,
+            optional: false,
+            default_value: None,
+            name: None,
+            version: None,
+            doc: None,
+            parameters: None,
+            fields: Vec::new(),
+            key_schema: None,
+            value_schema: None,
+        }
+    }
+
+    fn data(schema: Option<u32>, value: u32) -> wit::Part {
+        wit::Part::Data(wit::Datum { schema, value })
+    }
+
+    #[test]
+    fn a_struct_batch_reads_into_shared_schemas() {
+        let person = wit::Schema {
+            fields: vec![wit::Field { name: "name".into(), schema: 0 }, wit::Field { name: "age".into(), schema: 1 }],
+            ..schema(wit::SchemaType::Struct)
+        };
+        let values = vec![
+            wit::Value::String("ada".into()),
+            wit::Value::Int32(36),
+            wit::Value::Struct(vec![0, 1]),
+            wit::Value::String("bob".into()),
+            wit::Value::Int32(7),
+            wit::Value::Struct(vec![3, 4]),
+        ];
+        let mut reader =
+            BatchReader::new(vec![schema(wit::SchemaType::String), schema(wit::SchemaType::Int32), person], values)
+                .unwrap();
+        let (Part::Data(a), Part::Data(b)) =
+            (reader.part(data(Some(2), 2)).unwrap(), reader.part(data(Some(2), 5)).unwrap())
+        else {
+            panic!("data expected")
+        };
+        assert_eq!(a.value, Value::Struct(vec![Value::String("ada".into()), Value::Int32(36)]));
+        assert!(Arc::ptr_eq(a.schema.as_ref().unwrap(), b.schema.as_ref().unwrap()));
+        assert_eq!(a.schema.as_ref().unwrap().fields[1].schema.kind, Type::Int32);
+        assert_eq!(reader.part(wit::Part::Raw(vec![1, 2])).unwrap(), Part::Bytes(vec![1, 2]));
+    }
+
+    #[test]
+    fn batches_that_break_the_rules_are_refused_with_the_rule() {
+        // A schema that refers forward (or to itself) could make a cycle.
+        let forward = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Array) };
+        let e = BatchReader::new(vec![forward], Vec::new()).err().unwrap();
+        assert!(e.contains("not listed before it"), "{e}");
+        // A value used twice could make a batch grow without bound as it is read.
+        let values = vec![wit::Value::Int8(1), wit::Value::Array(vec![0, 0])];
+        let mut reader = BatchReader::new(Vec::new(), values).unwrap();
+        let e = reader.part(data(None, 1)).unwrap_err();
+        assert!(e.contains("used a second time"), "{e}");
+        let mut reader = BatchReader::new(Vec::new(), vec![wit::Value::Null]).unwrap();
+        assert!(reader.part(data(None, 5)).unwrap_err().contains("beyond"));
+        assert!(reader.part(data(Some(0), 0)).unwrap_err().contains("refers to schema 0"));
+        // Nesting deeper than the bound.
+        let mut deep: Vec<wit::Value> = vec![wit::Value::Null];
+        for i in 0..(MAX_DATA_DEPTH as u32 + 2) {
+            deep.push(wit::Value::Array(vec![i]));
+        }
+        let top = deep.len() as u32 - 1;
+        let mut reader = BatchReader::new(Vec::new(), deep).unwrap();
+        assert!(reader.part(data(None, top)).unwrap_err().contains("nest deeper"));
+        // A map schema without its key schema.
+        let bad = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Map) };
+        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new()).err().unwrap();
+        assert!(e.contains("a map a key and a value schema"), "{e}");
+        let empty = wit::Value::Decimal(wit::Decimal { unscaled: Vec::new(), scale: 0 });
+        let mut reader = BatchReader::new(Vec::new(), vec![empty]).unwrap();
+        assert!(reader.part(data(None, 0)).unwrap_err().contains("empty"));
+    }
+}

@@ -1,0 +1,15 @@
+//! Bindings for the `data-source` world, generated from `wit/`. The `types` and `host`
+//! interfaces are shared with the source world's crate so that plugin authors see one set of
+//! types.
+
+wit_bindgen::generate!({
+    path: "../../../../wit",
+    world: "data-source",
+    pub_export_macro: true,
+    export_macro_name: "export_data_source_world",
+    default_bindings_module: "wharf_sdk::bindings::data_source",
+    with: {
+        "wharf:connector/types@0.1.2": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.2": wharf_sdk_source_world::wharf::connector::host,
+    },
+});

@@ -1,0 +1,103 @@
+//! Records with shape: a source plugin hands over Connect data (a schema and a value), and the
+//! connector's converters decide the bytes in Kafka, on a real broker.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wharf_e2e::*;
+
+const JSON: &str = "org.apache.kafka.connect.json.JsonConverter";
+
+fn datagen(w: &mut Standalone, name: &str, topic: &str, extra: &[(&str, &str)]) {
+    let mut pairs = vec![
+        ("connector.class", "datagen".to_string()),
+        ("topic", topic.to_string()),
+        ("count", "20".to_string()),
+        ("value.size", "30".to_string()),
+    ];
+    pairs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    w.add_connector(name, &pairs);
+}
+
+fn values(topic: &str, count: usize) -> Vec<String> {
+    wait_for(&format!("{count} records in {topic}"), Duration::from_secs(60), || {
+        let values = topic_values(topic);
+        (values.len() >= count).then_some(values)
+    })
+    .into_iter()
+    .map(|v| String::from_utf8(v).unwrap())
+    .collect()
+}
+
+#[test]
+fn structs_reach_kafka_as_json_converter_writes_them() {
+    let mut w = Standalone::new(&[("value.converter", JSON.into())]);
+    let topic = unique("structs");
+    datagen(&mut w, "gen", &topic, &[("value.format", "struct")]);
+    let _worker = w.start();
+    let values = values(&topic, 20);
+    // The schema, in Connect's member order, once per record.
+    let schema = r#"{"type":"struct","fields":[{"type":"int64","optional":false,"field":"sequence"},{"type":"int32","optional":false,"field":"task"},{"type":"string","optional":false,"field":"name"},{"type":"string","optional":false,"field":"text"},{"type":"boolean","optional":false,"field":"even"},{"type":"double","optional":false,"field":"ratio"},{"type":"float","optional":true,"field":"score"},{"type":"int16","optional":false,"field":"small"},{"type":"int8","optional":false,"field":"tiny"},{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1,"field":"created"}],"optional":false,"name":"wharf.datagen.Record","version":1,"doc":"A record made up by datagen"}"#;
+    for (seq, text) in values.iter().enumerate() {
+        let prefix =
+            format!(r#"{{"schema":{schema},"payload":{{"sequence":{seq},"task":0,"name":"record-{seq}","text":""#);
+        assert!(text.starts_with(&prefix), "record {seq}:\n{text}\nexpected to start with\n{prefix}");
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        let payload = &parsed["payload"];
+        assert_eq!(payload["even"], json!(seq % 2 == 0));
+        assert_eq!(payload["tiny"], json!(seq % 100));
+        assert_eq!(payload["created"], json!(1_700_000_000_000u64 + seq as u64 * 1000));
+        assert_eq!(payload["score"].is_null(), seq % 10 == 9, "{text}");
+        assert_eq!(payload["text"].as_str().unwrap().len(), 9);
+    }
+}
+
+#[test]
+fn without_schemas_the_payload_alone_is_written() {
+    let mut w =
+        Standalone::new(&[("value.converter", JSON.into()), ("value.converter.schemas.enable", "false".into())]);
+    let topic = unique("schemaless");
+    datagen(&mut w, "gen", &topic, &[("value.format", "string")]);
+    let _worker = w.start();
+    for (seq, text) in values(&topic, 20).iter().enumerate() {
+        let line: String = serde_json::from_str(text).unwrap();
+        assert!(line.starts_with(&format!("{seq:020} ")), "{text}");
+    }
+}
+
+#[test]
+fn a_connector_chooses_its_own_converter_and_raw_bytes_pass_through_any() {
+    let mut w = Standalone::new(&[("value.converter", JSON.into())]);
+    let (strings, raw) = (unique("strings"), unique("raw"));
+    datagen(
+        &mut w,
+        "text",
+        &strings,
+        &[("value.format", "string"), ("value.converter", "org.apache.kafka.connect.storage.StringConverter")],
+    );
+    datagen(&mut w, "bytes", &raw, &[]);
+    let _worker = w.start();
+    for topic in [&strings, &raw] {
+        for (seq, text) in values(topic, 20).iter().enumerate() {
+            assert!(text.starts_with(&format!("{seq:020} ")) && text.len() == 30, "{topic}: {text}");
+        }
+    }
+}
+
+#[test]
+fn data_a_converter_cannot_write_fails_the_task_with_the_reason() {
+    // The default converter writes bytes only.
+    let mut w = Standalone::new(&[]);
+    let topic = unique("unwritable");
+    datagen(&mut w, "gen", &topic, &[("value.format", "struct")]);
+    let worker = w.start();
+    let task = worker.wait_task_state("gen", 0, "FAILED");
+    let trace = task["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("value.converter=org.apache.kafka.connect.converters.ByteArrayConverter")
+            && trace.contains(&topic)
+            && trace.contains("STRUCT"),
+        "{task}"
+    );
+    assert_eq!(topic_count(&topic), 0, "nothing of the batch may reach Kafka");
+}
