@@ -57,13 +57,15 @@ pub struct PolledRecord {
     pub timestamp: Option<i64>,
 }
 
+/// A record read from Kafka for a sink task: its key and value are bytes, and become data when
+/// the task's plugin takes data and the connector's converters read them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SinkRecord {
     pub topic: String,
     pub partition: i32,
     pub offset: i64,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
+    pub key: Option<Part>,
+    pub value: Option<Part>,
     pub headers: Vec<Header>,
     pub timestamp: Option<i64>,
 }
@@ -87,6 +89,16 @@ pub struct PartitionOffset {
 pub enum ConnectorKind {
     Source,
     Sink,
+}
+
+impl Part {
+    /// The bytes, if the part is bytes.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Part::Bytes(bytes) => Some(bytes),
+            Part::Data(_) => None,
+        }
+    }
 }
 
 impl ConnectorKind {

@@ -101,3 +101,59 @@ fn data_a_converter_cannot_write_fails_the_task_with_the_reason() {
     );
     assert_eq!(topic_count(&topic), 0, "nothing of the batch may reach Kafka");
 }
+
+fn file_sink(w: &mut Standalone, name: &str, topic: &str, output: &std::path::Path, extra: &[(&str, &str)]) {
+    let mut pairs = vec![
+        ("connector.class", "file-sink".to_string()),
+        ("topics", topic.to_string()),
+        ("file", output.display().to_string()),
+        ("wasm.fs.write", w.dir.path().display().to_string()),
+    ];
+    pairs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    w.add_connector(name, &pairs);
+}
+
+#[test]
+fn a_sink_receives_what_its_converter_read_from_the_bytes() {
+    // Strings written as JSON by the source's converter are read back as strings by the sink's.
+    let mut w = Standalone::new(&[("value.converter", JSON.into())]);
+    let topic = unique("json-strings");
+    let output = w.path("out.txt");
+    datagen(&mut w, "gen", &topic, &[("value.format", "string")]);
+    file_sink(&mut w, "sink", &topic, &output, &[]);
+    let worker = w.start();
+    let lines = worker.wait("20 lines in the sink's file", Duration::from_secs(60), || {
+        let lines = read_lines(&output);
+        (lines.len() >= 20).then_some(lines)
+    });
+    for (seq, line) in lines.iter().enumerate() {
+        assert!(line.starts_with(&format!("{seq:020} ")) && line.len() == 30, "{line}");
+    }
+    assert!(values(&topic, 1)[0].starts_with(r#"{"schema":{"type":"string","optional":false},"payload":"0000"#));
+}
+
+#[test]
+fn a_sink_given_data_it_cannot_write_fails_with_the_record_and_the_way_out() {
+    let mut w = Standalone::new(&[("value.converter", JSON.into())]);
+    let topic = unique("json-structs");
+    let (refused, text) = (w.path("refused.txt"), w.path("text.txt"));
+    datagen(&mut w, "gen", &topic, &[("value.format", "struct")]);
+    file_sink(&mut w, "structs", &topic, &refused, &[]);
+    // The same records read as text: the JSON as it is in Kafka.
+    file_sink(
+        &mut w,
+        "text",
+        &topic,
+        &text,
+        &[("value.converter", "org.apache.kafka.connect.storage.StringConverter")],
+    );
+    let worker = w.start();
+    let task = worker.wait_task_state("structs", 0, "FAILED");
+    let trace = task["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains(&format!("{topic}-0 offset 0")) && trace.contains("StringConverter"), "{task}");
+    let lines = worker.wait("20 lines of JSON", Duration::from_secs(60), || {
+        let lines = read_lines(&text);
+        (lines.len() >= 20).then_some(lines)
+    });
+    assert_eq!(lines, values(&topic, 20));
+}

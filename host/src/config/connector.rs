@@ -17,14 +17,26 @@ pub enum ConnectorConfigError {
     /// `key` is the key the problem is with, where there is one.
     #[error("connector config {origin}: {message}")]
     Invalid { origin: String, key: Option<String>, message: String },
+    /// More than one key is wrong; each is an `Invalid`.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<ConnectorConfigError>),
 }
 
 impl ConnectorConfigError {
-    /// The key the problem is with, if it is about one key.
+    /// The key the problem is with, if it is about one key (the first one's, for several).
     pub fn key(&self) -> Option<&str> {
         match self {
             ConnectorConfigError::Invalid { key, .. } => key.as_deref(),
+            ConnectorConfigError::Several(problems) => problems.first().and_then(|p| p.key()),
             ConnectorConfigError::Properties(_) => None,
+        }
+    }
+
+    /// Each problem on its own, with its key: one for most errors, every one for `Several`.
+    pub fn problems(&self) -> Vec<&ConnectorConfigError> {
+        match self {
+            ConnectorConfigError::Several(problems) => problems.iter().collect(),
+            single => vec![single],
         }
     }
 }
@@ -127,43 +139,72 @@ impl ConnectorConfig {
         };
         let get = |key: &str| last_value(&raw, key).map(str::trim);
 
+        // Every key is checked, so that one answer names every problem; a key's default stands in
+        // for a refused value until the end.
+        let mut problems: Vec<ConnectorConfigError> = Vec::new();
+        macro_rules! or_note {
+            ($checked:expr, $default:expr) => {
+                match $checked {
+                    Ok(value) => value,
+                    Err(e) => {
+                        problems.push(e);
+                        $default
+                    }
+                }
+            };
+        }
         for (key, advice) in NOT_YET_SUPPORTED {
             if get(key).is_some_and(|v| !(v.is_empty() || key == &"errors.tolerance" && v == "none")) {
-                return Err(invalid(key, format!("\"{key}\" is not supported yet: {advice}")));
+                problems.push(invalid(key, format!("\"{key}\" is not supported yet: {advice}")));
             }
         }
         // The name as given, untrimmed: "x " is not "x".
         let name = last_value(&raw, "name").filter(|n| !n.is_empty());
-        let name = name.ok_or_else(|| {
-            invalid(
-                "name",
-                "\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into(),
-            )
-        })?;
-        check_name(name).map_err(|m| invalid("name", m))?;
-        let class = get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
-            invalid(
-                "connector.class",
-                "\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into(),
-            )
-        })?;
+        let name = or_note!(
+            name.ok_or_else(|| {
+                invalid(
+                    "name",
+                    "\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into(),
+                )
+            })
+            .and_then(|name| check_name(name).map(|()| name).map_err(|m| invalid("name", m))),
+            ""
+        );
+        let class = or_note!(
+            get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
+                invalid(
+                    "connector.class",
+                    "\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into(),
+                )
+            }),
+            ""
+        );
         let version = match get("connector.version").filter(|v| !v.is_empty()) {
             None => None,
-            Some(text) => Some(
+            Some(text) => or_note!(
                 crate::model::parse_version_requirement(text)
-                    .map_err(|e| invalid("connector.version", format!("connector.version: {e}")))?,
+                    .map(Some)
+                    .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
+                None
             ),
         };
+        let default_tasks = super::keys::number_default(super::keys::connector_key("tasks.max")).unwrap_or(1) as u32;
         let tasks_max = match get("tasks.max") {
-            None => 1,
-            Some(raw) => raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                invalid("tasks.max", format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
-            })?,
+            None => default_tasks,
+            Some(raw) => or_note!(
+                raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                    invalid("tasks.max", format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
+                }),
+                default_tasks
+            ),
         };
-        let converters = super::ConverterOverrides::of_connector(&raw).map_err(|e| {
-            let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
-            invalid(&key, e.message)
-        })?;
+        let converters = or_note!(
+            super::ConverterOverrides::of_connector(&raw).map_err(|e| {
+                let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
+                invalid(&key, e.message)
+            }),
+            super::ConverterOverrides::default()
+        );
         let topics = get("topics")
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
@@ -172,8 +213,10 @@ impl ConnectorConfig {
         let mut folders = Vec::new();
         for (key, writable) in [("wasm.fs.read", false), ("wasm.fs.write", true)] {
             for given in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let path = ceiling.folder(key, given, writable).map_err(|m| invalid(key, m))?;
-                folders.push(FolderGrant { path, guest: PathBuf::from(given), writable });
+                match ceiling.folder(key, given, writable) {
+                    Ok(path) => folders.push(FolderGrant { path, guest: PathBuf::from(given), writable }),
+                    Err(m) => problems.push(invalid(key, m)),
+                }
             }
         }
 
@@ -188,8 +231,8 @@ impl ConnectorConfig {
             }
             Ok(entries)
         };
-        let connect = host_ports("wasm.net.connect", "db.example.com:5432")?;
-        let http = host_ports("wasm.http.allow", "api.example.com:443")?;
+        let connect = or_note!(host_ports("wasm.net.connect", "db.example.com:5432"), Vec::new());
+        let http = or_note!(host_ports("wasm.http.allow", "api.example.com:443"), Vec::new());
 
         let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
             match get(key) {
@@ -205,21 +248,25 @@ impl ConnectorConfig {
                 },
             }
         };
+        let mut limit = |key: &str, max: u64| or_note!(capped(key, max), max);
         let limits = WasmLimits {
-            memory_max_bytes: capped("wasm.memory.max.bytes", worker_limits.memory_max_bytes as u64)? as usize,
-            call_timeout: Duration::from_millis(capped(
+            memory_max_bytes: limit("wasm.memory.max.bytes", worker_limits.memory_max_bytes as u64) as usize,
+            call_timeout: Duration::from_millis(limit(
                 "wasm.call.timeout.ms",
                 worker_limits.call_timeout.as_millis() as u64,
-            )?),
-            max_records_per_call: capped("wasm.max.records.per.call", worker_limits.max_records_per_call as u64)?
-                as u32,
-            max_bytes_per_call: capped("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64)? as usize,
-            max_host_handles: capped("wasm.max.host.handles", worker_limits.max_host_handles as u64)? as usize,
+            )),
+            max_records_per_call: limit("wasm.max.records.per.call", worker_limits.max_records_per_call as u64) as u32,
+            max_bytes_per_call: limit("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64) as usize,
+            max_host_handles: limit("wasm.max.host.handles", worker_limits.max_host_handles as u64) as usize,
             ceiling: worker_limits.ceiling.clone(),
-            log_line_max_bytes: capped("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64)? as usize,
-            log_lines_per_second: capped("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64)?
-                as u32,
+            log_line_max_bytes: limit("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64) as usize,
+            log_lines_per_second: limit("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64) as u32,
         };
+        match problems.len() {
+            0 => {}
+            1 => return Err(problems.remove(0)),
+            _ => return Err(ConnectorConfigError::Several(problems)),
+        }
 
         Ok(ConnectorConfig {
             name: name.to_string(),
@@ -429,6 +476,22 @@ mod tests {
         assert!(err.contains("is not an http:// or https:// URL"), "{err}");
         let err = config(&[("db", "evil:1")]).with_declared(&declared).unwrap_err().to_string();
         assert!(err.contains("db=evil:1 is outside what this worker allows: wasm.ceiling.net.connect"), "{err}");
+    }
+
+    #[test]
+    fn every_wrong_key_is_named_at_once() {
+        let err = parse(&[("name", "a"), ("tasks.max", "0"), ("wasm.call.timeout.ms", "soon"), ("transforms", "t")])
+            .unwrap_err();
+        let keys: Vec<Option<&str>> = err.problems().iter().map(|p| p.key()).collect();
+        assert_eq!(
+            keys,
+            [Some("transforms"), Some("connector.class"), Some("tasks.max"), Some("wasm.call.timeout.ms")]
+        );
+        let text = err.to_string();
+        assert!(text.contains("tasks.max=0") && text.contains("wasm.call.timeout.ms=soon"), "{text}");
+        // One problem alone is that problem.
+        let one = parse(&[("name", "a"), ("connector.class", "x"), ("tasks.max", "0")]).unwrap_err();
+        assert!(matches!(one, ConnectorConfigError::Invalid { .. }));
     }
 
     #[test]

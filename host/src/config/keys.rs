@@ -226,6 +226,18 @@ pub fn worker_key(name: &str) -> Option<&'static Key> {
     WORKER_KEYS.iter().find(|k| k.name == name)
 }
 
+pub fn connector_key(name: &str) -> Option<&'static Key> {
+    CONNECTOR_KEYS.iter().find(|k| k.name == name)
+}
+
+/// A numeric key's default, as the table gives it.
+pub fn number_default(key: Option<&Key>) -> Option<u64> {
+    match key?.default {
+        DefaultValue::Number(n) => Some(n),
+        _ => None,
+    }
+}
+
 /// The host-level keys of a connector of this kind, as the REST API's definitions show them.
 pub fn connector_keys(sink: bool) -> Vec<ConfigKey> {
     CONNECTOR_KEYS

@@ -19,10 +19,18 @@ fn optional(kind: Type) -> Arc<Schema> {
     all.iter().find(|s| s.kind == kind).cloned().unwrap_or_else(|| Arc::new(Schema::of(kind).optional()))
 }
 
+/// Bytes as they are. Unlike Connect's, it also writes a string as its UTF-8 bytes (Connect
+/// refuses a string schema), so that sources that hand over text (the file source) keep working
+/// with Wharf's default converter; a value of any other type is refused as in Connect.
 pub struct ByteArrayConverter;
 
 impl ByteArrayConverter {
     pub fn from_data(&self, data: &Data) -> Result<Option<Vec<u8>>, DataError> {
+        if let Value::String(text) = &data.value {
+            if data.schema.as_ref().is_none_or(|s| s.kind == Type::String) {
+                return Ok(Some(text.as_bytes().to_vec()));
+            }
+        }
         if let Some(schema) = &data.schema {
             if schema.kind != Type::Bytes {
                 return Err(DataError::new(format!(

@@ -413,7 +413,8 @@ impl Herder {
         let parsed = ConnectorConfig::from_pairs(config.clone(), &format!("of {name}"), &self.worker.config.wasm)
             .map_err(|e| HerderError::BadConfig(e.to_string()))?;
         self.worker.validate(&parsed).map_err(|e| match e {
-            StartError::Plugin { .. } => HerderError::Plugin(e.to_string()),
+            StartError::Plugin { .. } | StartError::Bug { .. } => HerderError::Plugin(e.to_string()),
+            StartError::Store { .. } => HerderError::Store(e.to_string()),
             other => HerderError::BadConfig(other.to_string()),
         })?;
         Ok(parsed)
@@ -685,7 +686,7 @@ impl Herder {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| herder.worker.task_configs(&config)));
             let configs = generated
                 .unwrap_or_else(|panic| {
-                    Err(StartError::Plugin {
+                    Err(StartError::Bug {
                         name: label.clone(),
                         message: format!(
                             "generating task configs failed on a bug ({})",
@@ -988,7 +989,7 @@ impl Herder {
         tasks: &[Pairs],
         place: &dyn place::Place,
     ) -> Result<Submitted, StartError> {
-        let store_error = |e: ConfigStoreError| StartError::Plugin { name: name.to_string(), message: e.to_string() };
+        let store_error = |e: ConfigStoreError| StartError::Store { name: name.to_string(), message: e.to_string() };
         match place.task_configs_go() {
             place::Destination::Store => {
                 self.store.put_task_configs(name, tasks).map(|_| Submitted::Written).map_err(store_error)

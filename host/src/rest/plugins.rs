@@ -127,13 +127,16 @@ pub async fn validate(
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the config failed: {e}")))?;
     if let Err(e) = host_checked {
-        // Validation may leave the name out (the URL names the plugin, not a connector).
-        let missing_name = e.key() == Some("name") && !config.iter().any(|(k, _)| k == "name");
-        if !missing_name {
+        for problem in e.problems() {
+            // Validation may leave the name out (the URL names the plugin, not a connector).
+            let missing_name = problem.key() == Some("name") && !config.iter().any(|(k, _)| k == "name");
+            if missing_name {
+                continue;
+            }
             // On the key it is about; a problem of no one key on connector.class, as Connect does.
-            let on = e.key().unwrap_or("connector.class");
+            let on = problem.key().unwrap_or("connector.class");
             let target = entries.iter().position(|(k, _, _)| k.name == on).unwrap_or(1);
-            entries[target].2.push(e.to_string());
+            entries[target].2.push(problem.to_string());
         }
     }
     // The plugin runs on a blocking thread, never on the server's own: its call may take up to

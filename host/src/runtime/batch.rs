@@ -178,6 +178,129 @@ fn describe_children(fields: &[Field], key: &Option<Arc<Schema>>, value: &Option
     }
 }
 
+/// Lays records out as a data sink's batch: each schema once (by `Arc`: the converters hand out
+/// one per distinct schema), every value in one table.
+#[derive(Default)]
+pub struct BatchWriter {
+    schemas: Vec<wit::Schema>,
+    /// By address, with the `Arc` held so that no other schema takes the address meanwhile.
+    known: std::collections::HashMap<*const Schema, (u32, Arc<Schema>)>,
+    values: Vec<wit::Value>,
+}
+
+impl BatchWriter {
+    fn schema(&mut self, schema: &Arc<Schema>) -> u32 {
+        if let Some((index, _)) = self.known.get(&Arc::as_ptr(schema)) {
+            return *index;
+        }
+        let fields =
+            schema.fields.iter().map(|f| wit::Field { name: f.name.clone(), schema: self.schema(&f.schema) }).collect();
+        let key_schema = schema.key.as_ref().map(|k| self.schema(k));
+        let value_schema = schema.value.as_ref().map(|v| self.schema(v));
+        let default_value = schema.default.as_ref().map(|d| self.value(d));
+        self.schemas.push(wit::Schema {
+            type_: match schema.kind {
+                Type::Int8 => wit::SchemaType::Int8,
+                Type::Int16 => wit::SchemaType::Int16,
+                Type::Int32 => wit::SchemaType::Int32,
+                Type::Int64 => wit::SchemaType::Int64,
+                Type::Float32 => wit::SchemaType::Float32,
+                Type::Float64 => wit::SchemaType::Float64,
+                Type::Boolean => wit::SchemaType::Boolean,
+                Type::String => wit::SchemaType::String,
+                Type::Bytes => wit::SchemaType::Bytes,
+                Type::Array => wit::SchemaType::Array,
+                Type::Map => wit::SchemaType::Map,
+                Type::Struct => wit::SchemaType::Struct,
+            },
+            optional: schema.optional,
+            default_value,
+            name: schema.name.clone(),
+            version: schema.version,
+            doc: schema.doc.clone(),
+            parameters: schema.parameters.clone(),
+            fields,
+            key_schema,
+            value_schema,
+        });
+        let index = (self.schemas.len() - 1) as u32;
+        self.known.insert(Arc::as_ptr(schema), (index, schema.clone()));
+        index
+    }
+
+    fn value(&mut self, value: &Value) -> u32 {
+        let node = match value {
+            Value::Null => wit::Value::Null,
+            Value::Boolean(b) => wit::Value::Boolean(*b),
+            Value::Int8(n) => wit::Value::Int8(*n),
+            Value::Int16(n) => wit::Value::Int16(*n),
+            Value::Int32(n) => wit::Value::Int32(*n),
+            Value::Int64(n) => wit::Value::Int64(*n),
+            Value::Float32(x) => wit::Value::Float32(*x),
+            Value::Float64(x) => wit::Value::Float64(*x),
+            Value::String(s) => wit::Value::String(s.clone()),
+            Value::Bytes(b) => wit::Value::Bytes(b.clone()),
+            Value::Array(elements) => wit::Value::Array(elements.iter().map(|e| self.value(e)).collect()),
+            Value::Map(entries) => {
+                wit::Value::Map(entries.iter().map(|(k, v)| (self.value(k), self.value(v))).collect())
+            }
+            Value::Struct(values) => wit::Value::Struct(values.iter().map(|v| self.value(v)).collect()),
+            Value::Decimal(d) => {
+                wit::Value::Decimal(wit::Decimal { unscaled: d.unscaled_bytes().to_vec(), scale: d.scale() })
+            }
+        };
+        self.values.push(node);
+        (self.values.len() - 1) as u32
+    }
+
+    fn part(&mut self, part: Part) -> wit::Part {
+        match part {
+            Part::Bytes(bytes) => wit::Part::Raw(bytes),
+            Part::Data(data) => {
+                let schema = data.schema.as_ref().map(|s| self.schema(s));
+                wit::Part::Data(wit::Datum { schema, value: self.value(&data.value) })
+            }
+        }
+    }
+
+    /// The batch of `records`.
+    pub fn sink_batch(records: Vec<crate::model::SinkRecord>) -> super::bindings::SinkBatch {
+        let mut writer = BatchWriter::default();
+        let records = records
+            .into_iter()
+            .map(|r| super::bindings::DataSinkRecord {
+                topic: r.topic,
+                partition: r.partition,
+                offset: r.offset,
+                key: r.key.map(|k| writer.part(k)),
+                value: r.value.map(|v| writer.part(v)),
+                headers: r.headers.into_iter().map(super::bindings::header_to_wit).collect(),
+                timestamp: r.timestamp,
+            })
+            .collect();
+        super::bindings::SinkBatch { schemas: writer.schemas, values: writer.values, records }
+    }
+}
+
+/// Bytes a key or value counts for in `wasm.max.bytes.per.call`: its bytes, or its data's text
+/// and bytes and 8 for each other value.
+pub fn part_bytes(part: &Part) -> usize {
+    fn value_bytes(value: &Value) -> usize {
+        match value {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::Decimal(d) => d.unscaled_bytes().len() + 4,
+            Value::Array(children) | Value::Struct(children) => children.iter().map(value_bytes).sum::<usize>() + 4,
+            Value::Map(entries) => entries.iter().map(|(k, v)| value_bytes(k) + value_bytes(v)).sum::<usize>() + 4,
+            _ => 8,
+        }
+    }
+    match part {
+        Part::Bytes(bytes) => bytes.len(),
+        Part::Data(data) => value_bytes(&data.value),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,20 @@ pub mod data_source {
     });
 }
 
+/// Sinks whose records carry data (0.1.2 and later).
+pub mod data_sink {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "data-sink-core",
+        exports: { default: async },
+        with: {
+            "wharf:connector/types": super::source::wharf::connector::types,
+            "wharf:connector/host": super::source::wharf::connector::host,
+            "wharf:connector/data": super::data_source::wharf::connector::data,
+        },
+    });
+}
+
 /// The `grants` export, which plugins of 0.1.0 lack: looked up apart from the worlds above.
 pub mod declared {
     wasmtime::component::bindgen!({
@@ -97,7 +111,7 @@ fn header_from_wit(h: wit::Header) -> own::Header {
     own::Header { key: h.key, value: h.value }
 }
 
-fn header_to_wit(h: own::Header) -> wit::Header {
+pub fn header_to_wit(h: own::Header) -> wit::Header {
     wit::Header { key: h.key, value: h.value }
 }
 
@@ -190,17 +204,26 @@ pub fn source_batch_from_wit(batch: SourceBatch) -> Result<Vec<own::PolledRecord
         .collect()
 }
 
-pub fn sink_record_to_wit(r: own::SinkRecord) -> wit::SinkRecord {
-    wit::SinkRecord {
+/// A record for a sink that takes bytes; none if a key or value is data (which the worker hands
+/// only to sinks that take data).
+pub fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
+    let bytes = |part: Option<own::Part>| match part {
+        None => Some(None),
+        Some(own::Part::Bytes(bytes)) => Some(Some(bytes)),
+        Some(own::Part::Data(_)) => None,
+    };
+    Some(wit::SinkRecord {
         topic: r.topic,
         partition: r.partition,
         offset: r.offset,
-        key: r.key,
-        value: r.value,
+        key: bytes(r.key)?,
+        value: bytes(r.value)?,
         headers: r.headers.into_iter().map(header_to_wit).collect(),
         timestamp: r.timestamp,
-    }
+    })
 }
+
+pub use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
 
 pub fn topic_partition_to_wit(tp: &own::TopicPartition) -> wit::TopicPartition {
     wit::TopicPartition { topic: tp.topic.clone(), partition: tp.partition }

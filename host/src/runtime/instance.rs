@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
-use super::bindings::{self, data_source, declared, sink, source, wit};
+use super::bindings::{self, data_sink, data_source, declared, sink, source, wit};
 use super::engine::{block_on_until, Runtime};
 use super::sandbox::{Grants, TaskState};
 use crate::config::WasmLimits;
@@ -89,6 +89,7 @@ impl Plugin {
             PluginPre::Source(pre) => pre.instance_pre().component(),
             PluginPre::DataSource(pre) => pre.instance_pre().component(),
             PluginPre::Sink(pre) => pre.instance_pre().component(),
+            PluginPre::DataSink(pre) => pre.instance_pre().component(),
         }
     }
 }
@@ -98,17 +99,21 @@ enum PluginPre {
     /// A source whose records carry data (0.1.2 and later).
     DataSource(data_source::DataSourceCorePre<TaskState>),
     Sink(sink::SinkCorePre<TaskState>),
+    /// A sink whose records carry data (0.1.2 and later).
+    DataSink(data_sink::DataSinkCorePre<TaskState>),
 }
 
 enum Bound {
     Source(source::SourceCore),
     DataSource(data_source::DataSourceCore),
     Sink(sink::SinkCore),
+    DataSink(data_sink::DataSinkCore),
 }
 
 /// The task exports, by the version track this host speaks (0.1.x, any patch).
 const SOURCE_TASK_EXPORT: &str = "wharf:connector/source-task@0.1.";
 const DATA_SOURCE_TASK_EXPORT: &str = "wharf:connector/data-source-task@0.1.";
+const DATA_SINK_TASK_EXPORT: &str = "wharf:connector/data-sink-task@0.1.";
 const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.";
 
 impl Plugin {
@@ -129,6 +134,10 @@ impl Plugin {
             )
         } else if exports.iter().any(|e| e.starts_with(SOURCE_TASK_EXPORT)) {
             PluginPre::Source(source::SourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
+        } else if exports.iter().any(|e| e.starts_with(DATA_SINK_TASK_EXPORT)) {
+            PluginPre::DataSink(
+                data_sink::DataSinkCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
+            )
         } else if exports.iter().any(|e| e.starts_with(SINK_TASK_EXPORT)) {
             PluginPre::Sink(sink::SinkCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
         } else {
@@ -153,7 +162,7 @@ impl Plugin {
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         let world_kind = match plugin.pre {
             PluginPre::Source(_) | PluginPre::DataSource(_) => ConnectorKind::Source,
-            PluginPre::Sink(_) => ConnectorKind::Sink,
+            PluginPre::Sink(_) | PluginPre::DataSink(_) => ConnectorKind::Sink,
         };
         if info.kind != world_kind {
             anyhow::bail!(
@@ -196,6 +205,7 @@ impl Plugin {
                 PluginPre::Source(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
                 PluginPre::DataSource(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
                 PluginPre::Sink(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
+                PluginPre::DataSink(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
             };
             let grants = match &self.grants {
                 Some(indices) => Some(indices.load(&mut store, &instance)?),
@@ -205,6 +215,7 @@ impl Plugin {
                 PluginPre::Source(_) => Bound::Source(source::SourceCore::new(&mut store, &instance)?),
                 PluginPre::DataSource(_) => Bound::DataSource(data_source::DataSourceCore::new(&mut store, &instance)?),
                 PluginPre::Sink(_) => Bound::Sink(sink::SinkCore::new(&mut store, &instance)?),
+                PluginPre::DataSink(_) => Bound::DataSink(data_sink::DataSinkCore::new(&mut store, &instance)?),
             };
             Ok::<_, wasmtime::Error>((bound, grants))
         })
@@ -251,7 +262,7 @@ impl Plugin {
                 })?;
                 SourceTask::Data(bindings, task)
             }
-            Bound::Sink(_) => {
+            Bound::Sink(_) | Bound::DataSink(_) => {
                 return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)))
             }
         };
@@ -266,13 +277,24 @@ impl Plugin {
         limits: &WasmLimits,
     ) -> Result<SinkInstance, PluginError> {
         let (mut store, instantiated) = self.instantiate(runtime, grants, limits)?;
-        let Bound::Sink(bindings) = instantiated.bound else {
-            return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)));
+        let task = match instantiated.bound {
+            Bound::Sink(bindings) => {
+                let task = call(&mut store, limits, "open", async |s| {
+                    bindings.wharf_connector_sink_task().task().call_open(s, config).await
+                })?;
+                SinkTask::Bytes(bindings, task)
+            }
+            Bound::DataSink(bindings) => {
+                let task = call(&mut store, limits, "open", async |s| {
+                    bindings.wharf_connector_data_sink_task().task().call_open(s, config).await
+                })?;
+                SinkTask::Data(bindings, task)
+            }
+            Bound::Source(_) | Bound::DataSource(_) => {
+                return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)))
+            }
         };
-        let task = call(&mut store, limits, "open", async |s| {
-            bindings.wharf_connector_sink_task().task().call_open(s, config).await
-        })?;
-        Ok(SinkInstance { store, bindings, task, limits: limits.clone() })
+        Ok(SinkInstance { store, task, limits: limits.clone() })
     }
 }
 
@@ -464,6 +486,9 @@ impl ConnectorInstance {
             Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
             }),
+            Bound::DataSink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
+            }),
         }?;
         let info = bindings::plugin_info_from_wit(info);
         let bytes = info.name.len()
@@ -497,6 +522,9 @@ impl ConnectorInstance {
             Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
                 b.wharf_connector_connector().call_validate(s, config).await
             }),
+            Bound::DataSink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
+            }),
         }?;
         self.bounded("validate", problems.iter().map(|p| p.name.len() + p.message.len()).sum())?;
         Ok(problems.into_iter().map(bindings::config_problem_from_wit).collect())
@@ -515,6 +543,9 @@ impl ConnectorInstance {
                 b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
             }),
             Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
+            }),
+            Bound::DataSink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
                 b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
             }),
         }?;
@@ -640,8 +671,8 @@ impl SourceInstance {
 /// Bytes a sink record counts for in `wasm.max.bytes.per.call`.
 fn sink_record_bytes(r: &SinkRecord) -> usize {
     r.topic.len()
-        + r.key.as_ref().map_or(0, Vec::len)
-        + r.value.as_ref().map_or(0, Vec::len)
+        + r.key.as_ref().map_or(0, super::batch::part_bytes)
+        + r.value.as_ref().map_or(0, super::batch::part_bytes)
         + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
 }
 
@@ -666,9 +697,30 @@ pub(super) fn record_bytes(
 
 pub struct SinkInstance {
     store: Store<TaskState>,
-    bindings: sink::SinkCore,
-    task: ResourceAny,
+    task: SinkTask,
     limits: WasmLimits,
+}
+
+/// A sink task's bindings and resource, by what its records carry.
+enum SinkTask {
+    Bytes(sink::SinkCore, ResourceAny),
+    Data(data_sink::DataSinkCore, ResourceAny),
+}
+
+/// Calls one function of the sink task, whichever interface it exports.
+macro_rules! sink_call {
+    ($self:ident, $name:literal, |$task:ident, $s:ident, $t:ident| $bytes:expr, $data:expr) => {
+        match &$self.task {
+            SinkTask::Bytes(bindings, task) => {
+                let ($task, $t) = (bindings.wharf_connector_sink_task().task(), *task);
+                call(&mut $self.store, &$self.limits, $name, async |$s| $bytes.await)
+            }
+            SinkTask::Data(bindings, task) => {
+                let ($task, $t) = (bindings.wharf_connector_data_sink_task().task(), *task);
+                call(&mut $self.store, &$self.limits, $name, async |$s| $data.await)
+            }
+        }
+    };
 }
 
 impl SinkInstance {
@@ -676,20 +728,30 @@ impl SinkInstance {
         self.limits.max_records_per_call
     }
 
+    /// Whether the plugin takes data (the `data-sink` world): the worker then reads keys and
+    /// values with the connector's converters before `put`.
+    pub fn takes_data(&self) -> bool {
+        matches!(self.task, SinkTask::Data(..))
+    }
+
     pub fn open_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
         let wit_partitions: Vec<_> = partitions.iter().map(bindings::topic_partition_to_wit).collect();
-        let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "open-partitions", async |s| {
-            bindings.wharf_connector_sink_task().task().call_open_partitions(s, task, &wit_partitions).await
-        })
+        sink_call!(
+            self,
+            "open-partitions",
+            |task, s, t| task.call_open_partitions(s, t, &wit_partitions),
+            task.call_open_partitions(s, t, &wit_partitions)
+        )
     }
 
     pub fn close_partitions(&mut self, partitions: &[TopicPartition]) -> Result<(), PluginError> {
         let wit_partitions: Vec<_> = partitions.iter().map(bindings::topic_partition_to_wit).collect();
-        let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "close-partitions", async |s| {
-            bindings.wharf_connector_sink_task().task().call_close_partitions(s, task, &wit_partitions).await
-        })
+        sink_call!(
+            self,
+            "close-partitions",
+            |task, s, t| task.call_close_partitions(s, t, &wit_partitions),
+            task.call_close_partitions(s, t, &wit_partitions)
+        )
     }
 
     /// Delivers records in as many `put` calls as `wasm.max.bytes.per.call` needs (one, usually);
@@ -714,7 +776,7 @@ impl SinkInstance {
                 chunk_bytes = 0;
             }
             chunk_bytes += bytes;
-            chunk.push(bindings::sink_record_to_wit(record));
+            chunk.push(record);
         }
         if chunk.is_empty() {
             return Ok(());
@@ -722,26 +784,53 @@ impl SinkInstance {
         self.put_chunk(chunk)
     }
 
-    fn put_chunk(&mut self, records: Vec<wit::SinkRecord>) -> Result<(), PluginError> {
-        let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "put", async |s| {
-            bindings.wharf_connector_sink_task().task().call_put(s, task, &records).await
-        })
+    fn put_chunk(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
+        match &self.task {
+            SinkTask::Bytes(bindings, task) => {
+                let task = *task;
+                let records = records.into_iter().map(bindings::sink_record_to_wit).collect::<Option<Vec<_>>>();
+                let Some(records) = records else {
+                    return Err(PluginError::Fatal(
+                        "the worker handed data to a sink that takes bytes; restart the task".into(),
+                    ));
+                };
+                call(&mut self.store, &self.limits, "put", async |s| {
+                    bindings.wharf_connector_sink_task().task().call_put(s, task, &records).await
+                })
+            }
+            SinkTask::Data(bindings, task) => {
+                let task = *task;
+                let batch = super::batch::BatchWriter::sink_batch(records);
+                call(&mut self.store, &self.limits, "put", async |s| {
+                    bindings.wharf_connector_data_sink_task().task().call_put(s, task, &batch).await
+                })
+            }
+        }
     }
 
     pub fn flush(&mut self, offsets: &[PartitionOffset]) -> Result<(), PluginError> {
         let offsets: Vec<_> = offsets.iter().map(bindings::partition_offset_to_wit).collect();
-        let (bindings, task) = (&self.bindings, self.task);
-        call(&mut self.store, &self.limits, "flush", async |s| {
-            bindings.wharf_connector_sink_task().task().call_flush(s, task, &offsets).await
-        })
+        sink_call!(self, "flush", |task, s, t| task.call_flush(s, t, &offsets), task.call_flush(s, t, &offsets))
     }
 
     pub fn close(mut self) -> Result<(), PluginError> {
-        let (bindings, task) = (&self.bindings, self.task);
-        let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
-            bindings.wharf_connector_sink_task().task().call_close(s, task).await
-        });
+        let closed = match &self.task {
+            SinkTask::Bytes(bindings, task) => {
+                let task = *task;
+                call_infallible(&mut self.store, &self.limits, "close", async |s| {
+                    bindings.wharf_connector_sink_task().task().call_close(s, task).await
+                })
+            }
+            SinkTask::Data(bindings, task) => {
+                let task = *task;
+                call_infallible(&mut self.store, &self.limits, "close", async |s| {
+                    bindings.wharf_connector_data_sink_task().task().call_close(s, task).await
+                })
+            }
+        };
+        let task = match &self.task {
+            SinkTask::Bytes(_, task) | SinkTask::Data(_, task) => *task,
+        };
         if self.store.data().abandoned.is_none() {
             if let Some(io) = self.store.data().io.clone() {
                 let _ = block_on_until(&io, self.limits.call_timeout, task.resource_drop_async(&mut self.store));

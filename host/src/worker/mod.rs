@@ -55,6 +55,13 @@ pub enum StartError {
     /// rather than asserted, so that it fails one connector and not the worker).
     #[error("connector {name}: {message}")]
     Conflict { name: String, message: String },
+    /// The config store refused to keep what the connector's start produced (its task configs).
+    #[error("connector {name}: the config store refused its task configs: {message}")]
+    Store { name: String, message: String },
+    /// The host failed on a bug while starting the connector (caught, so that it fails this
+    /// connector only).
+    #[error("connector {name}: {message}")]
+    Bug { name: String, message: String },
 }
 
 /// A task's thread.
@@ -646,6 +653,7 @@ impl TaskSetup {
             batch_size,
             flush_interval: self.worker.offset_flush_interval,
             stop: self.stop.clone(),
+            converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
         }
         .run()
     }

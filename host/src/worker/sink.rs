@@ -21,7 +21,7 @@ use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use super::{TaskFailure, TaskReport};
 use crate::kafka::batch::{FetchQueue, RawMessage};
-use crate::model::{Header, PartitionOffset, SinkRecord, TopicPartition};
+use crate::model::{Header, Part, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{PluginError, SinkInstance};
 use crate::sync::Unpoisoned;
 
@@ -147,6 +147,7 @@ pub struct SinkTaskRun {
     pub batch_size: usize,
     pub flush_interval: Duration,
     pub stop: Arc<crate::sync::Stop>,
+    pub converters: super::converting::RecordConverters,
 }
 
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
@@ -158,8 +159,8 @@ fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
         topic: message.topic().to_string(),
         partition: message.partition(),
         offset: message.offset(),
-        key: message.key().map(<[u8]>::to_vec),
-        value: message.payload().map(<[u8]>::to_vec),
+        key: message.key().map(|k| Part::Bytes(k.to_vec())),
+        value: message.payload().map(|v| Part::Bytes(v.to_vec())),
         headers,
         timestamp: message.timestamp().to_millis(),
     }
@@ -170,8 +171,8 @@ fn raw_to_record(message: RawMessage<'_>) -> SinkRecord {
         topic: message.topic.to_string(),
         partition: message.partition,
         offset: message.offset,
-        key: message.key.map(<[u8]>::to_vec),
-        value: message.value.map(<[u8]>::to_vec),
+        key: message.key.map(|k| Part::Bytes(k.to_vec())),
+        value: message.value.map(|v| Part::Bytes(v.to_vec())),
         headers: message.headers().into_iter().map(|(key, value)| Header { key, value }).collect(),
         timestamp: message.timestamp,
     }
@@ -262,11 +263,14 @@ struct Delivery {
     uncommitted: BTreeMap<TopicPartition, i64>,
     /// Rewinds asked of the fetch thread; records fetched before the last one are stale.
     rewinds: u64,
+    /// Read keys and values for a plugin that takes data.
+    converters: super::converting::RecordConverters,
 }
 
 impl SinkTaskRun {
     pub fn run(self) -> TaskReport {
-        let SinkTaskRun { label, instance, consumer, fetched, topics, batch_size, flush_interval, stop } = self;
+        let SinkTaskRun { label, instance, consumer, fetched, topics, batch_size, flush_interval, stop, converters } =
+            self;
         let consumer = Arc::new(consumer);
         let mut delivery = Delivery {
             label: label.clone(),
@@ -274,6 +278,7 @@ impl SinkTaskRun {
             consumer: consumer.clone(),
             uncommitted: BTreeMap::new(),
             rewinds: 0,
+            converters,
         };
         let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
@@ -343,7 +348,12 @@ impl Delivery {
         }
     }
 
-    fn deliver(&mut self, batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
+    fn deliver(&mut self, mut batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
+        if self.instance.takes_data() {
+            for record in &mut batch {
+                self.converters.sink_record(record).map_err(TaskFailure::new)?;
+            }
+        }
         // (partition, first offset, next offset) of the batch; records of one partition
         // usually come together, so the last entry is checked first.
         let mut ranges: Vec<(TopicPartition, i64, i64)> = Vec::new();

@@ -67,7 +67,22 @@ impl SinkTask for FileSinkTask {
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
         for record in records {
-            let value = record.value.as_deref().unwrap_or(b"null");
+            // Bytes and strings are written as they are; the connector's value.converter decides
+            // which a value is (StringConverter or ByteArrayConverter write any record's bytes).
+            let value = match &record.value {
+                None => b"null".as_slice(),
+                Some(part) => part.as_bytes().ok_or_else(|| {
+                    ConnectorError::Fatal(format!(
+                        "the value of the record at {}-{} offset {} is {}, and file-sink writes strings and bytes \
+                         only; set value.converter=org.apache.kafka.connect.storage.StringConverter for this connector \
+                         to write the record's text as it is in Kafka",
+                        record.topic,
+                        record.partition,
+                        record.offset,
+                        part.describe()
+                    ))
+                })?,
+            };
             self.out
                 .write_all(value)
                 .and_then(|_| self.out.write_all(b"\n"))

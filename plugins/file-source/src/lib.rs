@@ -4,6 +4,13 @@
 //! The source partition is `{"filename": <file>}` and the offset `{"position": <byte>}`, the byte
 //! just after the last line handed to the host. A restarted task resumes there; lines appended
 //! to the file later are picked up. Only complete lines (ending in a newline) are read.
+//!
+//! A line is a string with a string schema, as FileStreamSource makes it, so that the worker's
+//! value converter decides the bytes (JsonConverter writes a JSON string; ByteArrayConverter and
+//! StringConverter the line itself). A line that is not UTF-8 goes to Kafka as the bytes it is,
+//! rather than with its invalid sequences replaced.
+
+use std::sync::Arc;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Seek, SeekFrom};
@@ -68,6 +75,8 @@ struct FileSourceTask {
     /// The start of a line whose newline has not been written yet.
     partial: Vec<u8>,
     warned_missing: bool,
+    /// Connect's `Schema.STRING_SCHEMA`, shared by every line.
+    schema: Arc<Schema>,
 }
 
 impl FileSourceTask {
@@ -121,6 +130,7 @@ impl SourceTask for FileSourceTask {
             position: 0,
             partial: Vec::new(),
             warned_missing: false,
+            schema: Schema::string().build(),
         };
         if let Some(offset) = committed_offset(&task.partition()) {
             task.position = offset_integer(&offset, "position").unwrap_or(0).max(0) as u64;
@@ -154,11 +164,15 @@ impl SourceTask for FileSourceTask {
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
+            let value = match String::from_utf8(line) {
+                Ok(text) => Part::data(&self.schema, text),
+                Err(not_text) => Part::Bytes(not_text.into_bytes()),
+            };
             records.push(source_record(
                 partition.clone(),
                 vec![("position".into(), Scalar::Integer(self.position as i64))],
                 &self.topic,
-                line,
+                value,
             ));
         }
         Ok(records)

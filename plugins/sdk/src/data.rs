@@ -334,6 +334,46 @@ impl Part {
     }
 }
 
+impl Part {
+    /// The part as text: bytes (as UTF-8, invalid sequences replaced), or a string value; none
+    /// for other data.
+    pub fn text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Part::Bytes(bytes) => Some(String::from_utf8_lossy(bytes)),
+            Part::Data { value: Value::String(s), .. } => Some(std::borrow::Cow::Borrowed(s)),
+            Part::Data { .. } => None,
+        }
+    }
+
+    /// The part's bytes: bytes as they are, a string's UTF-8, a bytes value; none for other data.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Part::Bytes(bytes) | Part::Data { value: Value::Bytes(bytes), .. } => Some(bytes),
+            Part::Data { value: Value::String(s), .. } => Some(s.as_bytes()),
+            Part::Data { .. } => None,
+        }
+    }
+
+    /// What the part holds, for messages: `bytes`, `a struct value`…
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Part::Bytes(_) => "bytes",
+            Part::Data { value, .. } => match value {
+                Value::Null => "a null value",
+                Value::Boolean(_) => "a boolean value",
+                Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::Int64(_) => "an integer value",
+                Value::Float32(_) | Value::Float64(_) => "a floating-point value",
+                Value::String(_) => "a string value",
+                Value::Bytes(_) => "a bytes value",
+                Value::Array(_) => "an array value",
+                Value::Map(_) => "a map value",
+                Value::Struct(_) => "a struct value",
+                Value::Decimal { .. } => "a decimal value",
+            },
+        }
+    }
+}
+
 impl From<Vec<u8>> for Part {
     fn from(bytes: Vec<u8>) -> Self {
         Part::Bytes(bytes)
@@ -444,5 +484,113 @@ impl BatchWriter {
             })
             .collect();
         wit_task::SourceBatch { schemas: writer.schemas, values: writer.values, records }
+    }
+}
+
+/// Reads the tables of a batch the host sent (a sink's `put`) into records' parts.
+pub(crate) struct BatchReader {
+    schemas: Vec<Arc<Schema>>,
+    values: Vec<Option<wit::Value>>,
+}
+
+impl BatchReader {
+    pub(crate) fn new(schemas: Vec<wit::Schema>, values: Vec<wit::Value>) -> Result<Self, String> {
+        let mut reader =
+            BatchReader { schemas: Vec::with_capacity(schemas.len()), values: values.into_iter().map(Some).collect() };
+        for (index, s) in schemas.into_iter().enumerate() {
+            let earlier = |reader: &Self, child: u32| -> Result<Arc<Schema>, String> {
+                reader
+                    .schemas
+                    .get(child as usize)
+                    .filter(|_| (child as usize) < index)
+                    .cloned()
+                    .ok_or_else(|| format!("schema {index} refers to schema {child}, not listed before it"))
+            };
+            let mut fields = Vec::with_capacity(s.fields.len());
+            for f in s.fields {
+                fields.push(Field { name: f.name, schema: earlier(&reader, f.schema)? });
+            }
+            let key = s.key_schema.map(|k| earlier(&reader, k)).transpose()?;
+            let value = s.value_schema.map(|v| earlier(&reader, v)).transpose()?;
+            let default = match s.default_value {
+                Some(d) => Some(reader.value(d, 0)?).filter(|v| *v != Value::Null),
+                None => None,
+            };
+            reader.schemas.push(Arc::new(Schema {
+                kind: match s.type_ {
+                    wit::SchemaType::Int8 => Type::Int8,
+                    wit::SchemaType::Int16 => Type::Int16,
+                    wit::SchemaType::Int32 => Type::Int32,
+                    wit::SchemaType::Int64 => Type::Int64,
+                    wit::SchemaType::Float32 => Type::Float32,
+                    wit::SchemaType::Float64 => Type::Float64,
+                    wit::SchemaType::Boolean => Type::Boolean,
+                    wit::SchemaType::String => Type::String,
+                    wit::SchemaType::Bytes => Type::Bytes,
+                    wit::SchemaType::Array => Type::Array,
+                    wit::SchemaType::Map => Type::Map,
+                    wit::SchemaType::Struct => Type::Struct,
+                },
+                optional: s.optional,
+                default,
+                name: s.name,
+                version: s.version,
+                doc: s.doc,
+                parameters: s.parameters,
+                fields,
+                key,
+                value,
+            }));
+        }
+        Ok(reader)
+    }
+
+    fn value(&mut self, index: u32, depth: usize) -> Result<Value, String> {
+        if depth > 256 {
+            return Err("values nest deeper than 256 levels".into());
+        }
+        let node = self
+            .values
+            .get_mut(index as usize)
+            .and_then(Option::take)
+            .ok_or_else(|| format!("value {index} is missing or used twice"))?;
+        let children = |reader: &mut Self, indices: Vec<u32>| -> Result<Vec<Value>, String> {
+            indices.into_iter().map(|i| reader.value(i, depth + 1)).collect()
+        };
+        Ok(match node {
+            wit::Value::Null => Value::Null,
+            wit::Value::Boolean(b) => Value::Boolean(b),
+            wit::Value::Int8(n) => Value::Int8(n),
+            wit::Value::Int16(n) => Value::Int16(n),
+            wit::Value::Int32(n) => Value::Int32(n),
+            wit::Value::Int64(n) => Value::Int64(n),
+            wit::Value::Float32(x) => Value::Float32(x),
+            wit::Value::Float64(x) => Value::Float64(x),
+            wit::Value::String(s) => Value::String(s),
+            wit::Value::Bytes(b) => Value::Bytes(b),
+            wit::Value::Array(elements) => Value::Array(children(self, elements)?),
+            wit::Value::Map(entries) => {
+                let mut read = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    read.push((self.value(k, depth + 1)?, self.value(v, depth + 1)?));
+                }
+                Value::Map(read)
+            }
+            wit::Value::Struct(fields) => Value::Struct(children(self, fields)?),
+            wit::Value::Decimal(d) => Value::Decimal { unscaled: d.unscaled, scale: d.scale },
+        })
+    }
+
+    pub(crate) fn part(&mut self, part: wit::Part) -> Result<Part, String> {
+        match part {
+            wit::Part::Raw(bytes) => Ok(Part::Bytes(bytes)),
+            wit::Part::Data(datum) => {
+                let schema = match datum.schema {
+                    None => None,
+                    Some(i) => Some(self.schemas.get(i as usize).cloned().ok_or_else(|| format!("no schema {i}"))?),
+                };
+                Ok(Part::Data { schema, value: self.value(datum.value, 0)? })
+            }
+        }
     }
 }

@@ -83,6 +83,7 @@ use std::marker::PhantomData;
 /// directly: the traits of this crate and the macros wrap them.
 #[doc(hidden)]
 pub mod bindings {
+    pub use wharf_sdk_data_sink_world as data_sink;
     pub use wharf_sdk_data_source_world as data_source;
     pub use wharf_sdk_sink_world as sink;
     pub use wharf_sdk_source_world as source;
@@ -92,15 +93,35 @@ pub mod data;
 
 pub use data::{Part, Schema, Value};
 
+use bindings::data_sink::exports::wharf::connector as sink_exports;
 use bindings::data_source::exports::wharf::connector as source_exports;
-use bindings::sink::exports::wharf::connector as sink_exports;
 use bindings::source::wharf::connector::host;
 
 pub use bindings::source::wharf::connector::host::Level;
 pub use bindings::source::wharf::connector::types::{
     ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance, OffsetMap,
-    PartitionOffset, PluginInfo, Scalar, SinkRecord, TopicPartition,
+    PartitionOffset, PluginInfo, Scalar, TopicPartition,
 };
+
+/// A record read from Kafka and delivered to a sink task.
+#[derive(Debug, Clone)]
+pub struct SinkRecord {
+    /// The topic it was read from.
+    pub topic: String,
+    /// Its partition.
+    pub partition: i32,
+    /// Its offset in the partition.
+    pub offset: i64,
+    /// None for a null key; data when the connector's `key.converter` read it, bytes with
+    /// `ByteArrayConverter`.
+    pub key: Option<Part>,
+    /// None for a null value (a tombstone); as the key, through `value.converter`.
+    pub value: Option<Part>,
+    /// Headers (bytes).
+    pub headers: Vec<Header>,
+    /// Milliseconds since the Unix epoch, if the record carries a timestamp.
+    pub timestamp: Option<i64>,
+}
 
 /// A record produced by a source task.
 #[derive(Debug, Clone)]
@@ -434,21 +455,35 @@ impl<C: SinkConnector> sink_exports::connector::Guest for SinkExports<C> {
     }
 }
 
-impl<C: SinkConnector> sink_exports::sink_task::Guest for SinkExports<C> {
+impl<C: SinkConnector> sink_exports::data_sink_task::Guest for SinkExports<C> {
     type Task = TaskCell<C::Task>;
 }
 
-impl<T: SinkTask> sink_exports::sink_task::GuestTask for TaskCell<T> {
-    fn open(config: Vec<(String, String)>) -> Result<sink_exports::sink_task::Task, ConnectorError> {
+impl<T: SinkTask> sink_exports::data_sink_task::GuestTask for TaskCell<T> {
+    fn open(config: Vec<(String, String)>) -> Result<sink_exports::data_sink_task::Task, ConnectorError> {
         let task = T::open(Config::new(config))?;
-        Ok(sink_exports::sink_task::Task::new(TaskCell(RefCell::new(task))))
+        Ok(sink_exports::data_sink_task::Task::new(TaskCell(RefCell::new(task))))
     }
 
     fn open_partitions(&self, partitions: Vec<TopicPartition>) -> Result<(), ConnectorError> {
         self.0.borrow_mut().open_partitions(partitions)
     }
 
-    fn put(&self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
+    fn put(&self, batch: sink_exports::data_sink_task::SinkBatch) -> Result<(), ConnectorError> {
+        let broken = |e: String| ConnectorError::Fatal(format!("the host sent a batch this SDK cannot read: {e}"));
+        let mut reader = data::BatchReader::new(batch.schemas, batch.values).map_err(broken)?;
+        let mut records = Vec::with_capacity(batch.records.len());
+        for r in batch.records {
+            records.push(SinkRecord {
+                topic: r.topic,
+                partition: r.partition,
+                offset: r.offset,
+                key: r.key.map(|k| reader.part(k)).transpose().map_err(broken)?,
+                value: r.value.map(|v| reader.part(v)).transpose().map_err(broken)?,
+                headers: r.headers,
+                timestamp: r.timestamp,
+            });
+        }
         self.0.borrow_mut().put(records)
     }
 
@@ -481,8 +516,8 @@ macro_rules! source_connector {
 macro_rules! sink_connector {
     ($connector:ty) => {
         type __WharfSinkExports = $crate::SinkExports<$connector>;
-        $crate::bindings::sink::export_sink_world!(
-            __WharfSinkExports with_types_in $crate::bindings::sink
+        $crate::bindings::data_sink::export_data_sink_world!(
+            __WharfSinkExports with_types_in $crate::bindings::data_sink
         );
     };
 }

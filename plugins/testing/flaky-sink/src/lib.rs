@@ -54,7 +54,7 @@ impl SinkTask for FlakySinkTask {
             return Err(ConnectorError::Retriable(format!("put number {} refused on purpose", self.puts)));
         }
         for record in records {
-            self.out.write_all(record.value.as_deref().unwrap_or(b"null")).map_err(io_error)?;
+            self.out.write_all(record.value.as_ref().and_then(Part::as_bytes).unwrap_or(b"null")).map_err(io_error)?;
             self.out.write_all(b"\n").map_err(io_error)?;
         }
         self.out.flush().map_err(io_error)
