@@ -217,21 +217,25 @@ fn digits_of(mut limbs: Vec<u32>) -> String {
     out
 }
 
+/// Two's complement negation in place: invert, add one.
+fn negate(be: &mut [u8]) {
+    for b in be.iter_mut() {
+        *b = !*b;
+    }
+    for b in be.iter_mut().rev() {
+        let (sum, overflow) = b.overflowing_add(1);
+        *b = sum;
+        if !overflow {
+            break;
+        }
+    }
+}
+
 /// The magnitude (base 2^32 limbs, least significant first) of two's complement bytes.
 fn magnitude_of(bytes: &[u8], negative: bool) -> Vec<u32> {
     let mut be: Vec<u8> = bytes.to_vec();
     if negative {
-        // Negate: invert and add one.
-        for b in be.iter_mut() {
-            *b = !*b;
-        }
-        for b in be.iter_mut().rev() {
-            let (sum, overflow) = b.overflowing_add(1);
-            *b = sum;
-            if !overflow {
-                break;
-            }
-        }
+        negate(&mut be);
     }
     be.rchunks(4).map(|chunk| chunk.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b))).collect()
 }
@@ -244,16 +248,7 @@ fn twos_complement(limbs: &[u32], negative: bool) -> Vec<u8> {
         be.extend_from_slice(&limb.to_be_bytes());
     }
     if negative {
-        for b in be.iter_mut() {
-            *b = !*b;
-        }
-        for b in be.iter_mut().rev() {
-            let (sum, overflow) = b.overflowing_add(1);
-            *b = sum;
-            if !overflow {
-                break;
-            }
-        }
+        negate(&mut be);
     }
     shortest(&be)
 }

@@ -42,20 +42,7 @@ impl BatchReader {
     }
 
     fn schema(&mut self, index: usize, s: wit::Schema) -> Result<Schema, String> {
-        let kind = match s.type_ {
-            wit::SchemaType::Int8 => Type::Int8,
-            wit::SchemaType::Int16 => Type::Int16,
-            wit::SchemaType::Int32 => Type::Int32,
-            wit::SchemaType::Int64 => Type::Int64,
-            wit::SchemaType::Float32 => Type::Float32,
-            wit::SchemaType::Float64 => Type::Float64,
-            wit::SchemaType::Boolean => Type::Boolean,
-            wit::SchemaType::String => Type::String,
-            wit::SchemaType::Bytes => Type::Bytes,
-            wit::SchemaType::Array => Type::Array,
-            wit::SchemaType::Map => Type::Map,
-            wit::SchemaType::Struct => Type::Struct,
-        };
+        let kind = kind_from_wit(s.type_);
         let mut fields = Vec::with_capacity(s.fields.len());
         for field in s.fields {
             if fields.iter().any(|f: &Field| f.name == field.name) {
@@ -199,20 +186,7 @@ impl BatchWriter {
         let value_schema = schema.value.as_ref().map(|v| self.schema(v));
         let default_value = schema.default.as_ref().map(|d| self.value(d));
         self.schemas.push(wit::Schema {
-            type_: match schema.kind {
-                Type::Int8 => wit::SchemaType::Int8,
-                Type::Int16 => wit::SchemaType::Int16,
-                Type::Int32 => wit::SchemaType::Int32,
-                Type::Int64 => wit::SchemaType::Int64,
-                Type::Float32 => wit::SchemaType::Float32,
-                Type::Float64 => wit::SchemaType::Float64,
-                Type::Boolean => wit::SchemaType::Boolean,
-                Type::String => wit::SchemaType::String,
-                Type::Bytes => wit::SchemaType::Bytes,
-                Type::Array => wit::SchemaType::Array,
-                Type::Map => wit::SchemaType::Map,
-                Type::Struct => wit::SchemaType::Struct,
-            },
+            type_: kind_to_wit(schema.kind),
             optional: schema.optional,
             default_value,
             name: schema.name.clone(),
@@ -299,6 +273,30 @@ pub fn part_bytes(part: &Part) -> usize {
         Part::Bytes(bytes) => bytes.len(),
         Part::Data(data) => value_bytes(&data.value),
     }
+}
+
+/// The contract's types and the host's, one to one.
+const KINDS: [(Type, wit::SchemaType); 12] = [
+    (Type::Int8, wit::SchemaType::Int8),
+    (Type::Int16, wit::SchemaType::Int16),
+    (Type::Int32, wit::SchemaType::Int32),
+    (Type::Int64, wit::SchemaType::Int64),
+    (Type::Float32, wit::SchemaType::Float32),
+    (Type::Float64, wit::SchemaType::Float64),
+    (Type::Boolean, wit::SchemaType::Boolean),
+    (Type::String, wit::SchemaType::String),
+    (Type::Bytes, wit::SchemaType::Bytes),
+    (Type::Array, wit::SchemaType::Array),
+    (Type::Map, wit::SchemaType::Map),
+    (Type::Struct, wit::SchemaType::Struct),
+];
+
+fn kind_to_wit(kind: Type) -> wit::SchemaType {
+    KINDS.iter().find(|(k, _)| *k == kind).map_or(wit::SchemaType::Bytes, |(_, w)| *w)
+}
+
+fn kind_from_wit(kind: wit::SchemaType) -> Type {
+    KINDS.iter().find(|(_, w)| *w == kind).map_or(Type::Bytes, |(k, _)| *k)
 }
 
 #[cfg(test)]
