@@ -30,9 +30,10 @@ pub struct JsonConverter {
     replace_null_with_default: bool,
     /// `schemas.cache.size`: the most schemas each direction remembers.
     cache_size: usize,
-    /// Schemas written lately, with their JSON: a schema shared by many records (the same `Arc`)
-    /// is turned into JSON once.
-    written: Vec<(Arc<Schema>, Vec<u8>)>,
+    /// Schemas written lately, by address, with their JSON: a schema shared by many records (the
+    /// same `Arc`) is turned into JSON once. The `Arc` is held, so no other schema can take the
+    /// address while the entry stands.
+    written: HashMap<usize, (Arc<Schema>, Vec<u8>)>,
     /// Schemas read lately, by their JSON.
     read: HashMap<Json, Arc<Schema>>,
 }
@@ -55,7 +56,7 @@ impl JsonConverter {
             decimal_format,
             replace_null_with_default: settings.boolean("replace.null.with.default", true)?,
             cache_size: settings.count("schemas.cache.size", 1000)?,
-            written: Vec::new(),
+            written: HashMap::new(),
             read: HashMap::new(),
         })
     }
@@ -86,20 +87,16 @@ impl JsonConverter {
 
     /// The schema's JSON, from the cache when this schema was written lately.
     fn schema_json(&mut self, schema: &Arc<Schema>) -> Result<&[u8], DataError> {
-        let found = self.written.iter().position(|(known, _)| Arc::ptr_eq(known, schema));
-        let at = match found {
-            Some(at) => at,
-            None => {
-                let mut json = Vec::with_capacity(64);
-                self.write_schema(&mut json, schema)?;
-                if self.written.len() >= self.cache_size.max(1) {
-                    self.written.remove(0);
-                }
-                self.written.push((schema.clone(), json));
-                self.written.len() - 1
+        let address = Arc::as_ptr(schema) as usize;
+        if !self.written.contains_key(&address) {
+            let mut json = Vec::with_capacity(64);
+            self.write_schema(&mut json, schema)?;
+            if self.written.len() >= self.cache_size.max(1) {
+                self.written.clear();
             }
-        };
-        Ok(&self.written[at].1)
+            self.written.insert(address, (schema.clone(), json));
+        }
+        Ok(self.written.get(&address).map(|(_, json)| json.as_slice()).unwrap_or_default())
     }
 
     /// Connect's `asJsonSchema`, written straight to bytes in its member order.

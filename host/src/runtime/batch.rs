@@ -12,6 +12,10 @@ use crate::model::Part;
 /// How deep values and schemas may nest (arrays in structs in maps…).
 pub const MAX_DATA_DEPTH: usize = 256;
 
+/// How many schemas of the last batch a task keeps, to hand out the same `Arc` for a schema that
+/// comes again (converters cache by `Arc`).
+pub const MAX_KEPT_SCHEMAS: usize = 64;
+
 pub struct BatchReader {
     schemas: Vec<Arc<Schema>>,
     /// Each taken when it is used, so that a second use is seen.
@@ -19,14 +23,26 @@ pub struct BatchReader {
 }
 
 impl BatchReader {
-    pub fn new(schemas: Vec<wit::Schema>, values: Vec<wit::Value>) -> Result<Self, String> {
+    /// `known`: schemas of an earlier batch; one equal to a schema of this batch stands for it.
+    pub fn new(schemas: Vec<wit::Schema>, values: Vec<wit::Value>, known: &[Arc<Schema>]) -> Result<Self, String> {
         let mut reader =
             BatchReader { schemas: Vec::with_capacity(schemas.len()), values: values.into_iter().map(Some).collect() };
         for (index, schema) in schemas.into_iter().enumerate() {
             let built = reader.schema(index, schema).map_err(|e| format!("schema {index}: {e}"))?;
-            reader.schemas.push(Arc::new(built));
+            let built = known.iter().find(|k| ***k == built).cloned().unwrap_or_else(|| Arc::new(built));
+            reader.schemas.push(built);
         }
         Ok(reader)
+    }
+
+    /// Whether the batch has no schemas.
+    pub fn is_empty(&self) -> bool {
+        self.schemas.is_empty()
+    }
+
+    /// This batch's schemas (at most `MAX_KEPT_SCHEMAS`), to know in the next one.
+    pub fn kept_schemas(&self) -> Vec<Arc<Schema>> {
+        self.schemas.iter().take(MAX_KEPT_SCHEMAS).cloned().collect()
     }
 
     /// A schema listed before `index`.
@@ -336,9 +352,12 @@ mod tests {
             wit::Value::Int32(7),
             wit::Value::Struct(vec![3, 4]),
         ];
-        let mut reader =
-            BatchReader::new(vec![schema(wit::SchemaType::String), schema(wit::SchemaType::Int32), person], values)
-                .unwrap();
+        let mut reader = BatchReader::new(
+            vec![schema(wit::SchemaType::String), schema(wit::SchemaType::Int32), person],
+            values,
+            &[],
+        )
+        .unwrap();
         let (Part::Data(a), Part::Data(b)) =
             (reader.part(data(Some(2), 2)).unwrap(), reader.part(data(Some(2), 5)).unwrap())
         else {
@@ -351,17 +370,27 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_that_comes_again_in_a_later_batch_is_the_same_arc() {
+        let first = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &[]).unwrap();
+        let kept = first.kept_schemas();
+        let second = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &kept).unwrap();
+        assert!(Arc::ptr_eq(&kept[0], &second.kept_schemas()[0]));
+        let other = BatchReader::new(vec![schema(wit::SchemaType::Int8)], Vec::new(), &kept).unwrap();
+        assert!(!Arc::ptr_eq(&kept[0], &other.kept_schemas()[0]));
+    }
+
+    #[test]
     fn batches_that_break_the_rules_are_refused_with_the_rule() {
         // A schema that refers forward (or to itself) could make a cycle.
         let forward = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Array) };
-        let e = BatchReader::new(vec![forward], Vec::new()).err().unwrap();
+        let e = BatchReader::new(vec![forward], Vec::new(), &[]).err().unwrap();
         assert!(e.contains("not listed before it"), "{e}");
         // A value used twice could make a batch grow without bound as it is read.
         let values = vec![wit::Value::Int8(1), wit::Value::Array(vec![0, 0])];
-        let mut reader = BatchReader::new(Vec::new(), values).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), values, &[]).unwrap();
         let e = reader.part(data(None, 1)).unwrap_err();
         assert!(e.contains("used a second time"), "{e}");
-        let mut reader = BatchReader::new(Vec::new(), vec![wit::Value::Null]).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), vec![wit::Value::Null], &[]).unwrap();
         assert!(reader.part(data(None, 5)).unwrap_err().contains("beyond"));
         assert!(reader.part(data(Some(0), 0)).unwrap_err().contains("refers to schema 0"));
         // Nesting deeper than the bound.
@@ -370,14 +399,14 @@ mod tests {
             deep.push(wit::Value::Array(vec![i]));
         }
         let top = deep.len() as u32 - 1;
-        let mut reader = BatchReader::new(Vec::new(), deep).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), deep, &[]).unwrap();
         assert!(reader.part(data(None, top)).unwrap_err().contains("nest deeper"));
         // A map schema without its key schema.
         let bad = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Map) };
-        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new()).err().unwrap();
+        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new(), &[]).err().unwrap();
         assert!(e.contains("a map a key and a value schema"), "{e}");
         let empty = wit::Value::Decimal(wit::Decimal { unscaled: Vec::new(), scale: 0 });
-        let mut reader = BatchReader::new(Vec::new(), vec![empty]).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), vec![empty], &[]).unwrap();
         assert!(reader.part(data(None, 0)).unwrap_err().contains("empty"));
     }
 }

@@ -178,8 +178,15 @@ pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
 
 /// The records of a batch whose keys and values may be data, or why the batch breaks the
 /// contract's rules (`wit/connector.wit`, interface `data`).
-pub fn source_batch_from_wit(batch: SourceBatch) -> Result<Vec<own::PolledRecord>, String> {
-    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values)?;
+/// `known` holds the schemas of the task's last batch, and is given this batch's.
+pub fn source_batch_from_wit(
+    batch: SourceBatch,
+    known: &mut Vec<std::sync::Arc<crate::data::Schema>>,
+) -> Result<Vec<own::PolledRecord>, String> {
+    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known)?;
+    if !reader.is_empty() {
+        *known = reader.kept_schemas();
+    }
     batch
         .records
         .into_iter()

@@ -266,7 +266,7 @@ impl Plugin {
                 return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)))
             }
         };
-        Ok(SourceInstance { store, task, limits: limits.clone() })
+        Ok(SourceInstance { store, task, limits: limits.clone(), schemas: Vec::new() })
     }
 
     pub fn open_sink(
@@ -569,6 +569,8 @@ pub struct SourceInstance {
     store: Store<TaskState>,
     task: SourceTask,
     limits: WasmLimits,
+    /// The schemas of the last data batch, handed out again for equal schemas of the next.
+    schemas: Vec<std::sync::Arc<crate::data::Schema>>,
 }
 
 /// A source task's bindings and resource, by what its records carry.
@@ -616,7 +618,7 @@ impl SourceInstance {
                 if bytes > max_bytes {
                     return Err(too_large(bytes));
                 }
-                bindings::source_batch_from_wit(batch).map_err(|e| {
+                bindings::source_batch_from_wit(batch, &mut self.schemas).map_err(|e| {
                     PluginError::Fatal(format!("the plugin's poll returned a batch that breaks the contract: {e}"))
                 })?
             }

@@ -90,8 +90,12 @@ pub mod bindings {
 }
 
 pub mod data;
+#[cfg(feature = "serde")]
+mod serde_value;
 
 pub use data::{Part, Schema, Value};
+#[cfg(feature = "serde")]
+pub use serde_value::{to_value, Error as ToValueError};
 
 use bindings::data_sink::exports::wharf::connector as sink_exports;
 use bindings::data_source::exports::wharf::connector as source_exports;
