@@ -5,7 +5,8 @@
 //! `--only wharf` or `--only datagen` runs one side and prints it, for profiling.
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
-//! converters, `offset.flush.interval.ms=1000`, producer `acks=all` with idempotence and
+//! converters (and, for the `j` rows, JsonConverter with schemas for keys and values on both),
+//! `offset.flush.interval.ms=1000`, producer `acks=all` with idempotence and
 //! `linger.ms=5`, the same 100-byte lines, a fresh worker and fresh topics for every run. Kafka
 //! Connect runs with the heap its launch script gives (`-Xms256M -Xmx2G`) and
 //! `plugin.discovery=service_load`, as its own start-up warning advises.
@@ -27,6 +28,15 @@ use wharf_e2e::{bootstrap, count_lines, free_port, topic_count, unique, workspac
 enum Engine {
     Wharf,
     Connect,
+}
+
+/// What the workers' converters make of the lines.
+#[derive(Clone, Copy, PartialEq)]
+enum Converters {
+    /// Lines as they are (StringConverter in Connect; Wharf's default in Wharf).
+    Plain,
+    /// JsonConverter with schemas, for keys and values, on both engines.
+    Json,
 }
 
 impl Engine {
@@ -96,7 +106,7 @@ fn write_properties(path: &Path, pairs: &[(&str, String)]) {
     fs::write(path, text).unwrap();
 }
 
-fn start(engine: Engine, dir: &Path) -> Worker {
+fn start(engine: Engine, dir: &Path, converters: Converters) -> Worker {
     let port = free_port();
     let group = unique("bench");
     let mut props = vec![
@@ -112,6 +122,10 @@ fn start(engine: Engine, dir: &Path) -> Worker {
         ("offset.flush.interval.ms", "1000".into()),
         ("producer.linger.ms", "5".into()),
     ];
+    if converters == Converters::Json {
+        props.push(("key.converter", "org.apache.kafka.connect.json.JsonConverter".into()));
+        props.push(("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()));
+    }
     let worker_file = dir.join("worker.properties");
     let log = fs::File::create(dir.join(format!("{}.log", unique("worker")))).unwrap();
     let mut command = match engine {
@@ -123,8 +137,10 @@ fn start(engine: Engine, dir: &Path) -> Worker {
             c
         }
         Engine::Connect => {
-            props.push(("key.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
-            props.push(("value.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
+            if converters == Converters::Plain {
+                props.push(("key.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
+                props.push(("value.converter", "org.apache.kafka.connect.storage.StringConverter".into()));
+            }
             props.push(("producer.acks", "all".into()));
             props.push(("producer.enable.idempotence", "true".into()));
             // Connect's own advice: without it a classpath scan adds seconds and memory.
@@ -230,9 +246,9 @@ struct Samples {
 }
 
 /// One run of workloads 1, 2, 4 and 5 for one engine.
-fn run_pipeline(engine: Engine, input: &Path, lines: usize, samples: &mut Samples) {
+fn run_pipeline(engine: Engine, converters: Converters, input: &Path, lines: usize, samples: &mut Samples) {
     let dir = tempfile::tempdir().unwrap();
-    let mut worker = start(engine, dir.path());
+    let mut worker = start(engine, dir.path(), converters);
     samples.startup_ms.push(worker.wait_rest().as_secs_f64() * 1000.0);
     // The connectors' files, apart from the worker's own (no grant may cover those).
     let data = dir.path().join("data");
@@ -282,7 +298,7 @@ fn rate_after_first(total: usize, seen_at_first: usize, first: Instant, overall:
 /// the topic (the bare producer has no start to pay for).
 fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
     let dir = tempfile::tempdir().unwrap();
-    let mut worker = start(Engine::Wharf, dir.path());
+    let mut worker = start(Engine::Wharf, dir.path(), Converters::Plain);
     worker.wait_rest();
     let topic = unique("bench-datagen");
     let started = Instant::now();
@@ -396,7 +412,7 @@ fn main() {
         for run in 1..=options.runs {
             if only == "wharf" {
                 let mut samples = Samples::default();
-                run_pipeline(Engine::Wharf, &input, options.lines, &mut samples);
+                run_pipeline(Engine::Wharf, Converters::Plain, &input, options.lines, &mut samples);
                 println!(
                     "run {run}: start-up {:.0} ms, idle {:.0} MiB, source {:.0}/s, peak {:.0} MiB, sink {:.0}/s ({:.0}/s from its first line)",
                     samples.startup_ms[0],
@@ -417,10 +433,13 @@ fn main() {
         return;
     }
     let mut samples = [Samples::default(), Samples::default()];
+    let mut json = [Samples::default(), Samples::default()];
     for run in 1..=options.runs {
         for (i, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
             eprintln!("run {run}/{}: {} moving {} lines", options.runs, engine.name(), options.lines);
-            run_pipeline(engine, &input, options.lines, &mut samples[i]);
+            run_pipeline(engine, Converters::Plain, &input, options.lines, &mut samples[i]);
+            eprintln!("run {run}/{}: {} moving {} lines as JSON", options.runs, engine.name(), options.lines);
+            run_pipeline(engine, Converters::Json, &input, options.lines, &mut json[i]);
         }
     }
     let mut datagen = (Vec::new(), Vec::new(), Vec::new());
@@ -443,9 +462,12 @@ fn main() {
     let boundary = String::from_utf8_lossy(&boundary.stdout).into_owned();
 
     let [w, c] = &samples;
-    let rows: [(&str, &Vec<f64>, &Vec<f64>); 5] = [
+    let [wj, cj] = &json;
+    let rows: [(&str, &Vec<f64>, &Vec<f64>); 7] = [
         ("1. file source → topic, records/s", &w.source_rate, &c.source_rate),
         ("2. topic → file sink, records/s", &w.sink_rate, &c.sink_rate),
+        ("1j. file source → topic, JsonConverter, records/s", &wj.source_rate, &cj.source_rate),
+        ("2j. topic → file sink, JsonConverter, records/s", &wj.sink_rate, &cj.sink_rate),
         ("4. peak RSS during workload 1, MiB", &w.peak_mib, &c.peak_mib),
         ("4. RSS idle with one connector, MiB", &w.idle_mib, &c.idle_mib),
         ("5. start-up to REST answering, ms", &w.startup_ms, &c.startup_ms),
