@@ -377,28 +377,29 @@ impl JsonConverter {
         let json = json_text::parse(bytes).map_err(|e| {
             DataError::new(format!("Converting byte[] to Kafka Connect data failed due to serialization error: {e}"))
         })?;
+        let mut json = json;
         if !self.schemas_enable {
-            return Ok(Data::schemaless(self.read_value(None, json.as_ref())?));
+            return Ok(Data::schemaless(self.read_value(None, json.as_mut())?));
         }
-        let envelope = match &json {
-            Some(json @ Json::Object(members))
-                if members.len() == 2 && json.get("schema").is_some() && json.get("payload").is_some() =>
-            {
-                json
-            }
-            _ => {
-                return Err(DataError::new(
-                    "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not contain \
-                     additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your \
-                     converter configuration.",
-                ))
-            }
+        let is_envelope = |members: &[(String, Json)]| {
+            members.len() == 2
+                && members.iter().any(|(k, _)| k == "schema")
+                && members.iter().any(|(k, _)| k == "payload")
         };
-        let schema = match envelope.get("schema") {
+        let Some(Json::Object(members)) = json.as_mut().filter(|j| matches!(j, Json::Object(m) if is_envelope(m)))
+        else {
+            return Err(DataError::new(
+                "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not contain \
+                 additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your \
+                 converter configuration.",
+            ));
+        };
+        let schema = match members.iter().find(|(k, _)| k == "schema").map(|(_, v)| v) {
             None | Some(Json::Null) => None,
             Some(schema) => Some(self.read_schema_cached(schema)?),
         };
-        let value = self.read_value(schema.as_ref(), envelope.get("payload"))?;
+        let payload = members.iter_mut().find(|(k, _)| k == "payload").map(|(_, v)| v);
+        let value = self.read_value(schema.as_ref(), payload)?;
         Ok(Data { schema, value })
     }
 
@@ -496,7 +497,7 @@ impl JsonConverter {
         }
         if let Some(default) = json.get("default") {
             let value = self
-                .read_value(Some(&Arc::new(schema.clone())), Some(default))
+                .read_value(Some(&Arc::new(schema.clone())), Some(&mut default.clone()))
                 .map_err(|e| DataError::new(format!("Invalid default value: {}", e.message)))?;
             if value != Value::Null {
                 schema.default = Some(value);
@@ -511,7 +512,7 @@ impl JsonConverter {
     /// Connect's `convertToConnect`: the payload read with a schema, or without one (numbers
     /// become int64 or float64, objects maps, as in Connect). A payload whose JSON type does not
     /// fit the schema is refused (Connect reads some of those as 0, false or null).
-    fn read_value(&self, schema: Option<&Arc<Schema>>, json: Option<&Json>) -> Result<Value, DataError> {
+    fn read_value(&self, schema: Option<&Arc<Schema>>, json: Option<&mut Json>) -> Result<Value, DataError> {
         let Some(schema) = schema else { return self.read_schemaless(json) };
         let json = match json {
             None | Some(Json::Null) => {
@@ -526,10 +527,11 @@ impl JsonConverter {
             }
             Some(json) => json,
         };
+        let node_type = json.node_type();
         let mismatch = || {
             DataError::new(format!(
                 "a JSON {} cannot be read as {}{}",
-                json.node_type(),
+                node_type,
                 schema.kind.name(),
                 schema.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
             ))
@@ -563,7 +565,7 @@ impl JsonConverter {
                         Logical::Timestamp => "integral",
                         _ => "integer",
                     },
-                    json.node_type()
+                    node_type
                 ))),
             };
         }
@@ -575,53 +577,55 @@ impl JsonConverter {
             (Type::Int64, Json::Number { text, integral }) => Value::Int64(int_value(text, *integral)),
             (Type::Float32, Json::Number { text, .. }) => Value::Float32(unsigned_zero(text.parse().unwrap_or(0.0))),
             (Type::Float64, Json::Number { text, .. }) => Value::Float64(unsigned_zero(text.parse().unwrap_or(0.0))),
-            (Type::String, Json::String(s)) => Value::String(s.clone()),
+            // The tree is read once: its strings move into the value.
+            (Type::String, Json::String(s)) => Value::String(std::mem::take(s)),
             (Type::Bytes, Json::String(text)) => {
                 Value::Bytes(BASE64.decode(text).map_err(|e| DataError::new(format!("Invalid bytes field: {e}")))?)
             }
             (Type::Array, Json::Array(elements)) => {
                 let element = schema.value.as_ref();
                 let mut values = Vec::with_capacity(elements.len());
-                for (i, e) in elements.iter().enumerate() {
+                for (i, e) in elements.iter_mut().enumerate() {
                     values.push(self.read_value(element, Some(e)).map_err(|e| e.inside(&format!("element {i}")))?);
                 }
                 Value::Array(values)
             }
-            (Type::Map, _) => {
+            (Type::Map, json) => {
                 let (key, value) = (schema.key.as_ref(), schema.value.as_ref());
                 if key.is_none_or(|k| k.kind == Type::String) {
                     let Json::Object(members) = json else {
                         return Err(DataError::new(format!(
                             "Maps with string fields should be encoded as JSON objects, but found {}",
-                            json.node_type()
+                            node_type
                         )));
                     };
                     let mut entries = Vec::with_capacity(members.len());
-                    for (k, v) in members {
+                    for (k, v) in members.iter_mut() {
                         let read =
                             self.read_value(value, Some(v)).map_err(|e| e.inside(&format!("map entry {k:?}")))?;
-                        entries.push((Value::String(k.clone()), read));
+                        entries.push((Value::String(std::mem::take(k)), read));
                     }
                     Value::Map(entries)
                 } else {
                     let Json::Array(pairs) = json else {
                         return Err(DataError::new(format!(
                             "Maps with non-string fields should be encoded as JSON array of tuples, but found {}",
-                            json.node_type()
+                            node_type
                         )));
                     };
                     let mut entries: Vec<(Value, Value)> = Vec::with_capacity(pairs.len());
-                    for pair in pairs {
+                    for pair in pairs.iter_mut() {
                         let Json::Array(pair) = pair else {
                             return Err(DataError::new(format!(
                                 "Found invalid map entry instead of array tuple: {}",
                                 pair.node_type()
                             )));
                         };
-                        let [k, v] = pair.as_slice() else {
+                        let len = pair.len();
+                        let [k, v] = pair.as_mut_slice() else {
                             return Err(DataError::new(format!(
                                 "Found invalid map entry, expected length 2 but found :{}",
-                                pair.len()
+                                len
                             )));
                         };
                         let k = self.read_value(key, Some(k)).map_err(|e| e.inside("a map key"))?;
@@ -635,11 +639,12 @@ impl JsonConverter {
                     Value::Map(entries)
                 }
             }
-            (Type::Struct, Json::Object(_)) => {
+            (Type::Struct, Json::Object(members)) => {
                 let mut values = Vec::with_capacity(schema.fields.len());
                 for field in &schema.fields {
+                    let member = members.iter_mut().find(|(k, _)| *k == field.name).map(|(_, v)| v);
                     let read = self
-                        .read_value(Some(&field.schema), json.get(&field.name))
+                        .read_value(Some(&field.schema), member)
                         .map_err(|e| e.inside(&format!("field {:?}", field.name)))?;
                     values.push(read);
                 }
@@ -648,27 +653,27 @@ impl JsonConverter {
             (Type::Struct, _) => {
                 return Err(DataError::new(format!(
                     "Structs should be encoded as JSON objects, but found {}",
-                    json.node_type()
+                    node_type
                 )))
             }
             _ => return Err(mismatch()),
         })
     }
 
-    fn read_schemaless(&self, json: Option<&Json>) -> Result<Value, DataError> {
+    fn read_schemaless(&self, json: Option<&mut Json>) -> Result<Value, DataError> {
         Ok(match json {
             None | Some(Json::Null) => Value::Null,
             Some(Json::Bool(b)) => Value::Boolean(*b),
             Some(Json::Number { text, integral: true }) => Value::Int64(int_value(text, true)),
             Some(Json::Number { text, integral: false }) => Value::Float64(unsigned_zero(text.parse().unwrap_or(0.0))),
-            Some(Json::String(s)) => Value::String(s.clone()),
+            Some(Json::String(s)) => Value::String(std::mem::take(s)),
             Some(Json::Array(elements)) => {
-                Value::Array(elements.iter().map(|e| self.read_schemaless(Some(e))).collect::<Result<_, _>>()?)
+                Value::Array(elements.iter_mut().map(|e| self.read_schemaless(Some(e))).collect::<Result<_, _>>()?)
             }
             Some(Json::Object(members)) => Value::Map(
                 members
-                    .iter()
-                    .map(|(k, v)| Ok((Value::String(k.clone()), self.read_schemaless(Some(v))?)))
+                    .iter_mut()
+                    .map(|(k, v)| Ok((Value::String(std::mem::take(k)), self.read_schemaless(Some(v))?)))
                     .collect::<Result<_, DataError>>()?,
             ),
         })

@@ -7,7 +7,7 @@ pub mod json;
 pub mod json_text;
 mod simple;
 
-use crate::data::{Data, DataError};
+use crate::data::{Data, DataError, Type, Value};
 
 pub use json::JsonConverter;
 pub use simple::{ByteArrayConverter, NumberConverter, NumberKind, StringConverter};
@@ -165,6 +165,23 @@ impl Converter {
             Converter::String(c) => c.from_data(data),
             Converter::Number(c) => c.from_data(data),
             Converter::Json(c) => c.from_data(data),
+        }
+    }
+
+    /// As `from_data`, taking the data: a string or bytes that go out as they are (through
+    /// `ByteArrayConverter`, or a UTF-8 `StringConverter`) give their buffer instead of a copy.
+    pub fn from_owned_data(&mut self, data: Data) -> Result<Option<Vec<u8>>, DataError> {
+        let passes = match (&*self, &data.value) {
+            (Converter::ByteArray(_), Value::String(_)) => data.schema.as_ref().is_none_or(|s| s.kind == Type::String),
+            (Converter::ByteArray(_), Value::Bytes(_)) => data.schema.as_ref().is_none_or(|s| s.kind == Type::Bytes),
+            (Converter::String(c), Value::String(_)) => c.is_utf8(),
+            (Converter::String(_), Value::Bytes(_)) => true,
+            _ => false,
+        };
+        match data.value {
+            Value::String(text) if passes => Ok(Some(text.into_bytes())),
+            Value::Bytes(bytes) if passes => Ok(Some(bytes)),
+            value => self.from_data(&Data { schema: data.schema, value }),
         }
     }
 

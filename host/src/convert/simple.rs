@@ -92,6 +92,11 @@ impl StringConverter {
         Ok(Some(self.encode(&text)))
     }
 
+    /// Whether text is written as UTF-8 (its bytes as they are).
+    pub fn is_utf8(&self) -> bool {
+        self.encoding == Encoding::Utf8
+    }
+
     fn encode(&self, text: &str) -> Vec<u8> {
         match self.encoding {
             Encoding::Utf8 => text.as_bytes().to_vec(),

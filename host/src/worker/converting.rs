@@ -30,7 +30,7 @@ impl RecordConverters {
             match part {
             None => Ok(None),
             Some(Part::Bytes(bytes)) => Ok(Some(bytes)),
-            Some(Part::Data(data)) => converter.from_data(&data).map_err(|e| {
+            Some(Part::Data(data)) => converter.from_owned_data(data).map_err(|e| {
                 format!(
                     "{what}.converter={class} could not convert the {what} of a record for topic {topic} (source offset \
                      {source_offset:?}): {}",
