@@ -91,16 +91,6 @@ pub enum ConnectorKind {
     Sink,
 }
 
-impl Part {
-    /// The bytes, if the part is bytes.
-    pub fn bytes(&self) -> Option<&[u8]> {
-        match self {
-            Part::Bytes(bytes) => Some(bytes),
-            Part::Data(_) => None,
-        }
-    }
-}
-
 impl ConnectorKind {
     /// `source` or `sink`, as Kafka Connect's REST API and messages say it.
     pub fn name(self) -> &'static str {

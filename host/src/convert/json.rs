@@ -40,7 +40,7 @@ pub struct JsonConverter {
 
 impl JsonConverter {
     pub fn new(settings: &Settings) -> Result<Self, ConverterConfigError> {
-        let decimal_format = match settings.text("decimal.format")?.unwrap_or("BASE64").to_ascii_uppercase().as_str() {
+        let decimal_format = match settings.text("decimal.format").unwrap_or("BASE64").to_ascii_uppercase().as_str() {
             "BASE64" => DecimalFormat::Base64,
             "NUMERIC" => DecimalFormat::Numeric,
             other => {
@@ -309,11 +309,14 @@ impl JsonConverter {
                 if i > 0 {
                     out.push(b',');
                 }
-                let mut written = Vec::new();
-                self.write_value(&mut written, key, k).map_err(|e| e.inside("a map key"))?;
                 match k {
                     Value::String(text) => json_text::write_string(out, text),
-                    _ => json_text::write_string(out, &String::from_utf8_lossy(&written)),
+                    // Another key (a null, under an optional string schema) is named by its JSON.
+                    _ => {
+                        let mut written = Vec::new();
+                        self.write_value(&mut written, key, k).map_err(|e| e.inside("a map key"))?;
+                        json_text::write_string(out, &String::from_utf8_lossy(&written));
+                    }
                 }
                 out.push(b':');
                 self.write_value(out, value, v).map_err(|e| e.inside("a map value"))?;

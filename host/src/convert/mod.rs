@@ -7,7 +7,7 @@ pub mod json;
 pub mod json_text;
 mod simple;
 
-use crate::data::{Data, DataError, Type, Value};
+use crate::data::{Data, DataError, Value};
 
 pub use json::JsonConverter;
 pub use simple::{ByteArrayConverter, NumberConverter, NumberKind, StringConverter};
@@ -67,8 +67,8 @@ impl Settings {
         ConverterConfigError { message: format!("{full}={value} is not valid: {expected}"), key: Some(full) }
     }
 
-    pub(crate) fn text(&self, key: &str) -> Result<Option<&str>, ConverterConfigError> {
-        Ok(self.get(key))
+    pub(crate) fn text(&self, key: &str) -> Option<&str> {
+        self.get(key)
     }
 
     /// A boolean as Kafka's `ConfigDef` reads one: `true` or `false`, in any case.
@@ -172,8 +172,7 @@ impl Converter {
     /// `ByteArrayConverter`, or a UTF-8 `StringConverter`) give their buffer instead of a copy.
     pub fn from_owned_data(&mut self, data: Data) -> Result<Option<Vec<u8>>, DataError> {
         let passes = match (&*self, &data.value) {
-            (Converter::ByteArray(_), Value::String(_)) => data.schema.as_ref().is_none_or(|s| s.kind == Type::String),
-            (Converter::ByteArray(_), Value::Bytes(_)) => data.schema.as_ref().is_none_or(|s| s.kind == Type::Bytes),
+            (Converter::ByteArray(_), _) => ByteArrayConverter::takes_as_is(&data),
             (Converter::String(c), Value::String(_)) => c.is_utf8(),
             (Converter::String(_), Value::Bytes(_)) => true,
             _ => false,

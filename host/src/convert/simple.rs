@@ -25,11 +25,19 @@ fn optional(kind: Type) -> Arc<Schema> {
 pub struct ByteArrayConverter;
 
 impl ByteArrayConverter {
+    /// Whether the data goes out as the bytes it holds: bytes under a bytes schema (or none), a
+    /// string under a string schema (or none).
+    pub fn takes_as_is(data: &Data) -> bool {
+        match &data.value {
+            Value::String(_) => data.schema.as_ref().is_none_or(|s| s.kind == Type::String),
+            Value::Bytes(_) => data.schema.as_ref().is_none_or(|s| s.kind == Type::Bytes),
+            _ => false,
+        }
+    }
+
     pub fn from_data(&self, data: &Data) -> Result<Option<Vec<u8>>, DataError> {
-        if let Value::String(text) = &data.value {
-            if data.schema.as_ref().is_none_or(|s| s.kind == Type::String) {
-                return Ok(Some(text.as_bytes().to_vec()));
-            }
+        if let (Value::String(text), true) = (&data.value, Self::takes_as_is(data)) {
+            return Ok(Some(text.as_bytes().to_vec()));
         }
         if let Some(schema) = &data.schema {
             if schema.kind != Type::Bytes {
@@ -65,7 +73,7 @@ pub struct StringConverter {
 
 impl StringConverter {
     pub fn new(settings: &Settings) -> Result<Self, ConverterConfigError> {
-        let encoding = match settings.text("converter.encoding")?.map(|e| e.to_ascii_uppercase()) {
+        let encoding = match settings.text("converter.encoding").map(|e| e.to_ascii_uppercase()) {
             None => Encoding::Utf8,
             Some(e) if e == "UTF-8" || e == "UTF8" => Encoding::Utf8,
             Some(e) if e == "US-ASCII" || e == "ASCII" => Encoding::Ascii,

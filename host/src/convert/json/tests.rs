@@ -137,3 +137,18 @@ fn bad_input_is_refused_with_the_reason() {
         "value.converter.schemas.enable=yes is not valid: expected true or false"
     );
 }
+
+#[test]
+fn json_nested_as_deep_as_jackson_allows_reads_and_writes_on_a_task_threads_stack() {
+    // Records come from Kafka: the deepest JSON the parser accepts must not overflow the stack
+    // of a thread with the default size (a task's), reading it or writing it back.
+    let depth = crate::convert::json_text::MAX_NESTING_DEPTH;
+    let text = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    let ran = std::thread::spawn(move || {
+        let mut c = converter(&[("schemas.enable", "false")]);
+        let read = c.to_data(Some(text.as_bytes())).unwrap();
+        c.from_data(&read).unwrap().unwrap().len()
+    })
+    .join();
+    assert_eq!(ran.ok(), Some(2 * depth + 1));
+}
