@@ -17,10 +17,19 @@ pub enum Scalar {
 /// A source partition or a source offset: string keys to scalars.
 pub type OffsetMap = Vec<(String, Scalar)>;
 
+/// A Kafka record header: its value's bytes, none for a null header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     pub key: String,
     pub value: Option<Vec<u8>>,
+}
+
+/// A header as a plugin gives or takes it: its value bytes as they are, or data for the
+/// connector's `header.converter`; none for a null header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartHeader {
+    pub key: String,
+    pub value: Option<Part>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,12 +62,12 @@ pub struct PolledRecord {
     pub partition: Option<i32>,
     pub key: Option<Part>,
     pub value: Option<Part>,
-    pub headers: Vec<Header>,
+    pub headers: Vec<PartHeader>,
     pub timestamp: Option<i64>,
 }
 
-/// A record read from Kafka for a sink task: its key and value are bytes, and become data when
-/// the task's plugin takes data and the connector's converters read them.
+/// A record read from Kafka for a sink task: its key, value and header values are bytes, and
+/// become data when the task's plugin takes data and the connector's converters read them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SinkRecord {
     pub topic: String,
@@ -66,7 +75,7 @@ pub struct SinkRecord {
     pub offset: i64,
     pub key: Option<Part>,
     pub value: Option<Part>,
-    pub headers: Vec<Header>,
+    pub headers: Vec<PartHeader>,
     pub timestamp: Option<i64>,
 }
 

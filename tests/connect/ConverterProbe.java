@@ -2,7 +2,9 @@
 // that tests/tests/conformance.rs can compare Wharf's converters with the real thing.
 //
 // Input, one case per line (JSON): {"class": "...", "read": {settings}, "write": {settings},
-// "bytes": "<input as text>"} or, for input that is not text, "base64": "<input>".
+// "bytes": "<input as text>"} or, for input that is not text, "base64": "<input>"; with
+// "write_class", the data read is written back with that class instead. A header converter
+// (one that is not a Converter, as SimpleHeaderConverter) reads and writes a header's value.
 // Output, one line per case (JSON): {"read": <data>} or {"read_error": "<message>"}, and then
 // "written": "<bytes as text>" (or "written_base64") or "write_error": "<message>", the data read
 // being written back with the "write" settings.
@@ -38,6 +40,7 @@ import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.data.Time;
 import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.storage.Converter;
+import org.apache.kafka.connect.storage.HeaderConverter;
 
 public class ConverterProbe {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -55,7 +58,11 @@ public class ConverterProbe {
                 : input.has("bytes") ? input.get("bytes").asText().getBytes(StandardCharsets.UTF_8) : null;
             SchemaAndValue data = null;
             try {
-                data = converter(input, "read").toConnectData("topic", bytes);
+                Object reader = converter(input, "class", "read");
+                data = reader instanceof Converter
+                    ? ((Converter) reader).toConnectData("topic", bytes)
+                    : ((HeaderConverter) reader).toConnectHeader("topic", "header", bytes);
+                if (data == null) data = new SchemaAndValue(null, null);
                 ObjectNode dumped = NODES.objectNode();
                 dumped.set("schema", schema(data.schema()));
                 dumped.set("value", value(data.schema(), data.value()));
@@ -65,7 +72,10 @@ public class ConverterProbe {
             }
             if (data != null) {
                 try {
-                    byte[] written = converter(input, "write").fromConnectData("topic", data.schema(), data.value());
+                    Object writer = converter(input, input.has("write_class") ? "write_class" : "class", "write");
+                    byte[] written = writer instanceof Converter
+                        ? ((Converter) writer).fromConnectData("topic", data.schema(), data.value())
+                        : ((HeaderConverter) writer).fromConnectHeader("topic", "header", data.schema(), data.value());
                     if (written == null) result.putNull("written");
                     else if (isUtf8Text(written)) result.put("written", new String(written, StandardCharsets.UTF_8));
                     else result.put("written_base64", Base64.getEncoder().encodeToString(written));
@@ -82,8 +92,8 @@ public class ConverterProbe {
         return java.util.Arrays.equals(text.getBytes(StandardCharsets.UTF_8), bytes);
     }
 
-    private static Converter converter(JsonNode input, String side) throws Exception {
-        Converter converter = (Converter) Class.forName(input.get("class").asText()).getDeclaredConstructor().newInstance();
+    private static Object converter(JsonNode input, String classKey, String side) throws Exception {
+        Object converter = Class.forName(input.get(classKey).asText()).getDeclaredConstructor().newInstance();
         Map<String, Object> settings = new HashMap<>();
         JsonNode given = input.get(side);
         if (given != null) {
@@ -93,7 +103,8 @@ public class ConverterProbe {
                 settings.put(e.getKey(), e.getValue().asText());
             }
         }
-        converter.configure(settings, false);
+        if (converter instanceof Converter) ((Converter) converter).configure(settings, false);
+        else ((HeaderConverter) converter).configure(settings);
         return converter;
     }
 

@@ -477,6 +477,8 @@ pub struct TimedRecord {
     pub value: Option<String>,
     /// Seconds since the epoch (the record's CreateTime).
     pub at: f64,
+    /// The headers, their values as text.
+    pub headers: Vec<(String, Option<String>)>,
 }
 
 /// Every record of a topic up to its end now, in each partition's order.
@@ -522,6 +524,15 @@ pub fn timed_topic_records(topic: &str) -> Vec<TimedRecord> {
                 key: String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
                 value: message.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
                 at: message.timestamp().to_millis().unwrap_or(0) as f64 / 1000.0,
+                headers: message
+                    .headers()
+                    .map(|hs| {
+                        use rdkafka::message::Headers;
+                        hs.iter()
+                            .map(|h| (h.key.to_string(), h.value.map(|v| String::from_utf8_lossy(v).into_owned())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             });
         }
         if message.offset() + 1 >= end && !done.contains(&message.partition()) {

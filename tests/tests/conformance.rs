@@ -31,10 +31,12 @@ struct Case {
     /// The written bytes hold a map of several entries, whose order Java's HashMap decides:
     /// compare them with every object's members sorted.
     unordered: bool,
+    /// The class that writes the data back, when not `class`.
+    write_class: Option<&'static str>,
 }
 
 fn case(class: &'static str, read: Json, write: Json, input: &str) -> Case {
-    Case { class, read, write, input: Some(input.as_bytes().to_vec()), unordered: false }
+    Case { class, read, write, input: Some(input.as_bytes().to_vec()), unordered: false, write_class: None }
 }
 
 /// A JsonConverter case with schemas on both sides (the default).
@@ -194,6 +196,7 @@ fn cases() -> Vec<Case> {
         write: json!({}),
         input: Some(vec![0x80, 0, 0, 0, 0, 0, 0, 1]),
         unordered: false,
+        write_class: None,
     });
     for (class, input) in [
         ("org.apache.kafka.connect.converters.IntegerConverter", vec![0xff, 0xff, 0xff, 0xfe]),
@@ -204,9 +207,148 @@ fn cases() -> Vec<Case> {
         ("org.apache.kafka.connect.converters.BooleanConverter", vec![2]),
         ("org.apache.kafka.connect.converters.LongConverter", vec![1, 2, 3]),
     ] {
-        cases.push(Case { class, read: json!({}), write: json!({}), input: Some(input), unordered: false });
+        cases.push(Case {
+            class,
+            read: json!({}),
+            write: json!({}),
+            input: Some(input),
+            unordered: false,
+            write_class: None,
+        });
     }
-    cases.push(Case { class: JSON, read: json!({}), write: json!({}), input: None, unordered: false });
+    cases.push(Case {
+        class: JSON,
+        read: json!({}),
+        write: json!({}),
+        input: None,
+        unordered: false,
+        write_class: None,
+    });
+    cases.extend(header_cases());
+    cases
+}
+
+const SIMPLE_HEADER: &str = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
+
+/// SimpleHeaderConverter: header text read into data and written back, and data (read from
+/// JsonConverter envelopes) written as header text. Left out, as a known difference: a date
+/// among values of other types in an array or map (`["2024-01-02","x"]`), which Connect keeps as
+/// a date under no schema and Wharf, whose values take their type from their schema, as its
+/// milliseconds.
+fn header_cases() -> Vec<Case> {
+    let texts = [
+        "hello",
+        "",
+        " ",
+        " padded ",
+        "42",
+        "-7",
+        "+5",
+        "1000",
+        "70000",
+        "5000000000",
+        "9223372036854775808",
+        "92233720368547758070",
+        "1.5",
+        "3.14159",
+        "-0.001",
+        "1e300",
+        "1e-50",
+        "1e400",
+        "1.0",
+        "1e3",
+        "0.0",
+        "-0",
+        "true",
+        "false",
+        "TRUE",
+        " true ",
+        "true}",
+        "null",
+        "[1,2,3]",
+        "[1, 1000]",
+        "[1,2.5]",
+        "[1,null]",
+        "[]",
+        "[null]",
+        "[null,null]",
+        r#"["a","b"]"#,
+        r#"["a",1]"#,
+        r#"{"a":1,"b":2}"#,
+        "{a:1}",
+        r#"{"a":null}"#,
+        "{}",
+        r#"{"k":[1,2],"j":[3]}"#,
+        r#"{"a":1 "b":2}"#,
+        r#"{1:"x",2:"y"}"#,
+        r#"{"a":{"b":[true]}}"#,
+        "[[1],[1000]]",
+        "[1,[2]]",
+        "2024-01-02",
+        "2024-02-30",
+        "2024-1-2xx",
+        "12:34:56.789Z",
+        "2024-01-02T10:15:30.250Z",
+        "00:00:00.000Z",
+        "1970-01-01",
+        "1969-12-31",
+        "[2024-01-02, 5]",
+        "[12:00:00.000Z, 5]",
+        "1,2",
+        "12 apples",
+        "a:b",
+        r"x\:y",
+        r#""quoted""#,
+        r#"["x\"y"]"#,
+        r#"["a\\b"]"#,
+        "héllo ☃",
+        "[1,2",
+        "[1,,2]",
+        "]",
+        "\"",
+        "[\"unterminated]",
+        "[\" \"]",
+        "[ 1 , 2 ]",
+        "0x1F",
+        "1_000",
+        "NaN",
+        "Infinity",
+        "-",
+        "+",
+        ".5",
+        "5.",
+        "1e",
+        "007",
+        "2024-01-02 10:15",
+    ];
+    let mut cases: Vec<Case> = texts.iter().map(|t| case(SIMPLE_HEADER, json!({}), json!({}), t)).collect();
+    cases.push(Case { input: Some(vec![0xff, b'a', 0xfe]), ..case(SIMPLE_HEADER, json!({}), json!({}), "") });
+    cases.push(Case { input: None, ..case(SIMPLE_HEADER, json!({}), json!({}), "") });
+    let person = r#"{"type":"struct","fields":[{"field":"name","type":"string"},{"field":"age","type":"int32","optional":true},{"field":"tags","type":"array","items":{"type":"string"}}]}"#;
+    for (schema, payload) in [
+        (person, r#"{"name":"Ada \"A\" L\\","age":36,"tags":["x","y,z"]}"#),
+        (person, r#"{"name":"Bob","age":null,"tags":[]}"#),
+        (r#"{"type":"bytes"}"#, r#""AAEC/w==""#),
+        (r#"{"type":"array","items":{"type":"bytes"}}"#, r#"["AAE="]"#),
+        (r#"{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}}"#, r#""AN4=""#),
+        (r#"{"type":"int32","name":"org.apache.kafka.connect.data.Date"}"#, "0"),
+        (r#"{"type":"int32","name":"org.apache.kafka.connect.data.Date"}"#, "19724"),
+        (r#"{"type":"int32","name":"org.apache.kafka.connect.data.Time"}"#, "45296789"),
+        (r#"{"type":"int64","name":"org.apache.kafka.connect.data.Timestamp"}"#, "1704190530250"),
+        (r#"{"type":"int64","name":"org.apache.kafka.connect.data.Timestamp"}"#, "-1"),
+        (r#"{"type":"int64","name":"org.apache.kafka.connect.data.Timestamp"}"#, "1704153600000"),
+        (r#"{"type":"float","optional":false}"#, "0.1"),
+        (r#"{"type":"double"}"#, "1e-7"),
+        (r#"{"type":"map","keys":{"type":"int32"},"values":{"type":"boolean"}}"#, "[[1,true]]"),
+        (r#"{"type":"string"}"#, r#""plain \"text\"""#),
+    ] {
+        let input = format!(r#"{{"schema":{schema},"payload":{payload}}}"#);
+        cases.push(Case { write_class: Some(SIMPLE_HEADER), ..case(JSON, json!({}), json!({}), &input) });
+    }
+    cases.push(Case {
+        write_class: Some(SIMPLE_HEADER),
+        ..case(JSON, json!({"schemas.enable": "false"}), json!({}), r#"{"a":[1,"two",null]}"#)
+    });
     cases
 }
 
@@ -239,6 +381,9 @@ fn connect_answers(cases: &[Case]) -> Vec<Json> {
     let mut input = String::new();
     for c in cases {
         let mut line = json!({"class": c.class, "read": c.read, "write": c.write});
+        if let Some(class) = c.write_class {
+            line["write_class"] = json!(class);
+        }
         if let Some(bytes) = &c.input {
             match std::str::from_utf8(bytes) {
                 Ok(text) => line["bytes"] = json!(text),
@@ -248,8 +393,9 @@ fn connect_answers(cases: &[Case]) -> Vec<Json> {
         input.push_str(&line.to_string());
         input.push('\n');
     }
+    // Connect formats dates in the JVM's time zone; Wharf's are UTC.
     let mut child = Command::new("java")
-        .args(["-cp", &probe_classpath(), "ConverterProbe"])
+        .args(["-Duser.timezone=UTC", "-cp", &probe_classpath(), "ConverterProbe"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -265,13 +411,14 @@ fn connect_answers(cases: &[Case]) -> Vec<Json> {
 }
 
 fn converter(class: &str, settings: &Json) -> Converter {
+    let role = if class == SIMPLE_HEADER { Role::Header } else { Role::Value };
     let pairs: Vec<(String, String)> = settings
         .as_object()
         .unwrap()
         .iter()
-        .map(|(k, v)| (format!("value.converter.{k}"), v.as_str().unwrap().to_string()))
+        .map(|(k, v)| (format!("{}.{k}", role.key()), v.as_str().unwrap().to_string()))
         .collect();
-    Converter::new(Role::Value, class, &Settings::under("value.converter", &pairs)).unwrap()
+    Converter::new(role, class, &Settings::under(role.key(), &pairs)).unwrap()
 }
 
 /// Wharf's answer to a case, in the probe's form.
@@ -285,7 +432,7 @@ fn wharf_answer(c: &Case) -> Json {
         }
     };
     answer["read"] = dump_data(&read);
-    match converter(c.class, &c.write).from_data(&read) {
+    match converter(c.write_class.unwrap_or(c.class), &c.write).from_data(&read) {
         Ok(None) => answer["written"] = Json::Null,
         Ok(Some(bytes)) => match String::from_utf8(bytes) {
             Ok(text) => answer["written"] = json!(text),
@@ -401,8 +548,11 @@ fn converters_read_and_write_what_kafka_connects_own_classes_do() {
         };
         if !same {
             differences.push(format!(
-                "{} read with {} and written with {}, input {input:?}:\n  Kafka Connect: {theirs}\n  Wharf:         {ours}",
-                c.class, c.read, c.write
+                "{} read with {} and written with {} {}, input {input:?}:\n  Kafka Connect: {theirs}\n  Wharf:         {ours}",
+                c.class,
+                c.read,
+                c.write_class.unwrap_or(c.class),
+                c.write
             ));
         }
     }

@@ -133,6 +133,55 @@ fn a_sink_receives_what_its_converter_read_from_the_bytes() {
 }
 
 #[test]
+fn header_values_cross_as_data_through_the_header_converter() {
+    // Data headers become SimpleHeaderConverter's text in Kafka, and a sink reads that text back
+    // as data with the schema Connect infers: a small number reads as an int8, a timestamp's
+    // text as a Timestamp. A connector that names StringConverter gets the text as strings.
+    let mut w = Standalone::new(&[]);
+    let topic = unique("data-headers");
+    let (typed, text) = (w.path("typed.txt"), w.path("text.txt"));
+    datagen(&mut w, "gen", &topic, &[("headers", "true"), ("count", "20")]);
+    let sink = |w: &mut Standalone, name: &str, file: &std::path::Path, extra: &[(&str, &str)]| {
+        let mut pairs = vec![
+            ("connector.class", "test-flaky-sink".to_string()),
+            ("topics", topic.clone()),
+            ("file", file.display().to_string()),
+            ("fail.every", "1000000".to_string()),
+            ("headers", "true".to_string()),
+            ("wasm.fs.write", w.dir.path().display().to_string()),
+        ];
+        pairs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        w.add_connector(name, &pairs);
+    };
+    sink(&mut w, "typed", &typed, &[]);
+    sink(&mut w, "text", &text, &[("header.converter", "org.apache.kafka.connect.storage.StringConverter")]);
+    let worker = w.start();
+    let read = |file: &std::path::Path| {
+        worker.wait("20 lines", Duration::from_secs(60), || {
+            let lines = read_lines(file);
+            (lines.len() >= 20).then_some(lines)
+        })
+    };
+    let (typed, text) = (read(&typed), read(&text));
+    let in_kafka = timed_topic_records(&topic);
+    assert_eq!(in_kafka.len(), 20);
+    for (seq, record) in in_kafka.iter().enumerate() {
+        let created = 1_700_000_000_000i64 + seq as i64 * 1000;
+        let secs = created / 1000 % 60;
+        let stamp = format!("2023-11-14T22:13:{secs:02}.000Z");
+        let expected =
+            vec![("sequence".to_string(), Some(seq.to_string())), ("created".to_string(), Some(stamp.clone()))];
+        assert_eq!(record.headers, expected, "record {seq}");
+        let value = record.value.as_deref().unwrap_or_default();
+        assert_eq!(
+            typed[seq],
+            format!("{value} | sequence=Int8({seq}) created=org.apache.kafka.connect.data.Timestamp:Int64({created})")
+        );
+        assert_eq!(text[seq], format!("{value} | sequence=String(\"{seq}\") created=String(\"{stamp}\")"));
+    }
+}
+
+#[test]
 fn a_sink_given_data_it_cannot_write_fails_with_the_record_and_the_way_out() {
     let mut w = Standalone::new(&[("value.converter", JSON.into())]);
     let topic = unique("json-structs");

@@ -27,18 +27,8 @@ pub struct Converters {
 /// What a worker uses when its config names no converter: bytes as they are (Kafka Connect
 /// requires the worker to name them).
 pub const DEFAULT_CONVERTER: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
-/// Connect's default header converter. Header values cross the plugin boundary as bytes today,
-/// so they pass through it unchanged.
-pub const DEFAULT_HEADER_CONVERTER: &str = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
-
-/// The classes `header.converter` may name now: headers are bytes from end to end, so each of
-/// these leaves them as they are.
-const HEADER_CONVERTERS: &[&str] = &[
-    DEFAULT_HEADER_CONVERTER,
-    "org.apache.kafka.connect.converters.ByteArrayConverter",
-    "org.apache.kafka.connect.storage.StringConverter",
-    "org.apache.kafka.connect.json.JsonConverter",
-];
+/// Connect's default header converter: header values in Connect's text form.
+pub const DEFAULT_HEADER_CONVERTER: &str = convert::SIMPLE_HEADER_CONVERTER;
 
 impl ConverterChoice {
     /// The choice a config makes for `role`: its class key and prefixed settings, or none when
@@ -54,22 +44,9 @@ impl ConverterChoice {
     pub fn new(role: Role, class: &str, config: &[(String, String)]) -> Result<Self, ConverterConfigError> {
         let prefix = format!("{}.", role.key());
         let settings: Vec<(String, String)> = config.iter().filter(|(k, _)| k.starts_with(&prefix)).cloned().collect();
-        let class = if role == Role::Header {
-            let short = |c: &str| c[c.rfind('.').map_or(0, |i| i + 1)..].to_string();
-            HEADER_CONVERTERS.iter().copied().find(|c| *c == class || short(c) == class).ok_or_else(|| {
-                ConverterConfigError {
-                    key: Some(role.key().to_string()),
-                    message: format!(
-                        "header.converter={class} is not a header converter Wharf has; use one of {}",
-                        HEADER_CONVERTERS.join(", ")
-                    ),
-                }
-            })?
-        } else {
-            // Built once here, so that a bad class or setting is refused when the config is read.
-            Converter::new(role, class, &Settings::under(role.key(), &settings))?;
-            convert::class_name(class).unwrap_or(DEFAULT_CONVERTER)
-        };
+        // Built once here, so that a bad class or setting is refused when the config is read.
+        Converter::new(role, class, &Settings::under(role.key(), &settings))?;
+        let class = convert::class_name(class).unwrap_or(DEFAULT_CONVERTER);
         Ok(ConverterChoice { role, class, settings })
     }
 
@@ -79,7 +56,7 @@ impl ConverterChoice {
 
     /// A converter of this choice, for one task.
     pub fn build(&self) -> Converter {
-        // Checked when the choice was made; a header choice passes bytes through.
+        // Checked when the choice was made.
         Converter::new(self.role, self.class, &self.settings())
             .unwrap_or(Converter::ByteArray(convert::ByteArrayConverter))
     }
@@ -178,7 +155,11 @@ mod tests {
         ]))
         .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("key.converter.decimal.format"));
-        let e = Converters::of_worker(&pairs(&[("header.converter", "LongConverter")])).unwrap_err();
+        let e = Converters::of_worker(&pairs(&[("header.converter", "AvroConverter")])).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("header.converter"));
+        let e = Converters::of_worker(&pairs(&[("value.converter", "SimpleHeaderConverter")])).unwrap_err();
+        assert!(e.message.contains("header values only"), "{}", e.message);
+        let header = Converters::of_worker(&pairs(&[("header.converter", "LongConverter")])).unwrap().header;
+        assert!(matches!(header.build(), Converter::Number(_)));
     }
 }

@@ -6,11 +6,13 @@
 pub mod json;
 pub mod json_text;
 mod simple;
+pub mod values;
 
 use crate::data::{Data, DataError, Value};
 
 pub use json::JsonConverter;
 pub use simple::{ByteArrayConverter, NumberConverter, NumberKind, StringConverter};
+pub use values::SimpleHeaderConverter;
 
 /// Which part of a record a converter is for (Connect's `ConverterType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +105,8 @@ pub enum Converter {
     String(StringConverter),
     Number(NumberConverter),
     Json(Box<JsonConverter>),
+    /// Header values only, as in Connect.
+    SimpleHeader(Box<SimpleHeaderConverter>),
 }
 
 /// The converters, by Kafka Connect's class name (also accepted: the simple class name, and the
@@ -117,7 +121,11 @@ const CLASSES: &[(&str, &str)] = &[
     ("org.apache.kafka.connect.converters.DoubleConverter", "Double"),
     ("org.apache.kafka.connect.converters.FloatConverter", "Float"),
     ("org.apache.kafka.connect.converters.BooleanConverter", "Boolean"),
+    (SIMPLE_HEADER_CONVERTER, "SimpleHeader"),
 ];
+
+/// Connect's default header converter, which converts header values only.
+pub const SIMPLE_HEADER_CONVERTER: &str = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
 
 /// The full class name a converter class setting names, if Wharf has it.
 pub fn class_name(given: &str) -> Option<&'static str> {
@@ -145,6 +153,18 @@ impl Converter {
             });
         };
         let simple = &full[full.rfind('.').map_or(0, |i| i + 1)..];
+        if full == SIMPLE_HEADER_CONVERTER && role != Role::Header {
+            return Err(ConverterConfigError {
+                key: Some(role.key().to_string()),
+                message: format!(
+                    "{}={} converts header values only; for a record's {} use one of the others, such as \
+                     org.apache.kafka.connect.storage.StringConverter",
+                    role.key(),
+                    class.trim(),
+                    if role == Role::Key { "key" } else { "value" }
+                ),
+            });
+        }
         Ok(match simple {
             "ByteArrayConverter" => Converter::ByteArray(ByteArrayConverter),
             "StringConverter" => Converter::String(StringConverter::new(settings)?),
@@ -154,6 +174,7 @@ impl Converter {
             "ShortConverter" => Converter::Number(NumberConverter::new(NumberKind::Short)),
             "DoubleConverter" => Converter::Number(NumberConverter::new(NumberKind::Double)),
             "FloatConverter" => Converter::Number(NumberConverter::new(NumberKind::Float)),
+            "SimpleHeaderConverter" => Converter::SimpleHeader(Box::default()),
             _ => Converter::Number(NumberConverter::new(NumberKind::Boolean)),
         })
     }
@@ -165,6 +186,7 @@ impl Converter {
             Converter::String(c) => c.from_data(data),
             Converter::Number(c) => c.from_data(data),
             Converter::Json(c) => c.from_data(data),
+            Converter::SimpleHeader(c) => c.from_data(data),
         }
     }
 
@@ -191,6 +213,7 @@ impl Converter {
             Converter::String(c) => Ok(c.to_data(bytes)),
             Converter::Number(c) => c.to_data(bytes),
             Converter::Json(c) => c.to_data(bytes),
+            Converter::SimpleHeader(c) => Ok(c.to_data(bytes)),
         }
     }
 

@@ -264,7 +264,11 @@ impl BatchWriter {
                 offset: r.offset,
                 key: r.key.map(|k| writer.part(k)),
                 value: r.value.map(|v| writer.part(v)),
-                headers: r.headers.into_iter().map(super::bindings::header_to_wit).collect(),
+                headers: r
+                    .headers
+                    .into_iter()
+                    .map(|h| wit::Header { key: h.key, value: h.value.map(|v| writer.part(v)) })
+                    .collect(),
                 timestamp: r.timestamp,
             })
             .collect();

@@ -107,12 +107,18 @@ pub fn offset_map_to_wit(map: own::OffsetMap) -> wit::OffsetMap {
     map.into_iter().map(|(k, v)| (k, scalar_to_wit(v))).collect()
 }
 
-fn header_from_wit(h: wit::Header) -> own::Header {
-    own::Header { key: h.key, value: h.value }
+fn header_from_wit(h: wit::Header) -> own::PartHeader {
+    own::PartHeader { key: h.key, value: h.value.map(own::Part::Bytes) }
 }
 
-pub fn header_to_wit(h: own::Header) -> wit::Header {
-    wit::Header { key: h.key, value: h.value }
+/// A header for a sink that takes bytes; none if its value is data.
+fn header_to_wit(h: own::PartHeader) -> Option<wit::Header> {
+    let value = match h.value {
+        None => None,
+        Some(own::Part::Bytes(bytes)) => Some(bytes),
+        Some(own::Part::Data(_)) => return None,
+    };
+    Some(wit::Header { key: h.key, value })
 }
 
 /// A record of a plugin whose keys and values are bytes.
@@ -168,7 +174,8 @@ pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
         .records
         .iter()
         .map(|r| {
-            super::instance::record_bytes(&r.topic, &r.source_partition, &r.source_offset, &r.headers)
+            super::instance::record_bytes(&r.topic, &r.source_partition, &r.source_offset)
+                + r.headers.iter().map(|h| h.key.len() + part(&h.value)).sum::<usize>()
                 + part(&r.key)
                 + part(&r.value)
         })
@@ -197,6 +204,14 @@ pub fn source_batch_from_wit(
             };
             let key = r.key.map(|k| part(&mut reader, k, "key")).transpose()?;
             let value = r.value.map(|v| part(&mut reader, v, "value")).transpose()?;
+            let headers = r
+                .headers
+                .into_iter()
+                .map(|h| {
+                    let value = h.value.map(|v| part(&mut reader, v, &format!("header {:?}", h.key))).transpose()?;
+                    Ok(own::PartHeader { key: h.key, value })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
             Ok(own::PolledRecord {
                 source_partition: offset_map_from_wit(r.source_partition),
                 source_offset: offset_map_from_wit(r.source_offset),
@@ -204,15 +219,15 @@ pub fn source_batch_from_wit(
                 partition: r.partition,
                 key,
                 value,
-                headers: r.headers.into_iter().map(header_from_wit).collect(),
+                headers,
                 timestamp: r.timestamp,
             })
         })
         .collect()
 }
 
-/// A record for a sink that takes bytes; none if a key or value is data (which the worker hands
-/// only to sinks that take data).
+/// A record for a sink that takes bytes; none if a key, value or header value is data (which
+/// the worker hands only to sinks that take data).
 pub fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
     let bytes = |part: Option<own::Part>| match part {
         None => Some(None),
@@ -225,7 +240,7 @@ pub fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
         offset: r.offset,
         key: bytes(r.key)?,
         value: bytes(r.value)?,
-        headers: r.headers.into_iter().map(header_to_wit).collect(),
+        headers: r.headers.into_iter().map(header_to_wit).collect::<Option<_>>()?,
         timestamp: r.timestamp,
     })
 }

@@ -596,7 +596,11 @@ impl SourceInstance {
                 let bytes: usize = records
                     .iter()
                     .map(|r| {
-                        record_bytes(&r.topic, &r.source_partition, &r.source_offset, &r.headers)
+                        record_bytes(&r.topic, &r.source_partition, &r.source_offset)
+                            + r.headers
+                                .iter()
+                                .map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len))
+                                .sum::<usize>()
                             + r.key.as_ref().map_or(0, Vec::len)
                             + r.value.as_ref().map_or(0, Vec::len)
                     })
@@ -675,7 +679,7 @@ fn sink_record_bytes(r: &SinkRecord) -> usize {
     r.topic.len()
         + r.key.as_ref().map_or(0, super::batch::part_bytes)
         + r.value.as_ref().map_or(0, super::batch::part_bytes)
-        + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
+        + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, super::batch::part_bytes)).sum::<usize>()
 }
 
 /// Bytes a source partition or offset counts for in `wasm.max.bytes.per.call`: its keys, its
@@ -684,17 +688,9 @@ pub(super) fn offset_map_bytes(map: &wit::OffsetMap) -> usize {
     map.iter().map(|(k, v)| k.len() + if let wit::Scalar::Text(t) = v { t.len() } else { 8 }).sum()
 }
 
-/// The bytes of a source record other than its key and value.
-pub(super) fn record_bytes(
-    topic: &str,
-    partition: &wit::OffsetMap,
-    offset: &wit::OffsetMap,
-    headers: &[wit::Header],
-) -> usize {
-    topic.len()
-        + offset_map_bytes(partition)
-        + offset_map_bytes(offset)
-        + headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len)).sum::<usize>()
+/// The bytes of a source record other than its key, value and headers.
+pub(super) fn record_bytes(topic: &str, partition: &wit::OffsetMap, offset: &wit::OffsetMap) -> usize {
+    topic.len() + offset_map_bytes(partition) + offset_map_bytes(offset)
 }
 
 pub struct SinkInstance {

@@ -1,17 +1,18 @@
-//! A task's converters at work, on the task thread: a source record's key and value, when they
-//! are data, become bytes through the connector's `key.converter` and `value.converter` (bytes
-//! pass through as they are) before the record is queued for Kafka; a sink record's key and
-//! value, read from Kafka, become data before `put` when the plugin takes data (except through
-//! `ByteArrayConverter`, whose parts stay bytes).
+//! A task's converters at work, on the task thread: a source record's key, value and header
+//! values, when they are data, become bytes through the connector's `key.converter`,
+//! `value.converter` and `header.converter` (bytes pass through as they are) before the record
+//! is queued for Kafka; a sink record's, read from Kafka, become data before `put` when the
+//! plugin takes data (except through `ByteArrayConverter`, whose parts stay bytes).
 
 use crate::config::Converters;
 use crate::convert::Converter;
-use crate::model::{Part, PolledRecord, SinkRecord, SourceRecord};
+use crate::model::{Header, Part, PartHeader, PolledRecord, SinkRecord, SourceRecord};
 
-/// One task's key and value converters (their caches are the task's own).
+/// One task's key, value and header converters (their caches are the task's own).
 pub struct RecordConverters {
     key: (Converter, &'static str),
     value: (Converter, &'static str),
+    header: (Converter, &'static str),
 }
 
 impl RecordConverters {
@@ -19,48 +20,66 @@ impl RecordConverters {
         RecordConverters {
             key: (chosen.key.build(), chosen.key.class),
             value: (chosen.value.build(), chosen.value.class),
+            header: (chosen.header.build(), chosen.header.class),
         }
     }
 
-    /// The record with bytes for its key and value; the error names the topic, the part, the
-    /// converter and its reason.
+    /// The record with bytes for its key, value and header values; the error names the topic,
+    /// the part, the converter and its reason.
     pub fn source_record(&mut self, polled: PolledRecord) -> Result<SourceRecord, String> {
         let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } = polled;
-        let convert = |(converter, class): &mut (Converter, &'static str), part: Option<Part>, what: &str| {
-            match part {
+        let convert = |(converter, class): &mut (Converter, &'static str), part: Option<Part>, what: &str| match part {
             None => Ok(None),
             Some(Part::Bytes(bytes)) => Ok(Some(bytes)),
             Some(Part::Data(data)) => converter.from_owned_data(data).map_err(|e| {
+                let role = if what.starts_with("header") { "header" } else { what };
                 format!(
-                    "{what}.converter={class} could not convert the {what} of a record for topic {topic} (source offset \
-                     {source_offset:?}): {}",
+                    "{role}.converter={class} could not convert the {what} of a record for topic {topic} (source \
+                     offset {source_offset:?}): {}",
                     e.message
                 )
             }),
-        }
         };
         let key = convert(&mut self.key, key, "key")?;
         let value = convert(&mut self.value, value, "value")?;
+        let headers = headers
+            .into_iter()
+            .map(|h| {
+                let value = convert(&mut self.header, h.value, &format!("header {:?}", h.key))?;
+                Ok(Header { key: h.key, value })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(SourceRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp })
     }
 
-    /// Reads the record's key and value with the converters, in place; the error names the
-    /// record (topic, partition, offset), the part, the converter and its reason.
+    /// Reads the record's key, value and header values with the converters, in place; the error
+    /// names the record (topic, partition, offset), the part, the converter and its reason.
     pub fn sink_record(&mut self, record: &mut SinkRecord) -> Result<(), String> {
-        let at = format!("{}-{} offset {}", record.topic, record.partition, record.offset);
-        for (what, (converter, class), part) in
-            [("key", &mut self.key, &mut record.key), ("value", &mut self.value, &mut record.value)]
-        {
-            if converter.passes_bytes_through() {
-                continue;
-            }
+        let read = |(converter, class): &mut (Converter, &'static str), part: &mut Option<Part>, what: &str| {
             if let Some(Part::Bytes(bytes)) = part {
-                let data = converter.to_data(Some(bytes)).map_err(|e| {
-                    format!("{what}.converter={class} could not read the {what} of the record at {at}: {}", e.message)
-                })?;
+                let data = converter.to_data(Some(bytes)).map_err(|e| (what.to_string(), *class, e.message))?;
                 *part = Some(Part::Data(data));
             }
+            Ok::<(), (String, &'static str, String)>(())
+        };
+        let mut outcome = Ok(());
+        if !self.key.0.passes_bytes_through() {
+            outcome = outcome.and_then(|()| read(&mut self.key, &mut record.key, "key"));
         }
-        Ok(())
+        if !self.value.0.passes_bytes_through() {
+            outcome = outcome.and_then(|()| read(&mut self.value, &mut record.value, "value"));
+        }
+        if !self.header.0.passes_bytes_through() {
+            for PartHeader { key, value } in &mut record.headers {
+                outcome = outcome.and_then(|()| read(&mut self.header, value, &format!("header {key:?}")));
+            }
+        }
+        outcome.map_err(|(what, class, reason)| {
+            let role = if what.starts_with("header") { "header" } else { what.as_str() };
+            format!(
+                "{role}.converter={class} could not read the {what} of the record at {}-{} offset {}: {reason}",
+                record.topic, record.partition, record.offset
+            )
+        })
     }
 }

@@ -21,7 +21,7 @@ use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use super::{TaskFailure, TaskReport};
 use crate::kafka::batch::{FetchQueue, RawMessage};
-use crate::model::{Header, Part, PartitionOffset, SinkRecord, TopicPartition};
+use crate::model::{Part, PartHeader, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{PluginError, SinkInstance};
 use crate::sync::Unpoisoned;
 
@@ -153,7 +153,11 @@ pub struct SinkTaskRun {
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
     let headers = message
         .headers()
-        .map(|hs| hs.iter().map(|h| Header { key: h.key.to_string(), value: h.value.map(<[u8]>::to_vec) }).collect())
+        .map(|hs| {
+            hs.iter()
+                .map(|h| PartHeader { key: h.key.to_string(), value: h.value.map(|v| Part::Bytes(v.to_vec())) })
+                .collect()
+        })
         .unwrap_or_default();
     SinkRecord {
         topic: message.topic().to_string(),
@@ -173,7 +177,11 @@ fn raw_to_record(message: RawMessage<'_>) -> SinkRecord {
         offset: message.offset,
         key: message.key.map(|k| Part::Bytes(k.to_vec())),
         value: message.value.map(|v| Part::Bytes(v.to_vec())),
-        headers: message.headers().into_iter().map(|(key, value)| Header { key, value }).collect(),
+        headers: message
+            .headers()
+            .into_iter()
+            .map(|(key, value)| PartHeader { key, value: value.map(Part::Bytes) })
+            .collect(),
         timestamp: message.timestamp,
     }
 }

@@ -5,7 +5,9 @@
 //! A value is one line of printable text: the 20-digit sequence number, a space, and letters
 //! filling it up to `value.size` bytes. With `value.format=bytes` (the default) it goes to Kafka
 //! as it is; `string` makes it Connect data with a string schema, and `struct` a struct of ten
-//! fields (`wharf.datagen.Record`), both for the worker's value converter to write.
+//! fields (`wharf.datagen.Record`), both for the worker's value converter to write. With
+//! `headers=true` each record also carries the headers `sequence` (an int64) and `created` (a
+//! `Timestamp`) as data, for the header converter to write.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -44,6 +46,13 @@ impl Connector for Datagen {
                     "bytes",
                     "bytes (the line as it is), string (the line with a string schema) or struct (ten fields: \
                      sequence, task, name, text, even, ratio, score, small, tiny, created), for value.converter \
+                     to write.",
+                ),
+                optional_key(
+                    "headers",
+                    ConfigType::Boolean,
+                    "false",
+                    "true adds the headers sequence (int64) and created (Timestamp) as data, for header.converter \
                      to write.",
                 ),
             ],
@@ -124,6 +133,8 @@ impl Format {
 struct DatagenTask {
     topic: String,
     format: Format,
+    /// The schemas of the `sequence` and `created` headers, when there are headers.
+    headers: Option<(Arc<Schema>, Arc<Schema>)>,
     /// Sequence numbers of this task are index, index + stride, index + 2·stride, …
     next: i64,
     stride: i64,
@@ -195,8 +206,16 @@ impl DatagenTask {
                 )
             }
         };
+        let headers = match &self.headers {
+            Some((sequence, created)) => vec![
+                Header::new("sequence", Part::data(sequence, Value::Int64(seq))),
+                Header::new("created", Part::data(created, Value::Int64(1_700_000_000_000 + seq * 1000))),
+            ],
+            None => Vec::new(),
+        };
         SourceRecord {
             key,
+            headers,
             ..source_record(self.partition(), vec![("sequence".into(), Scalar::Integer(seq))], &self.topic, value)
         }
     }
@@ -218,6 +237,7 @@ impl SourceTask for DatagenTask {
         let mut task = DatagenTask {
             topic: config.require("topic")?.to_string(),
             format: Format::of(&config)?,
+            headers: config.parse_or("headers", false)?.then(|| (Schema::int64().build(), Schema::timestamp().build())),
             next: index,
             stride,
             count: config.parse_or("count", -1i64)?,

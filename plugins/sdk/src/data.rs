@@ -466,7 +466,11 @@ impl BatchWriter {
                 partition: r.partition,
                 key: r.key.map(|k| writer.part(k)),
                 value: r.value.map(|v| writer.part(v)),
-                headers: r.headers,
+                headers: r
+                    .headers
+                    .into_iter()
+                    .map(|h| wit::Header { key: h.key, value: h.value.map(|v| writer.part(v)) })
+                    .collect(),
                 timestamp: r.timestamp,
             })
             .collect();

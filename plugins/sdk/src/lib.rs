@@ -103,9 +103,27 @@ use bindings::source::wharf::connector::host;
 
 pub use bindings::source::wharf::connector::host::Level;
 pub use bindings::source::wharf::connector::types::{
-    ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Header, Importance, OffsetMap,
-    PartitionOffset, PluginInfo, Scalar, TopicPartition,
+    ConfigKey, ConfigProblem, ConfigType, ConnectorError, ConnectorKind, Importance, OffsetMap, PartitionOffset,
+    PluginInfo, Scalar, TopicPartition,
 };
+
+/// A Kafka record header. Its value is bytes as they are, or data that the connector's
+/// `header.converter` (Kafka Connect's `SimpleHeaderConverter` unless set) turns into bytes
+/// and, for a sink, reads back; none for a null header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// The header's key.
+    pub key: String,
+    /// Its value; none for a null header.
+    pub value: Option<Part>,
+}
+
+impl Header {
+    /// A header whose value is `value` (bytes, or data: see [`Part`]).
+    pub fn new(key: &str, value: impl Into<Part>) -> Self {
+        Header { key: key.to_string(), value: Some(value.into()) }
+    }
+}
 
 /// A record read from Kafka and delivered to a sink task.
 #[derive(Debug, Clone)]
@@ -121,7 +139,7 @@ pub struct SinkRecord {
     pub key: Option<Part>,
     /// None for a null value (a tombstone); as the key, through `value.converter`.
     pub value: Option<Part>,
-    /// Headers (bytes).
+    /// Headers; each value as `header.converter` read it (bytes with `ByteArrayConverter`).
     pub headers: Vec<Header>,
     /// Milliseconds since the Unix epoch, if the record carries a timestamp.
     pub timestamp: Option<i64>,
@@ -142,7 +160,7 @@ pub struct SourceRecord {
     pub key: Option<Part>,
     /// None for a null value (a tombstone).
     pub value: Option<Part>,
-    /// Headers (bytes).
+    /// Headers; a value that is data goes through `header.converter`.
     pub headers: Vec<Header>,
     /// Milliseconds since the Unix epoch, or none for the time of sending.
     pub timestamp: Option<i64>,
@@ -484,7 +502,12 @@ impl<T: SinkTask> sink_exports::data_sink_task::GuestTask for TaskCell<T> {
                 offset: r.offset,
                 key: r.key.map(|k| reader.part(k)).transpose().map_err(broken)?,
                 value: r.value.map(|v| reader.part(v)).transpose().map_err(broken)?,
-                headers: r.headers,
+                headers: r
+                    .headers
+                    .into_iter()
+                    .map(|h| Ok(Header { value: h.value.map(|v| reader.part(v)).transpose()?, key: h.key }))
+                    .collect::<Result<_, String>>()
+                    .map_err(broken)?,
                 timestamp: r.timestamp,
             });
         }

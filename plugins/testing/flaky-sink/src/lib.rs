@@ -1,7 +1,9 @@
 //! A sink that appends record values to a file, one line each, but refuses every
 //! `fail.every`-th call of `put` with a retriable error before writing anything. The host must
 //! deliver the refused records again, and nothing after them first: the file then holds every
-//! record exactly once, in order.
+//! record exactly once, in order. With `headers=true` each line ends with the record's headers
+//! as the sink received them: ` | key=Value` for data (`name:Value` under a named schema), `key=`
+//! and the text for bytes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -21,6 +23,7 @@ impl Connector for FlakySink {
                 required_key("file", ConfigType::String, "The file to append to"),
                 required_key("topics", ConfigType::List, "The topics to read"),
                 optional_key("fail.every", ConfigType::Int, "3", "Refuse every n-th put"),
+                optional_key("headers", ConfigType::Boolean, "false", "Write each record's headers after its value"),
             ],
         }
     }
@@ -34,6 +37,20 @@ struct FlakySinkTask {
     out: BufWriter<File>,
     fail_every: u64,
     puts: u64,
+    headers: bool,
+}
+
+/// A header as the line shows it.
+fn describe(header: &Header) -> String {
+    let value = match &header.value {
+        None => "null".to_string(),
+        Some(Part::Bytes(bytes)) => format!("bytes:{}", String::from_utf8_lossy(bytes)),
+        Some(Part::Data { schema, value }) => match schema.as_ref().and_then(|s| s.name.as_deref()) {
+            Some(name) => format!("{name}:{value:?}"),
+            None => format!("{value:?}"),
+        },
+    };
+    format!("{}={value}", header.key)
 }
 
 fn io_error(e: std::io::Error) -> ConnectorError {
@@ -45,7 +62,8 @@ impl SinkTask for FlakySinkTask {
         let path = config.require("file")?;
         let file = OpenOptions::new().create(true).append(true).open(path).map_err(io_error)?;
         let fail_every: u64 = config.parse_or("fail.every", 3)?;
-        Ok(FlakySinkTask { out: BufWriter::new(file), fail_every: fail_every.max(1), puts: 0 })
+        let headers = config.parse_or("headers", false)?;
+        Ok(FlakySinkTask { out: BufWriter::new(file), fail_every: fail_every.max(1), puts: 0, headers })
     }
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
@@ -55,6 +73,10 @@ impl SinkTask for FlakySinkTask {
         }
         for record in records {
             self.out.write_all(record.value.as_ref().and_then(Part::as_bytes).unwrap_or(b"null")).map_err(io_error)?;
+            if self.headers {
+                let shown: Vec<String> = record.headers.iter().map(describe).collect();
+                write!(self.out, " | {}", shown.join(" ")).map_err(io_error)?;
+            }
             self.out.write_all(b"\n").map_err(io_error)?;
         }
         self.out.flush().map_err(io_error)
