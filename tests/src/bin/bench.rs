@@ -295,16 +295,20 @@ fn rate_after_first(total: usize, seen_at_first: usize, first: Instant, overall:
 /// consumer ceiling of workload 2: the same records read back by a consumer with the settings of
 /// Wharf's sink consumer, doing nothing with them. Returns (datagen, producer, consumer) rates.
 /// Wharf's datagen rate is given twice: from connector creation, and from its first record in
-/// the topic (the bare producer has no start to pay for).
-fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
+/// the topic (the bare producer has no start to pay for). With `Converters::Json`, datagen
+/// emits its ten-field struct through JsonConverter (workload 3j), the bare producer writes the
+/// bytes of Wharf's first record again and again, and the consumer ceiling is not measured.
+fn run_datagen(lines: usize, converters: Converters) -> ((f64, f64), f64, f64) {
     let dir = tempfile::tempdir().unwrap();
-    let mut worker = start(Engine::Wharf, dir.path(), Converters::Plain);
+    let mut worker = start(Engine::Wharf, dir.path(), converters);
     worker.wait_rest();
     let topic = unique("bench-datagen");
     let started = Instant::now();
+    let format = if converters == Converters::Json { "struct" } else { "bytes" };
     worker.create(
         "datagen",
-        json!({"connector.class": "datagen", "topic": topic, "count": lines.to_string(), "value.size": "100"}),
+        json!({"connector.class": "datagen", "topic": topic, "count": lines.to_string(), "value.size": "100",
+               "value.format": format}),
     );
     wait_until("a first datagen record", Duration::from_secs(600), || topic_count(&topic) > 0);
     let first = Instant::now();
@@ -321,8 +325,11 @@ fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
         .set("linger.ms", "5")
         .create()
         .unwrap();
+    let value = match converters {
+        Converters::Json => first_value(&topic),
+        Converters::Plain => vec![b'x'; 100],
+    };
     let topic = unique("bench-bare");
-    let value = vec![b'x'; 100];
     let started = Instant::now();
     for _ in 0..lines {
         let mut record = BaseRecord::<(), [u8]>::to(&topic).payload(&value);
@@ -338,6 +345,9 @@ fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
     }
     producer.flush(Duration::from_secs(120)).unwrap();
     let producer_rate = lines as f64 / started.elapsed().as_secs_f64();
+    if converters == Converters::Json {
+        return ((wharf_rate, wharf_steady), producer_rate, 0.0);
+    }
 
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap())
@@ -362,6 +372,26 @@ fn run_datagen(lines: usize) -> ((f64, f64), f64, f64) {
     }
     let consumer_rate = read as f64 / started.map_or(f64::INFINITY, |s| s.elapsed().as_secs_f64());
     ((wharf_rate, wharf_steady), producer_rate, consumer_rate)
+}
+
+/// The value of the first record in partition 0 of a topic.
+fn first_value(topic: &str) -> Vec<u8> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", unique("bench-first"))
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut list = rdkafka::TopicPartitionList::new();
+    list.add_partition_offset(topic, 0, rdkafka::Offset::Beginning).unwrap();
+    consumer.assign(&list).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(200)) {
+            return message.payload().unwrap_or_default().to_vec();
+        }
+    }
+    panic!("no record could be read from {topic}");
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -423,7 +453,7 @@ fn main() {
                     samples.sink_steady[0]
                 );
             } else {
-                let ((wharf, steady), producer, consumer) = run_datagen(options.lines);
+                let ((wharf, steady), producer, consumer) = run_datagen(options.lines, Converters::Plain);
                 println!(
                     "run {run}: datagen {wharf:.0}/s ({steady:.0}/s from its first record), bare producer {producer:.0}/s, \
                      bare consumer {consumer:.0}/s"
@@ -443,14 +473,20 @@ fn main() {
         }
     }
     let mut datagen = (Vec::new(), Vec::new(), Vec::new());
+    let mut structs = (Vec::new(), Vec::new(), Vec::new());
     let mut bare_consumer = Vec::new();
     for run in 1..=options.runs {
         eprintln!("run {run}/{}: datagen, the bare producer and the bare consumer", options.runs);
-        let ((wharf, steady), bare, consumer) = run_datagen(options.lines);
+        let ((wharf, steady), bare, consumer) = run_datagen(options.lines, Converters::Plain);
         datagen.0.push(wharf);
         datagen.2.push(steady);
         datagen.1.push(bare);
         bare_consumer.push(consumer);
+        eprintln!("run {run}/{}: datagen structs through JsonConverter, and the bare producer", options.runs);
+        let ((wharf, steady), bare, _) = run_datagen(options.lines, Converters::Json);
+        structs.0.push(wharf);
+        structs.2.push(steady);
+        structs.1.push(bare);
     }
     eprintln!("measuring the WebAssembly boundary");
     let boundary = Command::new(workspace().join("target/release/wharf"))
@@ -497,11 +533,16 @@ fn main() {
         "\nThe ceilings: the bare clients are timed from their first record; Wharf both from connector creation (as above) and from its first record.\n\n\
          | records/s | Wharf from creation | Wharf from first record | bare rdkafka client | fraction of the ceiling (first record) |\n|---|---:|---:|---:|---:|\n\
          | 3. datagen → topic (bare producer) | {} | {} | {} | {:.2} |\n\
+         | 3j. datagen structs → topic, JsonConverter (bare producer, the same bytes) | {} | {} | {} | {:.2} |\n\
          | 2. topic → file sink (bare consumer) | {} | {} | {} | {:.2} |\n",
         cell(&datagen.0),
         cell(&datagen.2),
         cell(&datagen.1),
         median(&datagen.2) / median(&datagen.1),
+        cell(&structs.0),
+        cell(&structs.2),
+        cell(&structs.1),
+        median(&structs.2) / median(&structs.1),
         cell(&w.sink_rate),
         cell(&w.sink_steady),
         cell(&bare_consumer),
