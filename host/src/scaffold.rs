@@ -64,13 +64,17 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 ("sdk/wharf_sdk/_convert.py", include_str!("../../plugins/python/sdk/wharf_sdk/_convert.py")),
                 ("sdk/wharf_sdk/source.py", include_str!("../../plugins/python/sdk/wharf_sdk/source.py")),
                 ("sdk/wharf_sdk/sink.py", include_str!("../../plugins/python/sdk/wharf_sdk/sink.py")),
+                ("sdk/wharf_sdk/data.py", include_str!("../../plugins/python/sdk/wharf_sdk/data.py")),
                 ("sdk/source_task.py", include_str!("../../plugins/python/sdk/source_task.py")),
                 ("sdk/sink_task.py", include_str!("../../plugins/python/sdk/sink_task.py")),
+                ("sdk/data_source_task.py", include_str!("../../plugins/python/sdk/data_source_task.py")),
+                ("sdk/data_sink_task.py", include_str!("../../plugins/python/sdk/data_sink_task.py")),
             ] {
                 files.push((path.into(), text.into(), false));
             }
+            // Python plugins take Connect's data model (the data worlds).
             (
-                format!("componentize-py -d wit -w {world} componentize -p sdk -p . app -o {name}.wasm\n"),
+                format!("componentize-py -d wit -w data-{world} componentize -p sdk -p . app -o {name}.wasm\n"),
                 "componentize-py (`pip install componentize-py==0.17.2`)",
             )
         }

@@ -82,6 +82,70 @@ fn python_sink_writes_every_record_as_a_json_line_exactly() {
 }
 
 #[test]
+fn python_data_crosses_both_ways_through_json_converter() {
+    // The source hands over each parsed document as data without a schema, which the
+    // connector's JsonConverter writes as JSON; the sink receives structs, decimals and dates
+    // that JsonConverter read from envelopes, as Python values.
+    let data = tempfile::tempdir().unwrap();
+    let (input, output) = (data.path().join("in.jsonl"), data.path().join("out.jsonl"));
+    let (documents, sunk) = (unique("py-docs"), unique("py-structs"));
+    let lines: Vec<String> = (0..50)
+        .map(|i| format!(r#"{{"id":{i},"name":"item {i}","tags":["a",{i}],"ratio":{i}.5,"ok":true}}"#))
+        .collect();
+    write(&input, &(lines.join("\n") + "\n"));
+    create_topic(&sunk, 1, "delete");
+    let schema = r#"{"type":"struct","name":"com.example.Order","fields":[{"field":"id","type":"int32"},{"field":"price","type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}},{"field":"day","type":"int32","name":"org.apache.kafka.connect.data.Date"},{"field":"note","type":"string","optional":true}]}"#;
+    for i in 0..20 {
+        // 12.34 is 1234 unscaled: 0x04d2.
+        let payload = format!(
+            r#"{{"id":{i},"price":"BNI=","day":19724,"note":{}}}"#,
+            if i % 2 == 0 { "null" } else { r#""odd""# }
+        );
+        produce(&sunk, 0, &format!("k{i}"), format!(r#"{{"schema":{schema},"payload":{payload}}}"#).as_bytes());
+    }
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "py-docs",
+        &[
+            ("connector.class", "jsonl-source".into()),
+            ("file", input.display().to_string()),
+            ("topic", documents.clone()),
+            ("value.format", "json".into()),
+            ("value.converter", json.clone()),
+            ("value.converter.schemas.enable", "false".into()),
+            ("wasm.fs.read", data.path().display().to_string()),
+        ],
+    );
+    s.add_connector(
+        "py-structs",
+        &[
+            ("connector.class", "jsonl-sink".into()),
+            ("file", output.display().to_string()),
+            ("topics", sunk.clone()),
+            ("value.converter", json),
+            ("wasm.fs.write", data.path().display().to_string()),
+        ],
+    );
+    let worker = s.start();
+    let values = worker.wait("50 documents", Duration::from_secs(60), || {
+        let values = topic_values(&documents);
+        (values.len() >= 50).then_some(values)
+    });
+    assert_eq!(utf8(values), lines, "JsonConverter writes the documents as they were read");
+    worker.wait("20 lines", Duration::from_secs(60), || (count_lines(&output) >= 20).then_some(()));
+    let got: Vec<Value> = read_lines(&output).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let expected: Vec<Value> = (0..20)
+        .map(|i| {
+            let note = if i % 2 == 0 { Value::Null } else { json!("odd") };
+            json!({"topic": sunk, "partition": 0, "offset": i, "key": format!("k{i}"),
+                   "value": {"id": i, "price": "12.34", "day": "2024-01-02", "note": note}})
+        })
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
 fn a_python_exception_fails_the_task_with_pythons_message() {
     let data = tempfile::tempdir().unwrap();
     let input = data.path().join("bad.jsonl");

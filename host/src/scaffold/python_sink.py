@@ -23,4 +23,5 @@ class Plugin(SinkConnector):
     task = Task
 
 
-Connector, SinkTask, Grants = wharf_sdk.sink.export(Plugin)
+# The names of the `data-sink` world's exports (build.sh builds for it).
+Connector, DataSinkTask, Grants = wharf_sdk.sink.export(Plugin)

@@ -31,4 +31,5 @@ class Plugin(SourceConnector):
     task = Task
 
 
-Connector, SourceTask, Grants = wharf_sdk.source.export(Plugin)
+# The names of the `data-source` world's exports (build.sh builds for it).
+Connector, DataSourceTask, Grants = wharf_sdk.source.export(Plugin)

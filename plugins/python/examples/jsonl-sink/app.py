@@ -1,6 +1,8 @@
 """jsonl-sink: writes every record it receives as one JSON line
 ({"topic", "partition", "offset", "key", "value"}) to a file in a granted folder. Lines are
-buffered by `put` and written and synced by `flush`."""
+buffered by `put` and written and synced by `flush`. Bytes (the default converter's) are written
+as text; data the connector's converters read (JsonConverter's, say) as the JSON it maps to, a
+struct as an object by field name, decimals, dates and times as their text."""
 
 import json
 import os
@@ -10,7 +12,16 @@ from wharf_sdk.sink import SinkConnector, SinkTask, export
 
 
 def text(value):
-    return None if value is None else value.decode("utf-8", errors="replace")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+def plain(value):
+    """What json cannot write by itself: decimals, dates and times as their text, bytes as text."""
+    if isinstance(value, bytes):
+        return text(value)
+    return str(value)
 
 
 class JsonLinesSinkTask(SinkTask):
@@ -21,7 +32,7 @@ class JsonLinesSinkTask(SinkTask):
     def put(self, records):
         for r in records:
             line = {"topic": r.topic, "partition": r.partition, "offset": r.offset, "key": text(r.key), "value": text(r.value)}
-            self.pending.append(json.dumps(line, separators=(",", ":")))
+            self.pending.append(json.dumps(line, separators=(",", ":"), default=plain))
 
     def flush(self, offsets):
         if self.pending:
@@ -45,4 +56,5 @@ class JsonLinesSink(SinkConnector):
     task = JsonLinesSinkTask
 
 
-Connector, SinkTask, Grants = export(JsonLinesSink)
+# The names of the `data-sink` world's exports, which plugins/build-examples builds for.
+Connector, DataSinkTask, Grants = export(JsonLinesSink)

@@ -6,17 +6,23 @@ A plugin is a connector class and a task class. Subclass `SourceConnector` and `
 
 Configs arrive as plain `dict`s of strings; records are the dataclasses below; an exception a
 task raises fails the task with its message, unless it is a `RetriableError`, which makes the
-host call again later.
+host call again later. Built for the `data-source` and `data-sink` worlds, keys, values and
+header values carry Kafka Connect's data model (`wharf_sdk.data`: `Schema`, `Data`, and Python's
+own types for values); for `source` and `sink`, bytes.
 """
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from .data import Data, Schema
 
 __all__ = [
     "ConfigKey",
     "Connector",
+    "Data",
     "FatalError",
     "RetriableError",
+    "Schema",
     "SinkRecord",
     "SourceRecord",
     "committed_offset",
@@ -61,30 +67,36 @@ class SourceRecord:
 
     `source_partition` names the stream it came from and `source_offset` how far into it; once
     Kafka holds the record, the host stores the offset, and `committed_offset` returns it after a
-    restart. Keys and values may be `bytes` or `str` (sent as UTF-8).
+    restart. Keys, values and header values may be `bytes` (sent as they are) or `str` (UTF-8;
+    in the data worlds a string with a string schema), and in the data worlds `Data(schema,
+    value)` or a value without a schema (`dict`, `list`, numbers): see `wharf_sdk.data`.
     """
 
     topic: str
-    value: Bytes
-    key: Bytes = None
+    value: Any
+    key: Any = None
     source_partition: OffsetMap = field(default_factory=dict)
     source_offset: OffsetMap = field(default_factory=dict)
     partition: Optional[int] = None
-    headers: List[Tuple[str, Bytes]] = field(default_factory=list)
+    headers: List[Tuple[str, Any]] = field(default_factory=list)
     timestamp: Optional[int] = None
 
 
 @dataclass
 class SinkRecord:
-    """A record the host read from Kafka."""
+    """A record the host read from Kafka. In the data worlds its key, value and header values are
+    what the connector's converters read (Python values, their schemas in `key_schema` and
+    `value_schema`; bytes through `ByteArrayConverter`); otherwise bytes."""
 
     topic: str
     partition: int
     offset: int
-    key: Optional[bytes]
-    value: Optional[bytes]
-    headers: List[Tuple[str, Optional[bytes]]]
+    key: Any
+    value: Any
+    headers: List[Tuple[str, Any]]
     timestamp: Optional[int]
+    key_schema: Optional[Schema] = None
+    value_schema: Optional[Schema] = None
 
 
 class Connector:

@@ -4,10 +4,20 @@ on `flush`."""
 from typing import Dict, List, Optional, Tuple, Type
 
 from wit_world import exports
-from wit_world.exports import sink_task
 from wit_world.imports import types
 
-from . import Connector, SinkRecord, _convert
+from . import Connector, FatalError, SinkRecord, _convert
+
+# Built for the `data-sink` world, records carry data as the connector's converters read it (see
+# `wharf_sdk.data`); for the `sink` world, bytes.
+try:
+    from wit_world.exports import data_sink_task as _task_api
+
+    _DATA = True
+except ImportError:
+    from wit_world.exports import sink_task as _task_api
+
+    _DATA = False
 
 __all__ = ["SinkConnector", "SinkTask", "export"]
 
@@ -49,7 +59,28 @@ def _record(r) -> SinkRecord:
     return SinkRecord(r.topic, r.partition, r.offset, r.key, r.value, [(h.key, h.value) for h in r.headers], r.timestamp)
 
 
-class Task(sink_task.Task):
+def _records(batch) -> List[SinkRecord]:
+    """The records of a data batch, their parts read from the batch's tables."""
+    if not _DATA:
+        return [_record(r) for r in batch]
+    from .data import BatchReader, DataError
+
+    try:
+        reader = BatchReader(batch.schemas, batch.values)
+        records = []
+        for r in batch.records:
+            key, key_schema = reader.part(r.key)
+            value, value_schema = reader.part(r.value)
+            headers = [(h.key, reader.part(h.value)[0]) for h in r.headers]
+            records.append(
+                SinkRecord(r.topic, r.partition, r.offset, key, value, headers, r.timestamp, key_schema, value_schema)
+            )
+        return records
+    except (DataError, IndexError) as e:
+        raise FatalError(f"the host sent a batch this SDK cannot read: {e}") from None
+
+
+class Task(_task_api.Task):
     """The `task` resource componentize-py exports; it drives the registered connector's task."""
 
     def __init__(self, inner: SinkTask):
@@ -63,7 +94,7 @@ class Task(sink_task.Task):
         _convert.guarded(self.inner.open_partitions, [(p.topic, p.partition) for p in partitions])
 
     def put(self, records):
-        _convert.guarded(lambda: self.inner.put([_record(r) for r in records]))
+        _convert.guarded(lambda: self.inner.put(_records(records)))
 
     def flush(self, offsets):
         _convert.guarded(self.inner.flush, {(o.topic, o.partition): o.offset for o in offsets})
@@ -79,14 +110,15 @@ class Task(sink_task.Task):
 
 
 def export(connector: Type[SinkConnector]):
-    """Registers a sink connector; assign the result in app.py:
-    `Connector, SinkTask, Grants = wharf_sdk.sink.export(MyConnector)`."""
+    """Registers a sink connector; assign the result in app.py, under the names of the world's
+    exports: `Connector, DataSinkTask, Grants = wharf_sdk.sink.export(MyConnector)` for the
+    `data-sink` world, `Connector, SinkTask, Grants = ...` for `sink`."""
     global _registered
     if not (isinstance(connector, type) and issubclass(connector, SinkConnector)):
         raise TypeError("export() takes a SinkConnector subclass")
     _registered = connector
 
-    class SinkTaskInterface(exports.SinkTask):
+    class SinkTaskInterface(exports.DataSinkTask if _DATA else exports.SinkTask):
         pass
 
     return (

@@ -3,10 +3,20 @@
 from typing import Dict, List, Optional, Type
 
 from wit_world import exports
-from wit_world.exports import source_task
 from wit_world.imports import types
 
-from . import Connector, SourceRecord, _convert
+from . import Connector, FatalError, SourceRecord, _convert
+
+# Built for the `data-source` world, records carry data (see `wharf_sdk.data`); for the
+# `source` world, bytes.
+try:
+    from wit_world.exports import data_source_task as _task_api
+
+    _DATA = True
+except ImportError:
+    from wit_world.exports import source_task as _task_api
+
+    _DATA = False
 
 __all__ = ["SourceConnector", "SourceTask", "export"]
 
@@ -43,30 +53,66 @@ def _records(records: List[SourceRecord]):
     """Converts one poll's records. Records of one stream usually share their partition, so each
     distinct partition is converted once per poll."""
     partitions = {}
-    converted = []
-    for r in records:
+
+    def partition_of(r):
         if not isinstance(r, SourceRecord):
             raise TypeError(f"poll must return SourceRecord objects, not {type(r).__name__}")
         key = tuple(r.source_partition.items())
         partition = partitions.get(key)
         if partition is None:
             partition = partitions[key] = _convert.offset_map(r.source_partition)
-        converted.append(
-            types.SourceRecord(
+        return partition
+
+    if _DATA:
+        return _batch(records, partition_of)
+    return [
+        types.SourceRecord(
+            source_partition=partition_of(r),
+            source_offset=_convert.offset_map(r.source_offset),
+            topic=r.topic,
+            partition=r.partition,
+            key=_convert.as_bytes(r.key),
+            value=_convert.as_bytes(r.value),
+            headers=[types.Header(key=k, value=_convert.as_bytes(v)) for k, v in r.headers] if r.headers else [],
+            timestamp=r.timestamp,
+        )
+        for r in records
+    ]
+
+
+def _batch(records, partition_of):
+    """The poll's records as a data batch: their keys, values and header values in the batch's
+    flat tables (`wharf_sdk.data`)."""
+    from wit_world.imports import data as wit_data
+
+    from .data import BatchWriter, DataError
+
+    writer = BatchWriter()
+    batch = []
+    for i, r in enumerate(records):
+        partition = partition_of(r)
+        try:
+            key = writer.part(r.key, "")
+            value = writer.part(r.value, "")
+            headers = [wit_data.Header(key=k, value=writer.part(v, "")) for k, v in r.headers] if r.headers else []
+        except DataError as e:
+            raise FatalError(f"record {i} of the poll, for topic {r.topic!r}: {e}") from None
+        batch.append(
+            _task_api.SourceRecord(
                 source_partition=partition,
                 source_offset=_convert.offset_map(r.source_offset),
                 topic=r.topic,
                 partition=r.partition,
-                key=_convert.as_bytes(r.key),
-                value=_convert.as_bytes(r.value),
-                headers=[types.Header(key=k, value=_convert.as_bytes(v)) for k, v in r.headers] if r.headers else [],
+                key=key,
+                value=value,
+                headers=headers,
                 timestamp=r.timestamp,
             )
         )
-    return converted
+    return _task_api.SourceBatch(schemas=writer.schemas, values=writer.values, records=batch)
 
 
-class Task(source_task.Task):
+class Task(_task_api.Task):
     """The `task` resource componentize-py exports; it drives the registered connector's task."""
 
     def __init__(self, inner: SourceTask):
@@ -90,14 +136,15 @@ class Task(source_task.Task):
 
 
 def export(connector: Type[SourceConnector]):
-    """Registers a source connector; assign the result in app.py:
-    `Connector, SourceTask, Grants = wharf_sdk.source.export(MyConnector)`."""
+    """Registers a source connector; assign the result in app.py, under the names of the world's
+    exports: `Connector, DataSourceTask, Grants = wharf_sdk.source.export(MyConnector)` for the
+    `data-source` world, `Connector, SourceTask, Grants = ...` for `source`."""
     global _registered
     if not (isinstance(connector, type) and issubclass(connector, SourceConnector)):
         raise TypeError("export() takes a SourceConnector subclass")
     _registered = connector
 
-    class SourceTaskInterface(exports.SourceTask):
+    class SourceTaskInterface(exports.DataSourceTask if _DATA else exports.SourceTask):
         pass
 
     return (
