@@ -86,7 +86,8 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             files.push(("app.js".into(), fill(code), false));
             files.push(("sdk/wharf-sdk.js".into(), include_str!("../../plugins/js/sdk/wharf-sdk.js").into(), false));
             (
-                format!("componentize-js app.js --wit wit --world-name {world} -o {name}.wasm\n"),
+                // JavaScript plugins take Connect's data model (the data worlds).
+                format!("componentize-js app.js --wit wit --world-name data-{world} -o {name}.wasm\n"),
                 "componentize-js (`npm install @bytecodealliance/componentize-js@0.23.0`, then put node_modules/.bin on PATH)",
             )
         }

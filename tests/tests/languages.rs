@@ -299,6 +299,146 @@ fn javascript_sink_posts_every_record_with_fetch_to_the_granted_host() {
 }
 
 #[test]
+fn javascript_data_crosses_both_ways_through_json_converter() {
+    // The source hands each fetched item over as data without a schema, which JsonConverter
+    // writes; the sink posts the structs, decimals and timestamps JsonConverter read from
+    // envelopes, as JavaScript values.
+    let items: Vec<Value> = (0..50)
+        .map(|i| json!({"id": i, "text": format!("item {i}"), "tags": ["a", i], "ratio": i as f64 + 0.5}))
+        .collect();
+    let server = ItemServer::start(items.clone());
+    let (documents, sunk) = (unique("js-docs"), unique("js-structs"));
+    create_topic(&sunk, 1, "delete");
+    let schema = r#"{"type":"struct","name":"com.example.Order","fields":[{"field":"id","type":"int64"},{"field":"price","type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}},{"field":"at","type":"int64","name":"org.apache.kafka.connect.data.Timestamp"},{"field":"tags","type":"array","items":{"type":"string"}}]}"#;
+    for i in 0..20 {
+        // -12.30 is -1230 unscaled: 0xfb32.
+        let payload = format!(r#"{{"id":{i},"price":"+zI=","at":1700000000000,"tags":["x","y"]}}"#);
+        produce(&sunk, 0, &format!("k{i}"), format!(r#"{{"schema":{schema},"payload":{payload}}}"#).as_bytes());
+    }
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "js-docs",
+        &[
+            ("connector.class", "http-source".into()),
+            ("url", server.url("/items")),
+            ("topic", documents.clone()),
+            ("value.format", "json".into()),
+            ("value.converter", json.clone()),
+            ("value.converter.schemas.enable", "false".into()),
+            ("wasm.http.allow", server.authority()),
+        ],
+    );
+    s.add_connector(
+        "js-structs",
+        &[
+            ("connector.class", "http-sink".into()),
+            ("url", server.url("/sink")),
+            ("topics", sunk.clone()),
+            ("value.converter", json),
+            ("wasm.http.allow", server.authority()),
+        ],
+    );
+    let worker = s.start();
+    let values = worker.wait("50 documents", Duration::from_secs(60), || {
+        let values = topic_values(&documents);
+        (values.len() >= 50).then_some(values)
+    });
+    let expected: Vec<String> = items.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
+    assert_eq!(utf8(values), expected, "JsonConverter writes the items as they were fetched");
+    let posted = worker.wait("20 records posted", Duration::from_secs(60), || {
+        let records: Vec<Value> = server
+            .posted
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|body| serde_json::from_str::<Vec<Value>>(body).unwrap())
+            .collect();
+        (records.len() >= 20).then_some(records)
+    });
+    let expected: Vec<Value> = (0..20)
+        .map(|i| {
+            json!({"topic": sunk, "partition": 0, "offset": i, "key": format!("k{i}"),
+                   "value": {"id": i, "price": "-12.30", "at": "2023-11-14T22:13:20.000Z", "tags": ["x", "y"]}})
+        })
+        .collect();
+    assert_eq!(posted, expected);
+}
+
+/// What JsonConverter writes for order `n` of the orders examples: its schema and its payload.
+fn order_json(n: i64) -> Value {
+    use base64::Engine;
+    let field = |name: &str, schema: Value| {
+        let mut schema = schema;
+        schema["field"] = json!(name);
+        schema
+    };
+    let required = |t: &str| json!({"type": t, "optional": false});
+    let logical = |t: &str, name: &str| json!({"type": t, "optional": false, "name": name, "version": 1});
+    let line = json!({"type": "struct", "optional": false, "name": "com.example.OrderLine",
+                      "fields": [field("sku", required("string")), field("quantity", required("int32"))]});
+    let mut decimal = logical("bytes", "org.apache.kafka.connect.data.Decimal");
+    decimal["parameters"] = json!({"scale": "2"});
+    let schema = json!({"type": "struct", "optional": false, "name": "com.example.Order", "version": 1, "fields": [
+        field("id", required("int64")),
+        field("customer", required("string")),
+        field("total", decimal),
+        field("day", logical("int32", "org.apache.kafka.connect.data.Date")),
+        field("placed", logical("int64", "org.apache.kafka.connect.data.Timestamp")),
+        field("lines", json!({"type": "array", "optional": false, "items": line})),
+        field("note", json!({"type": "string", "optional": true})),
+    ]});
+    // The unscaled cents, in the shortest big-endian two's complement, in base64.
+    let cents = n * 125 + 99;
+    let bytes = cents.to_be_bytes();
+    let mut start = bytes.iter().position(|b| *b != 0).unwrap_or(7);
+    if bytes[start] & 0x80 != 0 {
+        start -= 1;
+    }
+    let total = base64::engine::general_purpose::STANDARD.encode(&bytes[start..]);
+    let lines: Vec<Value> = (0..n % 3 + 1).map(|i| json!({"sku": format!("sku-{i}"), "quantity": i + 1})).collect();
+    let payload = json!({
+        "id": n, "customer": format!("customer-{}", n % 7), "total": total, "day": 19724 + n,
+        "placed": 1_704_187_800_000i64 + n * 60_000, "lines": lines,
+        "note": if n % 2 == 1 { json!("gift") } else { Value::Null },
+    });
+    json!({"schema": schema, "payload": payload})
+}
+
+#[test]
+fn python_and_javascript_sources_write_structs_with_schemas_through_json_converter() {
+    let mut s = Standalone::new(&[]);
+    let topics = [unique("py-orders"), unique("js-orders")];
+    for (connector, topic) in ["py-orders-source", "js-orders-source"].into_iter().zip(&topics) {
+        s.add_connector(
+            connector,
+            &[
+                ("connector.class", connector.into()),
+                ("topic", topic.clone()),
+                ("count", "30".into()),
+                ("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
+            ],
+        );
+    }
+    let worker = s.start();
+    let mut written = Vec::new();
+    for (connector, topic) in ["py-orders-source", "js-orders-source"].into_iter().zip(&topics) {
+        let records = worker.wait(&format!("30 orders from {connector}"), Duration::from_secs(90), || {
+            let records = timed_topic_records(topic);
+            (records.len() >= 30).then_some(records)
+        });
+        for (n, record) in records.iter().enumerate() {
+            let value: Value = serde_json::from_str(record.value.as_deref().unwrap_or_default()).unwrap();
+            assert_eq!(value, order_json(n as i64), "{connector}, order {n}");
+            assert_eq!(record.key, n.to_string());
+            assert_eq!(record.headers, vec![("origin".to_string(), Some(connector.to_string()))]);
+        }
+        written.push(records.into_iter().map(|r| r.value).collect::<Vec<_>>());
+    }
+    assert_eq!(written[0], written[1], "both SDKs hand over the same data, so JsonConverter writes the same bytes");
+}
+
+#[test]
 fn a_javascript_error_fails_the_task_with_javascripts_message() {
     let server = ItemServer::start(Vec::new());
     let mut s = Standalone::new(&[]);

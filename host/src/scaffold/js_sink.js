@@ -8,7 +8,8 @@ class Task {
   flush(offsets) { log('info', `${this.seen} records so far`); }
 }
 
-export const { connector, sinkTask, grants } = defineSink({
+// The names of the data-sink world's exports (build.sh builds for it).
+export const { connector, dataSinkTask, grants } = defineSink({
   name: '{{name}}',
   version: '0.1.0',
   description: 'Counts records (a template to start from)',

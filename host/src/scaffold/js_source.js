@@ -21,7 +21,8 @@ class Task {
   }
 }
 
-export const { connector, sourceTask, grants } = defineSource({
+// The names of the data-source world's exports (build.sh builds for it).
+export const { connector, dataSourceTask, grants } = defineSource({
   name: '{{name}}',
   version: '0.1.0',
   description: 'Counts (a template to start from)',

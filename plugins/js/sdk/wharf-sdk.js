@@ -2,7 +2,14 @@
 //
 //   import { defineSource } from '../../sdk/wharf-sdk.js';
 //   class MyTask { open(config) {} poll(maxRecords) { return [...]; } }
-//   export const { connector, sourceTask, grants } = defineSource({ name: 'my-source', config: [...], Task: MyTask });
+//   export const { connector, dataSourceTask, grants } = defineSource({ name: 'my-source', config: [...], Task: MyTask });
+//
+// Export `dataSourceTask` (or `dataSinkTask`) for the data-source (data-sink) world, whose keys,
+// values and header values carry Kafka Connect's data model: a Uint8Array goes to Kafka as it
+// is, a string is a string with a string schema, `new Data(schema, value)` a value with a schema
+// (`Schema.struct('com.example.Order', [['id', Schema.int32()]])` …), and any other value
+// (objects, arrays, numbers, booleans) data without a schema. Export `sourceTask` (`sinkTask`)
+// for the source (sink) world: bytes only.
 //
 // `grants` in the spec lists which config keys name files, folders, addresses or URLs, e.g.
 // `grants: { file: 'file-to-read' }` (also file-to-write, folder-to-read, folder-to-write,
@@ -27,9 +34,278 @@ export class FatalError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Bytes as text (UTF-8), or null. */
-export function text(bytes) {
-  return bytes == null ? null : decoder.decode(bytes);
+/** Bytes as text (UTF-8), null for null, anything else (a string, data) as it is. */
+export function text(value) {
+  if (value == null) return null;
+  return isBytes(value) ? decoder.decode(value) : value;
+}
+
+/** Whether a value is bytes: a Uint8Array, also one the host handed over (from another realm). */
+function isBytes(value) {
+  return ArrayBuffer.isView(value) && value.BYTES_PER_ELEMENT === 1;
+}
+
+export const DECIMAL = 'org.apache.kafka.connect.data.Decimal';
+export const DATE = 'org.apache.kafka.connect.data.Date';
+export const TIME = 'org.apache.kafka.connect.data.Time';
+export const TIMESTAMP = 'org.apache.kafka.connect.data.Timestamp';
+const TYPES = ['int8', 'int16', 'int32', 'int64', 'float32', 'float64', 'boolean', 'string', 'bytes', 'array', 'map', 'struct'];
+const DAY_MS = 86400000;
+const INT_BITS = { int8: 8, int16: 16, int32: 32, int64: 64 };
+
+/**
+ * A Kafka Connect schema. Make one with the constructors (`Schema.int32()`, `Schema.string()`,
+ * `Schema.array(s)`, `Schema.map(k, v)`, `Schema.struct(name, [[field, schema], ...])`,
+ * `Schema.decimal(scale)`, `Schema.date()`, `Schema.time()`, `Schema.timestamp()`) and
+ * `.asOptional()`, `.withDefault(v)`, `.withDoc(text)`, `.withVersion(n)`. Build it once: a batch
+ * carries each schema once.
+ */
+export class Schema {
+  constructor(type, { optional = false, defaultValue, name, version, doc, parameters, fields = [], key, value } = {}) {
+    if (!TYPES.includes(type)) throw new FatalError(`schema type ${type} is not one of ${TYPES.join(', ')}`);
+    Object.assign(this, { type, optional, defaultValue, name, version, doc, parameters, fields, key, value });
+  }
+  with(changes) { return new Schema(this.type, { ...this, ...changes }); }
+  asOptional() { return this.with({ optional: true }); }
+  withDefault(value) { return this.with({ defaultValue: value }); }
+  withDoc(doc) { return this.with({ doc }); }
+  withVersion(version) { return this.with({ version }); }
+  parameter(key) { return (this.parameters ?? []).find(([k]) => k === key)?.[1]; }
+  static int8() { return new Schema('int8'); }
+  static int16() { return new Schema('int16'); }
+  static int32() { return new Schema('int32'); }
+  static int64() { return new Schema('int64'); }
+  static float32() { return new Schema('float32'); }
+  static float64() { return new Schema('float64'); }
+  static boolean() { return new Schema('boolean'); }
+  static string() { return new Schema('string'); }
+  static bytes() { return new Schema('bytes'); }
+  static array(element) { return new Schema('array', { value: element }); }
+  static map(key, value) { return new Schema('map', { key, value }); }
+  static struct(name, fields) { return new Schema('struct', { name: name ?? undefined, fields }); }
+  static decimal(scale) { return new Schema('bytes', { name: DECIMAL, version: 1, parameters: [['scale', String(scale)]] }); }
+  static date() { return new Schema('int32', { name: DATE, version: 1 }); }
+  static time() { return new Schema('int32', { name: TIME, version: 1 }); }
+  static timestamp() { return new Schema('int64', { name: TIMESTAMP, version: 1 }); }
+}
+
+/** A value with its schema. */
+export class Data {
+  constructor(schema, value) { this.schema = schema; this.value = value; }
+}
+
+const STRING = Schema.string();
+const at = (path) => (path ? ` at ${path}` : '');
+const kindOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : isBytes(v) ? 'bytes' : typeof v);
+
+/** The unscaled integer as Connect writes it: big-endian two's complement, shortest. */
+function twosComplement(n) {
+  const out = [];
+  let x = n;
+  for (;;) {
+    out.push(Number(BigInt.asUintN(8, x)));
+    x >>= 8n;
+    const sign = out[out.length - 1] & 0x80;
+    if ((x === 0n && !sign) || (x === -1n && sign)) break;
+  }
+  return Uint8Array.from(out.reverse());
+}
+
+/** A decimal's unscaled integer at `scale`, from a bigint (already unscaled), or a string or number in decimal. */
+function unscaled(v, scale, path) {
+  if (typeof v === 'bigint') return v;
+  const textValue = typeof v === 'number' ? String(v) : v;
+  const m = typeof textValue === 'string' && /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(textValue.trim());
+  if (!m || (m[2] === '' && !m[3])) throw new FatalError(`a Decimal${at(path)} takes a bigint (unscaled) or a decimal string, not ${JSON.stringify(v)}`);
+  let fraction = m[3] ?? '';
+  if (fraction.length > scale) {
+    if (/[^0]/.test(fraction.slice(scale))) throw new FatalError(`${textValue}${at(path)} has more decimal places than its schema's scale ${scale}`);
+    fraction = fraction.slice(0, scale);
+  }
+  const digits = `${m[2] || '0'}${fraction.padEnd(scale, '0')}`;
+  const n = scale >= 0 ? BigInt(digits) : BigInt(digits) / 10n ** BigInt(-scale);
+  return m[1] === '-' ? -n : n;
+}
+
+class BatchWriter {
+  constructor() { this.schemas = []; this.values = []; this.known = new Map(); }
+
+  part(item, path) {
+    if (item === undefined || item === null) return undefined;
+    if (isBytes(item)) return { tag: 'raw', val: item };
+    if (typeof item === 'string') return { tag: 'data', val: { schema: this.schema(STRING), value: this.value(STRING, item, path) } };
+    if (item instanceof Data) {
+      const schema = item.schema == null ? undefined : this.schema(item.schema);
+      const value = item.schema == null ? this.schemaless(item.value, path) : this.value(item.schema, item.value, path);
+      return { tag: 'data', val: { schema, value } };
+    }
+    return { tag: 'data', val: { schema: undefined, value: this.schemaless(item, path) } };
+  }
+
+  schema(s) {
+    const known = this.known.get(s);
+    if (known !== undefined) return known;
+    if (!(s instanceof Schema)) throw new FatalError(`a schema must be a Schema, not ${kindOf(s)}`);
+    const fields = s.fields.map(([name, f]) => ({ name, schema: this.schema(f) }));
+    const keySchema = s.key == null ? undefined : this.schema(s.key);
+    const valueSchema = s.value == null ? undefined : this.schema(s.value);
+    const defaultValue = s.defaultValue == null ? undefined : this.value(s, s.defaultValue, 'the default of a schema');
+    this.schemas.push({
+      type: s.type, optional: s.optional, defaultValue, name: s.name ?? undefined, version: s.version ?? undefined,
+      doc: s.doc ?? undefined, parameters: s.parameters ?? undefined, fields, keySchema, valueSchema,
+    });
+    const index = this.schemas.length - 1;
+    this.known.set(s, index);
+    return index;
+  }
+
+  push(node) { this.values.push(node); return this.values.length - 1; }
+
+  value(s, v, path) {
+    if (v === null || v === undefined) {
+      if (!s.optional && s.defaultValue == null) throw new FatalError(`null${at(path)}, whose ${s.type} schema is not optional`);
+      return this.push({ tag: 'null' });
+    }
+    const kind = s.type;
+    if (s.name === DECIMAL && kind === 'bytes') {
+      const scale = Number(s.parameter('scale') ?? 0);
+      return this.push({ tag: 'decimal', val: { unscaled: twosComplement(unscaled(v, scale, path)), scale } });
+    }
+    if (v instanceof Date) {
+      const ms = v.getTime();
+      if (s.name === DATE) v = Math.floor(ms / DAY_MS);
+      else if (s.name === TIME) v = ((ms % DAY_MS) + DAY_MS) % DAY_MS;
+      else if (s.name === TIMESTAMP) v = BigInt(ms);
+    }
+    const bits = INT_BITS[kind];
+    if (bits) {
+      if (!(typeof v === 'bigint' || Number.isInteger(v))) throw new FatalError(`${kindOf(v)} ${String(v)}${at(path)}, whose schema is ${kind}: give an integer`);
+      const n = BigInt(v);
+      if (n !== BigInt.asIntN(bits, n)) throw new FatalError(`${n}${at(path)} does not fit ${kind}`);
+      return this.push({ tag: kind, val: bits === 64 ? n : Number(n) });
+    }
+    if (kind === 'float32' || kind === 'float64') {
+      if (typeof v !== 'number') throw new FatalError(`${kindOf(v)}${at(path)}, whose schema is ${kind}: give a number`);
+      return this.push({ tag: kind, val: v });
+    }
+    if (kind === 'boolean' || kind === 'string') {
+      if (typeof v !== kind) throw new FatalError(`${kindOf(v)}${at(path)}, whose schema is ${kind}: give a ${kind}`);
+      return this.push({ tag: kind, val: v });
+    }
+    if (kind === 'bytes') {
+      if (!isBytes(v)) throw new FatalError(`${kindOf(v)}${at(path)}, whose schema is bytes: give a Uint8Array`);
+      return this.push({ tag: 'bytes', val: v });
+    }
+    if (kind === 'array') {
+      if (!Array.isArray(v)) throw new FatalError(`${kindOf(v)}${at(path)}, whose schema is an array: give an array`);
+      return this.push({ tag: 'array', val: v.map((e, i) => this.value(s.value, e, `${path}[${i}]`)) });
+    }
+    if (kind === 'map') {
+      let entries;
+      if (v instanceof Map) entries = [...v.entries()];
+      else if (typeof v === 'object' && !Array.isArray(v)) {
+        const numeric = INT_BITS[s.key.type] || s.key.type.startsWith('float');
+        entries = Object.entries(v).map(([k, e]) => [numeric ? Number(k) : k, e]);
+      } else throw new FatalError(`${kindOf(v)}${at(path)}, whose schema is a map: give a Map or an object`);
+      return this.push({ tag: 'map', val: entries.map(([k, e]) => [this.value(s.key, k, `${path}.key`), this.value(s.value, e, `${path}[${String(k)}]`)]) });
+    }
+    // struct
+    if (typeof v !== 'object' || Array.isArray(v) || isBytes(v)) {
+      throw new FatalError(`${kindOf(v)}${at(path)}, whose schema is a struct: give an object by field name`);
+    }
+    const names = s.fields.map(([name]) => name);
+    const unknown = Object.keys(v).find((k) => !names.includes(k));
+    if (unknown !== undefined) throw new FatalError(`the struct${at(path)} has no field ${unknown}; its fields are ${names.join(', ')}`);
+    const prefix = path ? `${path}.` : '';
+    return this.push({ tag: 'struct', val: s.fields.map(([name, f]) => this.value(f, v[name], `${prefix}${name}`)) });
+  }
+
+  schemaless(v, path) {
+    if (v === null || v === undefined) return this.push({ tag: 'null' });
+    switch (typeof v) {
+      case 'boolean': return this.push({ tag: 'boolean', val: v });
+      case 'bigint':
+        if (v !== BigInt.asIntN(64, v)) throw new FatalError(`${v}${at(path)} does not fit int64`);
+        return this.push({ tag: 'int64', val: v });
+      case 'number': return this.push(Number.isInteger(v) ? { tag: 'int64', val: BigInt(v) } : { tag: 'float64', val: v });
+      case 'string': return this.push({ tag: 'string', val: v });
+      default: break;
+    }
+    if (isBytes(v)) return this.push({ tag: 'bytes', val: v });
+    if (Array.isArray(v)) return this.push({ tag: 'array', val: v.map((e, i) => this.schemaless(e, `${path}[${i}]`)) });
+    if (v instanceof Map) return this.push({ tag: 'map', val: [...v.entries()].map(([k, e]) => [this.schemaless(k, `${path}.key`), this.schemaless(e, `${path}[${String(k)}]`)]) });
+    if (typeof v === 'object' && !(v instanceof Date)) {
+      return this.push({ tag: 'map', val: Object.entries(v).map(([k, e]) => [this.schemaless(k, `${path}.key`), this.schemaless(e, `${path}[${k}]`)]) });
+    }
+    throw new FatalError(`${kindOf(v)}${at(path)} has no place in data without a schema: give null, a boolean, number, bigint, string, Uint8Array, array, Map or object, or new Data(schema, value)`);
+  }
+}
+
+class BatchReader {
+  constructor(schemas, values) {
+    this.values = values;
+    this.schemas = [];
+    for (const s of schemas) {
+      const earlier = (i) => {
+        if (i === undefined || i === null) return undefined;
+        if (i >= this.schemas.length) throw new FatalError(`the host sent a batch this SDK cannot read: a schema refers to schema ${i}, which is not before it`);
+        return this.schemas[i];
+      };
+      let built = new Schema(s.type, {
+        optional: s.optional, name: s.name, version: s.version, doc: s.doc, parameters: s.parameters,
+        fields: s.fields.map((f) => [f.name, earlier(f.schema)]), key: earlier(s.keySchema), value: earlier(s.valueSchema),
+      });
+      if (s.defaultValue !== undefined) built = built.withDefault(this.value(built, s.defaultValue));
+      this.schemas.push(built);
+    }
+  }
+
+  /** [value, schema] of a key, value or header value. */
+  part(p) {
+    if (p === undefined || p === null) return [null, undefined];
+    if (p.tag === 'raw') return [p.val, undefined];
+    const schema = p.val.schema === undefined ? undefined : this.schemas[p.val.schema];
+    return [this.value(schema, p.val.value), schema];
+  }
+
+  value(schema, index) {
+    const node = this.values[index];
+    if (node === undefined) throw new FatalError(`the host sent a batch this SDK cannot read: value ${index} is beyond its table`);
+    switch (node.tag) {
+      case 'null': return null;
+      case 'decimal': {
+        const { unscaled: bytes, scale } = node.val;
+        let n = 0n;
+        for (const b of bytes) n = (n << 8n) | BigInt(b);
+        if (bytes.length && bytes[0] & 0x80) n -= 1n << BigInt(8 * bytes.length);
+        const negative = n < 0n;
+        let digits = (negative ? -n : n).toString();
+        if (scale <= 0) return `${negative ? '-' : ''}${digits}${'0'.repeat(-scale)}`;
+        digits = digits.padStart(scale + 1, '0');
+        return `${negative ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+      }
+      // Lists of indices arrive as typed arrays, whose map would keep numbers only.
+      case 'array': return Array.from(node.val, (i) => this.value(schema?.value, i));
+      case 'map': {
+        const pairs = Array.from(node.val, ([k, v]) => [this.value(schema?.key, k), this.value(schema?.value, v)]);
+        return pairs.every(([k]) => typeof k === 'string') ? Object.fromEntries(pairs) : new Map(pairs);
+      }
+      case 'struct': {
+        const out = {};
+        (schema?.fields ?? []).forEach(([name, f], i) => { out[name] = this.value(f, node.val[i]); });
+        return out;
+      }
+      case 'int64': {
+        if (schema?.name === TIMESTAMP) return new Date(Number(node.val));
+        return Number.isSafeInteger(Number(node.val)) ? Number(node.val) : node.val;
+      }
+      case 'int32':
+        if (schema?.name === DATE) return new Date(node.val * DAY_MS);
+        if (schema?.name === TIME) return new Date(node.val);
+        return node.val;
+      default: return node.val;
+    }
+  }
 }
 
 /** Writes a line to the worker's log: level is trace, debug, info, warn or error. */
@@ -194,7 +470,47 @@ export function defineSource(spec) {
     commit() { return guarded(() => this.inner.commit?.()); }
     close() { try { this.inner.close?.(); } catch (_) { /* closing: nothing to report to */ } }
   }
-  return { connector: connectorExport(spec, 'source'), sourceTask: { Task }, grants: grantsExport(spec) };
+  class DataTask {
+    static open(config) { return openTask(spec, config, DataTask); }
+    constructor(inner) { this.inner = inner; }
+    poll(maxRecords) {
+      return guarded(() => {
+        const records = this.inner.poll(maxRecords);
+        return records && typeof records.then === 'function' ? records.then(sourceBatch) : sourceBatch(records);
+      });
+    }
+    commit() { return guarded(() => this.inner.commit?.()); }
+    close() { try { this.inner.close?.(); } catch (_) { /* closing: nothing to report to */ } }
+  }
+  return {
+    connector: connectorExport(spec, 'source'),
+    sourceTask: { Task },
+    dataSourceTask: { Task: DataTask },
+    grants: grantsExport(spec),
+  };
+}
+
+/** A poll's records as a data batch: keys, values and header values in the batch's tables. */
+function sourceBatch(records) {
+  const writer = new BatchWriter();
+  const batch = (records ?? []).map((r, i) => {
+    try {
+      return {
+        sourcePartition: offsetMap(r.sourcePartition),
+        sourceOffset: offsetMap(r.sourceOffset),
+        topic: r.topic,
+        partition: r.partition ?? undefined,
+        key: writer.part(r.key, ''),
+        value: writer.part(r.value, ''),
+        headers: (r.headers ?? []).map(([key, value]) => ({ key, value: writer.part(value, '') })),
+        timestamp: r.timestamp == null ? undefined : BigInt(r.timestamp),
+      };
+    } catch (e) {
+      if (e instanceof FatalError) throw new FatalError(`record ${i} of the poll, for topic ${r.topic}: ${e.message}`);
+      throw e;
+    }
+  });
+  return { schemas: writer.schemas, values: writer.values, records: batch };
 }
 
 function sinkRecord(r) {
@@ -211,9 +527,13 @@ function sinkRecord(r) {
 
 /**
  * A sink connector. `spec` as for defineSource; Task: a class with open(config), put(records)
- * (records { topic, partition, offset, key, value, headers, timestamp }, keys and values
- * Uint8Array or null), and optional flush(offsets), openPartitions(list), closePartitions(list),
- * close(). After flush succeeds the host commits the offsets: make everything durable by then.
+ * (records { topic, partition, offset, key, value, keySchema, valueSchema, headers, timestamp }),
+ * and optional flush(offsets), openPartitions(list), closePartitions(list), close(). After flush
+ * succeeds the host commits the offsets: make everything durable by then. Through `sinkTask`
+ * keys and values are Uint8Arrays or null; through `dataSinkTask` they are what the connector's
+ * converters read: structs as objects by field name, maps as objects (a Map when a key is not a
+ * string), arrays, numbers (int64 beyond 2^53 a BigInt), Decimal as its decimal string, Date,
+ * Time and Timestamp as Dates, bytes (ByteArrayConverter's) as Uint8Arrays.
  */
 export function defineSink(spec) {
   class Task {
@@ -225,5 +545,39 @@ export function defineSink(spec) {
     closePartitions(partitions) { return guarded(() => this.inner.closePartitions?.(partitions.map((p) => [p.topic, p.partition]))); }
     close() { try { this.inner.close?.(); } catch (_) { /* closing: nothing to report to */ } }
   }
-  return { connector: connectorExport(spec, 'sink'), sinkTask: { Task }, grants: grantsExport(spec) };
+  class DataTask {
+    static open(config) { return openTask(spec, config, DataTask); }
+    constructor(inner) { this.inner = inner; }
+    openPartitions(partitions) { return Task.prototype.openPartitions.call(this, partitions); }
+    put(batch) { return guarded(() => this.inner.put(sinkRecords(batch))); }
+    flush(offsets) { return Task.prototype.flush.call(this, offsets); }
+    closePartitions(partitions) { return Task.prototype.closePartitions.call(this, partitions); }
+    close() { Task.prototype.close.call(this); }
+  }
+  return {
+    connector: connectorExport(spec, 'sink'),
+    sinkTask: { Task },
+    dataSinkTask: { Task: DataTask },
+    grants: grantsExport(spec),
+  };
+}
+
+/** The records of a data batch, their parts read from its tables. */
+function sinkRecords(batch) {
+  const reader = new BatchReader(batch.schemas, batch.values);
+  return batch.records.map((r) => {
+    const [key, keySchema] = reader.part(r.key);
+    const [value, valueSchema] = reader.part(r.value);
+    return {
+      topic: r.topic,
+      partition: r.partition,
+      offset: Number(r.offset),
+      key,
+      value,
+      keySchema,
+      valueSchema,
+      headers: r.headers.map((h) => [h.key, reader.part(h.value)[0]]),
+      timestamp: r.timestamp == null ? null : Number(r.timestamp),
+    };
+  });
 }

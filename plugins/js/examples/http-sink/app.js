@@ -1,6 +1,7 @@
 // http-sink: posts every batch of records to a URL as a JSON array of
 // { topic, partition, offset, key, value }, with fetch. The host grants the URL's host and port
-// (the url key is declared to name a URL); nothing else is reachable.
+// (the url key is declared to name a URL); nothing else is reachable. Bytes (the default
+// converter's) are posted as text, data a converter read as the JSON it maps to.
 import { defineSink, FatalError, RetriableError, text } from '../../sdk/wharf-sdk.js';
 
 class HttpSinkTask {
@@ -23,7 +24,8 @@ class HttpSinkTask {
   }
 }
 
-export const { connector, sinkTask, grants } = defineSink({
+// The names of the data-sink world's exports, which plugins/build-examples builds for.
+export const { connector, dataSinkTask, grants } = defineSink({
   name: 'http-sink',
   version: '0.1.0',
   description: 'Posts records as JSON to an HTTP endpoint (JavaScript example)',

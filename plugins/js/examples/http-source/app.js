@@ -1,6 +1,7 @@
 // http-source: polls an HTTP endpoint for new items. GET <url>?offset=N answers a JSON array of
 // the items from position N on; each item becomes a record (its JSON as the value, its "id" as
 // the key when it has one), and N is the source offset, so a restart resumes where it stopped.
+// With value.format=json the item itself is the value, data without a schema for value.converter.
 import { committedOffset, defineSource, log, RetriableError } from '../../sdk/wharf-sdk.js';
 
 class HttpSourceTask {
@@ -8,6 +9,7 @@ class HttpSourceTask {
     this.url = config.url;
     this.topic = config.topic;
     this.partition = { url: this.url };
+    this.parsed = (config['value.format'] ?? 'bytes').trim() === 'json';
     this.offset = committedOffset(this.partition)?.offset ?? 0;
     log('info', `polling ${this.url} from offset ${this.offset}`);
   }
@@ -29,7 +31,7 @@ class HttpSourceTask {
       return {
         topic: this.topic,
         key: item.id == null ? undefined : String(item.id),
-        value: JSON.stringify(item),
+        value: this.parsed ? item : JSON.stringify(item),
         sourcePartition: this.partition,
         sourceOffset: { offset: this.offset },
       };
@@ -38,13 +40,15 @@ class HttpSourceTask {
   }
 }
 
-export const { connector, sourceTask, grants } = defineSource({
+// The names of the data-source world's exports, which plugins/build-examples builds for.
+export const { connector, dataSourceTask, grants } = defineSource({
   name: 'http-source',
   version: '0.1.0',
   description: 'Polls an HTTP endpoint for JSON items (JavaScript example)',
   config: [
     { name: 'url', required: true, importance: 'high', doc: 'The endpoint to poll; its host:port is granted (within wasm.ceiling.http.allow).' },
     { name: 'topic', required: true, importance: 'high', doc: 'The topic to write to.' },
+    { name: 'value.format', default: 'bytes', doc: 'bytes (each item as its JSON text) or json (the item as data without a schema, for value.converter).' },
   ],
   grants: { url: 'url' },
   Task: HttpSourceTask,
