@@ -99,15 +99,17 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             files.push((format!("{}.c", name.replace('-', "_")), fill(code), false));
             files.push(("sdk/wharf.h".into(), include_str!("../../plugins/c/sdk/wharf.h").into(), false));
             files.push(("sdk/wharf.c".into(), include_str!("../../plugins/c/sdk/wharf.c").into(), false));
-            let define = if kind == Kind::Source { "WHARF_SOURCE" } else { "WHARF_SINK" };
+            // C plugins take Connect's data model (the data worlds).
+            let define = if kind == Kind::Source { "WHARF_SOURCE -DWHARF_DATA" } else { "WHARF_SINK -DWHARF_DATA" };
+            let generated = format!("data_{world}");
             (
                 format!(
                     ": \"${{WASI_ADAPTER:?set WASI_ADAPTER to wasi_snapshot_preview1.reactor.wasm, from the crate wasi-preview1-component-adapter-provider}}\"\n\
                      gen=$(mktemp -d)\n\
                      trap 'rm -rf \"$gen\"' EXIT\n\
-                     wit-bindgen c wit --world {world} --out-dir \"$gen\" >/dev/null\n\
+                     wit-bindgen c wit --world data-{world} --out-dir \"$gen\" >/dev/null\n\
                      clang --target=wasm32-wasi -mexec-model=reactor -O2 -D{define} -I sdk -I \"$gen\" \\\n  \
-                     *.c sdk/wharf.c \"$gen/{world}.c\" \"$gen/{world}_component_type.o\" -o \"$gen/module.wasm\"\n\
+                     *.c sdk/wharf.c \"$gen/{generated}.c\" \"$gen/{generated}_component_type.o\" -o \"$gen/module.wasm\"\n\
                      wasm-tools component new \"$gen/module.wasm\" --adapt \"wasi_snapshot_preview1=$WASI_ADAPTER\" -o {name}.wasm\n"
                 ),
                 "Debian's clang, lld, wasi-libc and libclang-rt-dev-wasm32, plus `cargo install wit-bindgen-cli wasm-tools`",

@@ -406,10 +406,11 @@ fn order_json(n: i64) -> Value {
 }
 
 #[test]
-fn python_and_javascript_sources_write_structs_with_schemas_through_json_converter() {
+fn python_javascript_and_c_sources_write_structs_with_schemas_through_json_converter() {
     let mut s = Standalone::new(&[]);
-    let topics = [unique("py-orders"), unique("js-orders")];
-    for (connector, topic) in ["py-orders-source", "js-orders-source"].into_iter().zip(&topics) {
+    let connectors = ["py-orders-source", "js-orders-source", "c-orders-source"];
+    let topics = [unique("py-orders"), unique("js-orders"), unique("c-orders")];
+    for (connector, topic) in connectors.into_iter().zip(&topics) {
         s.add_connector(
             connector,
             &[
@@ -422,7 +423,7 @@ fn python_and_javascript_sources_write_structs_with_schemas_through_json_convert
     }
     let worker = s.start();
     let mut written = Vec::new();
-    for (connector, topic) in ["py-orders-source", "js-orders-source"].into_iter().zip(&topics) {
+    for (connector, topic) in connectors.into_iter().zip(&topics) {
         let records = worker.wait(&format!("30 orders from {connector}"), Duration::from_secs(90), || {
             let records = timed_topic_records(topic);
             (records.len() >= 30).then_some(records)
@@ -435,7 +436,8 @@ fn python_and_javascript_sources_write_structs_with_schemas_through_json_convert
         }
         written.push(records.into_iter().map(|r| r.value).collect::<Vec<_>>());
     }
-    assert_eq!(written[0], written[1], "both SDKs hand over the same data, so JsonConverter writes the same bytes");
+    assert_eq!(written[0], written[1], "the SDKs hand over the same data, so JsonConverter writes the same bytes");
+    assert_eq!(written[0], written[2], "the SDKs hand over the same data, so JsonConverter writes the same bytes");
 }
 
 #[test]
@@ -573,6 +575,47 @@ fn c_sink_writes_every_value_as_a_line_exactly() {
     worker.wait("300 lines", Duration::from_secs(60), || (count_lines(&output) >= 300).then_some(()));
     let expected: Vec<String> = (0..300).map(|i| format!("value {i} from Kafka")).collect();
     assert_eq!(read_lines(&output), expected);
+}
+
+#[test]
+fn c_sink_reads_strings_from_data_and_refuses_structs_with_the_way_out() {
+    // Through StringConverter the sink receives strings as data and writes them; through
+    // JsonConverter a struct, which it refuses with the record and the converter to use.
+    let data = tempfile::tempdir().unwrap();
+    let (strings, structs) = (unique("c-strings"), unique("c-structs"));
+    let (text, refused) = (data.path().join("text.txt"), data.path().join("refused.txt"));
+    create_topic(&strings, 1, "delete");
+    create_topic(&structs, 1, "delete");
+    for i in 0..50 {
+        produce(&strings, 0, &format!("k{i}"), format!("line {i} é").as_bytes());
+    }
+    let envelope = r#"{"schema":{"type":"struct","fields":[{"field":"a","type":"int32"}]},"payload":{"a":1}}"#;
+    produce(&structs, 0, "k", envelope.as_bytes());
+    let mut s = Standalone::new(&[]);
+    for (name, topic, file, converter) in [
+        ("c-strings", &strings, &text, "org.apache.kafka.connect.storage.StringConverter"),
+        ("c-structs", &structs, &refused, "org.apache.kafka.connect.json.JsonConverter"),
+    ] {
+        s.add_connector(
+            name,
+            &[
+                ("connector.class", "lines-sink".into()),
+                ("file", file.display().to_string()),
+                ("topics", topic.clone()),
+                ("value.converter", converter.into()),
+                ("wasm.fs.write", data.path().display().to_string()),
+            ],
+        );
+    }
+    let worker = s.start();
+    worker.wait("50 lines", Duration::from_secs(60), || (count_lines(&text) >= 50).then_some(()));
+    let expected: Vec<String> = (0..50).map(|i| format!("line {i} é")).collect();
+    assert_eq!(read_lines(&text), expected);
+    let trace = failed_trace(&worker, "c-structs");
+    assert!(
+        trace.contains(&format!("{structs}-0 offset 0")) && trace.contains("StringConverter"),
+        "the trace names the record and the way out: {trace}"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 /* The component's exports, in terms of the plain C functions of wharf.h. Compiled with
- * -DWHARF_SOURCE or -DWHARF_SINK next to the bindings `wit-bindgen c` generated for that world. */
+ * -DWHARF_SOURCE or -DWHARF_SINK (and -DWHARF_DATA for the data worlds) next to the bindings
+ * `wit-bindgen c` generated for that world. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,12 +8,22 @@
 
 #include "wharf.h"
 
-#if defined(WHARF_SOURCE)
+#if defined(WHARF_SOURCE) && defined(WHARF_DATA)
+#include "data_source.h"
+#define W(name) data_source_##name
+#define TASK(name) exports_wharf_connector_data_source_task_##name
+#elif defined(WHARF_SOURCE)
 #include "source.h"
 #define W(name) source_##name
+#define TASK(name) exports_wharf_connector_source_task_##name
+#elif defined(WHARF_SINK) && defined(WHARF_DATA)
+#include "data_sink.h"
+#define W(name) data_sink_##name
+#define TASK(name) exports_wharf_connector_data_sink_task_##name
 #elif defined(WHARF_SINK)
 #include "sink.h"
 #define W(name) sink_##name
+#define TASK(name) exports_wharf_connector_sink_task_##name
 #else
 #error "compile wharf.c with -DWHARF_SOURCE or -DWHARF_SINK"
 #endif
@@ -201,15 +212,160 @@ static void core_close(task_core *core, void (*close)(void *)) {
     }
 }
 
+/* ---- Schemas (either world) ---- */
+
+struct wharf_schema {
+    wharf_type type;
+    bool optional;
+    char *name;
+    char *doc;
+    bool has_version;
+    int32_t version;
+    bool decimal; /* a Decimal: the scale parameter */
+    int32_t scale;
+    size_t nfields;
+    char **field_names;
+    const wharf_schema **fields;
+    const wharf_schema *key;
+    const wharf_schema *value;
+};
+
+static char *dup_or_null(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    char *out = malloc(n + 1);
+    if (out) memcpy(out, s, n + 1);
+    return out;
+}
+
+wharf_schema *wharf_schema_new(wharf_type type) {
+    wharf_schema *s = calloc(1, sizeof *s);
+    if (s) s->type = type;
+    return s;
+}
+
+wharf_schema *wharf_schema_struct(const char *name) {
+    wharf_schema *s = wharf_schema_new(WHARF_TYPE_STRUCT);
+    if (s && name) s->name = dup_or_null(name);
+    return s;
+}
+
+int wharf_schema_add_field(wharf_schema *s, const char *name, const wharf_schema *field) {
+    if (!s || !name || !field || s->type != WHARF_TYPE_STRUCT) {
+        wharf_error("wharf_schema_add_field takes a struct schema, a field name and a field schema");
+        return WHARF_FAIL;
+    }
+    char **names = realloc(s->field_names, (s->nfields + 1) * sizeof *names);
+    if (names) s->field_names = names;
+    const wharf_schema **fields = realloc(s->fields, (s->nfields + 1) * sizeof *fields);
+    if (fields) s->fields = fields;
+    char *copy = dup_or_null(name);
+    if (!names || !fields || !copy) {
+        free(copy);
+        wharf_error("out of memory adding field %s to a schema", name);
+        return WHARF_FAIL;
+    }
+    s->field_names[s->nfields] = copy;
+    s->fields[s->nfields++] = field;
+    return WHARF_OK;
+}
+
+wharf_schema *wharf_schema_array(const wharf_schema *element) {
+    wharf_schema *s = wharf_schema_new(WHARF_TYPE_ARRAY);
+    if (s) s->value = element;
+    return s;
+}
+
+wharf_schema *wharf_schema_map(const wharf_schema *key, const wharf_schema *value) {
+    wharf_schema *s = wharf_schema_new(WHARF_TYPE_MAP);
+    if (s) {
+        s->key = key;
+        s->value = value;
+    }
+    return s;
+}
+
+static wharf_schema *logical(wharf_type type, const char *name) {
+    wharf_schema *s = wharf_schema_new(type);
+    if (s) {
+        s->name = dup_or_null(name);
+        s->has_version = true;
+        s->version = 1;
+    }
+    return s;
+}
+
+wharf_schema *wharf_schema_decimal(int32_t scale) {
+    wharf_schema *s = logical(WHARF_TYPE_BYTES, "org.apache.kafka.connect.data.Decimal");
+    if (s) {
+        s->decimal = true;
+        s->scale = scale;
+    }
+    return s;
+}
+
+wharf_schema *wharf_schema_date(void) { return logical(WHARF_TYPE_INT32, "org.apache.kafka.connect.data.Date"); }
+wharf_schema *wharf_schema_time(void) { return logical(WHARF_TYPE_INT32, "org.apache.kafka.connect.data.Time"); }
+wharf_schema *wharf_schema_timestamp(void) { return logical(WHARF_TYPE_INT64, "org.apache.kafka.connect.data.Timestamp"); }
+
+wharf_schema *wharf_schema_optional(wharf_schema *s) {
+    if (s) s->optional = true;
+    return s;
+}
+
+wharf_schema *wharf_schema_version(wharf_schema *s, int32_t version) {
+    if (s) {
+        s->has_version = true;
+        s->version = version;
+    }
+    return s;
+}
+
+wharf_schema *wharf_schema_doc(wharf_schema *s, const char *doc) {
+    if (s) {
+        free(s->doc);
+        s->doc = dup_or_null(doc);
+    }
+    return s;
+}
+
 #if defined(WHARF_SOURCE)
 
-struct exports_wharf_connector_source_task_task_t {
+/* Grows an array of `size`-byte items to hold one more; false when out of memory. */
+static bool room_for_one(void **ptr, size_t len, size_t *capacity, size_t size) {
+    if (len < *capacity) return true;
+    size_t grown = *capacity ? *capacity * 2 : 16;
+    void *more = realloc(*ptr, grown * size);
+    if (!more) return false;
+    *ptr = more;
+    *capacity = grown;
+    return true;
+}
+
+struct TASK(task_t) {
     task_core core;
 };
 
+#if defined(WHARF_DATA)
+typedef TASK(source_record_t) source_record;
+#else
+typedef wharf_connector_types_source_record_t source_record;
+#endif
+
 struct wharf_batch {
-    exports_wharf_connector_source_task_list_source_record_t *list;
+    source_record **records;
+    size_t *len;
     size_t capacity;
+#if defined(WHARF_DATA)
+    TASK(source_batch_t) *tables;
+    size_t schemas_capacity;
+    size_t values_capacity;
+    /* The schemas already in the batch's table, by address. */
+    const wharf_schema **known;
+    uint32_t *known_index;
+    size_t known_len;
+    size_t known_capacity;
+#endif
 };
 
 static void scalar_text(wharf_connector_types_tuple2_string_scalar_t *entry, const char *key, const char *value) {
@@ -218,36 +374,33 @@ static void scalar_text(wharf_connector_types_tuple2_string_scalar_t *entry, con
     W(string_dup)(&entry->f1.val.text, value);
 }
 
-static void bytes_option(W(option_list_u8_t) *option, const void *bytes, size_t len) {
-    option->is_some = bytes != NULL;
-    option->val.ptr = NULL;
-    option->val.len = 0;
+/* A copy of bytes for the bindings, which free only non-empty lists after the call: nothing is
+ * allocated for an empty one. */
+static bool copy_bytes(W(list_u8_t) *list, const void *bytes, size_t len) {
+    list->ptr = NULL;
+    list->len = 0;
     if (bytes && len > 0) {
-        /* The bindings free only non-empty lists after the call: allocate nothing for an empty one. */
-        option->val.ptr = malloc(len);
-        memcpy(option->val.ptr, bytes, len);
-        option->val.len = len;
+        list->ptr = malloc(len);
+        if (!list->ptr) return false;
+        memcpy(list->ptr, bytes, len);
+        list->len = len;
     }
+    return true;
 }
 
-int wharf_batch_add(wharf_batch *batch, const char *topic, const void *key, size_t key_len, const void *value,
-                    size_t value_len, const char *partition_key, const char *partition_value,
-                    const char *offset_key, int64_t offset) {
+/* A new record at the end of the batch, with its topic, partition and offset; NULL when out of
+ * memory or a name is missing (the error is set). */
+static source_record *next_record(wharf_batch *batch, const char *topic, const char *partition_key,
+                                  const char *partition_value, const char *offset_key, int64_t offset) {
     if (!topic || !partition_key || !partition_value || !offset_key) {
-        wharf_error("wharf_batch_add needs a topic, a partition key and value, and an offset key (one is NULL)");
-        return WHARF_FAIL;
+        wharf_error("a record needs a topic, a partition key and value, and an offset key (one is NULL)");
+        return NULL;
     }
-    if (batch->list->len == batch->capacity) {
-        size_t capacity = batch->capacity ? batch->capacity * 2 : 64;
-        void *grown = realloc(batch->list->ptr, capacity * sizeof(wharf_connector_types_source_record_t));
-        if (!grown) {
-            wharf_error("out of memory after %zu records in one poll", batch->list->len);
-            return WHARF_FAIL;
-        }
-        batch->list->ptr = grown;
-        batch->capacity = capacity;
+    if (!room_for_one((void **)batch->records, *batch->len, &batch->capacity, sizeof(source_record))) {
+        wharf_error("out of memory after %zu records in one poll", *batch->len);
+        return NULL;
     }
-    wharf_connector_types_source_record_t *r = &batch->list->ptr[batch->list->len++];
+    source_record *r = &(*batch->records)[(*batch->len)++];
     memset(r, 0, sizeof *r);
     r->source_partition.len = 1;
     r->source_partition.ptr = calloc(1, sizeof(wharf_connector_types_tuple2_string_scalar_t));
@@ -258,10 +411,252 @@ int wharf_batch_add(wharf_batch *batch, const char *topic, const void *key, size
     r->source_offset.ptr[0].f1.tag = WHARF_CONNECTOR_TYPES_SCALAR_INTEGER;
     r->source_offset.ptr[0].f1.val.integer = offset;
     W(string_dup)(&r->topic, topic);
+    return r;
+}
+
+#if defined(WHARF_DATA)
+
+static wharf_value push(wharf_batch *b, wharf_connector_data_value_t node) {
+    TASK(list_value_t) *values = &b->tables->values;
+    if (!room_for_one((void **)&values->ptr, values->len, &b->values_capacity, sizeof node)) return WHARF_NO_VALUE;
+    values->ptr[values->len] = node;
+    return (wharf_value)values->len++;
+}
+
+#define SCALAR(fn, ctype, TAG, field)                                                 \
+    wharf_value fn(wharf_batch *b, ctype v) {                                         \
+        wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_##TAG}; \
+        node.val.field = v;                                                           \
+        return push(b, node);                                                         \
+    }
+SCALAR(wharf_boolean, bool, BOOLEAN, boolean)
+SCALAR(wharf_int8, int8_t, INT8, int8)
+SCALAR(wharf_int16, int16_t, INT16, int16)
+SCALAR(wharf_int32, int32_t, INT32, int32)
+SCALAR(wharf_int64, int64_t, INT64, int64)
+SCALAR(wharf_float32, float, FLOAT32, float32)
+SCALAR(wharf_float64, double, FLOAT64, float64)
+
+wharf_value wharf_null(wharf_batch *b) {
+    return push(b, (wharf_connector_data_value_t){.tag = WHARF_CONNECTOR_DATA_VALUE_NULL});
+}
+
+wharf_value wharf_string_n(wharf_batch *b, const char *s, size_t len) {
+    wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_STRING};
+    if (!copy_bytes((W(list_u8_t) *)&node.val.string, s, len)) return WHARF_NO_VALUE;
+    return push(b, node);
+}
+
+wharf_value wharf_string(wharf_batch *b, const char *s) { return s ? wharf_string_n(b, s, strlen(s)) : WHARF_NO_VALUE; }
+
+wharf_value wharf_bytes(wharf_batch *b, const void *bytes, size_t len) {
+    wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_BYTES};
+    if (!copy_bytes(&node.val.bytes, bytes, len)) return WHARF_NO_VALUE;
+    return push(b, node);
+}
+
+/* A list of value indices for the bindings; false when one of them failed or out of memory. */
+static bool indices(W(list_u32_t) *list, const wharf_value *items, size_t n) {
+    list->ptr = NULL;
+    list->len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i] == WHARF_NO_VALUE) return false;
+    }
+    if (n == 0) return true;
+    list->ptr = malloc(n * sizeof(uint32_t));
+    if (!list->ptr) return false;
+    memcpy(list->ptr, items, n * sizeof(uint32_t));
+    list->len = n;
+    return true;
+}
+
+wharf_value wharf_array(wharf_batch *b, const wharf_value *elements, size_t n) {
+    wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_ARRAY};
+    if (!indices(&node.val.array, elements, n)) return WHARF_NO_VALUE;
+    return push(b, node);
+}
+
+wharf_value wharf_struct(wharf_batch *b, const wharf_value *fields, size_t n) {
+    wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_STRUCT};
+    if (!indices(&node.val.struct_, fields, n)) return WHARF_NO_VALUE;
+    return push(b, node);
+}
+
+wharf_value wharf_map(wharf_batch *b, const wharf_value *keys, const wharf_value *values, size_t n) {
+    wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_MAP};
+    node.val.map.ptr = NULL;
+    node.val.map.len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i] == WHARF_NO_VALUE || values[i] == WHARF_NO_VALUE) return WHARF_NO_VALUE;
+    }
+    if (n > 0) {
+        node.val.map.ptr = malloc(n * sizeof *node.val.map.ptr);
+        if (!node.val.map.ptr) return WHARF_NO_VALUE;
+        for (size_t i = 0; i < n; i++) node.val.map.ptr[i] = (W(tuple2_u32_u32_t)){keys[i], values[i]};
+        node.val.map.len = n;
+    }
+    return push(b, node);
+}
+
+wharf_value wharf_decimal(wharf_batch *b, int64_t unscaled, int32_t scale) {
+    /* Big-endian two's complement, in as few bytes as keep the sign. */
+    uint8_t bytes[8];
+    for (int i = 0; i < 8; i++) bytes[i] = (uint8_t)((uint64_t)unscaled >> (56 - 8 * i));
+    size_t start = 0;
+    while (start < 7 && ((bytes[start] == 0x00 && !(bytes[start + 1] & 0x80)) ||
+                         (bytes[start] == 0xff && (bytes[start + 1] & 0x80)))) {
+        start++;
+    }
+    wharf_connector_data_value_t node = {.tag = WHARF_CONNECTOR_DATA_VALUE_DECIMAL};
+    if (!copy_bytes(&node.val.decimal.unscaled, bytes + start, 8 - start)) return WHARF_NO_VALUE;
+    node.val.decimal.scale = scale;
+    return push(b, node);
+}
+
+static void option_text(W(option_string_t) *option, const char *s) {
+    option->is_some = s != NULL;
+    if (s) W(string_dup)(&option->val, s);
+}
+
+/* The index of a schema in the batch's table, adding it (and the schemas it refers to) the
+ * first time; false when out of memory. */
+static bool schema_index(wharf_batch *b, const wharf_schema *s, uint32_t *index) {
+    for (size_t i = 0; i < b->known_len; i++) {
+        if (b->known[i] == s) {
+            *index = b->known_index[i];
+            return true;
+        }
+    }
+    wharf_connector_data_schema_t node;
+    memset(&node, 0, sizeof node);
+    node.type = (wharf_connector_data_schema_type_t)s->type;
+    node.optional = s->optional;
+    option_text(&node.name, s->name);
+    option_text(&node.doc, s->doc);
+    node.version.is_some = s->has_version;
+    node.version.val = s->version;
+    if (s->decimal) {
+        char scale[16];
+        snprintf(scale, sizeof scale, "%d", (int)s->scale);
+        node.parameters.is_some = true;
+        node.parameters.val.len = 1;
+        node.parameters.val.ptr = calloc(1, sizeof *node.parameters.val.ptr);
+        if (!node.parameters.val.ptr) return false;
+        W(string_dup)(&node.parameters.val.ptr[0].f0, "scale");
+        W(string_dup)(&node.parameters.val.ptr[0].f1, scale);
+    }
+    if (s->nfields) {
+        node.fields.ptr = calloc(s->nfields, sizeof *node.fields.ptr);
+        if (!node.fields.ptr) return false;
+        node.fields.len = s->nfields;
+        for (size_t i = 0; i < s->nfields; i++) {
+            W(string_dup)(&node.fields.ptr[i].name, s->field_names[i]);
+            if (!schema_index(b, s->fields[i], &node.fields.ptr[i].schema)) return false;
+        }
+    }
+    if (s->key) {
+        node.key_schema.is_some = true;
+        if (!schema_index(b, s->key, &node.key_schema.val)) return false;
+    }
+    if (s->value) {
+        node.value_schema.is_some = true;
+        if (!schema_index(b, s->value, &node.value_schema.val)) return false;
+    }
+    TASK(list_schema_t) *schemas = &b->tables->schemas;
+    if (!room_for_one((void **)&schemas->ptr, schemas->len, &b->schemas_capacity, sizeof node)) return false;
+    if (!room_for_one((void **)&b->known, b->known_len, &b->known_capacity, sizeof *b->known)) return false;
+    uint32_t *more = realloc(b->known_index, b->known_capacity * sizeof *more);
+    if (!more) return false;
+    b->known_index = more;
+    schemas->ptr[schemas->len] = node;
+    *index = (uint32_t)schemas->len++;
+    b->known[b->known_len] = s;
+    b->known_index[b->known_len++] = *index;
+    return true;
+}
+
+/* A part for the bindings; false (with the error set) when it cannot be made. */
+static bool part_of(wharf_batch *b, wharf_part given, bool *is_some, wharf_connector_data_part_t *out, const char *what) {
+    memset(out, 0, sizeof *out);
+    *is_some = given.kind != 0;
+    if (given.kind == 0) return true;
+    if (given.kind == 1) {
+        out->tag = WHARF_CONNECTOR_DATA_PART_RAW;
+        if (copy_bytes(&out->val.raw, given.bytes, given.len)) return true;
+        wharf_error("out of memory copying the %s of a record", what);
+        return false;
+    }
+    if (given.kind != 2 || given.value == WHARF_NO_VALUE || given.value >= b->tables->values.len) {
+        wharf_error("the %s of a record is not a part wharf.h makes (or a value builder ran out of memory)", what);
+        return false;
+    }
+    out->tag = WHARF_CONNECTOR_DATA_PART_DATA;
+    out->val.data.value = given.value;
+    if (given.schema) {
+        out->val.data.schema.is_some = true;
+        if (!schema_index(b, given.schema, &out->val.data.schema.val)) {
+            wharf_error("out of memory adding the schema of a record's %s", what);
+            return false;
+        }
+    }
+    return true;
+}
+
+int wharf_batch_add_part(wharf_batch *batch, const char *topic, wharf_part key, wharf_part value,
+                         const char *partition_key, const char *partition_value, const char *offset_key, int64_t offset) {
+    source_record *r = next_record(batch, topic, partition_key, partition_value, offset_key, offset);
+    if (!r) return WHARF_FAIL;
+    if (!part_of(batch, key, &r->key.is_some, &r->key.val, "key") ||
+        !part_of(batch, value, &r->value.is_some, &r->value.val, "value")) {
+        return WHARF_FAIL;
+    }
+    return WHARF_OK;
+}
+
+int wharf_batch_add(wharf_batch *batch, const char *topic, const void *key, size_t key_len, const void *value,
+                    size_t value_len, const char *partition_key, const char *partition_value,
+                    const char *offset_key, int64_t offset) {
+    wharf_part k = key ? wharf_part_bytes(key, key_len) : wharf_part_none();
+    wharf_part v = value ? wharf_part_bytes(value, value_len) : wharf_part_none();
+    return wharf_batch_add_part(batch, topic, k, v, partition_key, partition_value, offset_key, offset);
+}
+
+int wharf_batch_add_header(wharf_batch *batch, const char *key, wharf_part value) {
+    if (*batch->len == 0 || !key) {
+        wharf_error("wharf_batch_add_header needs a key and a record added before it");
+        return WHARF_FAIL;
+    }
+    source_record *r = &(*batch->records)[*batch->len - 1];
+    TASK(header_t) *more = realloc(r->headers.ptr, (r->headers.len + 1) * sizeof *more);
+    if (!more) {
+        wharf_error("out of memory adding header %s", key);
+        return WHARF_FAIL;
+    }
+    r->headers.ptr = more;
+    TASK(header_t) *h = &r->headers.ptr[r->headers.len++];
+    memset(h, 0, sizeof *h);
+    W(string_dup)(&h->key, key);
+    return part_of(batch, value, &h->value.is_some, &h->value.val, "header") ? WHARF_OK : WHARF_FAIL;
+}
+
+#else /* bytes */
+
+static void bytes_option(W(option_list_u8_t) *option, const void *bytes, size_t len) {
+    option->is_some = bytes != NULL;
+    if (!copy_bytes(&option->val, bytes, len)) option->is_some = false;
+}
+
+int wharf_batch_add(wharf_batch *batch, const char *topic, const void *key, size_t key_len, const void *value,
+                    size_t value_len, const char *partition_key, const char *partition_value,
+                    const char *offset_key, int64_t offset) {
+    source_record *r = next_record(batch, topic, partition_key, partition_value, offset_key, offset);
+    if (!r) return WHARF_FAIL;
     bytes_option(&r->key, key, key_len);
     bytes_option(&r->value, value, value_len);
     return WHARF_OK;
 }
+
+#endif
 
 bool wharf_committed_offset(const char *partition_key, const char *partition_value, const char *offset_key,
                             int64_t *offset) {
@@ -287,42 +682,51 @@ bool wharf_committed_offset(const char *partition_key, const char *partition_val
     return hit;
 }
 
-bool exports_wharf_connector_source_task_static_task_open(exports_wharf_connector_source_task_config_t *config,
-                                                          exports_wharf_connector_source_task_own_task_t *ret,
-                                                          exports_wharf_connector_source_task_connector_error_t *err) {
-    exports_wharf_connector_source_task_task_t *task = calloc(1, sizeof *task);
+bool TASK(static_task_open)(TASK(config_t) *config, TASK(own_task_t) *ret, TASK(connector_error_t) *err) {
+    TASK(task_t) *task = calloc(1, sizeof *task);
     if (!core_open(&task->core, config, wharf_source_open, "wharf_source_open", err)) {
         free(task);
         return false;
     }
-    *ret = exports_wharf_connector_source_task_task_new(task);
+    *ret = TASK(task_new)(task);
     return true;
 }
 
-bool exports_wharf_connector_source_task_method_task_poll(exports_wharf_connector_source_task_borrow_task_t self,
-                                                          uint32_t max_records,
-                                                          exports_wharf_connector_source_task_list_source_record_t *ret,
-                                                          exports_wharf_connector_source_task_connector_error_t *err) {
-    ret->ptr = NULL;
-    ret->len = 0;
-    wharf_batch batch = {ret, 0};
-    if (!outcome(wharf_source_poll(self->core.state, max_records, &batch), "wharf_source_poll", err)) {
-        exports_wharf_connector_source_task_list_source_record_free(ret);
+#if defined(WHARF_DATA)
+bool TASK(method_task_poll)(TASK(borrow_task_t) self, uint32_t max_records, TASK(source_batch_t) *ret,
+                            TASK(connector_error_t) *err) {
+    memset(ret, 0, sizeof *ret);
+    wharf_batch batch = {.records = &ret->records.ptr, .len = &ret->records.len, .tables = ret};
+    bool ok = outcome(wharf_source_poll(self->core.state, max_records, &batch), "wharf_source_poll", err);
+    free(batch.known);
+    free(batch.known_index);
+    if (!ok) {
+        TASK(source_batch_free)(ret);
         return false;
     }
     return true;
 }
+#else
+bool TASK(method_task_poll)(TASK(borrow_task_t) self, uint32_t max_records, TASK(list_source_record_t) *ret,
+                            TASK(connector_error_t) *err) {
+    ret->ptr = NULL;
+    ret->len = 0;
+    wharf_batch batch = {.records = &ret->ptr, .len = &ret->len};
+    if (!outcome(wharf_source_poll(self->core.state, max_records, &batch), "wharf_source_poll", err)) {
+        TASK(list_source_record_free)(ret);
+        return false;
+    }
+    return true;
+}
+#endif
 
-bool exports_wharf_connector_source_task_method_task_commit(exports_wharf_connector_source_task_borrow_task_t self,
-                                                            exports_wharf_connector_source_task_connector_error_t *err) {
+bool TASK(method_task_commit)(TASK(borrow_task_t) self, TASK(connector_error_t) *err) {
     return outcome(wharf_source_commit(self->core.state), "wharf_source_commit", err);
 }
 
-void exports_wharf_connector_source_task_method_task_close(exports_wharf_connector_source_task_borrow_task_t self) {
-    core_close(&self->core, wharf_source_close);
-}
+void TASK(method_task_close)(TASK(borrow_task_t) self) { core_close(&self->core, wharf_source_close); }
 
-void exports_wharf_connector_source_task_task_destructor(exports_wharf_connector_source_task_task_t *rep) {
+void TASK(task_destructor)(TASK(task_t) *rep) {
     core_close(&rep->core, wharf_source_close);
     config_free(rep->core.config);
     free(rep);
@@ -330,34 +734,214 @@ void exports_wharf_connector_source_task_task_destructor(exports_wharf_connector
 
 #else /* WHARF_SINK */
 
-struct exports_wharf_connector_sink_task_task_t {
+struct TASK(task_t) {
     task_core core;
 };
 
-bool exports_wharf_connector_sink_task_static_task_open(exports_wharf_connector_sink_task_config_t *config,
-                                                        exports_wharf_connector_sink_task_own_task_t *ret,
-                                                        exports_wharf_connector_sink_task_connector_error_t *err) {
-    exports_wharf_connector_sink_task_task_t *task = calloc(1, sizeof *task);
+bool TASK(static_task_open)(TASK(config_t) *config, TASK(own_task_t) *ret, TASK(connector_error_t) *err) {
+    TASK(task_t) *task = calloc(1, sizeof *task);
     if (!core_open(&task->core, config, wharf_sink_open, "wharf_sink_open", err)) {
         free(task);
         return false;
     }
-    *ret = exports_wharf_connector_sink_task_task_new(task);
+    *ret = TASK(task_new)(task);
     return true;
 }
 
-bool exports_wharf_connector_sink_task_method_task_open_partitions(exports_wharf_connector_sink_task_borrow_task_t self,
-                                                                   exports_wharf_connector_sink_task_list_topic_partition_t *partitions,
-                                                                   exports_wharf_connector_sink_task_connector_error_t *err) {
+bool TASK(method_task_open_partitions)(TASK(borrow_task_t) self, TASK(list_topic_partition_t) *partitions,
+                                       TASK(connector_error_t) *err) {
     (void)self;
     (void)err;
-    exports_wharf_connector_sink_task_list_topic_partition_free(partitions);
+    TASK(list_topic_partition_free)(partitions);
     return true;
 }
 
-bool exports_wharf_connector_sink_task_method_task_put(exports_wharf_connector_sink_task_borrow_task_t self,
-                                                       exports_wharf_connector_sink_task_list_sink_record_t *records,
-                                                       exports_wharf_connector_sink_task_connector_error_t *err) {
+#if defined(WHARF_DATA)
+
+/* The tables of the batch being put, for the readers below. */
+typedef struct {
+    TASK(list_schema_t) schemas;
+    TASK(list_value_t) values;
+} tables;
+
+static const wharf_connector_data_value_t *node_of(const wharf_datum *d) {
+    const tables *t = d->batch;
+    return t && d->value < t->values.len ? &t->values.ptr[d->value] : NULL;
+}
+
+static const wharf_connector_data_schema_t *schema_of(const wharf_datum *d) {
+    const tables *t = d->batch;
+    return t && d->schema >= 0 && (size_t)d->schema < t->schemas.len ? &t->schemas.ptr[d->schema] : NULL;
+}
+
+wharf_kind wharf_datum_kind(const wharf_datum *d) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    return n ? (wharf_kind)n->tag : WHARF_KIND_NULL;
+}
+
+bool wharf_datum_boolean(const wharf_datum *d, bool *out) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_BOOLEAN) return false;
+    *out = n->val.boolean;
+    return true;
+}
+
+bool wharf_datum_int(const wharf_datum *d, int64_t *out) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n) return false;
+    switch (n->tag) {
+        case WHARF_CONNECTOR_DATA_VALUE_INT8: *out = n->val.int8; return true;
+        case WHARF_CONNECTOR_DATA_VALUE_INT16: *out = n->val.int16; return true;
+        case WHARF_CONNECTOR_DATA_VALUE_INT32: *out = n->val.int32; return true;
+        case WHARF_CONNECTOR_DATA_VALUE_INT64: *out = n->val.int64; return true;
+        default: return false;
+    }
+}
+
+bool wharf_datum_float(const wharf_datum *d, double *out) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n) return false;
+    if (n->tag == WHARF_CONNECTOR_DATA_VALUE_FLOAT32) *out = n->val.float32;
+    else if (n->tag == WHARF_CONNECTOR_DATA_VALUE_FLOAT64) *out = n->val.float64;
+    else return false;
+    return true;
+}
+
+const char *wharf_datum_string(const wharf_datum *d, size_t *len) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_STRING) return NULL;
+    *len = n->val.string.len;
+    return n->val.string.len ? (const char *)n->val.string.ptr : "";
+}
+
+const uint8_t *wharf_datum_bytes(const wharf_datum *d, size_t *len) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_BYTES) return NULL;
+    *len = n->val.bytes.len;
+    return n->val.bytes.len ? n->val.bytes.ptr : (const uint8_t *)"";
+}
+
+size_t wharf_datum_count(const wharf_datum *d) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n) return 0;
+    switch (n->tag) {
+        case WHARF_CONNECTOR_DATA_VALUE_ARRAY: return n->val.array.len;
+        case WHARF_CONNECTOR_DATA_VALUE_STRUCT: return n->val.struct_.len;
+        case WHARF_CONNECTOR_DATA_VALUE_MAP: return n->val.map.len;
+        default: return 0;
+    }
+}
+
+static wharf_datum child(const wharf_datum *d, uint32_t value, const W(option_u32_t) *schema) {
+    wharf_datum out = {d->batch, schema && schema->is_some ? (int64_t)schema->val : -1, value};
+    return out;
+}
+
+wharf_datum wharf_datum_child(const wharf_datum *d, size_t i) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    wharf_datum none = {d->batch, -1, UINT32_MAX};
+    if (n && n->tag == WHARF_CONNECTOR_DATA_VALUE_ARRAY && i < n->val.array.len) {
+        return child(d, n->val.array.ptr[i], s ? &s->value_schema : NULL);
+    }
+    if (n && n->tag == WHARF_CONNECTOR_DATA_VALUE_STRUCT && i < n->val.struct_.len) {
+        W(option_u32_t) field = {s && i < s->fields.len, s && i < s->fields.len ? s->fields.ptr[i].schema : 0};
+        return child(d, n->val.struct_.ptr[i], &field);
+    }
+    return none;
+}
+
+wharf_datum wharf_datum_map_key(const wharf_datum *d, size_t i) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    wharf_datum none = {d->batch, -1, UINT32_MAX};
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_MAP || i >= n->val.map.len) return none;
+    return child(d, n->val.map.ptr[i].f0, s ? &s->key_schema : NULL);
+}
+
+wharf_datum wharf_datum_map_value(const wharf_datum *d, size_t i) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    wharf_datum none = {d->batch, -1, UINT32_MAX};
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_MAP || i >= n->val.map.len) return none;
+    return child(d, n->val.map.ptr[i].f1, s ? &s->value_schema : NULL);
+}
+
+const char *wharf_datum_field_name(const wharf_datum *d, size_t i, size_t *len) {
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    if (!s || i >= s->fields.len) return NULL;
+    *len = s->fields.ptr[i].name.len;
+    return (const char *)s->fields.ptr[i].name.ptr;
+}
+
+const char *wharf_datum_schema_name(const wharf_datum *d, size_t *len) {
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    if (!s || !s->name.is_some) return NULL;
+    *len = s->name.val.len;
+    return (const char *)s->name.val.ptr;
+}
+
+bool TASK(method_task_put)(TASK(borrow_task_t) self, TASK(sink_batch_t) *batch, TASK(connector_error_t) *err) {
+    size_t n = batch->records.len;
+    tables t = {batch->schemas, batch->values};
+    wharf_sink_record *plain = calloc(n ? n : 1, sizeof *plain);
+    wharf_datum *data = calloc(n ? 2 * n : 1, sizeof *data);
+    char **topics = calloc(n ? n : 1, sizeof(char *));
+    if (!plain || !data || !topics) {
+        free(plain);
+        free(data);
+        free(topics);
+        TASK(sink_batch_free)(batch);
+        err->tag = WHARF_CONNECTOR_TYPES_CONNECTOR_ERROR_RETRIABLE;
+        W(string_dup)(&err->val.retriable, "out of memory reading a batch; it is delivered again");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        TASK(sink_record_t) *r = &batch->records.ptr[i];
+        topics[i] = copy_n(r->topic.ptr, r->topic.len);
+        plain[i] = (wharf_sink_record){
+            .topic = topics[i],
+            .partition = r->partition,
+            .offset = r->offset,
+            .timestamp = r->timestamp.is_some ? r->timestamp.val : -1,
+        };
+        TASK(option_part_t) *parts[2] = {&r->key, &r->value};
+        for (int p = 0; p < 2; p++) {
+            if (!parts[p]->is_some) continue;
+            const uint8_t *bytes = NULL;
+            size_t len = 0;
+            const wharf_datum *datum = NULL;
+            if (parts[p]->val.tag == WHARF_CONNECTOR_DATA_PART_RAW) {
+                bytes = parts[p]->val.val.raw.len ? parts[p]->val.val.raw.ptr : (const uint8_t *)"";
+                len = parts[p]->val.val.raw.len;
+            } else {
+                wharf_connector_data_datum_t *given = &parts[p]->val.val.data;
+                data[2 * i + p] = (wharf_datum){&t, given->schema.is_some ? (int64_t)given->schema.val : -1, given->value};
+                datum = &data[2 * i + p];
+            }
+            if (p == 0) {
+                plain[i].key = bytes;
+                plain[i].key_len = len;
+                plain[i].key_data = datum;
+            } else {
+                plain[i].value = bytes;
+                plain[i].value_len = len;
+                plain[i].value_data = datum;
+            }
+        }
+    }
+    bool ok = outcome(wharf_sink_put(self->core.state, plain, n), "wharf_sink_put", err);
+    for (size_t i = 0; i < n; i++) free(topics[i]);
+    free(topics);
+    free(plain);
+    free(data);
+    TASK(sink_batch_free)(batch);
+    return ok;
+}
+
+#else /* bytes */
+
+bool TASK(method_task_put)(TASK(borrow_task_t) self, TASK(list_sink_record_t) *records, TASK(connector_error_t) *err) {
     size_t n = records->len;
     wharf_sink_record *plain = calloc(n ? n : 1, sizeof *plain);
     char **topics = calloc(n ? n : 1, sizeof(char *));
@@ -379,31 +963,28 @@ bool exports_wharf_connector_sink_task_method_task_put(exports_wharf_connector_s
     for (size_t i = 0; i < n; i++) free(topics[i]);
     free(topics);
     free(plain);
-    exports_wharf_connector_sink_task_list_sink_record_free(records);
+    TASK(list_sink_record_free)(records);
     return ok;
 }
 
-bool exports_wharf_connector_sink_task_method_task_flush(exports_wharf_connector_sink_task_borrow_task_t self,
-                                                         exports_wharf_connector_sink_task_list_partition_offset_t *offsets,
-                                                         exports_wharf_connector_sink_task_connector_error_t *err) {
-    exports_wharf_connector_sink_task_list_partition_offset_free(offsets);
+#endif
+
+bool TASK(method_task_flush)(TASK(borrow_task_t) self, TASK(list_partition_offset_t) *offsets, TASK(connector_error_t) *err) {
+    TASK(list_partition_offset_free)(offsets);
     return outcome(wharf_sink_flush(self->core.state), "wharf_sink_flush", err);
 }
 
-bool exports_wharf_connector_sink_task_method_task_close_partitions(exports_wharf_connector_sink_task_borrow_task_t self,
-                                                                    exports_wharf_connector_sink_task_list_topic_partition_t *partitions,
-                                                                    exports_wharf_connector_sink_task_connector_error_t *err) {
+bool TASK(method_task_close_partitions)(TASK(borrow_task_t) self, TASK(list_topic_partition_t) *partitions,
+                                        TASK(connector_error_t) *err) {
     (void)self;
     (void)err;
-    exports_wharf_connector_sink_task_list_topic_partition_free(partitions);
+    TASK(list_topic_partition_free)(partitions);
     return true;
 }
 
-void exports_wharf_connector_sink_task_method_task_close(exports_wharf_connector_sink_task_borrow_task_t self) {
-    core_close(&self->core, wharf_sink_close);
-}
+void TASK(method_task_close)(TASK(borrow_task_t) self) { core_close(&self->core, wharf_sink_close); }
 
-void exports_wharf_connector_sink_task_task_destructor(exports_wharf_connector_sink_task_task_t *rep) {
+void TASK(task_destructor)(TASK(task_t) *rep) {
     core_close(&rep->core, wharf_sink_close);
     config_free(rep->core.config);
     free(rep);

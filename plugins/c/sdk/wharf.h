@@ -112,6 +112,10 @@ typedef struct {
     const uint8_t *value; /* NULL: no value */
     size_t value_len;
     int64_t timestamp; /* -1: none */
+    /* Data worlds: the key or value as data when a converter read it (key or value is then
+     * NULL); NULL when it is bytes or absent. */
+    const struct wharf_datum *key_data;
+    const struct wharf_datum *value_data;
 } wharf_sink_record;
 
 /* A sink plugin defines these. flush must make every record put so far durable: the host then
@@ -120,5 +124,129 @@ int wharf_sink_open(const wharf_config *config, void **state);
 int wharf_sink_put(void *state, const wharf_sink_record *records, size_t count);
 int wharf_sink_flush(void *state);
 void wharf_sink_close(void *state);
+
+/* ---- Data (Kafka Connect's data model) ----
+ *
+ * Built for the data-source or data-sink world (plugins/c/build data-source|data-sink ...), a
+ * record's key, value and header values are each either bytes, which go to Kafka as they are, or
+ * data: a schema and a value, which the worker's converters write (value.converter=
+ * org.apache.kafka.connect.json.JsonConverter gives Connect's JSON). Schemas are built once and
+ * kept (they are never freed for you); values are built into the batch being filled and named by
+ * a wharf_value. Every value is used once: by one record, header, or parent value. */
+
+typedef enum {
+    WHARF_TYPE_INT8,
+    WHARF_TYPE_INT16,
+    WHARF_TYPE_INT32,
+    WHARF_TYPE_INT64,
+    WHARF_TYPE_FLOAT32,
+    WHARF_TYPE_FLOAT64,
+    WHARF_TYPE_BOOLEAN,
+    WHARF_TYPE_STRING,
+    WHARF_TYPE_BYTES,
+    WHARF_TYPE_ARRAY,
+    WHARF_TYPE_MAP,
+    WHARF_TYPE_STRUCT
+} wharf_type;
+
+typedef struct wharf_schema wharf_schema;
+
+/* Schemas; each returns NULL when out of memory, and the setters return the schema they change.
+ * Date values are int32 days since the epoch, Time int32 milliseconds of the day, Timestamp
+ * int64 milliseconds since the epoch, Decimal an unscaled integer (wharf_decimal). */
+wharf_schema *wharf_schema_new(wharf_type type);
+wharf_schema *wharf_schema_struct(const char *name); /* name may be NULL; add fields in order */
+int wharf_schema_add_field(wharf_schema *s, const char *name, const wharf_schema *field);
+wharf_schema *wharf_schema_array(const wharf_schema *element);
+wharf_schema *wharf_schema_map(const wharf_schema *key, const wharf_schema *value);
+wharf_schema *wharf_schema_decimal(int32_t scale);
+wharf_schema *wharf_schema_date(void);
+wharf_schema *wharf_schema_time(void);
+wharf_schema *wharf_schema_timestamp(void);
+wharf_schema *wharf_schema_optional(wharf_schema *s);
+wharf_schema *wharf_schema_version(wharf_schema *s, int32_t version);
+wharf_schema *wharf_schema_doc(wharf_schema *s, const char *doc);
+
+/* A value of the batch being filled. WHARF_NO_VALUE (out of memory) carries through the
+ * builders, and a record given it fails the poll with a message. */
+typedef uint32_t wharf_value;
+#define WHARF_NO_VALUE UINT32_MAX
+
+wharf_value wharf_null(wharf_batch *b);
+wharf_value wharf_boolean(wharf_batch *b, bool v);
+wharf_value wharf_int8(wharf_batch *b, int8_t v);
+wharf_value wharf_int16(wharf_batch *b, int16_t v);
+wharf_value wharf_int32(wharf_batch *b, int32_t v);
+wharf_value wharf_int64(wharf_batch *b, int64_t v);
+wharf_value wharf_float32(wharf_batch *b, float v);
+wharf_value wharf_float64(wharf_batch *b, double v);
+wharf_value wharf_string(wharf_batch *b, const char *s); /* NUL-terminated, copied */
+wharf_value wharf_string_n(wharf_batch *b, const char *s, size_t len);
+wharf_value wharf_bytes(wharf_batch *b, const void *bytes, size_t len);
+wharf_value wharf_array(wharf_batch *b, const wharf_value *elements, size_t n);
+wharf_value wharf_map(wharf_batch *b, const wharf_value *keys, const wharf_value *values, size_t n);
+wharf_value wharf_struct(wharf_batch *b, const wharf_value *fields, size_t n); /* in the schema's field order */
+wharf_value wharf_decimal(wharf_batch *b, int64_t unscaled, int32_t scale);
+
+/* A record's key or value, or a header's value. */
+typedef struct {
+    int kind; /* 0: none (a null key, a tombstone, a null header), 1: bytes, 2: data */
+    const void *bytes;
+    size_t len;
+    const wharf_schema *schema; /* NULL: data without a schema */
+    wharf_value value;
+} wharf_part;
+
+static inline wharf_part wharf_part_none(void) { return (wharf_part){0, NULL, 0, NULL, 0}; }
+static inline wharf_part wharf_part_bytes(const void *bytes, size_t len) { return (wharf_part){1, bytes, len, NULL, 0}; }
+static inline wharf_part wharf_part_data(const wharf_schema *schema, wharf_value value) {
+    return (wharf_part){2, NULL, 0, schema, value};
+}
+
+/* As wharf_batch_add, with a key and a value that may be data. */
+int wharf_batch_add_part(wharf_batch *batch, const char *topic, wharf_part key, wharf_part value,
+                         const char *partition_key, const char *partition_value, const char *offset_key, int64_t offset);
+
+/* Adds a header to the record added last. */
+int wharf_batch_add_header(wharf_batch *batch, const char *key, wharf_part value);
+
+/* Reading data in a data sink: a wharf_sink_record's key_data and value_data point at these
+ * while put runs. */
+typedef struct wharf_datum {
+    const void *batch;
+    int64_t schema; /* -1: no schema */
+    uint32_t value;
+} wharf_datum;
+
+/* What a value is; the order of the contract's value variants. */
+typedef enum {
+    WHARF_KIND_NULL,
+    WHARF_KIND_BOOLEAN,
+    WHARF_KIND_INT8,
+    WHARF_KIND_INT16,
+    WHARF_KIND_INT32,
+    WHARF_KIND_INT64,
+    WHARF_KIND_FLOAT32,
+    WHARF_KIND_FLOAT64,
+    WHARF_KIND_STRING,
+    WHARF_KIND_BYTES,
+    WHARF_KIND_ARRAY,
+    WHARF_KIND_MAP,
+    WHARF_KIND_STRUCT,
+    WHARF_KIND_DECIMAL
+} wharf_kind;
+
+wharf_kind wharf_datum_kind(const wharf_datum *d);
+bool wharf_datum_boolean(const wharf_datum *d, bool *out);
+bool wharf_datum_int(const wharf_datum *d, int64_t *out);   /* any of int8 … int64 */
+bool wharf_datum_float(const wharf_datum *d, double *out);  /* float32 or float64 */
+const char *wharf_datum_string(const wharf_datum *d, size_t *len); /* not NUL-terminated; NULL if not a string */
+const uint8_t *wharf_datum_bytes(const wharf_datum *d, size_t *len);
+size_t wharf_datum_count(const wharf_datum *d);             /* elements, fields or entries */
+wharf_datum wharf_datum_child(const wharf_datum *d, size_t i);     /* array element or struct field i */
+wharf_datum wharf_datum_map_key(const wharf_datum *d, size_t i);
+wharf_datum wharf_datum_map_value(const wharf_datum *d, size_t i);
+const char *wharf_datum_field_name(const wharf_datum *d, size_t i, size_t *len); /* of a struct with a schema */
+const char *wharf_datum_schema_name(const wharf_datum *d, size_t *len);         /* NULL: none */
 
 #endif

@@ -1,5 +1,7 @@
 /* lines-sink: writes each record's value as one line of a file in a granted folder. put buffers
- * in the C library; flush writes and syncs, so what Kafka's committed offsets cover is on disk. */
+ * in the C library; flush writes and syncs, so what Kafka's committed offsets cover is on disk.
+ * A value is written as it is when it is bytes or a string (what ByteArrayConverter and
+ * StringConverter give); other data fails the task with the record and the way out. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +50,21 @@ int wharf_sink_open(const wharf_config *config, void **state) {
 int wharf_sink_put(void *state, const wharf_sink_record *records, size_t count) {
     sink *s = state;
     for (size_t i = 0; i < count; i++) {
-        if (records[i].value_len > 0 && fwrite(records[i].value, 1, records[i].value_len, s->file) != records[i].value_len) {
+        const void *value = records[i].value;
+        size_t len = records[i].value_len;
+        if (records[i].value_data) {
+            value = wharf_datum_string(records[i].value_data, &len);
+            if (!value) value = wharf_datum_bytes(records[i].value_data, &len);
+            if (!value) {
+                wharf_error("the value of %s-%d offset %lld is data of kind %d, not a string or bytes: lines-sink writes "
+                            "text; set value.converter=org.apache.kafka.connect.storage.StringConverter to write "
+                            "the value's bytes as they are",
+                            records[i].topic, (int)records[i].partition, (long long)records[i].offset,
+                            (int)wharf_datum_kind(records[i].value_data));
+                return WHARF_FAIL;
+            }
+        }
+        if (len > 0 && fwrite(value, 1, len, s->file) != len) {
             wharf_error("cannot write to %s: %s", s->path, strerror(errno));
             return WHARF_FAIL;
         }

@@ -1,6 +1,7 @@
 /* lines-source: reads a text file from a granted folder, one record per line, and follows the
- * file as it grows; the byte position is the source offset. A line longer than max.line.bytes
- * fails the task (a non-zero return with a message). */
+ * file as it grows; the byte position is the source offset. Each line is a string with a string
+ * schema, as Kafka's FileStreamSource emits it (through the default converter, its bytes as they
+ * are). A line longer than max.line.bytes fails the task (a non-zero return with a message). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -39,6 +40,9 @@ typedef struct {
     char *line;
 } lines;
 
+/* Built once, kept for the plugin's life. */
+static wharf_schema *line_schema;
+
 int wharf_source_open(const wharf_config *config, void **state) {
     lines *t = calloc(1, sizeof *t);
     t->path = wharf_config_get(config, "file");
@@ -58,6 +62,12 @@ int wharf_source_open(const wharf_config *config, void **state) {
         return WHARF_FAIL;
     }
     if (!wharf_committed_offset("filename", t->path, "position", &t->position)) t->position = 0;
+    if (!line_schema && !(line_schema = wharf_schema_new(WHARF_TYPE_STRING))) {
+        wharf_error("out of memory making the line schema");
+        free(t->line);
+        free(t);
+        return WHARF_FAIL;
+    }
     wharf_log(WHARF_INFO, "reading %s from byte %lld", t->path, (long long)t->position);
     *state = t;
     return WHARF_OK;
@@ -93,7 +103,9 @@ int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch) {
         int64_t next = t->position + (int64_t)len;
         len--;
         if (len > 0 && t->line[len - 1] == '\r') len--;
-        int added = wharf_batch_add(batch, t->topic, NULL, 0, t->line, len, "filename", t->path, "position", next);
+        wharf_value text = wharf_string_n(batch, t->line, len);
+        int added = wharf_batch_add_part(batch, t->topic, wharf_part_none(), wharf_part_data(line_schema, text), "filename",
+                                         t->path, "position", next);
         if (added != WHARF_OK) return added;
         t->position = next;
     }
