@@ -79,6 +79,25 @@ pub struct SinkRecord {
     pub timestamp: Option<i64>,
 }
 
+/// A task: its connector and its number; shown as `name-3`, as Kafka Connect names tasks.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub struct TaskId {
+    pub connector: String,
+    pub task: u32,
+}
+
+impl TaskId {
+    pub fn new(connector: &str, task: u32) -> Self {
+        TaskId { connector: connector.to_string(), task }
+    }
+}
+
+impl std::fmt::Display for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.connector, self.task)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TopicPartition {
     pub topic: String,

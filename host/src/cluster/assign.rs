@@ -16,17 +16,7 @@ use crate::storage::ConfigSnapshot;
 /// The version of the formats below; a member speaking another one is refused by name.
 pub const PROTOCOL: &str = "wharf-1";
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct TaskId {
-    pub connector: String,
-    pub task: u32,
-}
-
-impl std::fmt::Display for TaskId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}-{}", self.connector, self.task)
-    }
-}
+pub use crate::model::TaskId;
 
 /// A set of connectors and tasks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

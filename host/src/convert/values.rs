@@ -783,14 +783,9 @@ fn lenient_instant(text: &str, pattern: &[&Item]) -> Option<i64> {
 }
 
 /// `SimpleHeaderConverter`: header values in Connect's text form (`Values`), UTF-8.
+#[derive(Default)]
 pub struct SimpleHeaderConverter {
     schemas: Schemas,
-}
-
-impl Default for SimpleHeaderConverter {
-    fn default() -> Self {
-        SimpleHeaderConverter { schemas: Schemas::default() }
-    }
 }
 
 impl SimpleHeaderConverter {

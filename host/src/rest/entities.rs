@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::herder::HIDDEN;
 use crate::model::ConnectorKind;
+use crate::storage::config::Pairs;
 use crate::storage::status::{ConnectorStatus, Status};
 use crate::storage::State;
 
@@ -33,11 +34,8 @@ pub fn shown_config(pairs: &[(String, String)], secrets: &[String]) -> ConfigMap
     pairs.iter().map(|(k, v)| (k.clone(), if secrets.contains(k) { HIDDEN.to_string() } else { v.clone() })).collect()
 }
 
-#[derive(Serialize, Clone)]
-pub struct ConnectorTaskId {
-    pub connector: String,
-    pub task: u32,
-}
+/// `{"connector": "…", "task": 0}`, Connect's `ConnectorTaskId`.
+pub use crate::model::TaskId as ConnectorTaskId;
 
 /// `GET /connectors/{name}`, and the answer to a create or a config change.
 #[derive(Serialize)]
@@ -195,4 +193,147 @@ pub struct ConfigInfos {
     pub error_count: usize,
     pub groups: Vec<String>,
     pub configs: Vec<ConfigInfo>,
+}
+
+// ---- Requests: each endpoint's body, read and checked in one place. ----
+
+/// A request body without the shape its endpoint takes; the message says the shape.
+#[derive(Debug, PartialEq)]
+pub struct BadRequest(pub String);
+
+fn json_of(body: &[u8]) -> Result<serde_json::Value, BadRequest> {
+    serde_json::from_slice(body).map_err(|e| BadRequest(format!("request body is not valid JSON: {e}")))
+}
+
+/// A connector config as requests carry it (`PUT /connectors/{name}/config`, `validate`, a
+/// create's `config`): a JSON object whose values are strings, numbers or booleans, each taken
+/// as its text.
+#[derive(Debug, PartialEq)]
+pub struct ConfigBody(pub Pairs);
+
+impl ConfigBody {
+    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+        Self::from_json(&json_of(body)?)
+    }
+
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, BadRequest> {
+        use serde_json::Value;
+        let object = value
+            .as_object()
+            .ok_or_else(|| BadRequest("the connector config must be a JSON object of strings".into()))?;
+        object
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                Value::Number(n) => Ok((k.clone(), n.to_string())),
+                Value::Bool(b) => Ok((k.clone(), b.to_string())),
+                _ => Err(BadRequest(format!("config value of \"{k}\" must be a string, number or boolean"))),
+            })
+            .collect::<Result<Pairs, BadRequest>>()
+            .map(ConfigBody)
+    }
+}
+
+/// `POST /connectors`: `{"name": "…", "config": {…}}`.
+#[derive(Debug, PartialEq)]
+pub struct CreateConnector {
+    pub name: String,
+    pub config: Pairs,
+}
+
+impl CreateConnector {
+    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+        let request = json_of(body)?;
+        let name = request["name"]
+            .as_str()
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| BadRequest("the request needs a \"name\": {\"name\": \"...\", \"config\": {...}}".into()))?
+            .to_string();
+        let Some(config) = request.get("config") else {
+            return Err(BadRequest(
+                "the request needs a \"config\" object: {\"name\": \"...\", \"config\": {...}}".into(),
+            ));
+        };
+        Ok(CreateConnector { name, config: ConfigBody::from_json(config)?.0 })
+    }
+}
+
+/// `POST /connectors/{name}/tasks`, between the workers of a group: the task configs a
+/// connector generated, a JSON array of configs.
+#[derive(Debug, PartialEq)]
+pub struct TaskConfigs(pub Vec<Pairs>);
+
+impl TaskConfigs {
+    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+        let request = json_of(body)?;
+        let list =
+            request.as_array().ok_or_else(|| BadRequest("task configs must be a JSON array of objects".into()))?;
+        list.iter().map(|c| ConfigBody::from_json(c).map(|c| c.0)).collect::<Result<_, _>>().map(TaskConfigs)
+    }
+}
+
+/// One entry of `PATCH /connectors/{name}/offsets`: a partition object and its offset, none to
+/// forget it; their insides depend on the connector's kind.
+#[derive(Debug, PartialEq)]
+pub struct OffsetEntry {
+    pub partition: serde_json::Value,
+    pub offset: Option<serde_json::Value>,
+}
+
+/// `PATCH /connectors/{name}/offsets`: `{"offsets": [{"partition": {…}, "offset": {…} | null}]}`.
+#[derive(Debug, PartialEq)]
+pub struct AlterOffsets(pub Vec<OffsetEntry>);
+
+impl AlterOffsets {
+    const SHAPE: &'static str = "the body must look like {\"offsets\": [{\"partition\": {...}, \"offset\": {...}}]}";
+
+    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+        let doc: serde_json::Value =
+            serde_json::from_slice(body).map_err(|e| BadRequest(format!("{}: {e}", Self::SHAPE)))?;
+        let Some(list) = doc.get("offsets").and_then(serde_json::Value::as_array) else {
+            return Err(BadRequest(Self::SHAPE.into()));
+        };
+        list.iter()
+            .map(|entry| {
+                let Some(partition) = entry.get("partition").filter(|p| p.is_object()) else {
+                    return Err(BadRequest(format!("{}; this entry has no partition object: {entry}", Self::SHAPE)));
+                };
+                Ok(OffsetEntry {
+                    partition: partition.clone(),
+                    offset: entry.get("offset").filter(|o| !o.is_null()).cloned(),
+                })
+            })
+            .collect::<Result<_, _>>()
+            .map(AlterOffsets)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> Pairs {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn request_bodies_read_into_their_types_or_say_the_shape() {
+        let created = CreateConnector::parse(br#"{"name": "a", "config": {"tasks.max": 2, "x": true, "y": "z"}}"#);
+        assert_eq!(
+            created,
+            Ok(CreateConnector { name: "a".into(), config: pairs(&[("tasks.max", "2"), ("x", "true"), ("y", "z")]) })
+        );
+        assert!(CreateConnector::parse(br#"{"config": {}}"#).unwrap_err().0.contains("needs a \"name\""));
+        assert!(CreateConnector::parse(br#"{"name": "a"}"#).unwrap_err().0.contains("needs a \"config\""));
+        assert!(ConfigBody::parse(br#"{"a": [1]}"#).unwrap_err().0.contains("\"a\" must be a string"));
+        assert!(ConfigBody::parse(b"not json").unwrap_err().0.starts_with("request body is not valid JSON"));
+        assert_eq!(TaskConfigs::parse(br#"[{"a": "1"}, {}]"#), Ok(TaskConfigs(vec![pairs(&[("a", "1")]), vec![]])));
+        assert!(TaskConfigs::parse(br#"{"a": "1"}"#).unwrap_err().0.contains("JSON array"));
+        let offsets = AlterOffsets::parse(br#"{"offsets": [{"partition": {"f": "x"}, "offset": null}]}"#).unwrap();
+        assert_eq!(offsets.0, vec![OffsetEntry { partition: serde_json::json!({"f": "x"}), offset: None }]);
+        assert!(AlterOffsets::parse(br#"{"offsets": [{"offset": {}}]}"#)
+            .unwrap_err()
+            .0
+            .contains("no partition object"));
+    }
 }

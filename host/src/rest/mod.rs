@@ -13,7 +13,6 @@ use serde_json::{json, Map, Value};
 
 use crate::herder::{ConnectorOffsets, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written};
 use crate::model::{ConnectorKind, OffsetMap};
-use crate::storage::config::Pairs;
 use crate::storage::offsets::{map_from_json, map_to_json};
 use crate::storage::TargetState;
 
@@ -127,38 +126,14 @@ pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, message)
 }
 
-/// A JSON object of config values; strings, numbers and booleans are taken as their text.
-pub(crate) fn config_from_json(value: &Value) -> Result<Pairs, ApiError> {
-    let object =
-        value.as_object().ok_or_else(|| bad_request("the connector config must be a JSON object of strings"))?;
-    object
-        .iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => Ok((k.clone(), s.clone())),
-            Value::Number(n) => Ok((k.clone(), n.to_string())),
-            Value::Bool(b) => Ok((k.clone(), b.to_string())),
-            _ => Err(bad_request(format!("config value of \"{k}\" must be a string, number or boolean"))),
-        })
-        .collect()
-}
-
-pub(crate) fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
-    serde_json::from_slice(body).map_err(|e| bad_request(format!("request body is not valid JSON: {e}")))
+impl From<entities::BadRequest> for ApiError {
+    fn from(e: entities::BadRequest) -> Self {
+        bad_request(e.0)
+    }
 }
 
 async fn create_connector(State(state): State<Shared>, body: Bytes) -> Result<Response, ApiError> {
-    let request = parse_body(&body)?;
-    let name = request["name"]
-        .as_str()
-        .filter(|n| !n.trim().is_empty())
-        .ok_or_else(|| bad_request("the request needs a \"name\": {\"name\": \"...\", \"config\": {...}}"))?
-        .to_string();
-    let config = match request.get("config") {
-        Some(config) => config_from_json(config)?,
-        None => {
-            return Err(bad_request("the request needs a \"config\" object: {\"name\": \"...\", \"config\": {...}}"))
-        }
-    };
+    let entities::CreateConnector { name, config } = entities::CreateConnector::parse(&body)?;
     let herder = state.herder.clone();
     let n = name.clone();
     blocking(move || herder.put_connector(&n, config, false)).await?;
@@ -171,7 +146,7 @@ async fn put_connector_config(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let config = config_from_json(&parse_body(&body)?)?;
+    let entities::ConfigBody(config) = entities::ConfigBody::parse(&body)?;
     let herder = state.herder.clone();
     let n = name.clone();
     let written = blocking(move || herder.put_connector(&n, config, true)).await?;
@@ -211,9 +186,7 @@ async fn put_task_configs(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
-    let request = parse_body(&body)?;
-    let list = request.as_array().ok_or_else(|| bad_request("task configs must be a JSON array of objects"))?;
-    let tasks = list.iter().map(config_from_json).collect::<Result<Vec<Pairs>, ApiError>>()?;
+    let entities::TaskConfigs(tasks) = entities::TaskConfigs::parse(&body)?;
     let herder = state.herder.clone();
     blocking(move || herder.put_task_configs(&name, tasks)).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -258,18 +231,7 @@ async fn alter_offsets(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<Json<entities::Message>, ApiError> {
-    let shape = "the body must look like {\"offsets\": [{\"partition\": {...}, \"offset\": {...}}]}";
-    let doc: Value = serde_json::from_slice(&body).map_err(|e| bad_request(format!("{shape}: {e}")))?;
-    let Some(list) = doc.get("offsets").and_then(Value::as_array) else {
-        return Err(bad_request(shape));
-    };
-    let mut entries = Vec::new();
-    for entry in list {
-        let Some(partition) = entry.get("partition").filter(|p| p.is_object()) else {
-            return Err(bad_request(format!("{shape}; this entry has no partition object: {entry}")));
-        };
-        entries.push((partition, entry.get("offset").filter(|o| !o.is_null())));
-    }
+    let entities::AlterOffsets(entries) = entities::AlterOffsets::parse(&body)?;
     let change = match state.herder.connector_kind(&name)? {
         ConnectorKind::Source => OffsetsChange::Source(source_offset_changes(&entries)?),
         ConnectorKind::Sink => OffsetsChange::Sink(sink_offset_changes(&name, &entries)?),
@@ -279,9 +241,7 @@ async fn alter_offsets(
     Ok(Json(entities::Message { message }))
 }
 
-type OffsetEntries<'a> = [(&'a Value, Option<&'a Value>)];
-
-fn source_offset_changes(entries: &OffsetEntries<'_>) -> Result<Vec<(OffsetMap, Option<OffsetMap>)>, ApiError> {
+fn source_offset_changes(entries: &[entities::OffsetEntry]) -> Result<Vec<(OffsetMap, Option<OffsetMap>)>, ApiError> {
     let parse = |v: &Value, what: &str| {
         map_from_json(v).ok_or_else(|| {
             bad_request(format!(
@@ -291,16 +251,16 @@ fn source_offset_changes(entries: &OffsetEntries<'_>) -> Result<Vec<(OffsetMap, 
     };
     entries
         .iter()
-        .map(|(partition, offset)| {
-            Ok((parse(partition, "partition")?, offset.map(|o| parse(o, "offset")).transpose()?))
+        .map(|entities::OffsetEntry { partition, offset }| {
+            Ok((parse(partition, "partition")?, offset.as_ref().map(|o| parse(o, "offset")).transpose()?))
         })
         .collect()
 }
 
-fn sink_offset_changes(name: &str, entries: &OffsetEntries<'_>) -> Result<Vec<(String, i32, i64)>, ApiError> {
+fn sink_offset_changes(name: &str, entries: &[entities::OffsetEntry]) -> Result<Vec<(String, i32, i64)>, ApiError> {
     entries
         .iter()
-        .map(|(partition, offset)| {
+        .map(|entities::OffsetEntry { partition, offset }| {
             let topic = partition["kafka_topic"].as_str();
             let number = partition["kafka_partition"].as_i64().and_then(|p| i32::try_from(p).ok());
             let (Some(topic), Some(number)) = (topic, number) else {
@@ -407,7 +367,7 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
     let me = state.herder.worker_id().to_string();
     let membership = state.herder.membership();
     for task in plan.tasks {
-        let id = crate::cluster::TaskId { connector: name.clone(), task };
+        let id = crate::model::TaskId::new(&name, task);
         let owner = membership.as_ref().and_then(|m| m.task_owner(&id));
         match owner {
             Some(owner) if owner.worker_id != me => {
@@ -457,7 +417,7 @@ async fn restart_task(
 ) -> Result<Response, ApiError> {
     let task: u32 = task.parse().map_err(|_| bad_request(format!("task id \"{task}\" is not a number")))?;
     if let (Some(membership), false) = (state.herder.membership(), forwarded(&request)) {
-        let id = crate::cluster::TaskId { connector: name.clone(), task };
+        let id = crate::model::TaskId::new(&name, task);
         match membership.task_owner(&id) {
             Some(owner) if owner.worker_id != state.herder.worker_id() => {
                 return Ok(forward::pass_on(request, &owner.url, state.herder.worker_id()).await);
@@ -604,17 +564,17 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
 
-        /// Any body, JSON or not, is read into a config or refused with a 400; nothing panics.
+        /// Any body, JSON or not, is read into its request or refused with a 400; nothing panics.
         #[test]
         fn no_request_body_makes_the_json_readers_panic(body in proptest::prelude::prop_oneof![
             proptest::prelude::any::<Vec<u8>>(),
             "\\{(\"[a-z.]{0,5}\": ?(\"[^\"]{0,4}\"|-?[0-9]{1,30}(\\.[0-9]+)?(e[0-9]{1,4})?|true|null|\\[\\]|\\{\\}),?){0,4}\\}"
                 .prop_map(String::into_bytes),
         ]) {
-            if let Ok(value) = parse_body(&Bytes::from(body)) {
-                let _ = config_from_json(&value);
-                let _ = value.as_array().map(|list| list.iter().map(config_from_json).count());
-            }
+            let _ = entities::ConfigBody::parse(&body);
+            let _ = entities::CreateConnector::parse(&body);
+            let _ = entities::TaskConfigs::parse(&body);
+            let _ = entities::AlterOffsets::parse(&body);
         }
     }
 }

@@ -8,7 +8,7 @@ use axum::Json;
 use serde::Deserialize;
 
 use super::entities::{ConfigInfo, ConfigInfos, ConfigKeyInfo, ConfigValueInfo, PluginInfo};
-use super::{bad_request, config_from_json, parse_body, ApiError, Shared};
+use super::{bad_request, entities, ApiError, Shared};
 use crate::herder::HIDDEN;
 use crate::model::parse_version_requirement;
 use crate::model::ConfigKey;
@@ -86,7 +86,7 @@ pub async fn validate(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<Json<ConfigInfos>, ApiError> {
-    let mut config = config_from_json(&parse_body(&body)?)?;
+    let entities::ConfigBody(mut config) = entities::ConfigBody::parse(&body)?;
     let given_class = config.iter().find(|(k, _)| k == "connector.class").map(|(_, v)| v.clone());
     match given_class {
         None => config.push(("connector.class".into(), name.clone())),

@@ -16,7 +16,7 @@ use rdkafka::producer::ThreadedProducer;
 use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
-use crate::model::{ConnectorKind, OffsetMap};
+use crate::model::{ConnectorKind, OffsetMap, TaskId};
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
@@ -305,13 +305,13 @@ impl Worker {
     }
 
     /// Removes tasks from the running set and returns their handles.
-    fn take_handles(&self, name: &str, ids: &[u32]) -> Vec<(String, TaskHandle)> {
-        let handles: Vec<(String, TaskHandle)> = {
+    fn take_handles(&self, name: &str, ids: &[u32]) -> Vec<(TaskId, TaskHandle)> {
+        let handles: Vec<(TaskId, TaskHandle)> = {
             let mut connectors = self.connectors.locked();
             let Some(connector) = connectors.get_mut(name) else { return Vec::new() };
             let handles = ids
                 .iter()
-                .filter_map(|id| connector.tasks.remove(id).and_then(|t| t.handle).map(|h| (format!("{name}-{id}"), h)))
+                .filter_map(|id| connector.tasks.remove(id).and_then(|t| t.handle).map(|h| (TaskId::new(name, *id), h)))
                 .collect();
             if connector.tasks.is_empty() {
                 connectors.remove(name);
@@ -321,7 +321,7 @@ impl Worker {
         if !handles.is_empty() {
             tracing::info!(
                 "stopping task(s) {} of connector {name}",
-                handles.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ")
+                handles.iter().map(|(task, _)| task.to_string()).collect::<Vec<_>>().join(", ")
             );
         }
         handles
@@ -334,7 +334,7 @@ impl Worker {
         };
         tracing::info!("stopping connector {name}");
         let handles =
-            connector.tasks.into_iter().filter_map(|(i, t)| t.handle.map(|h| (format!("{name}-{i}"), h))).collect();
+            connector.tasks.into_iter().filter_map(|(i, t)| t.handle.map(|h| (TaskId::new(name, i), h))).collect();
         self.join(handles);
         true
     }
@@ -350,7 +350,7 @@ impl Worker {
         };
         if let Some(handle) = handle {
             self.status.put_task(name, id, self.status_of(State::Restarting, None));
-            self.join(vec![(format!("{name}-{id}"), handle)]);
+            self.join(vec![(TaskId::new(name, id), handle)]);
         }
         let plugin = self.validate(&config)?;
         let Some(handle) = self.spawn_task(&plugin, &config, id, task_config) else { return Ok(true) };
@@ -360,7 +360,7 @@ impl Worker {
             None => {
                 // The task was stopped meanwhile: stop the new one too.
                 drop(connectors);
-                self.join(vec![(format!("{name}-{id}"), handle)]);
+                self.join(vec![(TaskId::new(name, id), handle)]);
             }
         }
         Ok(true)
@@ -398,9 +398,9 @@ impl Worker {
         id: u32,
         task_config: Vec<(String, String)>,
     ) -> Option<TaskHandle> {
-        let label = format!("{}-{id}", config.name);
+        let task = TaskId::new(&config.name, id);
         let fail = |message: String| {
-            tracing::error!("task {label} not started: {message}");
+            tracing::error!("task {task} not started: {message}");
             self.status.put_task(&config.name, id, self.status_of(State::Failed, Some(message)));
             None
         };
@@ -423,8 +423,7 @@ impl Worker {
             plugin: plugin.clone(),
             worker: self.config.clone(),
             connector,
-            id,
-            label: label.clone(),
+            task: task.clone(),
             task_config,
             offsets: self.offsets.clone(),
             status: self.status.clone(),
@@ -432,7 +431,7 @@ impl Worker {
             reserved: self.reserved.clone(),
             stop: stop.clone(),
         };
-        let spawned = crate::sync::Stoppable::spawn_with(format!("task-{label}"), stop, move || {
+        let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
             let _slot = thread_slot;
             setup.run()
         });
@@ -448,7 +447,7 @@ impl Worker {
         let handles = connectors
             .into_iter()
             .flat_map(|(name, c)| {
-                c.tasks.into_iter().filter_map(move |(i, t)| t.handle.map(|h| (format!("{name}-{i}"), h)))
+                c.tasks.into_iter().filter_map(move |(i, t)| t.handle.map(|h| (TaskId::new(&name, i), h)))
             })
             .collect();
         self.join(handles);
@@ -456,34 +455,34 @@ impl Worker {
 
     /// Signals every task of `handles` to stop, then waits for them together, at most
     /// `task.shutdown.graceful.timeout.ms`.
-    fn join(&self, handles: Vec<(String, TaskHandle)>) {
+    fn join(&self, handles: Vec<(TaskId, TaskHandle)>) {
         self.join_within(handles, Duration::ZERO);
     }
 
     /// As `join`, then waits up to `patience` more for tasks still finishing (their last flush):
     /// work that moves to another worker must have stopped here first.
-    fn join_within(&self, handles: Vec<(String, TaskHandle)>, patience: Duration) {
+    fn join_within(&self, handles: Vec<(TaskId, TaskHandle)>, patience: Duration) {
         for (_, handle) in &handles {
             handle.stop.stop();
         }
         let timeout = self.config.task_shutdown_graceful_timeout;
         let graceful = Instant::now() + timeout;
         let deadline = graceful + patience;
-        for (label, handle) in handles {
+        for (task, handle) in handles {
             let Err(handle) = handle.ended_by(graceful) else { continue };
             if patience.is_zero() {
-                tracing::warn!("task {label} did not stop within {} ms; leaving it behind", timeout.as_millis());
+                tracing::warn!("task {task} did not stop within {} ms; leaving it behind", timeout.as_millis());
                 continue;
             }
             tracing::info!(
-                "task {label} is still stopping after task.shutdown.graceful.timeout.ms={}; its work moves only \
+                "task {task} is still stopping after task.shutdown.graceful.timeout.ms={}; its work moves only \
                  once it stopped (waiting up to {} ms more)",
                 timeout.as_millis(),
                 patience.as_millis()
             );
             if handle.ended_by(deadline).is_err() {
                 tracing::warn!(
-                    "task {label} did not stop within {} ms; leaving it behind",
+                    "task {task} did not stop within {} ms; leaving it behind",
                     (timeout + patience).as_millis()
                 );
             }
@@ -519,8 +518,7 @@ struct TaskSetup {
     plugin: Arc<Plugin>,
     worker: WorkerConfig,
     connector: ConnectorConfig,
-    id: u32,
-    label: String,
+    task: TaskId,
     task_config: Vec<(String, String)>,
     offsets: Arc<dyn OffsetStore>,
     status: Arc<dyn StatusStore>,
@@ -536,7 +534,7 @@ impl TaskSetup {
 
     fn run(self) {
         let name = self.connector.name.clone();
-        let (id, label, status) = (self.id, self.label.clone(), self.status.clone());
+        let (task, status) = (self.task.clone(), self.status.clone());
         let reporter = self.reporter.clone();
         // A bug that panics fails this task, reported as any failure, and nothing else.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
@@ -550,11 +548,11 @@ impl TaskSetup {
             ))),
         });
         match report.outcome {
-            Ok(()) => tracing::info!(task = label.as_str(), "task stopped"),
+            Ok(()) => tracing::info!(task = task.to_string(), "task stopped"),
             Err(failure) => {
-                tracing::error!(task = label.as_str(), "task failed: {}", failure.message);
+                tracing::error!(task = task.to_string(), "task failed: {}", failure.message);
                 let failed = reporter.status(State::Failed, Some(failure.trace));
-                status.put_task(&name, id, failed);
+                status.put_task(&name, task.task, failed);
             }
         }
     }
@@ -564,7 +562,7 @@ impl TaskSetup {
         let connector = self.connector.name.clone();
         let lookup: OffsetLookup = Arc::new(move |partition| offsets.get(&connector, partition));
         Grants {
-            label: self.label.clone(),
+            label: self.task.to_string(),
             folders: self.connector.folders.clone(),
             connect: self.connector.connect.clone(),
             http: self.connector.http.clone(),
@@ -577,14 +575,14 @@ impl TaskSetup {
     }
 
     fn running(&self) {
-        self.status.put_task(&self.connector.name, self.id, self.status(State::Running, None));
-        tracing::info!(task = self.label.as_str(), "task running");
+        self.status.put_task(&self.connector.name, self.task.task, self.status(State::Running, None));
+        tracing::info!(task = self.task.to_string(), "task running");
     }
 
     fn run_source(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
         let producer: ThreadedProducer<source::DeliveryTracker> =
-            match kafka::producer_config(&self.worker, &format!("wharf-{}", self.label))
+            match kafka::producer_config(&self.worker, &format!("wharf-{}", self.task))
                 .create_with_context(source::DeliveryTracker::default())
             {
                 Ok(p) => p,
@@ -602,7 +600,7 @@ impl TaskSetup {
         self.running();
         source::SourceTaskRun {
             connector: self.connector.name.clone(),
-            label: self.label.clone(),
+            label: self.task.to_string(),
             instance,
             producer,
             offsets: self.offsets.clone(),
@@ -631,9 +629,9 @@ impl TaskSetup {
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(usize::MAX)
             .clamp(1, instance.max_records_per_call() as usize);
-        let (context, fetched) = sink::context(&self.label);
+        let (context, fetched) = sink::context(&self.task.to_string());
         let consumer: BaseConsumer<sink::SinkContext> =
-            match kafka::consumer_config(&self.worker, &self.connector.name, &format!("wharf-{}", self.label))
+            match kafka::consumer_config(&self.worker, &self.connector.name, &format!("wharf-{}", self.task))
                 .create_with_context(context)
             {
                 Ok(c) => c,
@@ -645,7 +643,7 @@ impl TaskSetup {
             };
         self.running();
         sink::SinkTaskRun {
-            label: self.label.clone(),
+            label: self.task.to_string(),
             instance,
             consumer,
             fetched,
