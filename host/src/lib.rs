@@ -17,4 +17,5 @@ pub mod scaffold;
 pub mod serve;
 pub mod storage;
 pub mod sync;
+pub mod transform;
 pub mod worker;

@@ -70,6 +70,8 @@ pub struct ConnectorConfig {
     pub limits: WasmLimits,
     /// The converters the connector names; the worker's stand in for the others.
     pub converters: super::ConverterOverrides,
+    /// `transforms` and `predicates`: the steps each record goes through.
+    pub transforms: crate::transform::Chain,
     /// Every key as given, in order.
     pub raw: Vec<(String, String)>,
 }
@@ -114,7 +116,6 @@ fn is_bidi_control(c: char) -> bool {
 /// silently ignoring them.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
     ("topics.regex", "list the topics in \"topics\" instead"),
-    ("transforms", "single-message transforms are not available yet; remove the key"),
     ("errors.tolerance", "failed records always fail the task for now; remove the key"),
     ("errors.deadletterqueue.topic.name", "dead-letter queues are not available yet; remove the key"),
 ];
@@ -205,6 +206,13 @@ impl ConnectorConfig {
             }),
             super::ConverterOverrides::default()
         );
+        let transforms = match crate::transform::Chain::of_connector(&raw) {
+            Ok(chain) => chain,
+            Err(found) => {
+                problems.extend(found.into_iter().map(|e| invalid(&e.key, e.message)));
+                crate::transform::Chain::default()
+            }
+        };
         let topics = get("topics")
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
@@ -279,6 +287,7 @@ impl ConnectorConfig {
             http,
             limits,
             converters,
+            transforms,
             raw,
         })
     }
@@ -485,7 +494,7 @@ mod tests {
         let keys: Vec<Option<&str>> = err.problems().iter().map(|p| p.key()).collect();
         assert_eq!(
             keys,
-            [Some("transforms"), Some("connector.class"), Some("tasks.max"), Some("wasm.call.timeout.ms")]
+            [Some("connector.class"), Some("tasks.max"), Some("transforms.t.type"), Some("wasm.call.timeout.ms")]
         );
         let text = err.to_string();
         assert!(text.contains("tasks.max=0") && text.contains("wasm.call.timeout.ms=soon"), "{text}");
@@ -548,8 +557,9 @@ mod tests {
     }
 
     #[test]
-    fn transforms_are_refused_until_supported() {
-        let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")]).unwrap_err().to_string();
-        assert!(err.contains("not supported yet"), "{err}");
+    fn a_transform_without_its_type_is_refused_with_the_key() {
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")]).unwrap_err();
+        assert_eq!(err.key(), Some("transforms.t.type"));
+        assert!(err.to_string().contains("transforms.t.type is required"), "{err}");
     }
 }

@@ -82,4 +82,21 @@ impl RecordConverters {
             )
         })
     }
+    /// For a sink that takes bytes: header values a transform made as data (`InsertHeader`)
+    /// written with the header converter, as they would be written to Kafka.
+    pub fn sink_headers_to_bytes(&mut self, record: &mut SinkRecord) -> Result<(), String> {
+        let (converter, class) = &mut self.header;
+        for PartHeader { key, value } in &mut record.headers {
+            if let Some(Part::Data(data)) = value.take() {
+                let bytes = converter.from_owned_data(data).map_err(|e| {
+                    format!(
+                        "header.converter={class} could not write header {key:?} of the record at {}-{} offset {}: {}",
+                        record.topic, record.partition, record.offset, e.message
+                    )
+                })?;
+                *value = bytes.map(Part::Bytes);
+            }
+        }
+        Ok(())
+    }
 }

@@ -609,6 +609,7 @@ impl TaskSetup {
             flush_timeout: self.worker.offset_flush_timeout,
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
+            transforms: self.connector.transforms.clone(),
         }
         .run()
     }
@@ -652,6 +653,7 @@ impl TaskSetup {
             flush_interval: self.worker.offset_flush_interval,
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
+            transforms: self.connector.transforms.clone(),
         }
         .run()
     }

@@ -148,6 +148,7 @@ pub struct SinkTaskRun {
     pub flush_interval: Duration,
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
+    pub transforms: crate::transform::Chain,
 }
 
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
@@ -273,12 +274,23 @@ struct Delivery {
     rewinds: u64,
     /// Read keys and values for a plugin that takes data.
     converters: super::converting::RecordConverters,
+    transforms: crate::transform::Chain,
 }
 
 impl SinkTaskRun {
     pub fn run(self) -> TaskReport {
-        let SinkTaskRun { label, instance, consumer, fetched, topics, batch_size, flush_interval, stop, converters } =
-            self;
+        let SinkTaskRun {
+            label,
+            instance,
+            consumer,
+            fetched,
+            topics,
+            batch_size,
+            flush_interval,
+            stop,
+            converters,
+            transforms,
+        } = self;
         let consumer = Arc::new(consumer);
         let mut delivery = Delivery {
             label: label.clone(),
@@ -287,6 +299,7 @@ impl SinkTaskRun {
             uncommitted: BTreeMap::new(),
             rewinds: 0,
             converters,
+            transforms,
         };
         let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
@@ -379,6 +392,14 @@ impl Delivery {
                 },
             }
         }
+        // The offsets above cover every record fetched: those a transform drops are committed
+        // past too. A record a transform fails on fails the task before the batch is put.
+        let mut batch = self.transform(batch).map_err(TaskFailure::new)?;
+        if !self.transforms.is_empty() && !self.instance.takes_data() {
+            for record in &mut batch {
+                self.converters.sink_headers_to_bytes(record).map_err(TaskFailure::new)?;
+            }
+        }
         match self.instance.put(batch) {
             Ok(()) => {
                 self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
@@ -394,6 +415,34 @@ impl Delivery {
             }
             Err(e) => Err(TaskFailure::from_plugin(&e)),
         }
+    }
+
+    /// The batch through the connector's transforms (after the converters, as in Kafka Connect);
+    /// the error names the record.
+    fn transform(&self, batch: Vec<SinkRecord>) -> Result<Vec<SinkRecord>, String> {
+        if self.transforms.is_empty() {
+            return Ok(batch);
+        }
+        let mut kept = Vec::with_capacity(batch.len());
+        for r in batch {
+            let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
+            let at = format!("{topic}-{partition} offset {offset}");
+            let record = crate::transform::Record { topic, partition: Some(partition), key, value, headers, timestamp };
+            match self.transforms.apply(record) {
+                Ok(Some(t)) => kept.push(SinkRecord {
+                    topic: t.topic,
+                    partition: t.partition.unwrap_or(partition),
+                    offset,
+                    key: t.key,
+                    value: t.value,
+                    headers: t.headers,
+                    timestamp: t.timestamp,
+                }),
+                Ok(None) => {}
+                Err(e) => return Err(format!("{} (the record at {at})", e.message)),
+            }
+        }
+        Ok(kept)
     }
 
     /// Asks the plugin to make everything durable, then commits the matching offsets to Kafka.

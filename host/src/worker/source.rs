@@ -17,7 +17,7 @@ use rdkafka::ClientContext;
 
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
-use crate::model::{OffsetMap, Scalar, SourceRecord};
+use crate::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
 use crate::sync::Unpoisoned;
@@ -76,6 +76,7 @@ pub struct SourceTaskRun {
     pub flush_timeout: Duration,
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
+    pub transforms: crate::transform::Chain,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -178,9 +179,23 @@ impl PendingOffsets {
 
 /// What the task thread asks of the send thread, in order.
 enum ToSend {
-    Records(Vec<SourceRecord>),
+    Records(Vec<Outgoing>),
     /// Wait until Kafka acknowledged everything sent so far, then answer.
     Flush(mpsc::Sender<Flushed>),
+}
+
+/// A polled record after the transforms: kept (changed or not), or dropped with its source
+/// partition and offset.
+enum Transformed {
+    Kept(PolledRecord),
+    Dropped(OffsetMap, OffsetMap),
+}
+
+/// One polled record on its way: sent to Kafka, or dropped by a transform, whose source offset
+/// still counts once everything before it is acknowledged.
+enum Outgoing {
+    Send(SourceRecord),
+    Dropped { source_partition: OffsetMap, source_offset: OffsetMap },
 }
 
 /// The send thread's answer to a flush.
@@ -217,7 +232,12 @@ impl Sender {
                         if self.given_up {
                             break;
                         }
-                        self.send(record);
+                        match record {
+                            Outgoing::Send(record) => self.send(record),
+                            Outgoing::Dropped { source_partition, source_offset } => {
+                                self.remember(source_partition, source_offset)
+                            }
+                        }
                     }
                 }
                 ToSend::Flush(answer) => {
@@ -270,7 +290,12 @@ impl Sender {
             }
         }
         self.sent += 1;
-        if let Err(bytes) = self.pending.record(record.source_partition, record.source_offset) {
+        self.remember(record.source_partition, record.source_offset);
+    }
+
+    /// Holds a record's source offset for the next flush.
+    fn remember(&mut self, source_partition: OffsetMap, source_offset: OffsetMap) {
+        if let Err(bytes) = self.pending.record(source_partition, source_offset) {
             self.producer.context().fail(format!(
                 "the plugin's source partitions and offsets since the last offset flush take {bytes} bytes, more than \
                  the {MAX_PENDING_OFFSET_BYTES} a task may hold ({} distinct source partitions); a source should name \
@@ -310,6 +335,7 @@ impl SourceTaskRun {
             flush_timeout,
             stop,
             converters,
+            transforms,
         } = self;
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
@@ -331,7 +357,8 @@ impl SourceTaskRun {
                     return TaskReport { outcome: Err(failure) };
                 }
             };
-        let mut task = Polling { connector, label, instance, producer, offsets, reserved, to_send, stop, converters };
+        let mut task =
+            Polling { connector, label, instance, producer, offsets, reserved, to_send, stop, converters, transforms };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         let flushed = task.flush();
@@ -354,6 +381,7 @@ struct Polling {
     to_send: SyncSender<ToSend>,
     stop: Arc<crate::sync::Stop>,
     converters: super::converting::RecordConverters,
+    transforms: crate::transform::Chain,
 }
 
 impl Polling {
@@ -387,17 +415,28 @@ impl Polling {
                 continue;
             }
             idle = IDLE_BACKOFF_MIN;
-            if let Some(refusal) = self.reserved.refuse_any(records.iter().map(|r| r.topic.as_str())) {
+            // Kafka Connect's order: transforms, then the converters. A record that a transform
+            // or a converter fails on fails the task before anything of its batch is sent
+            // (nothing after it may be committed; the batch is polled again on restart).
+            let transformed = self.transform(records).map_err(TaskFailure::new)?;
+            let kept = transformed.iter().filter_map(|r| match r {
+                Transformed::Kept(record) => Some(record.topic.as_str()),
+                Transformed::Dropped(..) => None,
+            });
+            if let Some(refusal) = self.reserved.refuse_any(kept) {
                 // Nothing of the batch is sent: the task fails before its first record leaves.
                 return Err(TaskFailure::new(format!(
                     "the plugin returned a record for a topic it may not write: {refusal}"
                 )));
             }
-            // A record that cannot be converted fails the task before anything of its batch is
-            // sent (nothing after it may be committed; the batch is polled again on restart).
-            let records = records
+            let records = transformed
                 .into_iter()
-                .map(|r| self.converters.source_record(r))
+                .map(|r| match r {
+                    Transformed::Kept(record) => self.converters.source_record(record).map(Outgoing::Send),
+                    Transformed::Dropped(source_partition, source_offset) => {
+                        Ok(Outgoing::Dropped { source_partition, source_offset })
+                    }
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(TaskFailure::new)?;
             if self.to_send.send(ToSend::Records(records)).is_err() {
@@ -408,6 +447,39 @@ impl Polling {
 
     fn pause(&self, duration: Duration) {
         self.stop.sleep(duration);
+    }
+
+    /// The batch through the connector's transforms: each record kept (changed or not), or
+    /// dropped with its source partition and offset; the error names the record.
+    fn transform(&self, records: Vec<PolledRecord>) -> Result<Vec<Transformed>, String> {
+        if self.transforms.is_empty() {
+            return Ok(records.into_iter().map(Transformed::Kept).collect());
+        }
+        records
+            .into_iter()
+            .map(|polled| {
+                let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } =
+                    polled;
+                let record = crate::transform::Record { topic, partition, key, value, headers, timestamp };
+                let topic = record.topic.clone();
+                match self.transforms.apply(record) {
+                    Ok(Some(r)) => Ok(Transformed::Kept(PolledRecord {
+                        source_partition,
+                        source_offset,
+                        topic: r.topic,
+                        partition: r.partition,
+                        key: r.key,
+                        value: r.value,
+                        headers: r.headers,
+                        timestamp: r.timestamp,
+                    })),
+                    Ok(None) => Ok(Transformed::Dropped(source_partition, source_offset)),
+                    Err(e) => {
+                        Err(format!("{} (the record for topic {topic}, source offset {source_offset:?})", e.message))
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
