@@ -352,50 +352,41 @@ fn header_cases() -> Vec<Case> {
     cases
 }
 
-/// Compiles the probe (once per change of its source) and returns the classpath to run it with.
+/// The probes Kafka Connect's classes are run through, in `tests/connect`.
+const PROBES: [&str; 2] = ["ConverterProbe", "TransformProbe"];
+
+/// Compiles the probes (once per change of their sources) and returns the classpath to run them
+/// with.
 fn probe_classpath() -> String {
     let connect = std::env::var("CONNECT_CLASSPATH")
         .expect("CONNECT_CLASSPATH is not set: run the suite with ./run test, which fetches Kafka Connect's jars");
-    let source = workspace().join("tests/connect/ConverterProbe.java");
     let classes: PathBuf = workspace().join("target/connect-probe");
-    let class_file = classes.join("ConverterProbe.class");
-    let stale = match (std::fs::metadata(&source), std::fs::metadata(&class_file)) {
-        (Ok(s), Ok(c)) => s.modified().unwrap() > c.modified().unwrap(),
-        _ => true,
-    };
+    let sources: Vec<PathBuf> = PROBES.iter().map(|p| workspace().join(format!("tests/connect/{p}.java"))).collect();
+    let stale = PROBES.iter().zip(&sources).any(|(probe, source)| {
+        match (std::fs::metadata(source), std::fs::metadata(classes.join(format!("{probe}.class")))) {
+            (Ok(s), Ok(c)) => s.modified().unwrap() > c.modified().unwrap(),
+            _ => true,
+        }
+    });
     if stale {
         std::fs::create_dir_all(&classes).unwrap();
         let status = Command::new("javac")
             .args(["-cp", &connect, "-d"])
             .arg(&classes)
-            .arg(&source)
+            .args(&sources)
             .status()
             .expect("javac could not be started: scripts/packages ensure connect installs a JDK");
-        assert!(status.success(), "javac could not compile {}", source.display());
+        assert!(status.success(), "javac could not compile the probes in tests/connect");
     }
     format!("{connect}:{}", classes.display())
 }
 
-/// Runs every case through Kafka Connect's classes; one answer per case.
-fn connect_answers(cases: &[Case]) -> Vec<Json> {
-    let mut input = String::new();
-    for c in cases {
-        let mut line = json!({"class": c.class, "read": c.read, "write": c.write});
-        if let Some(class) = c.write_class {
-            line["write_class"] = json!(class);
-        }
-        if let Some(bytes) = &c.input {
-            match std::str::from_utf8(bytes) {
-                Ok(text) => line["bytes"] = json!(text),
-                Err(_) => line["base64"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes)),
-            }
-        }
-        input.push_str(&line.to_string());
-        input.push('\n');
-    }
-    // Connect formats dates in the JVM's time zone; Wharf's are UTC.
+/// Runs lines through a probe; one answer per line. Connect formats dates in the JVM's time
+/// zone; Wharf's are UTC.
+fn probe_answers(probe: &str, lines: &[Json]) -> Vec<Json> {
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let mut child = Command::new("java")
-        .args(["-Duser.timezone=UTC", "-cp", &probe_classpath(), "ConverterProbe"])
+        .args(["-Duser.timezone=UTC", "-cp", &probe_classpath(), probe])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -406,8 +397,29 @@ fn connect_answers(cases: &[Case]) -> Vec<Json> {
     assert!(output.status.success(), "the probe failed:\n{}", String::from_utf8_lossy(&output.stderr));
     let answers: Vec<Json> =
         String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(answers.len(), cases.len(), "the probe answered {} of {} cases", answers.len(), cases.len());
+    assert_eq!(answers.len(), lines.len(), "the probe answered {} of {} cases", answers.len(), lines.len());
     answers
+}
+
+/// Runs every case through Kafka Connect's classes; one answer per case.
+fn connect_answers(cases: &[Case]) -> Vec<Json> {
+    let lines: Vec<Json> = cases
+        .iter()
+        .map(|c| {
+            let mut line = json!({"class": c.class, "read": c.read, "write": c.write});
+            if let Some(class) = c.write_class {
+                line["write_class"] = json!(class);
+            }
+            if let Some(bytes) = &c.input {
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => line["bytes"] = json!(text),
+                    Err(_) => line["base64"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes)),
+                }
+            }
+            line
+        })
+        .collect();
+    probe_answers("ConverterProbe", &lines)
 }
 
 fn converter(class: &str, settings: &Json) -> Converter {
@@ -689,4 +701,176 @@ fn lines_cross_between_kafka_connects_file_connectors_and_wharfs_through_json_co
             "line {i}: Wharf's record differs from Connect's"
         );
     }
+}
+
+/// A transform case: the transform's settings, the predicate's (if any), negate, and a record
+/// (topic, value or none, string headers).
+fn transform_case(
+    transform: Json,
+    predicate: Option<Json>,
+    negate: bool,
+    topic: &str,
+    value: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Json {
+    let mut case = json!({
+        "transform": transform,
+        "negate": negate,
+        "record": {"topic": topic, "value": value, "headers": headers.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>()},
+    });
+    if let Some(p) = predicate {
+        case["predicate"] = p;
+    }
+    case
+}
+
+fn transform_cases() -> Vec<Json> {
+    let router =
+        |regex: &str, replacement: &str| json!({"type": "RegexRouter", "regex": regex, "replacement": replacement});
+    let topic_is = |pattern: &str| Some(json!({"type": "TopicNameMatches", "pattern": pattern}));
+    let h = [("a", "1"), ("b", "two"), ("a", "3")];
+    let mut cases = vec![
+        transform_case(router("(.*)-raw", "$1-clean"), None, false, "orders-raw", Some("v"), &h),
+        transform_case(router("(.*)-raw", "$1-clean"), None, false, "orders-raw-x", Some("v"), &[]),
+        transform_case(router("a(b)?c", "x$1y"), None, false, "ac", Some("v"), &[]),
+        transform_case(router("(a)(b)", "$12\\$"), None, false, "ab", Some("v"), &[]),
+        transform_case(router("(?<first>[a-z]+)\\.(\\d+)", "${first}_$2"), None, false, "logs.17", None, &[]),
+        transform_case(router(".*", "fixed"), None, false, "anything", Some("v"), &[]),
+        transform_case(json!({"type": "RegexRouter", "regex": "x"}), None, false, "x", None, &[]),
+        transform_case(json!({"type": "Filter"}), None, false, "t", Some("v"), &[]),
+        transform_case(json!({"type": "Filter"}), topic_is("test-.*"), false, "test-1", Some("v"), &[]),
+        transform_case(json!({"type": "Filter"}), topic_is("test-.*"), false, "prod-1", Some("v"), &[]),
+        transform_case(json!({"type": "Filter"}), topic_is("test-.*"), true, "test-1", Some("v"), &[]),
+        transform_case(json!({"type": "Filter"}), topic_is("test-.*"), true, "prod-1", Some("v"), &[]),
+        transform_case(json!({"type": "Filter"}), topic_is("("), false, "t", Some("v"), &[]),
+        transform_case(
+            json!({"type": "Filter"}),
+            Some(json!({"type": "HasHeaderKey", "name": "b"})),
+            false,
+            "t",
+            Some("v"),
+            &h,
+        ),
+        transform_case(
+            json!({"type": "Filter"}),
+            Some(json!({"type": "HasHeaderKey", "name": "c"})),
+            false,
+            "t",
+            Some("v"),
+            &h,
+        ),
+        transform_case(json!({"type": "Filter"}), Some(json!({"type": "RecordIsTombstone"})), false, "t", None, &[]),
+        transform_case(
+            json!({"type": "Filter"}),
+            Some(json!({"type": "RecordIsTombstone"})),
+            false,
+            "t",
+            Some("v"),
+            &[],
+        ),
+        transform_case(json!({"type": "DropHeaders", "headers": "a"}), None, false, "t", Some("v"), &h),
+        transform_case(json!({"type": "DropHeaders", "headers": "a, b"}), None, false, "t", Some("v"), &h),
+        transform_case(json!({"type": "DropHeaders", "headers": ""}), None, false, "t", Some("v"), &h),
+        transform_case(json!({"type": "InsertHeader", "header": "c"}), None, false, "t", Some("v"), &h),
+    ];
+    for literal in ["42", "true", "hello world", "[1,2]", "2024-01-02", "3.5", "", "{\"k\":\"v\"}"] {
+        cases.push(transform_case(
+            json!({"type": "InsertHeader", "header": "n", "value.literal": literal}),
+            None,
+            false,
+            "t",
+            Some("v"),
+            &h,
+        ));
+    }
+    cases
+}
+
+/// Wharf's answer to a transform case, in the probe's form.
+fn wharf_transform_answer(case: &Json) -> Json {
+    use wharf::model::{Part, PartHeader};
+    use wharf::transform::{Chain, Record};
+    let mut pairs: Vec<(String, String)> = vec![("transforms".into(), "t".into())];
+    for (k, v) in case["transform"].as_object().unwrap() {
+        pairs.push((format!("transforms.t.{k}"), v.as_str().unwrap().to_string()));
+    }
+    if let Some(predicate) = case.get("predicate") {
+        pairs.push(("predicates".into(), "p".into()));
+        pairs.push(("transforms.t.predicate".into(), "p".into()));
+        pairs.push(("transforms.t.negate".into(), case["negate"].to_string()));
+        for (k, v) in predicate.as_object().unwrap() {
+            pairs.push((format!("predicates.p.{k}"), v.as_str().unwrap().to_string()));
+        }
+    }
+    let chain = match Chain::of_connector(&pairs) {
+        Ok(chain) => chain,
+        Err(problems) => {
+            return json!({"config_error": problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")})
+        }
+    };
+    let string = std::sync::Arc::new(Schema::of(wharf::data::Type::String));
+    let text = |s: &str| Part::Data(Data::new(string.clone(), Value::String(s.to_string())));
+    let given = &case["record"];
+    let record = Record {
+        topic: given["topic"].as_str().unwrap().to_string(),
+        partition: None,
+        key: None,
+        value: given["value"].as_str().map(text),
+        headers: given["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| PartHeader { key: h[0].as_str().unwrap().to_string(), value: Some(text(h[1].as_str().unwrap())) })
+            .collect(),
+        timestamp: None,
+    };
+    match chain.apply(record) {
+        Err(e) => json!({"apply_error": e.message}),
+        Ok(None) => json!({"dropped": true}),
+        Ok(Some(r)) => {
+            let headers: Vec<Json> = r
+                .headers
+                .iter()
+                .map(|h| match &h.value {
+                    Some(Part::Data(d)) => {
+                        let written = wharf::convert::values::to_text(d.schema.as_deref(), &d.value).unwrap();
+                        json!([
+                            h.key,
+                            d.schema.as_ref().map(|s| s.kind.name()),
+                            written.map(|b| String::from_utf8(b).unwrap())
+                        ])
+                    }
+                    Some(Part::Bytes(b)) => json!([h.key, "bytes", String::from_utf8_lossy(b)]),
+                    None => json!([h.key, Json::Null, Json::Null]),
+                })
+                .collect();
+            json!({"topic": r.topic, "headers": headers})
+        }
+    }
+}
+
+#[test]
+fn transforms_do_what_kafka_connects_own_classes_do() {
+    let cases = transform_cases();
+    let connect = probe_answers("TransformProbe", &cases);
+    let mut differences = Vec::new();
+    for (case, theirs) in cases.iter().zip(&connect) {
+        let ours = wharf_transform_answer(case);
+        let same = match (theirs.get("config_error"), ours.get("config_error")) {
+            (Some(_), Some(_)) => true,
+            (None, None) => theirs == &ours,
+            _ => false,
+        };
+        if !same {
+            differences.push(format!("{case}:\n  Kafka Connect: {theirs}\n  Wharf:         {ours}"));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} cases differ:\n{}",
+        differences.len(),
+        cases.len(),
+        differences.join("\n")
+    );
+    println!("{} transform cases as Kafka Connect 4.1 transforms them", cases.len());
 }
