@@ -233,6 +233,20 @@ impl ItemServer {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// Waits until at least `count` records were posted, and returns them all.
+    fn wait_posted(&self, worker: &Worker, count: usize) -> Vec<Value> {
+        worker.wait(&format!("{count} records posted"), Duration::from_secs(60), || {
+            let records: Vec<Value> = self
+                .posted
+                .lock()
+                .unwrap()
+                .iter()
+                .flat_map(|body| serde_json::from_str::<Vec<Value>>(body).unwrap())
+                .collect();
+            (records.len() >= count).then_some(records)
+        })
+    }
+
     fn authority(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
@@ -282,16 +296,7 @@ fn javascript_sink_posts_every_record_with_fetch_to_the_granted_host() {
         ],
     );
     let worker = s.start();
-    let posted = worker.wait("100 records posted", Duration::from_secs(60), || {
-        let records: Vec<Value> = server
-            .posted
-            .lock()
-            .unwrap()
-            .iter()
-            .flat_map(|body| serde_json::from_str::<Vec<Value>>(body).unwrap())
-            .collect();
-        (records.len() >= 100).then_some(records)
-    });
+    let posted = server.wait_posted(&worker, 100);
     let expected: Vec<Value> = (0..100)
         .map(|i| json!({"topic": topic, "partition": 0, "offset": i, "key": format!("k{i}"), "value": format!("value {i}")}))
         .collect();
@@ -346,16 +351,7 @@ fn javascript_data_crosses_both_ways_through_json_converter() {
     });
     let expected: Vec<String> = items.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
     assert_eq!(utf8(values), expected, "JsonConverter writes the items as they were fetched");
-    let posted = worker.wait("20 records posted", Duration::from_secs(60), || {
-        let records: Vec<Value> = server
-            .posted
-            .lock()
-            .unwrap()
-            .iter()
-            .flat_map(|body| serde_json::from_str::<Vec<Value>>(body).unwrap())
-            .collect();
-        (records.len() >= 20).then_some(records)
-    });
+    let posted = server.wait_posted(&worker, 20);
     let expected: Vec<Value> = (0..20)
         .map(|i| {
             json!({"topic": sunk, "partition": 0, "offset": i, "key": format!("k{i}"),
