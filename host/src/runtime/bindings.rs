@@ -208,7 +208,12 @@ pub fn source_batch_from_wit(
                 .headers
                 .into_iter()
                 .map(|h| {
-                    let value = h.value.map(|v| part(&mut reader, v, &format!("header {:?}", h.key))).transpose()?;
+                    let value = h
+                        .value
+                        .map(|v| {
+                            reader.part(v).map_err(|e| format!("record {i} of the batch, its header {:?}: {e}", h.key))
+                        })
+                        .transpose()?;
                     Ok(own::PartHeader { key: h.key, value })
                 })
                 .collect::<Result<Vec<_>, String>>()?;

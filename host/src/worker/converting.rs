@@ -28,24 +28,30 @@ impl RecordConverters {
     /// the part, the converter and its reason.
     pub fn source_record(&mut self, polled: PolledRecord) -> Result<SourceRecord, String> {
         let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } = polled;
-        let convert = |(converter, class): &mut (Converter, &'static str), part: Option<Part>, what: &str| match part {
-            None => Ok(None),
-            Some(Part::Bytes(bytes)) => Ok(Some(bytes)),
-            Some(Part::Data(data)) => converter.from_owned_data(data).map_err(|e| {
-                let role = if what.starts_with("header") { "header" } else { what };
-                format!(
-                    "{role}.converter={class} could not convert the {what} of a record for topic {topic} (source \
-                     offset {source_offset:?}): {}",
-                    e.message
-                )
-            }),
+        // `header` names a header's key; the message is only made when a conversion fails.
+        let convert = |(converter, class): &mut (Converter, &'static str),
+                       part: Option<Part>,
+                       role: &str,
+                       header: Option<&str>| {
+            match part {
+                None => Ok(None),
+                Some(Part::Bytes(bytes)) => Ok(Some(bytes)),
+                Some(Part::Data(data)) => converter.from_owned_data(data).map_err(|e| {
+                    let what = header.map_or_else(|| role.to_string(), |key| format!("header {key:?}"));
+                    format!(
+                        "{role}.converter={class} could not convert the {what} of a record for topic {topic} (source \
+                         offset {source_offset:?}): {}",
+                        e.message
+                    )
+                }),
+            }
         };
-        let key = convert(&mut self.key, key, "key")?;
-        let value = convert(&mut self.value, value, "value")?;
+        let key = convert(&mut self.key, key, "key", None)?;
+        let value = convert(&mut self.value, value, "value", None)?;
         let headers = headers
             .into_iter()
             .map(|h| {
-                let value = convert(&mut self.header, h.value, &format!("header {:?}", h.key))?;
+                let value = convert(&mut self.header, h.value, "header", Some(&h.key))?;
                 Ok(Header { key: h.key, value })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -55,33 +61,41 @@ impl RecordConverters {
     /// Reads the record's key, value and header values with the converters, in place; the error
     /// names the record (topic, partition, offset), the part, the converter and its reason.
     pub fn sink_record(&mut self, record: &mut SinkRecord) -> Result<(), String> {
-        let read = |(converter, class): &mut (Converter, &'static str), part: &mut Option<Part>, what: &str| {
+        // What failed: the role, the header's key if it is a header, the class and the reason.
+        type Failure = (&'static str, Option<String>, &'static str, String);
+        let read = |(converter, class): &mut (Converter, &'static str),
+                    part: &mut Option<Part>,
+                    role: &'static str,
+                    header: Option<&str>|
+         -> Result<(), Failure> {
             if let Some(Part::Bytes(bytes)) = part {
-                let data = converter.to_data(Some(bytes)).map_err(|e| (what.to_string(), *class, e.message))?;
+                let data =
+                    converter.to_data(Some(bytes)).map_err(|e| (role, header.map(String::from), *class, e.message))?;
                 *part = Some(Part::Data(data));
             }
-            Ok::<(), (String, &'static str, String)>(())
+            Ok(())
         };
         let mut outcome = Ok(());
         if !self.key.0.passes_bytes_through() {
-            outcome = outcome.and_then(|()| read(&mut self.key, &mut record.key, "key"));
+            outcome = outcome.and_then(|()| read(&mut self.key, &mut record.key, "key", None));
         }
         if !self.value.0.passes_bytes_through() {
-            outcome = outcome.and_then(|()| read(&mut self.value, &mut record.value, "value"));
+            outcome = outcome.and_then(|()| read(&mut self.value, &mut record.value, "value", None));
         }
         if !self.header.0.passes_bytes_through() {
             for PartHeader { key, value } in &mut record.headers {
-                outcome = outcome.and_then(|()| read(&mut self.header, value, &format!("header {key:?}")));
+                outcome = outcome.and_then(|()| read(&mut self.header, value, "header", Some(key)));
             }
         }
-        outcome.map_err(|(what, class, reason)| {
-            let role = if what.starts_with("header") { "header" } else { what.as_str() };
+        outcome.map_err(|(role, header, class, reason)| {
+            let what = header.map_or_else(|| role.to_string(), |key| format!("header {key:?}"));
             format!(
                 "{role}.converter={class} could not read the {what} of the record at {}-{} offset {}: {reason}",
                 record.topic, record.partition, record.offset
             )
         })
     }
+
     /// For a sink that takes bytes: header values a transform made as data (`InsertHeader`)
     /// written with the header converter, as they would be written to Kafka.
     pub fn sink_headers_to_bytes(&mut self, record: &mut SinkRecord) -> Result<(), String> {
