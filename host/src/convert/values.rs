@@ -442,12 +442,12 @@ impl Parser<'_, '_> {
         if first.is_ascii_digit() {
             let at = self.tokens.mark();
             if let Some(rest) = self.tokens.next_n(4) {
-                if let Some(instant) = self.temporal(&format!("{token}{rest}")) {
+                if let Some(instant) = self.temporal(&[token, rest]) {
                     return Ok(instant);
                 }
             }
             self.tokens.rewind(at);
-            if let Some(instant) = self.temporal(token) {
+            if let Some(instant) = self.temporal(&[token]) {
                 return Ok(instant);
             }
         }
@@ -470,7 +470,7 @@ impl Parser<'_, '_> {
             }
             content.push_str(self.tokens.next());
         }
-        match self.temporal(&content) {
+        match self.temporal(&[&content]) {
             Some(instant) => instant,
             None => (self.schemas.string.clone(), Parsed::Text(content)),
         }
@@ -547,28 +547,19 @@ impl Parser<'_, '_> {
         Err(Failed::NotThis)
     }
 
-    /// A date, time or timestamp in Connect's ISO forms (`\:` read as `:`), by its length.
-    fn temporal(&self, token: &str) -> Option<(Arc<Schema>, Parsed)> {
-        use Item::*;
-        let token = token.replace("\\:", ":");
-        const DATE: &[Item] = &[Number(Unit::Year), Literal('-'), Number(Unit::Month), Literal('-'), Number(Unit::Day)];
-        const TIME: &[Item] = &[
-            Number(Unit::Hour),
-            Literal(':'),
-            Number(Unit::Minute),
-            Literal(':'),
-            Number(Unit::Second),
-            Literal('.'),
-            Number(Unit::Milli),
-            Literal('Z'),
-        ];
-        let (schema, pattern): (&Arc<Schema>, Vec<&Item>) = match token.encode_utf16().count() {
-            13 => (&self.schemas.time, TIME.iter().collect()),
-            24 => (&self.schemas.timestamp, DATE.iter().chain(&[Literal('T')]).chain(TIME).collect()),
-            10 => (&self.schemas.date, DATE.iter().collect()),
+    /// A date, time or timestamp in Connect's ISO forms (`\:` read as `:`), by its length
+    /// (Java's, in UTF-16 units); `parts` are the tokens, concatenated. Nothing is allocated for
+    /// text of another length, as most numbers are.
+    fn temporal(&self, parts: &[&str]) -> Option<(Arc<Schema>, Parsed)> {
+        let length: usize = parts.iter().map(|p| p.encode_utf16().count() - p.matches("\\:").count()).sum();
+        let (schema, pattern) = match length {
+            13 => (&self.schemas.time, TIME),
+            24 => (&self.schemas.timestamp, TIMESTAMP),
+            10 => (&self.schemas.date, DATE),
             _ => return None,
         };
-        lenient_instant(&token, &pattern).map(|millis| (schema.clone(), Parsed::Instant(millis)))
+        let text = parts.concat().replace("\\:", ":");
+        lenient_instant(&text, pattern).map(|millis| (schema.clone(), Parsed::Instant(millis)))
     }
 
     /// A number as Connect reads one: the smallest integer type a whole number fits, else
@@ -722,6 +713,40 @@ fn convert(schema: &Schema, value: Parsed) -> Result<Parsed, Failed> {
     })
 }
 
+const DATE: &[Item] = &[
+    Item::Number(Unit::Year),
+    Item::Literal('-'),
+    Item::Number(Unit::Month),
+    Item::Literal('-'),
+    Item::Number(Unit::Day),
+];
+const TIME: &[Item] = &[
+    Item::Number(Unit::Hour),
+    Item::Literal(':'),
+    Item::Number(Unit::Minute),
+    Item::Literal(':'),
+    Item::Number(Unit::Second),
+    Item::Literal('.'),
+    Item::Number(Unit::Milli),
+    Item::Literal('Z'),
+];
+const TIMESTAMP: &[Item] = &[
+    Item::Number(Unit::Year),
+    Item::Literal('-'),
+    Item::Number(Unit::Month),
+    Item::Literal('-'),
+    Item::Number(Unit::Day),
+    Item::Literal('T'),
+    Item::Number(Unit::Hour),
+    Item::Literal(':'),
+    Item::Number(Unit::Minute),
+    Item::Literal(':'),
+    Item::Number(Unit::Second),
+    Item::Literal('.'),
+    Item::Number(Unit::Milli),
+    Item::Literal('Z'),
+];
+
 /// A part of the ISO patterns Connect parses with `SimpleDateFormat`.
 enum Item {
     Number(Unit),
@@ -742,7 +767,7 @@ enum Unit {
 /// The instant `text` names by `pattern`, read as a lenient `SimpleDateFormat` in UTC reads it:
 /// each number as many digits as there are (blanks before it skipped, a `-` taken), fields that
 /// overflow roll over, text after the pattern ignored.
-fn lenient_instant(text: &str, pattern: &[&Item]) -> Option<i64> {
+fn lenient_instant(text: &str, pattern: &[Item]) -> Option<i64> {
     let bytes = text.as_bytes();
     let mut at = 0;
     let (mut year, mut month, mut day, mut millis) = (1970i64, 1i64, 1i64, 0i64);
