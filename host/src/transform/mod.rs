@@ -33,7 +33,8 @@ pub struct TransformConfigError {
     pub message: String,
 }
 
-/// A transform failed on a record: which step and why.
+/// A transform failed on a record: which step, the record's topic, and why (the caller adds
+/// where the record came from).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransformError {
     pub message: String,
@@ -229,7 +230,7 @@ impl Chain {
                         if routed.is_empty() {
                             return Err(TransformError {
                                 message: format!(
-                                    "transforms.{} ({}) made an empty topic name of {}",
+                                    "transforms.{} ({}) made an empty topic name of the record for topic {}",
                                     step.alias, step.class, record.topic
                                 ),
                             });

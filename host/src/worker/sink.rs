@@ -426,7 +426,6 @@ impl Delivery {
         let mut kept = Vec::with_capacity(batch.len());
         for r in batch {
             let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
-            let at = format!("{topic}-{partition} offset {offset}");
             let record = crate::transform::Record { topic, partition: Some(partition), key, value, headers, timestamp };
             match self.transforms.apply(record) {
                 Ok(Some(t)) => kept.push(SinkRecord {
@@ -439,7 +438,7 @@ impl Delivery {
                     timestamp: t.timestamp,
                 }),
                 Ok(None) => {}
-                Err(e) => return Err(format!("{} (the record at {at})", e.message)),
+                Err(e) => return Err(format!("{} (partition {partition}, offset {offset})", e.message)),
             }
         }
         Ok(kept)

@@ -461,7 +461,6 @@ impl Polling {
                 let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } =
                     polled;
                 let record = crate::transform::Record { topic, partition, key, value, headers, timestamp };
-                let topic = record.topic.clone();
                 match self.transforms.apply(record) {
                     Ok(Some(r)) => Ok(Transformed::Kept(PolledRecord {
                         source_partition,
@@ -474,9 +473,7 @@ impl Polling {
                         timestamp: r.timestamp,
                     })),
                     Ok(None) => Ok(Transformed::Dropped(source_partition, source_offset)),
-                    Err(e) => {
-                        Err(format!("{} (the record for topic {topic}, source offset {source_offset:?})", e.message))
-                    }
+                    Err(e) => Err(format!("{} (source offset {source_offset:?})", e.message)),
                 }
             })
             .collect()
