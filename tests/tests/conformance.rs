@@ -790,17 +790,21 @@ fn transform_cases() -> Vec<Json> {
 fn wharf_transform_answer(case: &Json) -> Json {
     use wharf::model::{Part, PartHeader};
     use wharf::transform::{Chain, Record};
+    let settings = |prefix: &str, given: &Json| -> Vec<(String, String)> {
+        given
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (format!("{prefix}{k}"), v.as_str().unwrap().to_string()))
+            .collect()
+    };
     let mut pairs: Vec<(String, String)> = vec![("transforms".into(), "t".into())];
-    for (k, v) in case["transform"].as_object().unwrap() {
-        pairs.push((format!("transforms.t.{k}"), v.as_str().unwrap().to_string()));
-    }
+    pairs.extend(settings("transforms.t.", &case["transform"]));
     if let Some(predicate) = case.get("predicate") {
         pairs.push(("predicates".into(), "p".into()));
         pairs.push(("transforms.t.predicate".into(), "p".into()));
         pairs.push(("transforms.t.negate".into(), case["negate"].to_string()));
-        for (k, v) in predicate.as_object().unwrap() {
-            pairs.push((format!("predicates.p.{k}"), v.as_str().unwrap().to_string()));
-        }
+        pairs.extend(settings("predicates.p.", predicate));
     }
     let chain = match Chain::of_connector(&pairs) {
         Ok(chain) => chain,
