@@ -79,6 +79,21 @@ pub struct SinkRecord {
     pub timestamp: Option<i64>,
 }
 
+/// A record as transforms see it (Kafka Connect's `ConnectRecord`): a source's before its
+/// converters, a sink's after them, without what belongs to the source or the sink alone (source
+/// partition and offset stay outside; a sink record's Kafka offset is here for `InsertField`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectRecord {
+    pub topic: String,
+    pub partition: Option<i32>,
+    /// The record's offset in its Kafka partition: a sink record's, none on a source.
+    pub offset: Option<i64>,
+    pub key: Option<Part>,
+    pub value: Option<Part>,
+    pub headers: Vec<PartHeader>,
+    pub timestamp: Option<i64>,
+}
+
 /// A task: its connector and its number; shown as `name-3`, as Kafka Connect names tasks.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TaskId {
@@ -129,6 +144,43 @@ impl ConnectorKind {
     }
 }
 
+/// What a plugin is: a connector of one kind, or (since `wharf:connector@0.1.3`) a transform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginKind {
+    Source,
+    Sink,
+    Transform,
+}
+
+impl PluginKind {
+    /// The type Kafka Connect's plugin list gives it: `source`, `sink` or `transformation`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PluginKind::Source => "source",
+            PluginKind::Sink => "sink",
+            PluginKind::Transform => "transformation",
+        }
+    }
+
+    /// The kind of connector it runs, none for a transform.
+    pub fn connector(self) -> Option<ConnectorKind> {
+        match self {
+            PluginKind::Source => Some(ConnectorKind::Source),
+            PluginKind::Sink => Some(ConnectorKind::Sink),
+            PluginKind::Transform => None,
+        }
+    }
+}
+
+impl From<ConnectorKind> for PluginKind {
+    fn from(kind: ConnectorKind) -> Self {
+        match kind {
+            ConnectorKind::Source => PluginKind::Source,
+            ConnectorKind::Sink => PluginKind::Sink,
+        }
+    }
+}
+
 /// The value of `key` in a config of key-value pairs, the last one when the key repeats (as a
 /// properties file that sets a key twice means it).
 pub fn last_value<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -153,7 +205,7 @@ pub struct PluginInfo {
     pub name: String,
     pub version: String,
     pub description: String,
-    pub kind: ConnectorKind,
+    pub kind: PluginKind,
     pub config: Vec<ConfigKey>,
     /// Which config keys name files, folders, addresses or URLs (`grants`, since 0.1.1).
     pub grants: Vec<KeyGrant>,

@@ -85,6 +85,14 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             };
             files.push(("app.js".into(), fill(code), false));
             files.push(("sdk/wharf-sdk.js".into(), include_str!("../../plugins/js/sdk/wharf-sdk.js").into(), false));
+            if kind == Kind::Sink {
+                // `reportErrant`, for sinks only: a source's world lacks the import it needs.
+                files.push((
+                    "sdk/wharf-sink.js".into(),
+                    include_str!("../../plugins/js/sdk/wharf-sink.js").into(),
+                    false,
+                ));
+            }
             (
                 // JavaScript plugins take Connect's data model (the data worlds).
                 format!("componentize-js app.js --wit wit --world-name data-{world} -o {name}.wasm\n"),

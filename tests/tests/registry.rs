@@ -92,8 +92,17 @@ fn a_file_that_is_not_a_plugin_is_reported_and_harms_nothing() {
     let broken = broken.unwrap_or_else(|| panic!("broken.wasm is not reported: {all}"));
     assert_eq!(broken["type"], "invalid");
     assert!(broken["error"].as_str().unwrap().contains("not a valid WebAssembly component"), "{broken}");
+    // As in Kafka Connect, the built-in converters, transforms and predicates are listed too.
+    let has =
+        |class: &str, kind: &str| all.as_array().unwrap().iter().any(|p| p["class"] == class && p["type"] == kind);
+    assert!(has("org.apache.kafka.connect.transforms.Cast$Key", "transformation"), "{all}");
+    assert!(has("org.apache.kafka.connect.transforms.RegexRouter", "transformation"), "{all}");
+    assert!(has("org.apache.kafka.connect.transforms.predicates.HasHeaderKey", "predicate"), "{all}");
+    assert!(has("org.apache.kafka.connect.json.JsonConverter", "converter"), "{all}");
+    assert!(has("org.apache.kafka.connect.storage.SimpleHeaderConverter", "header_converter"), "{all}");
+    assert!(!has("org.apache.kafka.connect.storage.SimpleHeaderConverter", "converter"), "{all}");
     let connectors_only = worker.get("/connector-plugins").unwrap();
-    assert!(connectors_only.as_array().unwrap().iter().all(|p| p["type"] != "invalid"));
+    assert!(connectors_only.as_array().unwrap().iter().all(|p| p["type"] == "source" || p["type"] == "sink"));
     assert!(listed(&worker, "file-source", "0.1.0"));
 }
 

@@ -72,6 +72,8 @@ pub struct ConnectorConfig {
     pub converters: super::ConverterOverrides,
     /// `transforms` and `predicates`: the steps each record goes through.
     pub transforms: crate::transform::Chain,
+    /// `errors.*`: what a record that fails conversion or a transform does to the task.
+    pub errors: super::tolerance::ErrorPolicy,
     /// Every key as given, in order.
     pub raw: Vec<(String, String)>,
 }
@@ -114,11 +116,7 @@ fn is_bidi_control(c: char) -> bool {
 
 /// Kafka Connect features a user may expect that Wharf does not have yet: refusing them beats
 /// silently ignoring them.
-const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
-    ("topics.regex", "list the topics in \"topics\" instead"),
-    ("errors.tolerance", "failed records always fail the task for now; remove the key"),
-    ("errors.deadletterqueue.topic.name", "dead-letter queues are not available yet; remove the key"),
-];
+const NOT_YET_SUPPORTED: &[(&str, &str)] = &[("topics.regex", "list the topics in \"topics\" instead")];
 
 impl ConnectorConfig {
     pub fn from_file(path: &Path, worker_limits: &WasmLimits) -> Result<Self, ConnectorConfigError> {
@@ -155,7 +153,7 @@ impl ConnectorConfig {
             };
         }
         for (key, advice) in NOT_YET_SUPPORTED {
-            if get(key).is_some_and(|v| !(v.is_empty() || key == &"errors.tolerance" && v == "none")) {
+            if get(key).is_some_and(|v| !v.is_empty()) {
                 problems.push(invalid(key, format!("\"{key}\" is not supported yet: {advice}")));
             }
         }
@@ -213,9 +211,16 @@ impl ConnectorConfig {
                 crate::transform::Chain::default()
             }
         };
-        let topics = get("topics")
+        let topics: Vec<String> = get("topics")
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
+        let errors = match super::tolerance::ErrorPolicy::of_connector(&raw, &topics) {
+            Ok(policy) => policy,
+            Err(found) => {
+                problems.extend(found.into_iter().map(|e| invalid(e.key, e.message)));
+                super::tolerance::ErrorPolicy::default()
+            }
+        };
 
         let ceiling = &worker_limits.ceiling;
         let mut folders = Vec::new();
@@ -288,6 +293,7 @@ impl ConnectorConfig {
             limits,
             converters,
             transforms,
+            errors,
             raw,
         })
     }

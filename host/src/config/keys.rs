@@ -131,7 +131,7 @@ const fn key(
 
 use self::DefaultValue::{Number, Required, Signed, Text, Unset, Worker};
 use Importance::{High, Low, Medium};
-use Kind::{Class, Int, List, Long, Short, String as Str};
+use Kind::{Boolean, Class, Int, List, Long, Short, String as Str};
 use Scope::{Distributed, Every, Sink, Standalone};
 
 /// Key prefixes of a worker config whose keys are handed on: to the Kafka clients (without the
@@ -209,6 +209,14 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise), as key.converter."),
     key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
     key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
+    key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one)."),
+    key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a retriable failure is retried before errors.tolerance decides; -1 retries for ever."),
+    key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds."),
+    key("errors.log.enable", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether each skipped record's failure is logged."),
+    key("errors.log.include.messages", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether the log names the record that failed (its topic, partition, offset and timestamp)."),
+    key("errors.deadletterqueue.topic.name", Str, Text(""), Medium, "Error Handling", Sink, "The topic a sink writes skipped records to, as they were read; none when empty."),
+    key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it."),
+    key("errors.deadletterqueue.context.headers.enable", Boolean, Text("false"), Medium, "Error Handling", Sink, "Whether records in the dead-letter queue carry __connect.errors.* headers saying where and why they failed."),
     key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write."),
     key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write."),
     key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect."),

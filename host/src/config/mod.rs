@@ -6,10 +6,29 @@ pub mod converters;
 pub mod keys;
 pub mod properties;
 pub mod reserved;
+pub mod tolerance;
 pub mod worker;
 
 pub use ceiling::GrantCeiling;
 pub use connector::{ConnectorConfig, FolderGrant};
 pub use converters::{ConverterChoice, ConverterOverrides, Converters};
 pub use reserved::ReservedTopics;
+pub use tolerance::{DeadLetterQueue, ErrorPolicy};
 pub use worker::{Mode, WasmLimits, WorkerConfig};
+
+/// The converters, transforms and predicates built into the worker, by full class name, with the
+/// type Kafka Connect's plugin list gives each (`converter`, `header_converter`,
+/// `transformation`, `predicate`); a class that is both kinds of converter is listed twice, as
+/// Connect lists it.
+pub fn built_in_plugins() -> Vec<(String, &'static str)> {
+    let mut list = Vec::new();
+    for (class, converts_records) in crate::convert::classes() {
+        if converts_records {
+            list.push((class.to_string(), "converter"));
+        }
+        list.push((class.to_string(), "header_converter"));
+    }
+    list.extend(crate::transform::transform_classes().into_iter().map(|c| (c, "transformation")));
+    list.extend(crate::transform::predicate_classes().into_iter().map(|c| (c, "predicate")));
+    list
+}

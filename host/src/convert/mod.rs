@@ -124,6 +124,12 @@ const CLASSES: &[(&str, &str)] = &[
     (SIMPLE_HEADER_CONVERTER, "SimpleHeader"),
 ];
 
+/// Every converter class Wharf has, with whether it converts a record's keys and values (a
+/// `converter`, in the plugin list's words) and not header values only.
+pub fn classes() -> impl Iterator<Item = (&'static str, bool)> {
+    CLASSES.iter().map(|(class, _)| (*class, *class != SIMPLE_HEADER_CONVERTER))
+}
+
 /// Connect's default header converter, which converts header values only.
 pub const SIMPLE_HEADER_CONVERTER: &str = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
 

@@ -186,3 +186,40 @@ pub async fn delete_group(admin: &AdminClient<DefaultClientContext>, group: &str
     }
     Ok(())
 }
+
+/// Makes sure a topic exists, creating it with `partitions` and `replication_factor` (-1 for the
+/// broker's default) and the broker's other defaults when it is missing. Blocks the calling
+/// thread, which must not be one of an async runtime's (a task thread, for a sink's dead-letter
+/// queue).
+pub fn ensure_plain_topic(
+    worker: &crate::config::WorkerConfig,
+    topic: &str,
+    partitions: i32,
+    replication_factor: i32,
+) -> anyhow::Result<()> {
+    let admin = admin_client(&super::client_config(worker, &worker.admin_overrides))?;
+    if partition_count(&admin, topic)?.is_some() {
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the admin client's runtime: {e}"))?;
+    let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
+    let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replication_factor));
+    let results = runtime
+        .block_on(admin.create_topics([&new], &options))
+        .map_err(|e| anyhow::anyhow!("cannot create topic '{topic}': {e}"))?;
+    for result in results {
+        match result {
+            Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((_, RDKafkaErrorCode::InvalidReplicationFactor)) => anyhow::bail!(
+                "cannot create topic '{topic}' with replication factor {replication_factor}: the cluster has fewer \
+                 brokers than that; lower it (-1 takes the broker's default)"
+            ),
+            Err((_, code)) => anyhow::bail!("cannot create topic '{topic}': {code}; check the broker's log"),
+        }
+    }
+    tracing::info!("created topic {topic}: {partitions} partition(s), replication factor {replication_factor}");
+    Ok(())
+}

@@ -20,12 +20,17 @@ pub struct ListQuery {
     connectors_only: Option<bool>,
 }
 
-/// Every version of every plugin; with `connectorsOnly=false`, files that failed to load too.
+/// Every version of every plugin; with `connectorsOnly=false`, as in Kafka Connect, the
+/// converters, transforms and predicates the worker has (built in, so with Wharf's version) and,
+/// Wharf's own, the files that failed to load.
 pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Vec<PluginInfo>> {
+    let everything = query.connectors_only == Some(false);
     let mut entries: Vec<PluginInfo> = state
         .herder
         .plugins()
         .iter()
+        // Transform plugins are listed with everything else, as Connect lists its transforms.
+        .filter(|p| everything || p.info.kind.connector().is_some())
         .map(|p| PluginInfo {
             class: p.info.name.clone(),
             kind: p.info.kind.name(),
@@ -33,7 +38,14 @@ pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -
             error: None,
         })
         .collect();
-    if query.connectors_only == Some(false) {
+    if everything {
+        let built_in = |class: String, kind: &'static str| PluginInfo {
+            class,
+            kind,
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            error: None,
+        };
+        entries.extend(crate::config::built_in_plugins().into_iter().map(|(class, kind)| built_in(class, kind)));
         entries.extend(state.herder.plugin_problems().into_iter().map(|(path, reason)| PluginInfo {
             class: path.display().to_string(),
             kind: "invalid",
@@ -99,10 +111,16 @@ pub async fn validate(
     }
     let version = config.iter().find(|(k, _)| k == "connector.version").map(|(_, v)| v.clone());
     let plugin = find(&state, &name, version.as_deref())?;
+    if plugin.info.kind.connector().is_none() {
+        return Err(bad_request(format!(
+            "{name} is a transform plugin: validate the config of a connector that uses it \
+             (transforms.<alias>.type={name}) with PUT /connector-plugins/<the connector's plugin>/config/validate"
+        )));
+    }
     let get = |key: &str| crate::model::last_value(&config, key).map(String::from);
 
     // The keys every connector has (`config::keys`), then the plugin's own.
-    let mut keys = crate::config::keys::connector_keys(plugin.info.kind == crate::model::ConnectorKind::Sink);
+    let mut keys = crate::config::keys::connector_keys(plugin.info.kind == crate::model::PluginKind::Sink);
     keys.extend(plugin.info.config.iter().cloned());
     let mut entries: Vec<(ConfigKey, Option<String>, Vec<String>)> = keys
         .into_iter()

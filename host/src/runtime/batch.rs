@@ -276,6 +276,29 @@ impl BatchWriter {
     }
 }
 
+impl BatchWriter {
+    /// The batch of `records` for a transform plugin.
+    pub fn transform_batch(records: Vec<crate::model::ConnectRecord>) -> super::bindings::TransformBatch {
+        let mut writer = BatchWriter::default();
+        let records = records
+            .into_iter()
+            .map(|r| super::bindings::TransformRecord {
+                topic: r.topic,
+                partition: r.partition,
+                key: r.key.map(|k| writer.part(k)),
+                value: r.value.map(|v| writer.part(v)),
+                headers: r
+                    .headers
+                    .into_iter()
+                    .map(|h| wit::Header { key: h.key, value: h.value.map(|v| writer.part(v)) })
+                    .collect(),
+                timestamp: r.timestamp,
+            })
+            .collect();
+        super::bindings::TransformBatch { schemas: writer.schemas, values: writer.values, records }
+    }
+}
+
 /// Bytes a key or value counts for in `wasm.max.bytes.per.call`: its bytes, or its data's text
 /// and bytes and 8 for each other value.
 pub fn part_bytes(part: &Part) -> usize {

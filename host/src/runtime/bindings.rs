@@ -20,6 +20,8 @@ pub mod sink {
         path: "../wit",
         world: "sink-core",
         exports: { default: async },
+        // A report beyond the batch's size traps.
+        imports: { "wharf:connector/errant-records.report": trappable },
         with: {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
@@ -50,6 +52,21 @@ pub mod data_sink {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
             "wharf:connector/data": super::data_source::wharf::connector::data,
+            "wharf:connector/errant-records": super::sink::wharf::connector::errant_records,
+        },
+    });
+}
+
+/// Transform plugins (0.1.3 and later).
+pub mod transform {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "transform-core",
+        exports: { default: async },
+        with: {
+            "wharf:connector/types": super::source::wharf::connector::types,
+            "wharf:connector/host": super::source::wharf::connector::host,
+            "wharf:connector/data": super::data_source::wharf::connector::data,
         },
     });
 }
@@ -63,6 +80,7 @@ pub mod declared {
     });
 }
 
+pub use sink::wharf::connector::errant_records as wit_errant;
 pub use source::wharf::connector::host as wit_host;
 pub use source::wharf::connector::types as wit;
 
@@ -140,10 +158,43 @@ pub use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 /// What `wasm.max.bytes.per.call` counts of a data batch: the text and bytes it carries, and 8
 /// bytes for each number.
 pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
-    use data_source::wharf::connector::data::{Part, Value};
+    let records: usize = batch
+        .records
+        .iter()
+        .map(|r| {
+            super::instance::record_bytes(&r.topic, &r.source_partition, &r.source_offset)
+                + r.headers.iter().map(|h| h.key.len() + wit_part_bytes(&h.value)).sum::<usize>()
+                + wit_part_bytes(&r.key)
+                + wit_part_bytes(&r.value)
+        })
+        .sum();
+    tables_bytes(&batch.schemas, &batch.values) + records
+}
+
+/// As `source_batch_bytes`, for what a transform returned.
+pub fn transformed_batch_bytes(batch: &TransformedBatch) -> usize {
+    let records: usize = batch
+        .records
+        .iter()
+        .flatten()
+        .map(|r| {
+            r.topic.len()
+                + r.headers.iter().map(|h| h.key.len() + wit_part_bytes(&h.value)).sum::<usize>()
+                + wit_part_bytes(&r.key)
+                + wit_part_bytes(&r.value)
+        })
+        .sum();
+    tables_bytes(&batch.schemas, &batch.values) + records
+}
+
+/// The bytes of a batch's schema and value tables.
+fn tables_bytes(
+    schemas: &[data_source::wharf::connector::data::Schema],
+    values: &[data_source::wharf::connector::data::Value],
+) -> usize {
+    use data_source::wharf::connector::data::Value;
     let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-    let schemas: usize = batch
-        .schemas
+    let schemas: usize = schemas
         .iter()
         .map(|s| {
             text(&s.name)
@@ -153,8 +204,7 @@ pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
                 + 8
         })
         .sum();
-    let values: usize = batch
-        .values
+    let values: usize = values
         .iter()
         .map(|v| match v {
             Value::String(s) => s.len(),
@@ -165,22 +215,17 @@ pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
             _ => 8,
         })
         .sum();
-    let part = |p: &Option<Part>| match p {
+    schemas + values
+}
+
+/// A key, value or header value's bytes; data counts in the tables.
+fn wit_part_bytes(part: &Option<data_source::wharf::connector::data::Part>) -> usize {
+    use data_source::wharf::connector::data::Part;
+    match part {
         Some(Part::Raw(bytes)) => bytes.len(),
         Some(Part::Data(_)) => 8,
         None => 0,
-    };
-    let records: usize = batch
-        .records
-        .iter()
-        .map(|r| {
-            super::instance::record_bytes(&r.topic, &r.source_partition, &r.source_offset)
-                + r.headers.iter().map(|h| h.key.len() + part(&h.value)).sum::<usize>()
-                + part(&r.key)
-                + part(&r.value)
-        })
-        .sum();
-    schemas + values + records
+    }
 }
 
 /// The records of a batch whose keys and values may be data, or why the batch breaks the
@@ -251,6 +296,61 @@ pub fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
 }
 
 pub use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
+pub use transform::exports::wharf::connector::transformer::{TransformBatch, TransformRecord, TransformedBatch};
+
+/// What a transform returned, in the host's terms: for each record given, the record it became
+/// or none; or why the batch breaks the contract's rules. `known` holds the schemas of the last
+/// batch, and is given this batch's.
+pub fn transformed_batch_from_wit(
+    batch: TransformedBatch,
+    known: &mut Vec<std::sync::Arc<crate::data::Schema>>,
+) -> Result<Vec<Option<own::ConnectRecord>>, String> {
+    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known)?;
+    if !reader.is_empty() {
+        *known = reader.kept_schemas();
+    }
+    batch
+        .records
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let Some(r) = r else { return Ok(None) };
+            let key = r
+                .key
+                .map(|k| reader.part(k).map_err(|e| format!("record {i} of the batch, its key: {e}")))
+                .transpose()?;
+            let value = r
+                .value
+                .map(|v| reader.part(v).map_err(|e| format!("record {i} of the batch, its value: {e}")))
+                .transpose()?;
+            let headers = r
+                .headers
+                .into_iter()
+                .map(|h| {
+                    let value = h
+                        .value
+                        .map(|v| {
+                            reader.part(v).map_err(|e| format!("record {i} of the batch, its header {:?}: {e}", h.key))
+                        })
+                        .transpose()?;
+                    Ok(own::PartHeader { key: h.key, value })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            if r.topic.is_empty() {
+                return Err(format!("record {i} of the batch has an empty topic"));
+            }
+            Ok(Some(own::ConnectRecord {
+                topic: r.topic,
+                partition: r.partition,
+                offset: None,
+                key,
+                value,
+                headers,
+                timestamp: r.timestamp,
+            }))
+        })
+        .collect()
+}
 
 pub fn topic_partition_to_wit(tp: &own::TopicPartition) -> wit::TopicPartition {
     wit::TopicPartition { topic: tp.topic.clone(), partition: tp.partition }
@@ -266,35 +366,49 @@ pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
         version: info.version,
         description: info.description,
         kind: match info.kind {
-            wit::ConnectorKind::Source => own::ConnectorKind::Source,
-            wit::ConnectorKind::Sink => own::ConnectorKind::Sink,
+            wit::ConnectorKind::Source => own::PluginKind::Source,
+            wit::ConnectorKind::Sink => own::PluginKind::Sink,
         },
         grants: Vec::new(),
-        config: info
-            .config
-            .into_iter()
-            .map(|k| own::ConfigKey {
-                name: k.name,
-                type_name: match k.type_ {
-                    wit::ConfigType::Boolean => "BOOLEAN",
-                    wit::ConfigType::Int => "INT",
-                    wit::ConfigType::Long => "LONG",
-                    wit::ConfigType::Double => "DOUBLE",
-                    wit::ConfigType::String => "STRING",
-                    wit::ConfigType::List => "LIST",
-                    wit::ConfigType::Password => "PASSWORD",
-                },
-                default_value: k.default_value,
-                required: k.required,
-                importance: match k.importance {
-                    wit::Importance::High => "HIGH",
-                    wit::Importance::Medium => "MEDIUM",
-                    wit::Importance::Low => "LOW",
-                },
-                documentation: k.documentation,
-                group: k.group,
-            })
-            .collect(),
+        config: info.config.into_iter().map(config_key_from_wit).collect(),
+    }
+}
+
+/// A transform plugin's description, in the host's terms.
+pub fn transform_info_from_wit(
+    info: transform::exports::wharf::connector::transformer::TransformInfo,
+) -> own::PluginInfo {
+    own::PluginInfo {
+        name: info.name,
+        version: info.version,
+        description: info.description,
+        kind: own::PluginKind::Transform,
+        grants: Vec::new(),
+        config: info.config.into_iter().map(config_key_from_wit).collect(),
+    }
+}
+
+fn config_key_from_wit(k: wit::ConfigKey) -> own::ConfigKey {
+    own::ConfigKey {
+        name: k.name,
+        type_name: match k.type_ {
+            wit::ConfigType::Boolean => "BOOLEAN",
+            wit::ConfigType::Int => "INT",
+            wit::ConfigType::Long => "LONG",
+            wit::ConfigType::Double => "DOUBLE",
+            wit::ConfigType::String => "STRING",
+            wit::ConfigType::List => "LIST",
+            wit::ConfigType::Password => "PASSWORD",
+        },
+        default_value: k.default_value,
+        required: k.required,
+        importance: match k.importance {
+            wit::Importance::High => "HIGH",
+            wit::Importance::Medium => "MEDIUM",
+            wit::Importance::Low => "LOW",
+        },
+        documentation: k.documentation,
+        group: k.group,
     }
 }
 

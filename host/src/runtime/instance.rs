@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
-use super::bindings::{self, data_sink, data_source, declared, sink, source, wit};
+use super::bindings::{self, data_sink, data_source, declared, sink, source, transform, wit};
 use super::engine::{block_on_until, Runtime};
-use super::sandbox::{Grants, TaskState};
+use super::sandbox::{ErrantReport, Grants, Putting, TaskState};
 use crate::config::WasmLimits;
-use crate::model::{ConnectorKind, PartitionOffset, PluginInfo, PolledRecord, SinkRecord, TopicPartition};
+use crate::model::{ConnectRecord, PartitionOffset, PluginInfo, PluginKind, PolledRecord, SinkRecord, TopicPartition};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
@@ -90,6 +90,7 @@ impl Plugin {
             PluginPre::DataSource(pre) => pre.instance_pre().component(),
             PluginPre::Sink(pre) => pre.instance_pre().component(),
             PluginPre::DataSink(pre) => pre.instance_pre().component(),
+            PluginPre::Transform(pre) => pre.instance_pre().component(),
         }
     }
 }
@@ -101,6 +102,8 @@ enum PluginPre {
     Sink(sink::SinkCorePre<TaskState>),
     /// A sink whose records carry data (0.1.2 and later).
     DataSink(data_sink::DataSinkCorePre<TaskState>),
+    /// A transform (0.1.3 and later).
+    Transform(transform::TransformCorePre<TaskState>),
 }
 
 enum Bound {
@@ -108,6 +111,7 @@ enum Bound {
     DataSource(data_source::DataSourceCore),
     Sink(sink::SinkCore),
     DataSink(data_sink::DataSinkCore),
+    Transform(transform::TransformCore),
 }
 
 /// The task exports, by the version track this host speaks (0.1.x, any patch).
@@ -115,6 +119,7 @@ const SOURCE_TASK_EXPORT: &str = "wharf:connector/source-task@0.1.";
 const DATA_SOURCE_TASK_EXPORT: &str = "wharf:connector/data-source-task@0.1.";
 const DATA_SINK_TASK_EXPORT: &str = "wharf:connector/data-sink-task@0.1.";
 const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.";
+const TRANSFORMER_EXPORT: &str = "wharf:connector/transformer@0.1.";
 
 impl Plugin {
     /// Checks that `component` is a Wharf plugin, links it, and asks it to describe itself.
@@ -140,6 +145,10 @@ impl Plugin {
             )
         } else if exports.iter().any(|e| e.starts_with(SINK_TASK_EXPORT)) {
             PluginPre::Sink(sink::SinkCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?)
+        } else if exports.iter().any(|e| e.starts_with(TRANSFORMER_EXPORT)) {
+            PluginPre::Transform(
+                transform::TransformCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
+            )
         } else {
             return Err(not_a_plugin(&path, &exports, anyhow::anyhow!("no task export")));
         };
@@ -148,7 +157,7 @@ impl Plugin {
                 name: String::new(),
                 version: String::new(),
                 description: String::new(),
-                kind: ConnectorKind::Source,
+                kind: PluginKind::Source,
                 config: Vec::new(),
                 grants: Vec::new(),
             },
@@ -161,8 +170,9 @@ impl Plugin {
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         let world_kind = match plugin.pre {
-            PluginPre::Source(_) | PluginPre::DataSource(_) => ConnectorKind::Source,
-            PluginPre::Sink(_) | PluginPre::DataSink(_) => ConnectorKind::Sink,
+            PluginPre::Source(_) | PluginPre::DataSource(_) => PluginKind::Source,
+            PluginPre::Sink(_) | PluginPre::DataSink(_) => PluginKind::Sink,
+            PluginPre::Transform(_) => PluginKind::Transform,
         };
         if info.kind != world_kind {
             anyhow::bail!(
@@ -206,6 +216,7 @@ impl Plugin {
                 PluginPre::DataSource(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
                 PluginPre::Sink(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
                 PluginPre::DataSink(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
+                PluginPre::Transform(pre) => pre.instance_pre().instantiate_async(&mut store).await?,
             };
             let grants = match &self.grants {
                 Some(indices) => Some(indices.load(&mut store, &instance)?),
@@ -216,6 +227,7 @@ impl Plugin {
                 PluginPre::DataSource(_) => Bound::DataSource(data_source::DataSourceCore::new(&mut store, &instance)?),
                 PluginPre::Sink(_) => Bound::Sink(sink::SinkCore::new(&mut store, &instance)?),
                 PluginPre::DataSink(_) => Bound::DataSink(data_sink::DataSinkCore::new(&mut store, &instance)?),
+                PluginPre::Transform(_) => Bound::Transform(transform::TransformCore::new(&mut store, &instance)?),
             };
             Ok::<_, wasmtime::Error>((bound, grants))
         })
@@ -262,7 +274,7 @@ impl Plugin {
                 })?;
                 SourceTask::Data(bindings, task)
             }
-            Bound::Sink(_) | Bound::DataSink(_) => {
+            Bound::Sink(_) | Bound::DataSink(_) | Bound::Transform(_) => {
                 return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)))
             }
         };
@@ -290,11 +302,29 @@ impl Plugin {
                 })?;
                 SinkTask::Data(bindings, task)
             }
-            Bound::Source(_) | Bound::DataSource(_) => {
+            Bound::Source(_) | Bound::DataSource(_) | Bound::Transform(_) => {
                 return Err(PluginError::Instantiate(format!("{} is not a sink plugin", self.info.name)))
             }
         };
         Ok(SinkInstance { store, task, limits: limits.clone() })
+    }
+
+    /// A transform plugin's instance for one task, opened with the transform's settings.
+    pub fn open_transform(
+        &self,
+        runtime: &Runtime,
+        grants: Grants,
+        config: &Vec<(String, String)>,
+        limits: &WasmLimits,
+    ) -> Result<TransformInstance, PluginError> {
+        let (mut store, instantiated) = self.instantiate(runtime, grants, limits)?;
+        let Bound::Transform(bindings) = instantiated.bound else {
+            return Err(PluginError::Instantiate(format!("{} is not a transform plugin", self.info.name)));
+        };
+        let transform = call(&mut store, limits, "open", async |s| {
+            bindings.wharf_connector_transformer().transform().call_open(s, config).await
+        })?;
+        Ok(TransformInstance { store, bindings, transform, limits: limits.clone(), schemas: Vec::new() })
     }
 }
 
@@ -479,18 +509,27 @@ impl ConnectorInstance {
         let info = match &self.bound {
             Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
-            }),
+            })
+            .map(bindings::plugin_info_from_wit),
             Bound::DataSource(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
-            }),
+            })
+            .map(bindings::plugin_info_from_wit),
             Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
-            }),
+            })
+            .map(bindings::plugin_info_from_wit),
             Bound::DataSink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
                 b.wharf_connector_connector().call_describe(s).await
-            }),
+            })
+            .map(bindings::plugin_info_from_wit),
+            Bound::Transform(b) => {
+                let info = call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                    b.wharf_connector_transformer().call_describe(s).await
+                })?;
+                Ok(bindings::transform_info_from_wit(info))
+            }
         }?;
-        let info = bindings::plugin_info_from_wit(info);
         let bytes = info.name.len()
             + info.version.len()
             + info.description.len()
@@ -525,6 +564,9 @@ impl ConnectorInstance {
             Bound::DataSink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
                 b.wharf_connector_connector().call_validate(s, config).await
             }),
+            Bound::Transform(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_transformer().call_validate(s, config).await
+            }),
         }?;
         self.bounded("validate", problems.iter().map(|p| p.name.len() + p.message.len()).sum())?;
         Ok(problems.into_iter().map(bindings::config_problem_from_wit).collect())
@@ -548,6 +590,9 @@ impl ConnectorInstance {
             Bound::DataSink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
                 b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
             }),
+            Bound::Transform(_) => Err(PluginError::Fatal(
+                "a transform plugin has no tasks of its own: it runs in a connector's transforms".into(),
+            )),
         }?;
         if configs.len() > max_tasks as usize {
             return Err(PluginError::TooManyTasks { count: configs.len(), max: max_tasks });
@@ -674,6 +719,102 @@ impl SourceInstance {
     }
 }
 
+/// A transform plugin's instance, one per task: it takes a batch and says what became of each
+/// record.
+pub struct TransformInstance {
+    store: Store<TaskState>,
+    bindings: transform::TransformCore,
+    transform: ResourceAny,
+    limits: WasmLimits,
+    /// The schemas of the last batch it returned, handed out again for equal schemas of the next.
+    schemas: Vec<std::sync::Arc<crate::data::Schema>>,
+}
+
+impl TransformInstance {
+    /// The records through the plugin, in as many calls as `wasm.max.records.per.call` and
+    /// `wasm.max.bytes.per.call` need: for each record given, in order, the record it became or
+    /// none when dropped. A record larger than the bound alone fails with its topic named.
+    pub fn apply(&mut self, records: Vec<ConnectRecord>) -> Result<Vec<Option<ConnectRecord>>, PluginError> {
+        let max = self.limits.max_bytes_per_call;
+        let max_records = self.limits.max_records_per_call as usize;
+        let mut out = Vec::with_capacity(records.len());
+        let mut chunk = Vec::new();
+        let mut chunk_bytes = 0;
+        for record in records {
+            let bytes = connect_record_bytes(&record);
+            if bytes > max {
+                return Err(PluginError::Fatal(format!(
+                    "a record for topic {} is {bytes} bytes, more than wasm.max.bytes.per.call={max} lets one call \
+                     to the transform carry; raise the limit for this connector (and the worker)",
+                    record.topic
+                )));
+            }
+            if chunk_bytes + bytes > max || chunk.len() >= max_records {
+                out.extend(self.apply_chunk(std::mem::take(&mut chunk))?);
+                chunk_bytes = 0;
+            }
+            chunk_bytes += bytes;
+            chunk.push(record);
+        }
+        if !chunk.is_empty() {
+            out.extend(self.apply_chunk(chunk)?);
+        }
+        Ok(out)
+    }
+
+    fn apply_chunk(&mut self, records: Vec<ConnectRecord>) -> Result<Vec<Option<ConnectRecord>>, PluginError> {
+        let given = records.len();
+        let offsets: Vec<Option<i64>> = records.iter().map(|r| r.offset).collect();
+        let batch = super::batch::BatchWriter::transform_batch(records);
+        let (bindings, transform) = (&self.bindings, self.transform);
+        let answer = call(&mut self.store, &self.limits, "apply", async |s| {
+            bindings.wharf_connector_transformer().transform().call_apply(s, transform, &batch).await
+        })?;
+        if answer.records.len() != given {
+            return Err(PluginError::Fatal(format!(
+                "the transform's apply returned {} records for the {given} it was given; it must return one for each \
+                 (none for a record it drops)",
+                answer.records.len()
+            )));
+        }
+        let bytes = bindings::transformed_batch_bytes(&answer);
+        if bytes > self.limits.max_bytes_per_call {
+            return Err(PluginError::TooLarge { call: "apply", bytes, max: self.limits.max_bytes_per_call });
+        }
+        let mut records = bindings::transformed_batch_from_wit(answer, &mut self.schemas).map_err(|e| {
+            PluginError::Fatal(format!("the transform's apply returned a batch that breaks the contract: {e}"))
+        })?;
+        // A sink record keeps its Kafka offset, which the contract does not carry.
+        for (record, offset) in records.iter_mut().zip(offsets) {
+            if let Some(record) = record {
+                record.offset = offset;
+            }
+        }
+        Ok(records)
+    }
+
+    pub fn close(mut self) -> Result<(), PluginError> {
+        let (bindings, transform) = (&self.bindings, self.transform);
+        let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+            bindings.wharf_connector_transformer().transform().call_close(s, transform).await
+        });
+        if self.store.data().abandoned.is_none() {
+            if let Some(io) = self.store.data().io.clone() {
+                let _ = block_on_until(&io, self.limits.call_timeout, transform.resource_drop_async(&mut self.store));
+            }
+        }
+        closed
+    }
+}
+
+/// Bytes a record counts for in `wasm.max.bytes.per.call` on its way to a transform.
+fn connect_record_bytes(r: &ConnectRecord) -> usize {
+    r.topic.len()
+        + r.key.as_ref().map_or(0, super::batch::part_bytes)
+        + r.value.as_ref().map_or(0, super::batch::part_bytes)
+        + r.headers.iter().map(|h| h.key.len() + h.value.as_ref().map_or(0, super::batch::part_bytes)).sum::<usize>()
+}
+
 /// Bytes a sink record counts for in `wasm.max.bytes.per.call`.
 fn sink_record_bytes(r: &SinkRecord) -> usize {
     r.topic.len()
@@ -721,6 +862,12 @@ macro_rules! sink_call {
     };
 }
 
+/// What a `put` came to: the plugin's answer, and the records it reported as errant.
+pub struct Put {
+    pub outcome: Result<(), PluginError>,
+    pub reported: Vec<ErrantReport>,
+}
+
 impl SinkInstance {
     pub fn max_records_per_call(&self) -> u32 {
         self.limits.max_records_per_call
@@ -752,9 +899,25 @@ impl SinkInstance {
         )
     }
 
+    /// Whether records the plugin reports as errant are skipped (`errors.tolerance=all`) or fail
+    /// the task: what `errant-records.report` answers the plugin.
+    pub fn tolerate_errant(&mut self, tolerate: bool) {
+        self.store.data_mut().tolerate_errant = tolerate;
+    }
+
     /// Delivers records in as many `put` calls as `wasm.max.bytes.per.call` needs (one, usually);
-    /// a record larger than the bound alone fails with the record named.
-    pub fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
+    /// a record larger than the bound alone fails with the record named. The answer holds the
+    /// records the plugin reported as errant during the put, in the order reported, whether the
+    /// put succeeded or not.
+    pub fn put(&mut self, records: Vec<SinkRecord>) -> Put {
+        self.store.data_mut().putting =
+            Some(Putting::of(records.iter().map(|r| (r.topic.as_str(), r.partition, r.offset))));
+        let outcome = self.put_chunks(records);
+        let reported = self.store.data_mut().putting.take().map(|p| p.reported).unwrap_or_default();
+        Put { outcome, reported }
+    }
+
+    fn put_chunks(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
         let max = self.limits.max_bytes_per_call;
         let mut chunk = Vec::with_capacity(records.len());
         let mut chunk_bytes = 0;

@@ -12,6 +12,6 @@ pub mod sandbox;
 mod stderr;
 
 pub use engine::{LoadedFrom, Runtime};
-pub use instance::{Plugin, PluginError, SinkInstance, SourceInstance};
+pub use instance::{Plugin, PluginError, Put, SinkInstance, SourceInstance};
 pub use registry::PluginRegistry;
-pub use sandbox::{Grants, OffsetLookup};
+pub use sandbox::{ErrantReport, Grants, OffsetLookup};

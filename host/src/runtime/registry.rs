@@ -32,6 +32,11 @@ pub enum FindError {
     Unknown { class: String, path: String, found: String },
     #[error("connector.class={class}: no version matches connector.version={wanted}; versions available: {available}")]
     NoVersion { class: String, wanted: String, available: String },
+    #[error(
+        "connector.class={class} names a transform plugin, which runs in a connector's transforms \
+         (transforms.<alias>.type={class}), not as a connector"
+    )]
+    NotAConnector { class: String },
 }
 
 /// What a file under `plugin.path` turned out to be.
@@ -217,6 +222,15 @@ impl PluginRegistry {
             wanted: version.map(ToString::to_string).unwrap_or_default(),
             available: versions.keys().map(ToString::to_string).collect::<Vec<_>>().join(", "),
         })
+    }
+
+    /// The connector plugin `class` names (as `find`), refusing a transform plugin.
+    pub fn find_connector(&self, class: &str, version: Option<&VersionReq>) -> Result<Arc<Plugin>, FindError> {
+        let plugin = self.find(class, version)?;
+        match plugin.info.kind.connector() {
+            Some(_) => Ok(plugin),
+            None => Err(FindError::NotAConnector { class: class.to_string() }),
+        }
     }
 
     pub fn names(&self) -> Vec<String> {

@@ -12,7 +12,7 @@ use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_host};
+use super::bindings::{offset_map_from_wit, offset_map_to_wit, wit, wit_errant, wit_host};
 use super::http_out::HttpGrant;
 use super::plugin_log::{LogLevel, PluginLog};
 use super::stderr::StderrTail;
@@ -76,6 +76,50 @@ pub struct TaskState {
     pub(crate) abandoned: Option<&'static str>,
     /// The host names of the `wasm.net.connect` grants: the only names the plugin may look up.
     lookup_names: Vec<String>,
+    /// A sink's `put` under way: its records, and what the plugin reported of them.
+    pub(crate) putting: Option<Putting>,
+    /// Whether reported records are skipped (`errors.tolerance=all`) rather than failing the
+    /// task, for the answer `errant-records.report` gives.
+    pub(crate) tolerate_errant: bool,
+}
+
+/// The records of the `put` under way, by topic (an index into `topics`), partition and offset,
+/// and the records the plugin reported as errant (at most one report per record).
+#[derive(Default)]
+pub(crate) struct Putting {
+    pub topics: Vec<String>,
+    pub records: Vec<(u32, i32, i64)>,
+    pub reported: Vec<ErrantReport>,
+}
+
+/// A record a sink reported it could not write, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrantReport {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    pub reason: String,
+}
+
+/// The longest reason of one errant report the host keeps; the rest is cut.
+const MAX_ERRANT_REASON_BYTES: usize = 8 << 10;
+
+impl Putting {
+    /// Notes the records of a batch about to be put.
+    pub fn of<'a>(records: impl Iterator<Item = (&'a str, i32, i64)>) -> Self {
+        let mut putting = Putting::default();
+        for (topic, partition, offset) in records {
+            let index = match putting.topics.iter().rposition(|t| t == topic) {
+                Some(i) => i,
+                None => {
+                    putting.topics.push(topic.to_string());
+                    putting.topics.len() - 1
+                }
+            };
+            putting.records.push((index as u32, partition, offset));
+        }
+        putting
+    }
 }
 
 /// Source partitions one `committed-offsets` call may ask for: the lookups run in host code.
@@ -176,6 +220,8 @@ impl TaskState {
                 .iter()
                 .filter_map(|entry| entry.rsplit_once(':').map(|(host, _)| host.trim_matches(['[', ']']).to_string()))
                 .collect(),
+            putting: None,
+            tolerate_errant: false,
         })
     }
 
@@ -378,6 +424,55 @@ impl wit_host::Host for TaskState {
             "the plugin asked for its tasks to be reconfigured, which this host does not do by itself yet; \
              restart the connector (POST /connectors/{{name}}/restart) to split it into tasks again"
         );
+    }
+}
+
+impl wit_errant::Host for TaskState {
+    fn report(
+        &mut self,
+        topic: String,
+        partition: i32,
+        offset: i64,
+        reason: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let tolerate = self.tolerate_errant;
+        let Some(putting) = &mut self.putting else {
+            return Ok(Err(
+                "errant-records.report is for records of the batch being put, and no put is under way".into()
+            ));
+        };
+        let known = putting
+            .topics
+            .iter()
+            .position(|t| *t == topic)
+            .is_some_and(|index| putting.records.iter().any(|r| *r == (index as u32, partition, offset)));
+        if !known {
+            return Ok(Err(format!(
+                "the record at {topic}-{partition} offset {offset} is not in the batch being put; report only records \
+                 put gave"
+            )));
+        }
+        let already =
+            putting.reported.iter().any(|r| r.offset == offset && r.partition == partition && r.topic == topic);
+        if !already {
+            // At most one report per record of the batch: the batch bounds what is kept.
+            let mut reason = reason;
+            if reason.len() > MAX_ERRANT_REASON_BYTES {
+                let mut cut = MAX_ERRANT_REASON_BYTES;
+                while !reason.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                reason.truncate(cut);
+            }
+            putting.reported.push(ErrantReport { topic, partition, offset, reason });
+        }
+        if tolerate {
+            Ok(Ok(()))
+        } else {
+            Ok(Err("errors.tolerance=none: the task fails when this put returns; set errors.tolerance=all for the \
+                    host to skip reported records (to errors.deadletterqueue.topic.name, if set)"
+                .into()))
+        }
     }
 }
 

@@ -5,26 +5,37 @@
 //! A step keeps, changes or drops the record; a dropped record is still accounted for (its source
 //! offset is stored, a sink commits past it).
 //!
-//! Built so far, under Connect's class names: `RegexRouter`, `Filter`, `InsertHeader` and
-//! `DropHeaders`, and the predicates `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone`.
-//! A connector naming another of Connect's transforms is refused with the list of these.
-//! Depends on `data`, `model` and `convert` (for the text form of `InsertHeader`'s literal).
+//! Each of Connect's transforms has a file of its own, named in `KINDS`, under Connect's class
+//! name (with `$Key` and `$Value` variants where Connect has them); `support` holds what they
+//! share. The predicates are `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone`. A type
+//! that is none of Connect's names a transform plugin (`PluginStep`): the worker checks it against
+//! its plugins and opens one instance of it per task (`Chain::for_task` gives a task its
+//! `TaskChain`, whose plugin steps take the records of a batch in one call, `BatchApply`).
+//! Depends on `data`, `model` and `convert` (for the text form of data).
 
-use crate::convert::values;
+mod basic;
+mod cast;
+mod date_format;
+mod extract;
+mod flatten;
+mod header_from;
+mod hoist;
+mod insert_field;
+mod mask;
+mod metadata;
+mod replace;
+pub mod support;
+mod timestamp;
+mod value_to_key;
+
+use std::sync::Arc;
+
 use crate::data::Value;
-use crate::model::{Part, PartHeader};
+use crate::model::Part;
+use support::Side;
 
-/// A record as transforms see it: Kafka Connect's `ConnectRecord` without the parts that belong
-/// to a source or a sink (source partition and offset, Kafka offset), which stay outside.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Record {
-    pub topic: String,
-    pub partition: Option<i32>,
-    pub key: Option<Part>,
-    pub value: Option<Part>,
-    pub headers: Vec<PartHeader>,
-    pub timestamp: Option<i64>,
-}
+/// A record as transforms see it (Kafka Connect's `ConnectRecord`).
+pub use crate::model::ConnectRecord as Record;
 
 /// A transform or a predicate could not be configured: which key and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,54 +48,96 @@ pub struct TransformConfigError {
 /// where the record came from).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransformError {
+    /// The failing step's class, as Connect names it.
+    pub class: String,
     pub message: String,
 }
 
 const TRANSFORMS: &str = "org.apache.kafka.connect.transforms.";
 const PREDICATES: &str = "org.apache.kafka.connect.transforms.predicates.";
 
-/// The transforms Wharf has, by Connect's simple class name.
-const BUILT_TRANSFORMS: &[&str] = &["DropHeaders", "Filter", "InsertHeader", "RegexRouter"];
-/// Connect's other transforms, which a config may name and be told they are not built yet.
-const CONNECT_TRANSFORMS: &[&str] = &[
-    "Cast",
-    "ExtractField",
-    "Flatten",
-    "HeaderFrom",
-    "HoistField",
-    "InsertField",
-    "MaskField",
-    "ReplaceField",
-    "SetSchemaMetadata",
-    "TimestampConverter",
-    "TimestampRouter",
-    "ValueToKey",
+/// What a transform did with a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The record goes on, changed or not.
+    Keep,
+    /// The record goes no further.
+    Drop,
+}
+
+/// What one configured transform does to a record: changes it in place and keeps it, or drops
+/// it, or says why it cannot, in Connect's words where Connect has them (the chain adds the step
+/// and the record's topic).
+pub trait Apply: Send + Sync + std::fmt::Debug {
+    fn apply(&self, record: &mut Record) -> Result<Outcome, String>;
+}
+
+/// Makes a transform from its settings; `side` is the variant (`$Key` or `$Value`) for a kind
+/// that has them, `Side::Value` otherwise.
+type Configure = fn(&Settings, Side) -> Result<Box<dyn Apply>, TransformConfigError>;
+
+/// One of Connect's transforms: its simple class name, whether it comes in `$Key` and `$Value`
+/// variants, and how it is made.
+struct Kind {
+    name: &'static str,
+    variants: bool,
+    configure: Configure,
+}
+
+/// Every transform Wharf has, by Connect's simple class name.
+const KINDS: &[Kind] = &[
+    Kind { name: "Cast", variants: true, configure: cast::configure },
+    Kind { name: "DropHeaders", variants: false, configure: basic::drop_headers },
+    Kind { name: "ExtractField", variants: true, configure: extract::configure },
+    Kind { name: "Filter", variants: false, configure: basic::filter },
+    Kind { name: "Flatten", variants: true, configure: flatten::configure },
+    Kind { name: "HeaderFrom", variants: true, configure: header_from::configure },
+    Kind { name: "HoistField", variants: true, configure: hoist::configure },
+    Kind { name: "InsertField", variants: true, configure: insert_field::configure },
+    Kind { name: "InsertHeader", variants: false, configure: basic::insert_header },
+    Kind { name: "MaskField", variants: true, configure: mask::configure },
+    Kind { name: "RegexRouter", variants: false, configure: basic::regex_router },
+    Kind { name: "ReplaceField", variants: true, configure: replace::configure },
+    Kind { name: "SetSchemaMetadata", variants: true, configure: metadata::configure },
+    Kind { name: "TimestampConverter", variants: true, configure: timestamp::converter },
+    Kind { name: "TimestampRouter", variants: false, configure: timestamp::router },
+    Kind { name: "ValueToKey", variants: false, configure: value_to_key::configure },
 ];
+
 const BUILT_PREDICATES: &[&str] = &["HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"];
+
+/// The full class name of every transform Wharf has, with each `$Key` and `$Value` variant, as
+/// Kafka Connect lists its transforms.
+pub fn transform_classes() -> Vec<String> {
+    let mut classes = Vec::new();
+    for kind in KINDS {
+        if kind.variants {
+            for side in [Side::Key, Side::Value] {
+                classes.push(format!("{TRANSFORMS}{}{}", kind.name, side.variant()));
+            }
+        } else {
+            classes.push(format!("{TRANSFORMS}{}", kind.name));
+        }
+    }
+    classes
+}
+
+/// The full class name of every predicate Wharf has.
+pub fn predicate_classes() -> Vec<String> {
+    BUILT_PREDICATES.iter().map(|p| format!("{PREDICATES}{p}")).collect()
+}
 
 /// A full Java regular expression match, as `Matcher.matches()`: the pattern anchored at both
 /// ends.
 #[derive(Debug, Clone)]
-struct FullMatch(regex::Regex);
+pub struct FullMatch(pub regex::Regex);
 
 impl FullMatch {
-    fn new(pattern: &str) -> Result<Self, String> {
+    pub fn new(pattern: &str) -> Result<Self, String> {
         regex::Regex::new(&format!("^(?:{pattern})$")).map(FullMatch).map_err(|e| {
             format!("\"{pattern}\" is not a regular expression Wharf can use ({e}); Wharf's dialect is Java's without look-around and back-references")
         })
     }
-}
-
-#[derive(Debug, Clone)]
-enum Transform {
-    /// Renames a matching topic: Java's `replaceFirst` on a full match.
-    RegexRouter { regex: FullMatch, replacement: String },
-    /// Drops every record it is applied to (with a predicate, the matching ones).
-    Filter,
-    /// Adds a header whose value is a literal read as Connect's `Values.parseString` reads it.
-    InsertHeader { header: String, value: crate::data::Data },
-    /// Removes every header with one of these keys.
-    DropHeaders { headers: Vec<String> },
 }
 
 #[derive(Debug, Clone)]
@@ -108,11 +161,35 @@ impl Predicate {
     }
 }
 
+/// A step that names a transform plugin: the plugin, the versions that may run it
+/// (`transforms.<alias>.version`), and its settings (the keys after `transforms.<alias>.`, but
+/// for the chain's own: `type`, `version`, `predicate`, `negate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginStep {
+    pub name: String,
+    pub version: Option<semver::VersionReq>,
+    pub settings: Vec<(String, String)>,
+}
+
+/// What a step does: one of Connect's transforms, built in, or a transform plugin.
+#[derive(Debug, Clone)]
+enum Does {
+    Native(Arc<dyn Apply>),
+    Plugin(PluginStep),
+}
+
+/// A transform plugin at work in one task: it takes the records of a batch in one call and says,
+/// for each in order, what it became or none when it dropped it; or why it failed them all.
+pub trait BatchApply: Send {
+    fn apply(&mut self, records: Vec<Record>) -> Result<Vec<Option<Record>>, String>;
+}
+
 #[derive(Debug, Clone)]
 struct Step {
     alias: String,
-    class: &'static str,
-    transform: Transform,
+    /// Connect's full class name, or the plugin's name, for messages.
+    class: String,
+    does: Does,
     /// The predicate that guards the step, and whether its answer is negated.
     predicate: Option<(Predicate, bool)>,
 }
@@ -144,29 +221,78 @@ fn simple_name<'a>(given: &'a str, package: &str) -> &'a str {
     given.strip_prefix(package).unwrap_or(given)
 }
 
-/// A setting of one transform or predicate: `transforms.<alias>.<name>`.
-struct Settings<'a> {
+/// The settings of one transform or predicate: `transforms.<alias>.<name>`.
+pub struct Settings<'a> {
     config: &'a [(String, String)],
     prefix: String,
 }
 
 impl Settings<'_> {
-    fn key(&self, name: &str) -> String {
+    /// The full key of a setting, for messages.
+    pub fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
     }
 
-    fn get(&self, name: &str) -> Option<&str> {
+    pub fn get(&self, name: &str) -> Option<&str> {
         crate::model::last_value(self.config, &self.key(name))
     }
 
-    fn required(&self, name: &str, what: &str) -> Result<&str, TransformConfigError> {
+    /// A problem with a setting: its key and the message, which should name the key.
+    pub fn problem(&self, name: &str, message: String) -> TransformConfigError {
+        TransformConfigError { key: self.key(name), message }
+    }
+
+    /// A setting without a default: present and not blank.
+    pub fn required(&self, name: &str, what: &str) -> Result<&str, TransformConfigError> {
         self.get(name).filter(|v| !v.trim().is_empty()).ok_or_else(|| TransformConfigError {
             key: self.key(name),
             message: format!("{} is required: {what}", self.key(name)),
         })
     }
 
-    fn regex(&self, name: &str, what: &str) -> Result<FullMatch, TransformConfigError> {
+    /// A string setting with a default.
+    pub fn string_or<'s>(&'s self, name: &str, default: &'s str) -> &'s str {
+        self.get(name).unwrap_or(default)
+    }
+
+    /// A list setting (Connect's `LIST`): items separated by commas, trimmed; none or blank is
+    /// the empty list.
+    pub fn list(&self, name: &str) -> Vec<String> {
+        match self.get(name) {
+            None => Vec::new(),
+            Some(text) if text.trim().is_empty() => Vec::new(),
+            Some(text) => text.split(',').map(|item| item.trim().to_string()).collect(),
+        }
+    }
+
+    /// A boolean setting with a default: `true` or `false`, in any case.
+    pub fn boolean(&self, name: &str, default: bool) -> Result<bool, TransformConfigError> {
+        match self.get(name).map(str::trim) {
+            None => Ok(default),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(self.problem(name, format!("{}={v} is not valid: expected true or false", self.key(name)))),
+        }
+    }
+
+    /// A setting that takes one of `choices` (compared without case), with a default; the
+    /// choice as written in `choices`.
+    pub fn choice(
+        &self,
+        name: &str,
+        choices: &[&'static str],
+        default: &'static str,
+    ) -> Result<&'static str, TransformConfigError> {
+        let given = self.get(name).map(str::trim).unwrap_or(default);
+        choices.iter().copied().find(|c| c.eq_ignore_ascii_case(given)).ok_or_else(|| {
+            self.problem(
+                name,
+                format!("{}={given} is not valid: expected one of {}", self.key(name), choices.join(", ")),
+            )
+        })
+    }
+
+    pub fn regex(&self, name: &str, what: &str) -> Result<FullMatch, TransformConfigError> {
         let pattern = self.required(name, what)?;
         FullMatch::new(pattern).map_err(|message| TransformConfigError {
             key: self.key(name),
@@ -214,37 +340,214 @@ impl Chain {
         self.steps.is_empty()
     }
 
-    /// The record after every step, or none when a step dropped it.
+    /// The record after every step, or none when a step dropped it; for a chain of Connect's
+    /// transforms only (a task runs its `TaskChain`, which has its plugins' instances).
     pub fn apply(&self, mut record: Record) -> Result<Option<Record>, TransformError> {
         for step in &self.steps {
-            if let Some((predicate, negate)) = &step.predicate {
-                if predicate.test(&record) == *negate {
-                    continue;
-                }
-            }
-            match &step.transform {
-                Transform::Filter => return Ok(None),
-                Transform::RegexRouter { regex, replacement } => {
-                    if regex.0.is_match(&record.topic) {
-                        let routed = regex.0.replace(&record.topic, replacement.as_str()).into_owned();
-                        if routed.is_empty() {
-                            return Err(TransformError {
-                                message: format!(
-                                    "transforms.{} ({}) made an empty topic name of the record for topic {}",
-                                    step.alias, step.class, record.topic
-                                ),
-                            });
-                        }
-                        record.topic = routed;
+            match &step.does {
+                Does::Native(transform) => {
+                    match run_native(&step.alias, &step.class, transform.as_ref(), &step.predicate, &mut record)? {
+                        Outcome::Keep => {}
+                        Outcome::Drop => return Ok(None),
                     }
                 }
-                Transform::InsertHeader { header, value } => {
-                    record.headers.push(PartHeader { key: header.clone(), value: Some(Part::Data(value.clone())) })
+                Does::Plugin(_) => {
+                    return Err(TransformError {
+                        class: step.class.clone(),
+                        message: format!(
+                            "transforms.{} names the transform plugin {}, which runs in a task's chain only",
+                            step.alias, step.class
+                        ),
+                    })
                 }
-                Transform::DropHeaders { headers } => record.headers.retain(|h| !headers.contains(&h.key)),
             }
         }
         Ok(Some(record))
+    }
+
+    /// The transform plugins the chain names, with their aliases, for the worker to check.
+    pub fn plugin_steps(&self) -> impl Iterator<Item = (&str, &PluginStep)> {
+        self.steps.iter().filter_map(|s| match &s.does {
+            Does::Plugin(plugin) => Some((s.alias.as_str(), plugin)),
+            Does::Native(_) => None,
+        })
+    }
+
+    /// The chain one task runs: each plugin step opened by `open` (given the step's alias and
+    /// what it names); the error names the step.
+    pub fn for_task(
+        &self,
+        mut open: impl FnMut(&str, &PluginStep) -> Result<Box<dyn BatchApply>, String>,
+    ) -> Result<TaskChain, String> {
+        let mut steps = Vec::with_capacity(self.steps.len());
+        for step in &self.steps {
+            let does = match &step.does {
+                Does::Native(transform) => TaskDoes::Native(transform.clone()),
+                Does::Plugin(plugin) => TaskDoes::Batch(
+                    open(&step.alias, plugin)
+                        .map_err(|e| format!("transforms.{} ({}) could not be opened: {e}", step.alias, step.class))?,
+                ),
+            };
+            steps.push(TaskStep {
+                alias: step.alias.clone(),
+                class: step.class.clone(),
+                does,
+                predicate: step.predicate.clone(),
+            });
+        }
+        Ok(TaskChain { steps, isolate_failures: false })
+    }
+}
+
+/// One of Connect's transforms on a record, if its predicate lets it; the failure names the step
+/// and the record's topic.
+fn run_native(
+    alias: &str,
+    class: &str,
+    transform: &dyn Apply,
+    predicate: &Option<(Predicate, bool)>,
+    record: &mut Record,
+) -> Result<Outcome, TransformError> {
+    if let Some((predicate, negate)) = predicate {
+        if predicate.test(record) == *negate {
+            return Ok(Outcome::Keep);
+        }
+    }
+    transform.apply(record).map_err(|reason| TransformError {
+        class: class.to_string(),
+        message: format!("transforms.{alias} ({class}) failed on a record for topic {}: {reason}", record.topic),
+    })
+}
+
+/// What a task's step does: one of Connect's transforms, or a plugin's instance.
+enum TaskDoes {
+    Native(Arc<dyn Apply>),
+    Batch(Box<dyn BatchApply>),
+}
+
+struct TaskStep {
+    alias: String,
+    class: String,
+    does: TaskDoes,
+    predicate: Option<(Predicate, bool)>,
+}
+
+/// A task's transforms, in order, with the task's own instance of each transform plugin.
+pub struct TaskChain {
+    steps: Vec<TaskStep>,
+    /// When a plugin fails a batch, give it the records one at a time, so that only those it
+    /// fails on fail (for `errors.tolerance=all`, which skips them).
+    isolate_failures: bool,
+}
+
+/// Where a record of a batch stands between steps.
+enum Slot {
+    Live(Record),
+    Dropped,
+    Failed(TransformError),
+    /// Lent to a plugin step for the length of its call.
+    Lent,
+}
+
+impl TaskChain {
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// See `isolate_failures`.
+    pub fn isolate_failures(&mut self, isolate: bool) {
+        self.isolate_failures = isolate;
+    }
+
+    /// The records of a batch after every step, each in the order given: the record it became,
+    /// none when a step dropped it, or the failure of the step that failed it.
+    pub fn apply(&mut self, records: Vec<Record>) -> Vec<Result<Option<Record>, TransformError>> {
+        let mut slots: Vec<Slot> = records.into_iter().map(Slot::Live).collect();
+        for step in &mut self.steps {
+            let applies = |record: &Record| match &step.predicate {
+                Some((predicate, negate)) => predicate.test(record) != *negate,
+                None => true,
+            };
+            match &mut step.does {
+                TaskDoes::Native(transform) => {
+                    for slot in &mut slots {
+                        let Slot::Live(record) = slot else { continue };
+                        match run_native(&step.alias, &step.class, transform.as_ref(), &step.predicate, record) {
+                            Ok(Outcome::Keep) => {}
+                            Ok(Outcome::Drop) => *slot = Slot::Dropped,
+                            Err(failure) => *slot = Slot::Failed(failure),
+                        }
+                    }
+                }
+                TaskDoes::Batch(plugin) => {
+                    let chosen: Vec<usize> = slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, slot)| matches!(slot, Slot::Live(r) if applies(r)))
+                        .map(|(i, _)| i)
+                        .collect();
+                    if chosen.is_empty() {
+                        continue;
+                    }
+                    let lent: Vec<Record> = chosen
+                        .iter()
+                        .filter_map(|&i| match std::mem::replace(&mut slots[i], Slot::Lent) {
+                            Slot::Live(record) => Some(record),
+                            _ => None,
+                        })
+                        .collect();
+                    let spare = self.isolate_failures.then(|| lent.clone());
+                    let failed = |reason: &str, records: usize| TransformError {
+                        class: step.class.clone(),
+                        message: format!(
+                            "transforms.{} ({}) failed on a batch of {records} record(s): {reason}",
+                            step.alias, step.class
+                        ),
+                    };
+                    match plugin.apply(lent) {
+                        Ok(results) => {
+                            for (&i, result) in chosen.iter().zip(results) {
+                                slots[i] = match result {
+                                    Some(record) => Slot::Live(record),
+                                    None => Slot::Dropped,
+                                };
+                            }
+                        }
+                        Err(reason) => match spare {
+                            // One at a time, so that only what the plugin fails on fails.
+                            Some(records) if records.len() > 1 => {
+                                for (&i, record) in chosen.iter().zip(records) {
+                                    slots[i] = match plugin.apply(vec![record]) {
+                                        Ok(mut one) => match one.pop().flatten() {
+                                            Some(record) => Slot::Live(record),
+                                            None => Slot::Dropped,
+                                        },
+                                        Err(reason) => Slot::Failed(failed(&reason, 1)),
+                                    };
+                                }
+                            }
+                            _ => {
+                                for &i in &chosen {
+                                    slots[i] = Slot::Failed(failed(&reason, chosen.len()));
+                                }
+                            }
+                        },
+                    }
+                }
+            }
+        }
+        slots
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Live(record) => Ok(Some(record)),
+                Slot::Dropped => Ok(None),
+                Slot::Failed(failure) => Err(failure),
+                Slot::Lent => Err(TransformError {
+                    class: String::new(),
+                    message: "a transform plugin did not give a record back".into(),
+                }),
+            })
+            .collect()
     }
 }
 
@@ -283,130 +586,100 @@ fn step(
         .required("type", "the transform's class, e.g. org.apache.kafka.connect.transforms.RegexRouter")?
         .trim();
     let simple = simple_name(class, TRANSFORMS);
-    let (class, transform) = match simple {
-        "RegexRouter" => {
-            let regex = settings.regex("regex", "the regular expression topic names must match to be renamed")?;
-            let given = settings.required("replacement", "the new topic name; $1 and ${name} stand for groups")?;
-            let replacement = rust_replacement(given, &regex.0).map_err(|message| TransformConfigError {
-                key: settings.key("replacement"),
-                message: format!("{}: {message}", settings.key("replacement")),
-            })?;
-            ("org.apache.kafka.connect.transforms.RegexRouter", Transform::RegexRouter { regex, replacement })
+    let (base, variant) = match simple.split_once('$') {
+        Some((base, variant)) => (base, Some(variant)),
+        None => (simple, None),
+    };
+    let type_problem = |message: String| TransformConfigError { key: settings.key("type"), message };
+    let Some(kind) = KINDS.iter().find(|k| k.name == base) else {
+        if class.starts_with(TRANSFORMS) || class.contains('.') {
+            // A Java class name that is none of Connect's: a typo, or a transform of another
+            // project, which Wharf cannot run.
+            let known = KINDS.iter().map(|k| format!("{TRANSFORMS}{}", k.name)).collect::<Vec<_>>().join(", ");
+            return Err(type_problem(format!(
+                "{}={class} is not one of Kafka Connect's transforms, which Wharf has: {known}; a transform of \
+                 your own is a transform plugin, named by its plugin name",
+                settings.key("type")
+            )));
         }
-        "Filter" => ("org.apache.kafka.connect.transforms.Filter", Transform::Filter),
-        "InsertHeader" => {
-            let header = settings.required("header", "the key of the header to add")?.to_string();
-            let literal = settings.get("value.literal").ok_or_else(|| TransformConfigError {
-                key: settings.key("value.literal"),
-                message: format!(
-                    "{} is required: the header's value, in Connect's text form",
-                    settings.key("value.literal")
-                ),
-            })?;
-            let value = values::parse_text(literal, &values::Schemas::default());
-            ("org.apache.kafka.connect.transforms.InsertHeader", Transform::InsertHeader { header, value })
+        let step = plugin_step(&settings, class)?;
+        let predicate = step_predicate(&settings, predicates)?;
+        return Ok(Step { alias: alias.to_string(), class: class.to_string(), does: Does::Plugin(step), predicate });
+    };
+    let side = match (kind.variants, variant) {
+        (false, None) => Side::Value,
+        (true, Some("Key")) => Side::Key,
+        (true, Some("Value")) => Side::Value,
+        (true, _) => {
+            return Err(type_problem(format!(
+                "{}={class}: {base} comes in a variant for keys and one for values; use {TRANSFORMS}{base}$Key or {TRANSFORMS}{base}$Value",
+                settings.key("type")
+            )))
         }
-        "DropHeaders" => {
-            let list = settings.required("headers", "the keys of the headers to remove, separated by commas")?;
-            let headers = list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(String::from).collect();
-            ("org.apache.kafka.connect.transforms.DropHeaders", Transform::DropHeaders { headers })
-        }
-        other => {
-            let base = other.split('$').next().unwrap_or(other);
-            let built = BUILT_TRANSFORMS.iter().map(|t| format!("{TRANSFORMS}{t}")).collect::<Vec<_>>().join(", ");
-            let message = if CONNECT_TRANSFORMS.contains(&base) {
-                format!(
-                    "{}={class}: Kafka Connect's {base} is not built in Wharf yet; Wharf has {built}",
-                    settings.key("type")
-                )
-            } else {
-                format!("{}={class} is not a transform Wharf has; use one of {built}", settings.key("type"))
-            };
-            return Err(TransformConfigError { key: settings.key("type"), message });
+        (false, Some(_)) => {
+            return Err(type_problem(format!(
+                "{}={class}: {base} has no variants; use {TRANSFORMS}{base}",
+                settings.key("type")
+            )))
         }
     };
-    let predicate = match settings.get("predicate").map(str::trim).filter(|p| !p.is_empty()) {
-        None => None,
-        Some(name) => {
-            let found = predicates.iter().find(|(a, _)| a == name).map(|(_, p)| p.clone()).ok_or_else(|| {
-                TransformConfigError {
-                    key: settings.key("predicate"),
-                    message: format!(
-                        "{}={name} names no predicate of \"predicates\"; add {name} to predicates and set predicates.{name}.type",
-                        settings.key("predicate")
-                    ),
-                }
-            })?;
-            let negate = match settings.get("negate").map(str::trim) {
-                None => false,
-                Some(v) if v.eq_ignore_ascii_case("true") => true,
-                Some(v) if v.eq_ignore_ascii_case("false") => false,
-                Some(v) => {
-                    return Err(TransformConfigError {
-                        key: settings.key("negate"),
-                        message: format!("{}={v} is not valid: expected true or false", settings.key("negate")),
-                    })
-                }
-            };
-            Some((found, negate))
-        }
+    let class = match kind.variants {
+        true => format!("{TRANSFORMS}{base}{}", side.variant()),
+        false => format!("{TRANSFORMS}{base}"),
     };
-    Ok(Step { alias: alias.to_string(), class, transform, predicate })
+    let transform: Arc<dyn Apply> = Arc::from((kind.configure)(&settings, side)?);
+    let predicate = step_predicate(&settings, predicates)?;
+    Ok(Step { alias: alias.to_string(), class, does: Does::Native(transform), predicate })
 }
 
-/// A Java replacement string (`$1`, `${name}`, `\$` for a dollar sign, `\\` for a backslash) in
-/// the `regex` crate's syntax, as Java reads it: after `$`, digits are taken while they still
-/// name a group of the pattern.
-fn rust_replacement(java: &str, regex: &regex::Regex) -> Result<String, String> {
-    let groups = regex.captures_len() - 1; // the anchoring group is not capturing
-    let names: Vec<&str> = regex.capture_names().flatten().collect();
-    let mut out = String::with_capacity(java.len() + 8);
-    let mut chars = java.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('$') => out.push_str("$$"),
-                Some(other) => out.push(other),
-                None => return Err("ends with a lone backslash".into()),
-            },
-            '$' => match chars.peek() {
-                Some('{') => {
-                    chars.next();
-                    let name: String = chars.by_ref().take_while(|c| *c != '}').collect();
-                    if !names.contains(&name.as_str()) {
-                        return Err(format!("${{{name}}} names no group of the regex"));
-                    }
-                    out.push_str(&format!("${{{name}}}"));
-                }
-                Some(d) if d.is_ascii_digit() => {
-                    let mut number = 0usize;
-                    let mut taken = false;
-                    while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
-                        let next = number * 10 + d as usize;
-                        if taken && next > groups {
-                            break;
-                        }
-                        number = next;
-                        taken = true;
-                        chars.next();
-                    }
-                    if number > groups {
-                        return Err(format!("${number} names no group of the regex (it has {groups})"));
-                    }
-                    out.push_str(&format!("${{{number}}}"));
-                }
-                _ => return Err("has a $ that names no group; write \\$ for a dollar sign".into()),
-            },
-            other => out.push(other),
+/// The keys of a step that are the chain's, not the transform's.
+const STEP_KEYS: &[&str] = &["type", "version", "predicate", "negate"];
+
+/// A step naming a transform plugin: its version pin and its settings.
+fn plugin_step(settings: &Settings, name: &str) -> Result<PluginStep, TransformConfigError> {
+    let version = match settings.get("version").map(str::trim).filter(|v| !v.is_empty()) {
+        None => None,
+        Some(text) => Some(
+            crate::model::parse_version_requirement(text)
+                .map_err(|e| settings.problem("version", format!("{}={text}: {e}", settings.key("version"))))?,
+        ),
+    };
+    let mut own: Vec<(String, String)> = Vec::new();
+    for (key, value) in settings.config {
+        let Some(name) = key.strip_prefix(settings.prefix.as_str()) else { continue };
+        if STEP_KEYS.contains(&name) {
+            continue;
         }
+        // The last of a repeated key wins, as everywhere in a config.
+        own.retain(|(k, _)| k != name);
+        own.push((name.to_string(), value.clone()));
     }
-    Ok(out)
+    Ok(PluginStep { name: name.to_string(), version, settings: own })
+}
+
+/// The predicate guarding a step, and whether it is negated.
+fn step_predicate(
+    settings: &Settings,
+    predicates: &[(String, Predicate)],
+) -> Result<Option<(Predicate, bool)>, TransformConfigError> {
+    let Some(name) = settings.get("predicate").map(str::trim).filter(|p| !p.is_empty()) else { return Ok(None) };
+    let found = predicates.iter().find(|(a, _)| a == name).map(|(_, p)| p.clone()).ok_or_else(|| {
+        settings.problem(
+            "predicate",
+            format!(
+                "{}={name} names no predicate of \"predicates\"; add {name} to predicates and set predicates.{name}.type",
+                settings.key("predicate")
+            ),
+        )
+    })?;
+    Ok(Some((found, settings.boolean("negate", false)?)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::{Data, Schema, Type};
+    use crate::model::PartHeader;
     use std::sync::Arc;
 
     fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -417,6 +690,7 @@ mod tests {
         Record {
             topic: topic.into(),
             partition: None,
+            offset: None,
             key: None,
             value: Some(Part::Bytes(b"v".to_vec())),
             headers: vec![PartHeader { key: "h".into(), value: Some(Part::Bytes(b"1".to_vec())) }],
@@ -436,8 +710,8 @@ mod tests {
         assert_eq!(chain.apply(record("orders-raw")).unwrap().unwrap().topic, "orders-clean$");
         assert_eq!(chain.apply(record("orders-raw-2")).unwrap().unwrap().topic, "orders-raw-2", "only full matches");
         let regex = regex::Regex::new("^(?:(a)(b))$").unwrap();
-        assert_eq!(rust_replacement("$12x", &regex).unwrap(), "${1}2x", "digits past the last group are text");
-        assert!(rust_replacement("$3", &regex).unwrap_err().contains("no group"));
+        assert_eq!(basic::rust_replacement("$12x", &regex).unwrap(), "${1}2x", "digits past the last group are text");
+        assert!(basic::rust_replacement("$3", &regex).unwrap_err().contains("no group"));
     }
 
     #[test]
@@ -499,7 +773,7 @@ mod tests {
         assert_eq!(problems[1].key, "transforms");
         let problems = Chain::of_connector(&pairs(&[
             ("transforms", "a,b,c,d"),
-            ("transforms.a.type", "org.apache.kafka.connect.transforms.InsertField$Value"),
+            ("transforms.a.type", "org.apache.kafka.connect.transforms.InsertField"),
             ("transforms.b.type", "com.example.Mine"),
             ("transforms.c.type", "RegexRouter"),
             ("transforms.c.regex", "(?<=x)y"),
@@ -510,7 +784,7 @@ mod tests {
         .unwrap_err();
         let keys: Vec<&str> = problems.iter().map(|p| p.key.as_str()).collect();
         assert_eq!(keys, ["transforms.a.type", "transforms.b.type", "transforms.c.regex", "transforms.d.predicate"]);
-        assert!(problems[0].message.contains("InsertField is not built in Wharf yet"), "{}", problems[0].message);
+        assert!(problems[0].message.contains("InsertField$Key or"), "{}", problems[0].message);
         assert!(problems[1].message.contains("RegexRouter"), "{}", problems[1].message);
         assert!(Chain::of_connector(&[]).unwrap().is_empty());
     }

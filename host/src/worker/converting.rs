@@ -8,6 +8,17 @@ use crate::config::Converters;
 use crate::convert::Converter;
 use crate::model::{Header, Part, PartHeader, PolledRecord, SinkRecord, SourceRecord};
 
+use super::tolerance::{RecordFailure, Stage};
+
+/// The stage of a converter by the part it converts.
+fn stage(role: &str) -> Stage {
+    match role {
+        "key" => Stage::KeyConverter,
+        "value" => Stage::ValueConverter,
+        _ => Stage::HeaderConverter,
+    }
+}
+
 /// One task's key, value and header converters (their caches are the task's own).
 pub struct RecordConverters {
     key: (Converter, &'static str),
@@ -26,7 +37,7 @@ impl RecordConverters {
 
     /// The record with bytes for its key, value and header values; the error names the topic,
     /// the part, the converter and its reason.
-    pub fn source_record(&mut self, polled: PolledRecord) -> Result<SourceRecord, String> {
+    pub fn source_record(&mut self, polled: PolledRecord) -> Result<SourceRecord, RecordFailure> {
         let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } = polled;
         // `header` names a header's key; the message is only made when a conversion fails.
         let convert = |(converter, class): &mut (Converter, &'static str),
@@ -38,11 +49,15 @@ impl RecordConverters {
                 Some(Part::Bytes(bytes)) => Ok(Some(bytes)),
                 Some(Part::Data(data)) => converter.from_owned_data(data).map_err(|e| {
                     let what = header.map_or_else(|| role.to_string(), |key| format!("header {key:?}"));
-                    format!(
-                        "{role}.converter={class} could not convert the {what} of a record for topic {topic} (source \
-                         offset {source_offset:?}): {}",
-                        e.message
-                    )
+                    RecordFailure {
+                        stage: stage(role),
+                        class: class.to_string(),
+                        message: format!(
+                            "{role}.converter={class} could not convert the {what} of a record for topic {topic} \
+                             (source offset {source_offset:?}): {}",
+                            e.message
+                        ),
+                    }
                 }),
             }
         };
@@ -54,13 +69,13 @@ impl RecordConverters {
                 let value = convert(&mut self.header, h.value, "header", Some(&h.key))?;
                 Ok(Header { key: h.key, value })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, RecordFailure>>()?;
         Ok(SourceRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp })
     }
 
     /// Reads the record's key, value and header values with the converters, in place; the error
     /// names the record (topic, partition, offset), the part, the converter and its reason.
-    pub fn sink_record(&mut self, record: &mut SinkRecord) -> Result<(), String> {
+    pub fn sink_record(&mut self, record: &mut SinkRecord) -> Result<(), RecordFailure> {
         // What failed: the role, the header's key if it is a header, the class and the reason.
         type Failure = (&'static str, Option<String>, &'static str, String);
         let read = |(converter, class): &mut (Converter, &'static str),
@@ -89,27 +104,50 @@ impl RecordConverters {
         }
         outcome.map_err(|(role, header, class, reason)| {
             let what = header.map_or_else(|| role.to_string(), |key| format!("header {key:?}"));
-            format!(
-                "{role}.converter={class} could not read the {what} of the record at {}-{} offset {}: {reason}",
-                record.topic, record.partition, record.offset
-            )
+            RecordFailure {
+                stage: stage(role),
+                class: class.to_string(),
+                message: format!(
+                    "{role}.converter={class} could not read the {what} of the record at {}-{} offset {}: {reason}",
+                    record.topic, record.partition, record.offset
+                ),
+            }
         })
     }
 
-    /// For a sink that takes bytes: header values a transform made as data (`InsertHeader`)
-    /// written with the header converter, as they would be written to Kafka.
-    pub fn sink_headers_to_bytes(&mut self, record: &mut SinkRecord) -> Result<(), String> {
-        let (converter, class) = &mut self.header;
-        for PartHeader { key, value } in &mut record.headers {
-            if let Some(Part::Data(data)) = value.take() {
+    /// For a sink that takes bytes, after the connector's transforms: the key, value and
+    /// header values that are data written with the converters, as they would be written to
+    /// Kafka (bytes that no converter read stay as they are).
+    pub fn sink_record_to_bytes(&mut self, record: &mut SinkRecord) -> Result<(), RecordFailure> {
+        let SinkRecord { topic, partition, offset, key, value, headers, .. } = record;
+        // Said only when a conversion fails: no message is built per record.
+        let place = || format!("the record at {topic}-{partition} offset {offset}");
+        let write = |(converter, class): &mut (Converter, &'static str),
+                     part: &mut Option<Part>,
+                     role: &'static str,
+                     header: Option<&str>|
+         -> Result<(), RecordFailure> {
+            if let Some(Part::Data(data)) = part.take() {
                 let bytes = converter.from_owned_data(data).map_err(|e| {
-                    format!(
-                        "header.converter={class} could not write header {key:?} of the record at {}-{} offset {}: {}",
-                        record.topic, record.partition, record.offset, e.message
-                    )
+                    let what = header.map_or_else(|| role.to_string(), |key| format!("header {key:?}"));
+                    RecordFailure {
+                        stage: stage(role),
+                        class: class.to_string(),
+                        message: format!(
+                            "{role}.converter={class} could not write the {what} that the transforms made of {}: {}",
+                            place(),
+                            e.message
+                        ),
+                    }
                 })?;
-                *value = bytes.map(Part::Bytes);
+                *part = bytes.map(Part::Bytes);
             }
+            Ok(())
+        };
+        write(&mut self.key, key, "key", None)?;
+        write(&mut self.value, value, "value", None)?;
+        for PartHeader { key, value } in headers {
+            write(&mut self.header, value, "header", Some(key))?;
         }
         Ok(())
     }

@@ -2,8 +2,10 @@
 //! each task on a thread of its own, reporting states to the status store.
 
 mod converting;
+mod dead_letter;
 mod sink;
 mod source;
+mod tolerance;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -16,7 +18,7 @@ use rdkafka::producer::ThreadedProducer;
 use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
-use crate::model::{ConnectorKind, OffsetMap, TaskId};
+use crate::model::{ConnectorKind, OffsetMap, PluginKind, TaskId};
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
@@ -141,7 +143,7 @@ impl Worker {
     pub fn validate(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
         let plugin = self
             .registry
-            .find(&config.class, config.version.as_ref())
+            .find_connector(&config.class, config.version.as_ref())
             .map_err(|source| StartError::NoPlugin { name: config.name.clone(), source })?;
         let mut problems: Vec<String> = plugin
             .info
@@ -150,7 +152,8 @@ impl Worker {
             .filter(|key| key.required && config.get(&key.name).is_none_or(|v| v.trim().is_empty()))
             .map(|key| format!("\"{}\" is required ({})", key.name, key.documentation))
             .collect();
-        if plugin.info.kind == ConnectorKind::Sink && config.topics.is_empty() {
+        let sink = plugin.info.kind == PluginKind::Sink;
+        if sink && config.topics.is_empty() {
             problems.push("\"topics\" is required for a sink: list the topics to read, separated by commas".into());
         }
         let ceiling = self.config.tasks_max_per_connector;
@@ -161,13 +164,14 @@ impl Worker {
                 config.tasks_max
             ));
         }
-        if plugin.info.kind == ConnectorKind::Sink {
+        if sink {
             problems.extend(config.topics.iter().filter_map(|topic| {
                 self.reserved.reason(topic).map(|why| {
                     format!("\"topics\" names \"{topic}\", {why}; a sink may not read Kafka's or the worker's internal topics")
                 })
             }));
         }
+        problems.extend(self.check_transform_plugins(config));
         if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
             problems.push(match e {
                 ConnectorConfigError::Invalid { message, .. } => message,
@@ -187,6 +191,56 @@ impl Worker {
             return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
         }
         Ok(plugin)
+    }
+
+    /// Problems with the transform plugins a connector's chain names: each must be a transform
+    /// plugin in `plugin.path` (of a version `transforms.<alias>.version` allows), given every
+    /// setting its definition requires, and pass its own `validate`.
+    fn check_transform_plugins(&self, config: &ConnectorConfig) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (alias, step) in config.transforms.plugin_steps() {
+            let key = format!("transforms.{alias}.type");
+            let plugin = match self.registry.find(&step.name, step.version.as_ref()) {
+                Ok(plugin) if plugin.info.kind == PluginKind::Transform => plugin,
+                Ok(plugin) => {
+                    problems.push(format!(
+                        "{key}={}: the plugin is a {} connector, not a transform",
+                        step.name,
+                        plugin.info.kind.name()
+                    ));
+                    continue;
+                }
+                Err(crate::runtime::registry::FindError::Unknown { found, .. }) => {
+                    problems.push(format!(
+                        "{key}={} is neither one of Kafka Connect's transforms nor a transform plugin in plugin.path \
+                         (plugins found: {found})",
+                        step.name
+                    ));
+                    continue;
+                }
+                Err(e) => {
+                    problems.push(format!("{key}={}: {e}", step.name));
+                    continue;
+                }
+            };
+            for required in plugin.info.config.iter().filter(|k| k.required) {
+                let given = step.settings.iter().rev().find(|(k, _)| *k == required.name);
+                if given.is_none_or(|(_, v)| v.trim().is_empty()) {
+                    problems.push(format!(
+                        "transforms.{alias}.{} is required by the transform plugin {} ({})",
+                        required.name, step.name, required.documentation
+                    ));
+                }
+            }
+            let settings = with_defaults(&plugin, &step.settings);
+            match self.plugin_validate(&plugin, &format!("{}-{alias}", config.name), &settings) {
+                Ok(found) => {
+                    problems.extend(found.into_iter().map(|p| format!("transforms.{alias}.{}: {}", p.name, p.message)))
+                }
+                Err(e) => problems.push(format!("{key}={}: its validate failed: {e}", step.name)),
+            }
+        }
+        problems
     }
 
     /// The plugin's own `validate` of a config, within `wasm.call.timeout.ms`.
@@ -225,7 +279,7 @@ impl Worker {
 
     /// The kind of the plugin a connector config names, if the plugin is loaded.
     pub fn kind_of(&self, class: &str) -> Option<ConnectorKind> {
-        self.registry.find(class, None).ok().map(|p| p.info.kind)
+        self.registry.find(class, None).ok().and_then(|p| p.info.kind.connector())
     }
 
     /// The keys of a connector config that its plugin declares PASSWORD: never shown over REST.
@@ -417,10 +471,23 @@ impl Worker {
             Ok(connector) => connector,
             Err(e) => return fail(e.to_string()),
         };
+        let mut transform_plugins = Vec::new();
+        for (alias, step) in connector.transforms.plugin_steps() {
+            match self.registry.find(&step.name, step.version.as_ref()) {
+                Ok(found) if found.info.kind == PluginKind::Transform => transform_plugins.push(TransformPlugin {
+                    alias: alias.to_string(),
+                    settings: with_defaults(&found, &step.settings),
+                    plugin: found,
+                }),
+                Ok(_) => return fail(format!("transforms.{alias}.type={}: the plugin is not a transform", step.name)),
+                Err(e) => return fail(format!("transforms.{alias}.type={}: {e}", step.name)),
+            }
+        }
         let stop = Arc::new(crate::sync::Stop::default());
         let setup = TaskSetup {
             runtime: self.runtime.clone(),
             plugin: plugin.clone(),
+            transform_plugins,
             worker: self.config.clone(),
             connector,
             task: task.clone(),
@@ -512,10 +579,59 @@ impl Reporter {
     }
 }
 
+/// A transform plugin a connector's chain names, found for a task: the step's alias, the plugin,
+/// and its settings with the definition's defaults filled in.
+struct TransformPlugin {
+    alias: String,
+    plugin: Arc<Plugin>,
+    settings: Vec<(String, String)>,
+}
+
+/// A transform plugin's instance in a task's chain; closed when the chain goes.
+struct PluginTransform(Option<crate::runtime::instance::TransformInstance>);
+
+impl crate::transform::BatchApply for PluginTransform {
+    fn apply(
+        &mut self,
+        records: Vec<crate::transform::Record>,
+    ) -> Result<Vec<Option<crate::transform::Record>>, String> {
+        match &mut self.0 {
+            Some(instance) => instance.apply(records).map_err(|e| e.to_string()),
+            None => Err("the transform plugin's instance is closed".into()),
+        }
+    }
+}
+
+impl Drop for PluginTransform {
+    fn drop(&mut self) {
+        if let Some(instance) = self.0.take() {
+            if let Err(e) = instance.close() {
+                tracing::warn!("a transform plugin's close failed: {e}");
+            }
+        }
+    }
+}
+
+/// The settings a transform plugin is opened with: the step's, then the defaults of the keys
+/// the plugin defines that the step does not set.
+fn with_defaults(plugin: &Plugin, given: &[(String, String)]) -> Vec<(String, String)> {
+    let mut settings = given.to_vec();
+    for key in &plugin.info.config {
+        if let Some(default) = &key.default_value {
+            if !settings.iter().any(|(k, _)| *k == key.name) {
+                settings.push((key.name.clone(), default.clone()));
+            }
+        }
+    }
+    settings
+}
+
 /// Everything a task thread needs, moved into it.
 struct TaskSetup {
     runtime: Arc<Runtime>,
     plugin: Arc<Plugin>,
+    /// The transform plugins of the connector's chain.
+    transform_plugins: Vec<TransformPlugin>,
     worker: WorkerConfig,
     connector: ConnectorConfig,
     task: TaskId,
@@ -538,8 +654,15 @@ impl TaskSetup {
         let reporter = self.reporter.clone();
         // A bug that panics fails this task, reported as any failure, and nothing else.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
-            ConnectorKind::Source => self.run_source(),
-            ConnectorKind::Sink => self.run_sink(),
+            PluginKind::Source => self.run_source(),
+            PluginKind::Sink => self.run_sink(),
+            // Refused by `validate`; reported rather than asserted should it ever get here.
+            PluginKind::Transform => TaskReport {
+                outcome: Err(TaskFailure::new(format!(
+                    "{} is a transform plugin and cannot run as a connector's task",
+                    self.plugin.info.name
+                ))),
+            },
         }));
         let report = ran.unwrap_or_else(|panic| TaskReport {
             outcome: Err(TaskFailure::new(format!(
@@ -574,6 +697,28 @@ impl TaskSetup {
         }
     }
 
+    /// The connector's transforms for this task, each transform plugin opened with the task's
+    /// grants and limits; with errors.tolerance=all a plugin that fails a batch is given its
+    /// records one at a time.
+    fn task_chain(&self) -> Result<crate::transform::TaskChain, TaskFailure> {
+        let mut chain = self
+            .connector
+            .transforms
+            .for_task(|alias, _| {
+                let Some(found) = self.transform_plugins.iter().find(|t| t.alias == alias) else {
+                    return Err("the worker found no transform plugin for it".into());
+                };
+                let instance = found
+                    .plugin
+                    .open_transform(&self.runtime, self.grants(), &found.settings, &self.connector.limits)
+                    .map_err(|e| e.to_string())?;
+                Ok(Box::new(PluginTransform(Some(instance))) as Box<dyn crate::transform::BatchApply>)
+            })
+            .map_err(TaskFailure::new)?;
+        chain.isolate_failures(self.connector.errors.tolerate_all);
+        Ok(chain)
+    }
+
     fn running(&self) {
         self.status.put_task(&self.connector.name, self.task.task, self.status(State::Running, None));
         tracing::info!(task = self.task.to_string(), "task running");
@@ -597,6 +742,13 @@ impl TaskSetup {
                 Ok(i) => i,
                 Err(e) => return failed(TaskFailure::from_plugin(&e)),
             };
+        let transforms = match self.task_chain() {
+            Ok(chain) => chain,
+            Err(failure) => {
+                let _ = instance.close();
+                return failed(failure);
+            }
+        };
         self.running();
         source::SourceTaskRun {
             connector: self.connector.name.clone(),
@@ -609,18 +761,27 @@ impl TaskSetup {
             flush_timeout: self.worker.offset_flush_timeout,
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
-            transforms: self.connector.transforms.clone(),
+            transforms,
+            tolerance: tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string()),
         }
         .run()
     }
 
     fn run_sink(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
-        let instance =
+        let mut instance =
             match self.plugin.open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
                 Ok(i) => i,
                 Err(e) => return failed(TaskFailure::from_plugin(&e)),
             };
+        instance.tolerate_errant(self.connector.errors.tolerate_all);
+        let transforms = match self.task_chain() {
+            Ok(chain) => chain,
+            Err(failure) => {
+                let _ = instance.close();
+                return failed(failure);
+            }
+        };
         let batch_size = self
             .worker
             .consumer_overrides
@@ -642,6 +803,13 @@ impl TaskSetup {
                     )))
                 }
             };
+        let dead_letter = match &self.connector.errors.dead_letter_queue {
+            None => None,
+            Some(settings) => match dead_letter::DeadLetterQueue::open(&self.worker, settings, &self.task) {
+                Ok(queue) => Some(queue),
+                Err(failure) => return failed(failure),
+            },
+        };
         self.running();
         sink::SinkTaskRun {
             label: self.task.to_string(),
@@ -653,7 +821,10 @@ impl TaskSetup {
             flush_interval: self.worker.offset_flush_interval,
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
-            transforms: self.connector.transforms.clone(),
+            transforms,
+            tolerance: tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string()),
+            dead_letter,
+            class: self.connector.class.clone(),
         }
         .run()
     }

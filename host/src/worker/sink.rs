@@ -19,10 +19,12 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Reb
 use rdkafka::message::{BorrowedMessage, Headers};
 use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
+use super::dead_letter::DeadLetterQueue;
+use super::tolerance::{RecordFailure, Stage, Tolerance};
 use super::{TaskFailure, TaskReport};
 use crate::kafka::batch::{FetchQueue, RawMessage};
 use crate::model::{Part, PartHeader, PartitionOffset, SinkRecord, TopicPartition};
-use crate::runtime::{PluginError, SinkInstance};
+use crate::runtime::{ErrantReport, PluginError, Put, SinkInstance};
 use crate::sync::Unpoisoned;
 
 /// How long the task thread waits for a batch before it checks whether it should stop or
@@ -148,7 +150,12 @@ pub struct SinkTaskRun {
     pub flush_interval: Duration,
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
-    pub transforms: crate::transform::Chain,
+    pub transforms: crate::transform::TaskChain,
+    pub tolerance: Tolerance,
+    pub dead_letter: Option<DeadLetterQueue>,
+    /// The connector's class (its plugin), as the dead-letter queue names it for reported
+    /// records.
+    pub class: String,
 }
 
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
@@ -184,6 +191,36 @@ fn raw_to_record(message: RawMessage<'_>) -> SinkRecord {
             .map(|(key, value)| PartHeader { key, value: value.map(Part::Bytes) })
             .collect(),
         timestamp: message.timestamp,
+    }
+}
+
+/// Where a consumed record came from, as the log names a skipped one (errors.log.include.messages).
+struct About {
+    topic: String,
+    partition: i32,
+    offset: i64,
+    timestamp: Option<i64>,
+}
+
+impl About {
+    fn of(record: &SinkRecord) -> Self {
+        About {
+            topic: record.topic.clone(),
+            partition: record.partition,
+            offset: record.offset,
+            timestamp: record.timestamp,
+        }
+    }
+}
+
+impl std::fmt::Display for About {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let About { topic, partition, offset, timestamp } = self;
+        write!(f, "the consumed record {{topic='{topic}', partition={partition}, offset={offset}")?;
+        if let Some(timestamp) = timestamp {
+            write!(f, ", timestamp={timestamp}")?;
+        }
+        f.write_str("}")
     }
 }
 
@@ -274,7 +311,11 @@ struct Delivery {
     rewinds: u64,
     /// Read keys and values for a plugin that takes data.
     converters: super::converting::RecordConverters,
-    transforms: crate::transform::Chain,
+    transforms: crate::transform::TaskChain,
+    /// What a record that a converter or a transform fails on does (errors.*).
+    tolerance: Tolerance,
+    dead_letter: Option<DeadLetterQueue>,
+    class: String,
 }
 
 impl SinkTaskRun {
@@ -290,6 +331,9 @@ impl SinkTaskRun {
             stop,
             converters,
             transforms,
+            tolerance,
+            dead_letter,
+            class,
         } = self;
         let consumer = Arc::new(consumer);
         let mut delivery = Delivery {
@@ -300,6 +344,9 @@ impl SinkTaskRun {
             rewinds: 0,
             converters,
             transforms,
+            tolerance,
+            dead_letter,
+            class,
         };
         let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
@@ -369,14 +416,11 @@ impl Delivery {
         }
     }
 
-    fn deliver(&mut self, mut batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
-        if self.instance.takes_data() {
-            for record in &mut batch {
-                self.converters.sink_record(record).map_err(TaskFailure::new)?;
-            }
-        }
+    fn deliver(&mut self, batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
         // (partition, first offset, next offset) of the batch; records of one partition
-        // usually come together, so the last entry is checked first.
+        // usually come together, so the last entry is checked first. The offsets cover every
+        // record fetched: those a transform drops, or that are skipped under
+        // errors.tolerance=all, are committed past too.
         let mut ranges: Vec<(TopicPartition, i64, i64)> = Vec::new();
         for r in &batch {
             let same = |tp: &TopicPartition| tp.partition == r.partition && tp.topic == r.topic;
@@ -392,15 +436,19 @@ impl Delivery {
                 },
             }
         }
-        // The offsets above cover every record fetched: those a transform drops are committed
-        // past too. A record a transform fails on fails the task before the batch is put.
-        let mut batch = self.transform(batch).map_err(TaskFailure::new)?;
-        if !self.transforms.is_empty() && !self.instance.takes_data() {
-            for record in &mut batch {
-                self.converters.sink_headers_to_bytes(record).map_err(TaskFailure::new)?;
-            }
+        // The records as they were read, for the dead-letter queue.
+        let originals = self.dead_letter.as_ref().map(|_| batch.clone());
+        let batch = self.prepare(batch, originals.as_deref())?;
+        if batch.is_empty() {
+            // Every record was dropped or skipped: nothing to put, and all of it is done with.
+            self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
+            return Ok(());
         }
-        match self.instance.put(batch) {
+        let Put { outcome, reported } = self.instance.put(batch);
+        // Reported records are dealt with first: without tolerance the first fails the task with
+        // the plugin's reason, even when the plugin then failed the put because of it.
+        self.errant(reported, originals.as_deref())?;
+        match outcome {
             Ok(()) => {
                 self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
                 Ok(())
@@ -417,31 +465,137 @@ impl Delivery {
         }
     }
 
-    /// The batch through the connector's transforms (after the converters, as in Kafka Connect);
-    /// the error names the record.
-    fn transform(&self, batch: Vec<SinkRecord>) -> Result<Vec<SinkRecord>, String> {
-        if self.transforms.is_empty() {
+    /// The batch as the plugin takes it: read by the converters when the plugin takes data or
+    /// the connector has transforms (transforms work on data, as in Connect), through the
+    /// transforms, and written back to bytes for a plugin that takes bytes. A record that a
+    /// converter or a transform fails on fails the task, or is skipped under
+    /// errors.tolerance=all (and sent to the dead-letter queue as it was read, if there is one).
+    fn prepare(
+        &mut self,
+        batch: Vec<SinkRecord>,
+        originals: Option<&[SinkRecord]>,
+    ) -> Result<Vec<SinkRecord>, TaskFailure> {
+        let takes_data = self.instance.takes_data();
+        if !takes_data && self.transforms.is_empty() {
             return Ok(batch);
         }
-        let mut kept = Vec::with_capacity(batch.len());
-        for r in batch {
-            let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
-            let record = crate::transform::Record { topic, partition: Some(partition), key, value, headers, timestamp };
-            match self.transforms.apply(record) {
-                Ok(Some(t)) => kept.push(SinkRecord {
-                    topic: t.topic,
-                    partition: t.partition.unwrap_or(partition),
-                    offset,
-                    key: t.key,
-                    value: t.value,
-                    headers: t.headers,
-                    timestamp: t.timestamp,
-                }),
+        let log_records = self.tolerance.policy().log_messages;
+        // Each record with its place in the batch (for its original) and, under
+        // errors.log.include.messages, what the log says of it should it be skipped.
+        let mut read = Vec::with_capacity(batch.len());
+        for (i, mut record) in batch.into_iter().enumerate() {
+            let about = log_records.then(|| About::of(&record));
+            match self.converters.sink_record(&mut record) {
+                Ok(()) => read.push((i, about, record)),
+                Err(failure) => self.skip(failure, originals.and_then(|o| o.get(i)), about)?,
+            }
+        }
+        let transformed: Vec<(usize, Option<About>, Result<Option<SinkRecord>, RecordFailure>)> =
+            if self.transforms.is_empty() {
+                read.into_iter().map(|(i, about, record)| (i, about, Ok(Some(record)))).collect()
+            } else {
+                let mut places = Vec::with_capacity(read.len());
+                let mut records = Vec::with_capacity(read.len());
+                for (i, about, r) in read {
+                    places.push((i, about, r.partition, r.offset));
+                    let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
+                    records.push(crate::transform::Record {
+                        topic,
+                        partition: Some(partition),
+                        offset: Some(offset),
+                        key,
+                        value,
+                        headers,
+                        timestamp,
+                    });
+                }
+                let results = self.transforms.apply(records);
+                places
+                    .into_iter()
+                    .zip(results)
+                    .map(|((i, about, partition, offset), result)| {
+                        let result = match result {
+                            Ok(Some(t)) => Ok(Some(SinkRecord {
+                                topic: t.topic,
+                                partition: t.partition.unwrap_or(partition),
+                                offset,
+                                key: t.key,
+                                value: t.value,
+                                headers: t.headers,
+                                timestamp: t.timestamp,
+                            })),
+                            Ok(None) => Ok(None),
+                            Err(e) => Err(RecordFailure {
+                                stage: Stage::Transformation,
+                                class: e.class,
+                                message: format!("{} (partition {partition}, offset {offset})", e.message),
+                            }),
+                        };
+                        (i, about, result)
+                    })
+                    .collect()
+            };
+        let mut kept = Vec::with_capacity(transformed.len());
+        for (i, about, result) in transformed {
+            let result = match result {
+                Ok(Some(mut record)) if !takes_data => {
+                    self.converters.sink_record_to_bytes(&mut record).map(|()| Some(record))
+                }
+                other => other,
+            };
+            match result {
+                Ok(Some(record)) => kept.push(record),
                 Ok(None) => {}
-                Err(e) => return Err(format!("{} (partition {partition}, offset {offset})", e.message)),
+                Err(failure) => self.skip(failure, originals.and_then(|o| o.get(i)), about)?,
             }
         }
         Ok(kept)
+    }
+
+    /// A record a converter or a transform failed on: the task fails, or under
+    /// errors.tolerance=all the record is skipped, to the dead-letter queue as it was read if
+    /// there is one.
+    fn skip(
+        &mut self,
+        failure: RecordFailure,
+        original: Option<&SinkRecord>,
+        about: Option<About>,
+    ) -> Result<(), TaskFailure> {
+        if let (Some(queue), Some(original), true) = (&self.dead_letter, original, self.tolerance.policy().tolerate_all)
+        {
+            queue.send(original, &failure)?;
+        }
+        self.tolerance.skip(failure, || about.map_or_else(|| "a record".to_string(), |a| a.to_string()))
+    }
+
+    /// The records the plugin reported as errant during a put (Kafka Connect's errant record
+    /// reporter): each fails the task, or is skipped under errors.tolerance=all and written as
+    /// it was read to the dead-letter queue, if there is one.
+    fn errant(&mut self, reported: Vec<ErrantReport>, originals: Option<&[SinkRecord]>) -> Result<(), TaskFailure> {
+        for report in reported {
+            let ErrantReport { topic, partition, offset, reason } = report;
+            let failure = RecordFailure {
+                stage: Stage::TaskPut,
+                class: self.class.clone(),
+                message: format!(
+                    "the plugin {} could not write the record at {topic}-{partition} offset {offset}: {reason}",
+                    self.class
+                ),
+            };
+            if let (Some(queue), Some(originals), true) =
+                (&self.dead_letter, originals, self.tolerance.policy().tolerate_all)
+            {
+                let original =
+                    originals.iter().find(|r| r.offset == offset && r.partition == partition && r.topic == topic);
+                if let Some(original) = original {
+                    queue.send(original, &failure)?;
+                }
+            }
+            self.tolerance.skip(failure, || {
+                format!("the consumed record {{topic='{topic}', partition={partition}, offset={offset}}}")
+            })?;
+        }
+        Ok(())
     }
 
     /// Asks the plugin to make everything durable, then commits the matching offsets to Kafka.
@@ -449,6 +603,11 @@ impl Delivery {
         if self.uncommitted.is_empty() {
             return Ok(());
         }
+        // Skipped records reach their dead-letter queue before anything past them is committed.
+        if let Some(queue) = &self.dead_letter {
+            queue.flush()?;
+        }
+        self.tolerance.report();
         let offsets: Vec<PartitionOffset> = self
             .uncommitted
             .iter()

@@ -15,6 +15,7 @@ use rdkafka::message::{Header as KafkaHeader, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::ClientContext;
 
+use super::tolerance::{RecordFailure, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
 use crate::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
@@ -76,7 +77,8 @@ pub struct SourceTaskRun {
     pub flush_timeout: Duration,
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
-    pub transforms: crate::transform::Chain,
+    pub transforms: crate::transform::TaskChain,
+    pub tolerance: super::tolerance::Tolerance,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -336,6 +338,7 @@ impl SourceTaskRun {
             stop,
             converters,
             transforms,
+            tolerance,
         } = self;
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
@@ -357,8 +360,19 @@ impl SourceTaskRun {
                     return TaskReport { outcome: Err(failure) };
                 }
             };
-        let mut task =
-            Polling { connector, label, instance, producer, offsets, reserved, to_send, stop, converters, transforms };
+        let mut task = Polling {
+            connector,
+            label,
+            instance,
+            producer,
+            offsets,
+            reserved,
+            to_send,
+            stop,
+            converters,
+            transforms,
+            tolerance,
+        };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         let flushed = task.flush();
@@ -381,7 +395,9 @@ struct Polling {
     to_send: SyncSender<ToSend>,
     stop: Arc<crate::sync::Stop>,
     converters: super::converting::RecordConverters,
-    transforms: crate::transform::Chain,
+    transforms: crate::transform::TaskChain,
+    /// What a record that a transform or a converter fails on does (errors.*).
+    tolerance: super::tolerance::Tolerance,
 }
 
 impl Polling {
@@ -417,8 +433,9 @@ impl Polling {
             idle = IDLE_BACKOFF_MIN;
             // Kafka Connect's order: transforms, then the converters. A record that a transform
             // or a converter fails on fails the task before anything of its batch is sent
-            // (nothing after it may be committed; the batch is polled again on restart).
-            let transformed = self.transform(records).map_err(TaskFailure::new)?;
+            // (nothing after it may be committed; the batch is polled again on restart), unless
+            // errors.tolerance=all skips it (its offset is then stored in turn).
+            let transformed = self.transform(records)?;
             let kept = transformed.iter().filter_map(|r| match r {
                 Transformed::Kept(record) => Some(record.topic.as_str()),
                 Transformed::Dropped(..) => None,
@@ -429,16 +446,7 @@ impl Polling {
                     "the plugin returned a record for a topic it may not write: {refusal}"
                 )));
             }
-            let records = transformed
-                .into_iter()
-                .map(|r| match r {
-                    Transformed::Kept(record) => self.converters.source_record(record).map(Outgoing::Send),
-                    Transformed::Dropped(source_partition, source_offset) => {
-                        Ok(Outgoing::Dropped { source_partition, source_offset })
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(TaskFailure::new)?;
+            let records = self.convert(transformed)?;
             if self.to_send.send(ToSend::Records(records)).is_err() {
                 return Err(send_thread_gone());
             }
@@ -450,33 +458,81 @@ impl Polling {
     }
 
     /// The batch through the connector's transforms: each record kept (changed or not), or
-    /// dropped with its source partition and offset; the error names the record.
-    fn transform(&self, records: Vec<PolledRecord>) -> Result<Vec<Transformed>, String> {
+    /// dropped with its source partition and offset (by a transform, or skipped under
+    /// errors.tolerance=all when a transform fails on it); otherwise the failure names the record.
+    fn transform(&mut self, records: Vec<PolledRecord>) -> Result<Vec<Transformed>, TaskFailure> {
         if self.transforms.is_empty() {
             return Ok(records.into_iter().map(Transformed::Kept).collect());
         }
-        records
-            .into_iter()
-            .map(|polled| {
-                let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } =
-                    polled;
-                let record = crate::transform::Record { topic, partition, key, value, headers, timestamp };
-                match self.transforms.apply(record) {
-                    Ok(Some(r)) => Ok(Transformed::Kept(PolledRecord {
-                        source_partition,
-                        source_offset,
-                        topic: r.topic,
-                        partition: r.partition,
-                        key: r.key,
-                        value: r.value,
-                        headers: r.headers,
-                        timestamp: r.timestamp,
-                    })),
-                    Ok(None) => Ok(Transformed::Dropped(source_partition, source_offset)),
-                    Err(e) => Err(format!("{} (source offset {source_offset:?})", e.message)),
+        let mut offsets = Vec::with_capacity(records.len());
+        let mut given = Vec::with_capacity(records.len());
+        for polled in records {
+            let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } =
+                polled;
+            offsets.push((source_partition, source_offset));
+            given.push(crate::transform::Record { topic, partition, offset: None, key, value, headers, timestamp });
+        }
+        let results = self.transforms.apply(given);
+        let mut out = Vec::with_capacity(results.len());
+        for ((source_partition, source_offset), result) in offsets.into_iter().zip(results) {
+            match result {
+                Ok(Some(r)) => out.push(Transformed::Kept(PolledRecord {
+                    source_partition,
+                    source_offset,
+                    topic: r.topic,
+                    partition: r.partition,
+                    key: r.key,
+                    value: r.value,
+                    headers: r.headers,
+                    timestamp: r.timestamp,
+                })),
+                Ok(None) => out.push(Transformed::Dropped(source_partition, source_offset)),
+                Err(e) => {
+                    let failure = RecordFailure {
+                        stage: Stage::Transformation,
+                        class: e.class,
+                        message: format!("{} (source offset {source_offset:?})", e.message),
+                    };
+                    let about = || format!("the source record with offset {source_offset:?}");
+                    self.tolerance.skip(failure, about)?;
+                    out.push(Transformed::Dropped(source_partition, source_offset));
                 }
-            })
-            .collect()
+            }
+        }
+        Ok(out)
+    }
+
+    /// The kept records through the converters; a record a converter fails on fails the task,
+    /// or is skipped under errors.tolerance=all (its offset is stored in turn).
+    fn convert(&mut self, transformed: Vec<Transformed>) -> Result<Vec<Outgoing>, TaskFailure> {
+        let tolerate = self.tolerance.policy().tolerate_all;
+        let mut out = Vec::with_capacity(transformed.len());
+        for r in transformed {
+            match r {
+                Transformed::Kept(record) => {
+                    // The offsets of a record that may be skipped outlive its conversion.
+                    let offsets = tolerate.then(|| (record.source_partition.clone(), record.source_offset.clone()));
+                    match self.converters.source_record(record) {
+                        Ok(converted) => out.push(Outgoing::Send(converted)),
+                        Err(failure) => {
+                            let about = || match &offsets {
+                                Some((_, offset)) => format!("the source record with offset {offset:?}"),
+                                None => "a source record".to_string(),
+                            };
+                            self.tolerance.skip(failure, about)?;
+                            if let Some((source_partition, source_offset)) = offsets {
+                                out.push(Outgoing::Dropped { source_partition, source_offset });
+                            }
+                        }
+                    }
+                }
+                Transformed::Dropped(source_partition, source_offset) => {
+                    out.push(Outgoing::Dropped { source_partition, source_offset })
+                }
+            }
+        }
+        self.tolerance.report();
+        Ok(out)
     }
 
     /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and

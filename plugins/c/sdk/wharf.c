@@ -756,6 +756,38 @@ bool TASK(method_task_open_partitions)(TASK(borrow_task_t) self, TASK(list_topic
     return true;
 }
 
+int wharf_report_errant(const wharf_sink_record *record, const char *format, ...) {
+    if (!record || !record->topic || !format) {
+        wharf_error("wharf_report_errant takes a record put was given (or its topic, partition and offset) and a reason");
+        return WHARF_FAIL;
+    }
+    va_list args;
+    va_start(args, format);
+    va_list again;
+    va_copy(again, args);
+    int len = vsnprintf(NULL, 0, format, args);
+    va_end(args);
+    char *reason = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (reason) vsnprintf(reason, (size_t)len + 1, format, again);
+    va_end(again);
+    if (!reason) {
+        wharf_error("%s reporting the record at %s-%d offset %lld", len < 0 ? "cannot format the reason" : "out of memory",
+                    record->topic, (int)record->partition, (long long)record->offset);
+        return WHARF_FAIL;
+    }
+    wstring topic, why, answer;
+    W(string_set)(&topic, record->topic);
+    W(string_set)(&why, reason);
+    bool reported = wharf_connector_errant_records_report(&topic, record->partition, record->offset, &why, &answer);
+    free(reason);
+    if (reported) return WHARF_OK;
+    if (answer.len) wharf_error("%.*s", (int)answer.len, (const char *)answer.ptr);
+    else wharf_error("the host refused the report of the record at %s-%d offset %lld", record->topic,
+                     (int)record->partition, (long long)record->offset);
+    W(string_free)(&answer);
+    return WHARF_FAIL;
+}
+
 #if defined(WHARF_DATA)
 
 /* The tables of the batch being put, for the readers below. */

@@ -125,6 +125,20 @@ int wharf_sink_put(void *state, const wharf_sink_record *records, size_t count);
 int wharf_sink_flush(void *state);
 void wharf_sink_close(void *state);
 
+#if defined(WHARF_SINK)
+/* Reports a record of the batch being put that the sink could not write, and why (printf-style):
+ * Kafka Connect's errant record reporter. Call it from wharf_sink_put with one of the records it
+ * was given, or with `&(wharf_sink_record){.topic = t, .partition = p, .offset = o}`.
+ *
+ * Returns WHARF_OK when the host skips the record (errors.tolerance=all; to the dead-letter
+ * queue, if the connector has one): go on with the rest of the batch. Otherwise returns
+ * WHARF_FAIL with the host's answer as the error message, as wharf_error sets it, so that put may
+ * return it as it is: with errors.tolerance=none the task fails once put returns, whatever put
+ * returns. WHARF_FAIL too for a record that is not in the batch being put, or a call outside
+ * put. Declared in sink builds only (-DWHARF_SINK): the source worlds cannot report. */
+int wharf_report_errant(const wharf_sink_record *record, const char *format, ...);
+#endif
+
 /* ---- Data (Kafka Connect's data model) ----
  *
  * Built for the data-source or data-sink world (plugins/c/build data-source|data-sink ...), a

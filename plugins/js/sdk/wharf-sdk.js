@@ -18,8 +18,11 @@
 // Configs arrive as plain objects of strings. A task's methods may return promises (to use
 // fetch, say); the host waits for them. An error a method throws fails the task with its
 // message and stack, unless it is a RetriableError, which makes the host call again later.
+//
+// A sink reports a record it cannot write with `reportErrant(record, reason)` from
+// wharf-sink.js: that module imports an interface the source worlds lack, so this one does not.
 
-import * as host from 'wharf:connector/host@0.1.2';
+import * as host from 'wharf:connector/host@0.1.3';
 
 /** A passing problem (a network blip, a busy server): the host retries the call later. */
 export class RetriableError extends Error {
@@ -529,7 +532,8 @@ function sinkRecord(r) {
  * A sink connector. `spec` as for defineSource; Task: a class with open(config), put(records)
  * (records { topic, partition, offset, key, value, keySchema, valueSchema, headers, timestamp }),
  * and optional flush(offsets), openPartitions(list), closePartitions(list), close(). After flush
- * succeeds the host commits the offsets: make everything durable by then. Through `sinkTask`
+ * succeeds the host commits the offsets: make everything durable by then. A record put cannot
+ * write may go to reportErrant(record, reason) (wharf-sink.js) instead. Through `sinkTask`
  * keys and values are Uint8Arrays or null; through `dataSinkTask` they are what the connector's
  * converters read: structs as objects by field name, maps as objects (a Map when a key is not a
  * string), arrays, numbers (int64 beyond 2^53 a BigInt), Decimal as its decimal string, Date,

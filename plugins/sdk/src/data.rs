@@ -444,7 +444,7 @@ impl BatchWriter {
         (self.values.len() - 1) as u32
     }
 
-    fn part(&mut self, part: Part) -> wit::Part {
+    pub(crate) fn part(&mut self, part: Part) -> wit::Part {
         match part {
             Part::Bytes(bytes) => wit::Part::Raw(bytes),
             Part::Data { schema, value } => {
@@ -452,6 +452,11 @@ impl BatchWriter {
                 wit::Part::Data(wit::Datum { schema, value: self.value(&value) })
             }
         }
+    }
+
+    /// The tables written so far, for a batch that refers to them.
+    pub(crate) fn into_tables(self) -> (Vec<wit::Schema>, Vec<wit::Value>) {
+        (self.schemas, self.values)
     }
 
     /// The batch of `records`.

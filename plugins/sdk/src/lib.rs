@@ -87,15 +87,18 @@ pub mod bindings {
     pub use wharf_sdk_data_source_world as data_source;
     pub use wharf_sdk_sink_world as sink;
     pub use wharf_sdk_source_world as source;
+    pub use wharf_sdk_transform_world as transform;
 }
 
 pub mod data;
 #[cfg(feature = "serde")]
 mod serde_value;
+pub mod transform;
 
 pub use data::{Part, Schema, Value};
 #[cfg(feature = "serde")]
 pub use serde_value::{to_value, Error as ToValueError};
+pub use transform::{Transform, TransformInfo, TransformRecord};
 
 use bindings::data_sink::exports::wharf::connector as sink_exports;
 use bindings::data_source::exports::wharf::connector as source_exports;
@@ -293,6 +296,16 @@ pub fn committed_offset(partition: &OffsetMap) -> Option<OffsetMap> {
 /// The last committed offsets of several source partitions, in the same order.
 pub fn committed_offsets(partitions: &[OffsetMap]) -> Vec<Option<OffsetMap>> {
     host::committed_offsets(partitions)
+}
+
+/// Reports a record of the batch being put that the task could not write, and why (Kafka
+/// Connect's errant record reporter). With `errors.tolerance=all` the host skips it (to the
+/// dead-letter queue, if the connector has one) and the task may go on with the rest of the
+/// batch; with `errors.tolerance=none` the task fails once `put` returns, and this returns the
+/// error saying so, which `put` may pass on. Only for sinks, during `put`.
+pub fn report_errant(topic: &str, partition: i32, offset: i64, reason: &str) -> Result<(), ConnectorError> {
+    bindings::sink::wharf::connector::errant_records::report(topic, partition, offset, reason)
+        .map_err(ConnectorError::Fatal)
 }
 
 /// Asks the host to call [`Connector::task_configs`] again. Hosts of this version log the

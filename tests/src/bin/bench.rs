@@ -5,7 +5,8 @@
 //! `--only wharf` or `--only datagen` runs one side and prints it, for profiling.
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
-//! converters (and, for the `j` rows, JsonConverter with schemas for keys and values on both),
+//! converters (and, for the `j` rows and row `1t`, JsonConverter with schemas for keys and values
+//! on both; row `1t` adds the same four transforms on both),
 //! `offset.flush.interval.ms=1000`, producer `acks=all` with idempotence and
 //! `linger.ms=5`, the same 100-byte lines, a fresh worker and fresh topics for every run. Kafka
 //! Connect runs with the heap its launch script gives (`-Xms256M -Xmx2G`) and
@@ -245,6 +246,47 @@ struct Samples {
     sink_steady: Vec<f64>,
 }
 
+/// The transforms of workload 1t, the same on both engines: each line hoisted into a struct
+/// (FileStreamSource's lines are strings), then Kafka Connect's chain of three: a static field
+/// inserted, the topic renamed, the inserted field masked.
+fn transform_chain() -> Value {
+    json!({
+        "transforms": "hoist,insert,route,mask",
+        "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+        "transforms.hoist.field": "line",
+        "transforms.insert.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+        "transforms.insert.static.field": "origin",
+        "transforms.insert.static.value": "bench",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "$1-routed",
+        "transforms.mask.type": "org.apache.kafka.connect.transforms.MaskField$Value",
+        "transforms.mask.fields": "origin",
+    })
+}
+
+/// Workload 1t for one engine: the file source through `transform_chain` and JsonConverter;
+/// the rate from connector creation until every line is in the renamed topic.
+fn run_transformed_source(engine: Engine, input: &Path, lines: usize) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = start(engine, dir.path(), Converters::Json);
+    worker.wait_rest();
+    let data = dir.path().join("data");
+    fs::create_dir_all(&data).unwrap();
+    let local_input = data.join("input.txt");
+    fs::copy(input, &local_input).unwrap();
+    let topic = unique("bench-transformed");
+    let mut config = source_config(engine, &data, &local_input, &topic);
+    for (key, value) in transform_chain().as_object().unwrap() {
+        config[key] = value.clone();
+    }
+    let routed = format!("{topic}-routed");
+    let started = Instant::now();
+    worker.create("transformed", config);
+    wait_until("every line in the renamed topic", Duration::from_secs(600), || topic_count(&routed) >= lines as i64);
+    lines as f64 / started.elapsed().as_secs_f64()
+}
+
 /// One run of workloads 1, 2, 4 and 5 for one engine.
 fn run_pipeline(engine: Engine, converters: Converters, input: &Path, lines: usize, samples: &mut Samples) {
     let dir = tempfile::tempdir().unwrap();
@@ -464,12 +506,20 @@ fn main() {
     }
     let mut samples = [Samples::default(), Samples::default()];
     let mut json = [Samples::default(), Samples::default()];
+    let mut transformed: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for run in 1..=options.runs {
         for (i, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
             eprintln!("run {run}/{}: {} moving {} lines", options.runs, engine.name(), options.lines);
             run_pipeline(engine, Converters::Plain, &input, options.lines, &mut samples[i]);
             eprintln!("run {run}/{}: {} moving {} lines as JSON", options.runs, engine.name(), options.lines);
             run_pipeline(engine, Converters::Json, &input, options.lines, &mut json[i]);
+            eprintln!(
+                "run {run}/{}: {} moving {} lines through four transforms",
+                options.runs,
+                engine.name(),
+                options.lines
+            );
+            transformed[i].push(run_transformed_source(engine, &input, options.lines));
         }
     }
     let mut datagen = (Vec::new(), Vec::new(), Vec::new());
@@ -499,11 +549,13 @@ fn main() {
 
     let [w, c] = &samples;
     let [wj, cj] = &json;
-    let rows: [(&str, &Vec<f64>, &Vec<f64>); 7] = [
+    let [wt, ct] = &transformed;
+    let rows: [(&str, &Vec<f64>, &Vec<f64>); 8] = [
         ("1. file source → topic, records/s", &w.source_rate, &c.source_rate),
         ("2. topic → file sink, records/s", &w.sink_rate, &c.sink_rate),
         ("1j. file source → topic, JsonConverter, records/s", &wj.source_rate, &cj.source_rate),
         ("2j. topic → file sink, JsonConverter, records/s", &wj.sink_rate, &cj.sink_rate),
+        ("1t. file source → HoistField, InsertField, RegexRouter, MaskField → topic, JsonConverter, records/s", wt, ct),
         ("4. peak RSS during workload 1, MiB", &w.peak_mib, &c.peak_mib),
         ("4. RSS idle with one connector, MiB", &w.idle_mib, &c.idle_mib),
         ("5. start-up to REST answering, ms", &w.startup_ms, &c.startup_ms),

@@ -6,9 +6,10 @@ A plugin is a connector class and a task class. Subclass `SourceConnector` and `
 
 Configs arrive as plain `dict`s of strings; records are the dataclasses below; an exception a
 task raises fails the task with its message, unless it is a `RetriableError`, which makes the
-host call again later. Built for the `data-source` and `data-sink` worlds, keys, values and
-header values carry Kafka Connect's data model (`wharf_sdk.data`: `Schema`, `Data`, and Python's
-own types for values); for `source` and `sink`, bytes.
+host call again later. A sink reports a record it cannot write with `report_errant`. Built for
+the `data-source` and `data-sink` worlds, keys, values and header values carry Kafka Connect's
+data model (`wharf_sdk.data`: `Schema`, `Data`, and Python's own types for values); for `source`
+and `sink`, bytes.
 """
 
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ __all__ = [
     "committed_offset",
     "committed_offsets",
     "log",
+    "report_errant",
 ]
 
 Scalar = Union[None, bool, int, float, str]
@@ -142,3 +144,32 @@ def committed_offsets(partitions: List[OffsetMap]) -> List[Optional[OffsetMap]]:
 def committed_offset(partition: OffsetMap) -> Optional[OffsetMap]:
     """The stored offset of one source partition, or None."""
     return committed_offsets([partition])[0]
+
+
+def report_errant(record: Union[SinkRecord, Tuple[str, int, int]], reason: str) -> None:
+    """Reports a record of the batch being put that the task could not write, and why (Kafka
+    Connect's errant record reporter). `record` is a `SinkRecord` that `put` received, or its
+    `(topic, partition, offset)`.
+
+    With `errors.tolerance=all` the host skips the record (to the dead-letter queue, if the
+    connector has one) and this returns: go on with the rest of the batch. Otherwise it raises
+    `FatalError` with the host's answer: with `errors.tolerance=none` the task fails once `put`
+    returns, whatever it returns, so let the error pass. Also raised for a record that is not
+    in the batch being put, a call outside `put`, or a call from a source. Only for sinks.
+    """
+    if isinstance(record, tuple):
+        topic, partition, offset = record
+    else:
+        topic, partition, offset = record.topic, record.partition, record.offset
+    try:
+        from wit_world.imports import errant_records
+    except ImportError:
+        raise FatalError(
+            "report_errant is for sinks (of wharf:connector 0.1.3 or later): this world has no errant-records interface"
+        ) from None
+    from wit_world.types import Err
+
+    try:
+        errant_records.report(topic, partition, offset, str(reason))
+    except Err as e:
+        raise FatalError(e.value) from None

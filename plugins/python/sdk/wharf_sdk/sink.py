@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Tuple, Type
 from wit_world import exports
 from wit_world.imports import types
 
-from . import Connector, FatalError, SinkRecord, _convert
+from . import Connector, FatalError, SinkRecord, _convert, report_errant
 
 # Built for the `data-sink` world, records carry data as the connector's converters read it (see
 # `wharf_sdk.data`); for the `sink` world, bytes.
@@ -19,13 +19,21 @@ except ImportError:
 
     _DATA = False
 
-__all__ = ["SinkConnector", "SinkTask", "export"]
+# A component holds only the Python modules imported while componentize-py built it, and nothing
+# else imports these bindings then: import them now, for `report_errant` to find when it runs.
+try:
+    from wit_world.imports import errant_records as _errant_records  # noqa: F401
+except ImportError:  # a sink built with a contract older than 0.1.3
+    pass
+
+__all__ = ["SinkConnector", "SinkTask", "export", "report_errant"]
 
 
 class SinkTask:
     """One running task. `put` receives batches (buffer them if you like); `flush` must make
     everything received so far durable, after which the host commits the Kafka offsets, so those
-    records are never delivered again."""
+    records are never delivered again. A record `put` cannot write may be handed to
+    `report_errant(record, reason)` instead of failing the whole batch."""
 
     def open(self, config: Dict[str, str]) -> None:
         pass

@@ -3,7 +3,8 @@
 //! deliver the refused records again, and nothing after them first: the file then holds every
 //! record exactly once, in order. With `headers=true` each line ends with the record's headers
 //! as the sink received them: ` | key=Value` for data (`name:Value` under a named schema), `key=`
-//! and the text for bytes.
+//! and the text for bytes. With `errant.marker` set, a record whose value holds that text is not
+//! written but reported to the host as errant (the errant record reporter).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -24,6 +25,7 @@ impl Connector for FlakySink {
                 required_key("topics", ConfigType::List, "The topics to read"),
                 optional_key("fail.every", ConfigType::Int, "3", "Refuse every n-th put"),
                 optional_key("headers", ConfigType::Boolean, "false", "Write each record's headers after its value"),
+                optional_key("errant.marker", ConfigType::String, "", "Report records whose value holds this text"),
             ],
         }
     }
@@ -38,6 +40,7 @@ struct FlakySinkTask {
     fail_every: u64,
     puts: u64,
     headers: bool,
+    errant_marker: Option<String>,
 }
 
 /// A header as the line shows it.
@@ -63,7 +66,8 @@ impl SinkTask for FlakySinkTask {
         let file = OpenOptions::new().create(true).append(true).open(path).map_err(io_error)?;
         let fail_every: u64 = config.parse_or("fail.every", 3)?;
         let headers = config.parse_or("headers", false)?;
-        Ok(FlakySinkTask { out: BufWriter::new(file), fail_every: fail_every.max(1), puts: 0, headers })
+        let errant_marker = config.get("errant.marker").filter(|m| !m.is_empty()).map(String::from);
+        Ok(FlakySinkTask { out: BufWriter::new(file), fail_every: fail_every.max(1), puts: 0, headers, errant_marker })
     }
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
@@ -72,7 +76,15 @@ impl SinkTask for FlakySinkTask {
             return Err(ConnectorError::Retriable(format!("put number {} refused on purpose", self.puts)));
         }
         for record in records {
-            self.out.write_all(record.value.as_ref().and_then(Part::as_bytes).unwrap_or(b"null")).map_err(io_error)?;
+            let value = record.value.as_ref().and_then(Part::as_bytes).unwrap_or(b"null");
+            if let Some(marker) = &self.errant_marker {
+                if String::from_utf8_lossy(value).contains(marker.as_str()) {
+                    let reason = format!("the value holds {marker:?}");
+                    report_errant(&record.topic, record.partition, record.offset, &reason)?;
+                    continue;
+                }
+            }
+            self.out.write_all(value).map_err(io_error)?;
             if self.headers {
                 let shown: Vec<String> = record.headers.iter().map(describe).collect();
                 write!(self.out, " | {}", shown.join(" ")).map_err(io_error)?;

@@ -9,7 +9,7 @@ wit_bindgen::generate!({
     export_macro_name: "export_data_source_world",
     default_bindings_module: "wharf_sdk::bindings::data_source",
     with: {
-        "wharf:connector/types@0.1.2": wharf_sdk_source_world::wharf::connector::types,
-        "wharf:connector/host@0.1.2": wharf_sdk_source_world::wharf::connector::host,
+        "wharf:connector/types@0.1.3": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.3": wharf_sdk_source_world::wharf::connector::host,
     },
 });

@@ -1,0 +1,206 @@
+//! A connector's `errors.*` keys, as Kafka Connect reads them: whether a record that a converter
+//! or a transform fails on fails the task (`errors.tolerance=none`, the default) or is skipped
+//! (`all`), whether such failures are logged and with what, how long a retriable failure is
+//! retried, and, for sinks, the dead-letter queue the skipped records go to.
+
+use std::time::Duration;
+
+use crate::model::last_value;
+
+/// What a connector does with a record that fails conversion or transformation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorPolicy {
+    /// `errors.tolerance=all`: skip failed records instead of failing the task.
+    pub tolerate_all: bool,
+    /// `errors.retry.timeout`: how long a retriable failure is retried; none retries for ever
+    /// (`-1`), zero does not retry (the default).
+    pub retry_timeout: Option<Duration>,
+    /// `errors.retry.delay.max.ms`: the longest wait between two tries.
+    pub retry_delay_max: Duration,
+    /// `errors.log.enable`: each failure is logged (as a warning; the task goes on).
+    pub log: bool,
+    /// `errors.log.include.messages`: the log names the record (topic, partition, offset and
+    /// timestamp, or the source record's offset).
+    pub log_messages: bool,
+    /// `errors.deadletterqueue.*`: where a sink's skipped records go, if anywhere.
+    pub dead_letter_queue: Option<DeadLetterQueue>,
+}
+
+/// A sink's dead-letter queue: the topic skipped records are written to as they were read (key,
+/// value, headers and timestamp), with `__connect.errors.*` headers if asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetterQueue {
+    pub topic: String,
+    /// The replication factor of the topic when the worker creates it (one partition).
+    pub replication_factor: i16,
+    pub context_headers: bool,
+}
+
+impl Default for ErrorPolicy {
+    fn default() -> Self {
+        ErrorPolicy {
+            tolerate_all: false,
+            retry_timeout: Some(Duration::ZERO),
+            retry_delay_max: Duration::from_millis(60_000),
+            log: false,
+            log_messages: false,
+            dead_letter_queue: None,
+        }
+    }
+}
+
+/// A key of the policy and what is wrong with its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyProblem {
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl ErrorPolicy {
+    /// The policy a connector config gives; every problem, each with its key. `topics` are the
+    /// sink's topics, which may not include the dead-letter queue.
+    pub fn of_connector(config: &[(String, String)], topics: &[String]) -> Result<Self, Vec<PolicyProblem>> {
+        let get = |key: &str| last_value(config, key).map(str::trim);
+        let mut problems = Vec::new();
+        let mut policy = ErrorPolicy::default();
+        let mut problem = |key: &'static str, message: String| problems.push(PolicyProblem { key, message });
+
+        match get("errors.tolerance") {
+            None => {}
+            Some(v) if v.eq_ignore_ascii_case("none") => {}
+            Some(v) if v.eq_ignore_ascii_case("all") => policy.tolerate_all = true,
+            Some(v) => problem(
+                "errors.tolerance",
+                format!(
+                    "errors.tolerance={v} is not valid: expected none (a failed record fails the task) or all (it is skipped)"
+                ),
+            ),
+        }
+        match get("errors.retry.timeout") {
+            None => {}
+            Some(v) => match v.parse::<i64>() {
+                Ok(-1) => policy.retry_timeout = None,
+                Ok(ms) if ms >= 0 => policy.retry_timeout = Some(Duration::from_millis(ms as u64)),
+                _ => problem(
+                    "errors.retry.timeout",
+                    format!(
+                        "errors.retry.timeout={v} is not valid: expected milliseconds (0 for no retries, -1 to retry for ever)"
+                    ),
+                ),
+            },
+        }
+        match get("errors.retry.delay.max.ms") {
+            None => {}
+            Some(v) => match v.parse::<u64>() {
+                Ok(ms) if ms >= 1 => policy.retry_delay_max = Duration::from_millis(ms),
+                _ => problem(
+                    "errors.retry.delay.max.ms",
+                    format!("errors.retry.delay.max.ms={v} is not valid: expected milliseconds, at least 1"),
+                ),
+            },
+        }
+        let mut boolean = |key: &'static str| match get(key) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                problem(key, format!("{key}={v} is not valid: expected true or false"));
+                false
+            }
+        };
+        policy.log = boolean("errors.log.enable");
+        policy.log_messages = boolean("errors.log.include.messages");
+        let context_headers = boolean("errors.deadletterqueue.context.headers.enable");
+        let replication_factor = match get("errors.deadletterqueue.topic.replication.factor") {
+            None => 3,
+            Some(v) => match v.parse::<i16>() {
+                Ok(n) if n >= 1 || n == -1 => n,
+                _ => {
+                    problem(
+                        "errors.deadletterqueue.topic.replication.factor",
+                        format!(
+                            "errors.deadletterqueue.topic.replication.factor={v} is not valid: expected a whole number \
+                             of at least 1 (or -1 for the broker's default)"
+                        ),
+                    );
+                    3
+                }
+            },
+        };
+        if let Some(topic) = get("errors.deadletterqueue.topic.name").filter(|t| !t.is_empty()) {
+            if topics.iter().any(|t| t == topic) {
+                problem(
+                    "errors.deadletterqueue.topic.name",
+                    format!(
+                        "errors.deadletterqueue.topic.name={topic}: the DLQ topic '{topic}' may not be included in \
+                         the list of topics ('topics={}') consumed by the connector, or a failed record would be read \
+                         again and again; choose another topic",
+                        topics.join(",")
+                    ),
+                );
+            }
+            policy.dead_letter_queue =
+                Some(DeadLetterQueue { topic: topic.to_string(), replication_factor, context_headers });
+        }
+        if problems.is_empty() {
+            Ok(policy)
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn connects_defaults_and_keys() {
+        assert_eq!(ErrorPolicy::of_connector(&[], &[]).unwrap(), ErrorPolicy::default());
+        let policy = ErrorPolicy::of_connector(
+            &pairs(&[
+                ("errors.tolerance", "ALL"),
+                ("errors.retry.timeout", "-1"),
+                ("errors.retry.delay.max.ms", "500"),
+                ("errors.log.enable", "true"),
+                ("errors.log.include.messages", "true"),
+                ("errors.deadletterqueue.topic.name", "dlq"),
+                ("errors.deadletterqueue.topic.replication.factor", "1"),
+                ("errors.deadletterqueue.context.headers.enable", "true"),
+            ]),
+            &["in".to_string()],
+        )
+        .unwrap();
+        assert!(policy.tolerate_all && policy.log && policy.log_messages);
+        assert_eq!(policy.retry_timeout, None);
+        assert_eq!(policy.retry_delay_max, Duration::from_millis(500));
+        assert_eq!(
+            policy.dead_letter_queue,
+            Some(DeadLetterQueue { topic: "dlq".into(), replication_factor: 1, context_headers: true })
+        );
+    }
+
+    #[test]
+    fn every_wrong_key_is_named() {
+        let problems = ErrorPolicy::of_connector(
+            &pairs(&[
+                ("errors.tolerance", "some"),
+                ("errors.retry.timeout", "-2"),
+                ("errors.log.enable", "yes"),
+                ("errors.deadletterqueue.topic.name", "in"),
+            ]),
+            &["in".to_string()],
+        )
+        .unwrap_err();
+        let keys: Vec<&str> = problems.iter().map(|p| p.key).collect();
+        assert_eq!(
+            keys,
+            ["errors.tolerance", "errors.retry.timeout", "errors.log.enable", "errors.deadletterqueue.topic.name"]
+        );
+        assert!(problems[3].message.contains("may not be included in the list of topics"), "{}", problems[3].message);
+    }
+}

@@ -1,0 +1,207 @@
+//! Kafka Connect's `errors.*` on a real broker: with `errors.tolerance=all` a record that a
+//! converter or a transform fails on is skipped while every other record arrives; a sink writes
+//! it, as it was read, to its dead-letter queue with Connect's `__connect.errors.*` headers and
+//! commits past it; a source stores its offset. With the default (`none`) the task fails, as the
+//! converter and transform tests show.
+
+use std::time::Duration;
+
+use wharf_e2e::*;
+
+const JSON: &str = "org.apache.kafka.connect.json.JsonConverter";
+
+fn header<'a>(record: &'a TimedRecord, key: &str) -> Option<&'a str> {
+    record.headers.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.as_deref())
+}
+
+#[test]
+fn a_poison_record_lands_in_the_dead_letter_queue_with_its_headers_while_the_rest_arrives() {
+    let mut w = Standalone::new(&[]);
+    let topic = unique("poison");
+    create_topic(&topic, 1, "delete");
+    // Record 4 is not JSON; record 7 is JSON but not an object, which ExtractField refuses.
+    for i in 0..10 {
+        let value = match i {
+            4 => "{not json".to_string(),
+            7 => "42".to_string(),
+            _ => format!(r#"{{"line":"line {i}"}}"#),
+        };
+        produce(&topic, 0, &format!("k{i}"), value.as_bytes());
+    }
+    let dlq = unique("dlq");
+    let output = w.path("out.txt");
+    let name = unique("tolerant");
+    w.add_connector(
+        &name,
+        &[
+            ("connector.class", "file-sink".into()),
+            ("topics", topic.clone()),
+            ("file", output.display().to_string()),
+            ("wasm.fs.write", w.dir.path().display().to_string()),
+            ("value.converter", JSON.into()),
+            ("value.converter.schemas.enable", "false".into()),
+            ("transforms", "line".into()),
+            ("transforms.line.type", "org.apache.kafka.connect.transforms.ExtractField$Value".into()),
+            ("transforms.line.field", "line".into()),
+            ("errors.tolerance", "all".into()),
+            ("errors.log.enable", "true".into()),
+            ("errors.log.include.messages", "true".into()),
+            ("errors.deadletterqueue.topic.name", dlq.clone()),
+            ("errors.deadletterqueue.topic.replication.factor", "1".into()),
+            ("errors.deadletterqueue.context.headers.enable", "true".into()),
+        ],
+    );
+    let worker = w.start();
+    let group = format!("connect-{name}");
+    worker.wait("the topic committed to its end", Duration::from_secs(60), || {
+        (committed_offset(&group, &topic) == Some(10)).then_some(())
+    });
+    let expected: Vec<String> = (0..10).filter(|i| *i != 4 && *i != 7).map(|i| format!("line {i}")).collect();
+    assert_eq!(read_lines(&output), expected, "every other record arrives, in order");
+
+    let queued = worker.wait("two records in the dead-letter queue", Duration::from_secs(30), || {
+        let records = timed_topic_records(&dlq);
+        (records.len() >= 2).then_some(records)
+    });
+    assert_eq!(queued.len(), 2, "only the two poison records");
+    let (bad_json, not_object) = (&queued[0], &queued[1]);
+    assert_eq!((bad_json.key.as_str(), bad_json.value.as_deref()), ("k4", Some("{not json")), "as it was read");
+    assert_eq!((not_object.key.as_str(), not_object.value.as_deref()), ("k7", Some("42")));
+    for (record, offset) in [(bad_json, "4"), (not_object, "7")] {
+        assert_eq!(header(record, "__connect.errors.topic"), Some(topic.as_str()));
+        assert_eq!(header(record, "__connect.errors.partition"), Some("0"));
+        assert_eq!(header(record, "__connect.errors.offset"), Some(offset));
+        assert_eq!(header(record, "__connect.errors.connector.name"), Some(name.as_str()));
+        assert_eq!(header(record, "__connect.errors.task.id"), Some("0"));
+        assert_eq!(
+            header(record, "__connect.errors.exception.class.name"),
+            Some("org.apache.kafka.connect.errors.DataException")
+        );
+        assert!(header(record, "__connect.errors.exception.stacktrace").is_some_and(|t| t.contains("DataException")));
+    }
+    assert_eq!(header(bad_json, "__connect.errors.stage"), Some("VALUE_CONVERTER"));
+    assert_eq!(header(bad_json, "__connect.errors.class.name"), Some(JSON));
+    assert!(header(bad_json, "__connect.errors.exception.message").is_some_and(|m| m.contains("offset 4")));
+    assert_eq!(header(not_object, "__connect.errors.stage"), Some("TRANSFORMATION"));
+    assert_eq!(
+        header(not_object, "__connect.errors.class.name"),
+        Some("org.apache.kafka.connect.transforms.ExtractField$Value")
+    );
+    assert!(
+        header(not_object, "__connect.errors.exception.message").is_some_and(|m| m.contains("Only Map objects")),
+        "{:?}",
+        not_object.headers
+    );
+    let log = worker.log();
+    assert!(log.contains(&format!("topic='{topic}', partition=0, offset=4")), "the log names the record:\n{log}");
+    assert_eq!(worker.task_state(&name, 0).map(|(state, _)| state).as_deref(), Some("RUNNING"));
+}
+
+#[test]
+fn records_a_source_cannot_convert_are_skipped_and_their_offsets_stored() {
+    // Structs cannot be written by ByteArrayConverter: without tolerance the task fails (see
+    // the converter tests); with errors.tolerance=all each record is skipped and its offset
+    // still stored, so a restart does not produce them again.
+    let mut w = Standalone::new(&[]);
+    let topic = unique("unconvertible");
+    w.add_connector(
+        "gen",
+        &[
+            ("connector.class", "datagen".into()),
+            ("topic", topic.clone()),
+            ("count", "20".into()),
+            ("value.format", "struct".into()),
+            ("errors.tolerance", "all".into()),
+        ],
+    );
+    let worker = w.start();
+    worker.wait("the last record's source offset stored", Duration::from_secs(60), || {
+        let offsets = worker.get("/connectors/gen/offsets")?;
+        (offsets["offsets"][0]["offset"]["sequence"] == 19).then_some(())
+    });
+    assert_eq!(topic_count(&topic), 0, "no record could be written");
+    assert_eq!(worker.task_state("gen", 0).map(|(state, _)| state).as_deref(), Some("RUNNING"));
+    assert!(worker.log().contains("errors.log.enable=true"), "the first skip says how to see each one");
+}
+
+#[test]
+fn a_dead_letter_queue_among_the_sinks_own_topics_is_refused() {
+    let mut w = Standalone::new(&[]);
+    let topic = unique("loop");
+    w.add_connector(
+        "sink",
+        &[
+            ("connector.class", "file-sink".into()),
+            ("topics", topic.clone()),
+            ("file", w.path("out.txt").display().to_string()),
+            ("wasm.fs.write", w.dir.path().display().to_string()),
+            ("errors.tolerance", "all".into()),
+            ("errors.deadletterqueue.topic.name", topic.clone()),
+        ],
+    );
+    let (status, output) = w.run_to_failure();
+    assert!(!status.success());
+    assert!(output.contains("errors.deadletterqueue.topic.name") && output.contains("may not be included"), "{output}");
+}
+
+#[test]
+fn records_a_sink_reports_as_errant_go_to_the_dead_letter_queue_or_fail_the_task() {
+    let mut w = Standalone::new(&[]);
+    let topic = unique("reported");
+    create_topic(&topic, 1, "delete");
+    for i in 0..6 {
+        let value = if i == 2 { format!("bad {i}") } else { format!("ok {i}") };
+        produce(&topic, 0, &format!("k{i}"), value.as_bytes());
+    }
+    let dlq = unique("reported-dlq");
+    let (tolerant_out, strict_out) = (w.path("tolerant.txt"), w.path("strict.txt"));
+    let sink = |w: &mut Standalone, name: &str, out: &std::path::Path, extra: &[(&str, String)]| {
+        let mut pairs = vec![
+            ("connector.class", "test-flaky-sink".to_string()),
+            ("topics", topic.clone()),
+            ("file", out.display().to_string()),
+            ("fail.every", "1000000".to_string()),
+            ("errant.marker", "bad".to_string()),
+            ("wasm.fs.write", w.dir.path().display().to_string()),
+        ];
+        pairs.extend(extra.iter().cloned());
+        w.add_connector(name, &pairs);
+    };
+    let (tolerant, strict) = (unique("tolerant"), unique("strict"));
+    sink(
+        &mut w,
+        &tolerant,
+        &tolerant_out,
+        &[
+            ("errors.tolerance", "all".to_string()),
+            ("errors.deadletterqueue.topic.name", dlq.clone()),
+            ("errors.deadletterqueue.topic.replication.factor", "1".to_string()),
+            ("errors.deadletterqueue.context.headers.enable", "true".to_string()),
+        ],
+    );
+    sink(&mut w, &strict, &strict_out, &[]);
+    let worker = w.start();
+
+    let group = format!("connect-{tolerant}");
+    worker.wait("the tolerant sink committed to the end", Duration::from_secs(60), || {
+        (committed_offset(&group, &topic) == Some(6)).then_some(())
+    });
+    assert_eq!(read_lines(&tolerant_out), ["ok 0", "ok 1", "ok 3", "ok 4", "ok 5"]);
+    let queued = worker.wait("the reported record in the dead-letter queue", Duration::from_secs(30), || {
+        let records = timed_topic_records(&dlq);
+        (!records.is_empty()).then_some(records)
+    });
+    assert_eq!(queued.len(), 1);
+    assert_eq!((queued[0].key.as_str(), queued[0].value.as_deref()), ("k2", Some("bad 2")));
+    assert_eq!(header(&queued[0], "__connect.errors.stage"), Some("TASK_PUT"));
+    assert_eq!(header(&queued[0], "__connect.errors.class.name"), Some("test-flaky-sink"));
+    assert_eq!(header(&queued[0], "__connect.errors.offset"), Some("2"));
+    assert!(header(&queued[0], "__connect.errors.exception.message").is_some_and(|m| m.contains("holds \"bad\"")));
+
+    // Without tolerance the task fails with the plugin's reason, and nothing past the batch is
+    // committed.
+    let task = worker.wait_task_state(&strict, 0, "FAILED");
+    let trace = task["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("offset 2") && trace.contains("holds \"bad\""), "{task}");
+    assert_eq!(committed_offset(&format!("connect-{strict}"), &topic), None);
+}
