@@ -1,5 +1,6 @@
 //! `wharf bench boundary`: how fast records cross the WebAssembly boundary, without Kafka, at
-//! several batch sizes, with the sandbox's limits (call deadlines and a memory cap) and without.
+//! several batch sizes, with the sandbox's limits (call deadlines and a memory cap) and without;
+//! with `--transform`, what a transform plugin costs per record beside Wharf's native transforms.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -79,7 +80,87 @@ fn measure(
     Ok(rates)
 }
 
-pub fn boundary(plugin_file: &Path, seconds: f64) -> Result<()> {
+/// Records/s through a transform plugin's `apply` at each batch size, and through a native chain
+/// of Connect's InsertField and MaskField for comparison: datagen's ten-field structs, polled once
+/// per batch size and given again and again (cloning a batch is timed apart and taken off).
+fn measure_transform(source_file: &Path, transform_file: &Path, seconds: f64) -> Result<Vec<(f64, f64)>> {
+    let cache = crate::config::worker::default_cache_dir();
+    let runtime = Runtime::with_deadlines(cache, true)?;
+    let load = |file: &Path| -> Result<Plugin> {
+        let (component, _) = runtime.load_component(file)?;
+        Plugin::inspect(&runtime, component, file.to_path_buf())
+    };
+    let source = load(source_file)?;
+    let transform = load(transform_file)?;
+    let pairs = |items: &[(&str, &str)]| -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    let source_config = pairs(&[("topic", "bench"), ("count", "-1"), ("value.format", "struct")]);
+    let transform_config = pairs(&[("field", "name"), ("drop.containing", ""), ("fail.containing", "")]);
+    let native = crate::transform::Chain::of_connector(&pairs(&[
+        ("transforms", "insert,mask"),
+        ("transforms.insert.type", "org.apache.kafka.connect.transforms.InsertField$Value"),
+        ("transforms.insert.static.field", "origin"),
+        ("transforms.insert.static.value", "bench"),
+        ("transforms.mask.type", "org.apache.kafka.connect.transforms.MaskField$Value"),
+        ("transforms.mask.fields", "text"),
+    ]))
+    .map_err(|problems| anyhow::anyhow!("{problems:?}"))?;
+    let mut rates = Vec::new();
+    for batch in BATCH_SIZES {
+        let limits =
+            WasmLimits { max_records_per_call: batch, max_bytes_per_call: usize::MAX, ..WasmLimits::default() };
+        let mut polling = source
+            .open_source(&runtime, Grants::none("bench-source", &limits), &source_config, &limits)
+            .map_err(anyhow::Error::msg)?;
+        let records: Vec<crate::model::ConnectRecord> = polling
+            .poll()
+            .map_err(anyhow::Error::msg)?
+            .into_iter()
+            .map(|r| crate::model::ConnectRecord {
+                topic: r.topic,
+                partition: r.partition,
+                offset: None,
+                key: r.key,
+                value: r.value,
+                headers: r.headers,
+                timestamp: r.timestamp,
+            })
+            .collect();
+        polling.close().map_err(anyhow::Error::msg)?;
+        let mut instance = transform
+            .open_transform(&runtime, Grants::none("bench-transform", &limits), &transform_config, &limits)
+            .map_err(anyhow::Error::msg)?;
+        let run_for = Duration::from_secs_f64(seconds);
+        let (mut through_plugin, mut plugin_time) = (0usize, Duration::ZERO);
+        let started = Instant::now();
+        while started.elapsed() < run_for {
+            let given = records.clone();
+            let at = Instant::now();
+            through_plugin += std::hint::black_box(instance.apply(given).map_err(anyhow::Error::msg)?).len();
+            plugin_time += at.elapsed();
+        }
+        instance.close().map_err(anyhow::Error::msg)?;
+        let (mut through_native, mut native_time) = (0usize, Duration::ZERO);
+        let started = Instant::now();
+        while started.elapsed() < run_for {
+            let given = records.clone();
+            let at = Instant::now();
+            for record in given {
+                std::hint::black_box(native.apply(record).map_err(|e| anyhow::anyhow!(e.message))?);
+                through_native += 1;
+            }
+            native_time += at.elapsed();
+        }
+        rates.push((
+            through_plugin as f64 / plugin_time.as_secs_f64(),
+            through_native as f64 / native_time.as_secs_f64(),
+        ));
+    }
+    Ok(rates)
+}
+
+pub fn boundary(plugin_file: &Path, seconds: f64, transform: Option<&Path>) -> Result<()> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!(
         "Records/s returned by `poll` of {} (100-byte values), {seconds} s per cell, {cores} core(s), one thread",
@@ -109,6 +190,22 @@ pub fn boundary(plugin_file: &Path, seconds: f64) -> Result<()> {
             1e6 / structs[i],
             as_json[i]
         );
+    }
+    if let Some(transform) = transform {
+        let rates = measure_transform(plugin_file, transform, seconds).context("transform plugin")?;
+        println!();
+        println!(
+            "Transforms on the same structs: {} (upper-casing one field) against Wharf's native InsertField and MaskField",
+            transform.display()
+        );
+        println!();
+        println!(
+            "| batch | plugin transform, records/s | µs per record | native chain of two, records/s | µs per record |"
+        );
+        println!("|---:|---:|---:|---:|---:|");
+        for (batch, (plugin, native)) in BATCH_SIZES.iter().zip(rates) {
+            println!("| {batch} | {plugin:.0} | {:.2} | {native:.0} | {:.2} |", 1e6 / plugin, 1e6 / native);
+        }
     }
     Ok(())
 }

@@ -66,6 +66,9 @@ enum BenchCommand {
         /// Seconds per measurement.
         #[arg(long, default_value_t = 1.0)]
         seconds: f64,
+        /// A transform plugin to time too, on datagen's structs (test-transform's settings).
+        #[arg(long)]
+        transform: Option<PathBuf>,
     },
 }
 
@@ -92,10 +95,12 @@ enum PluginCommand {
         /// The language to write it in.
         #[arg(long, value_enum)]
         lang: wharf::scaffold::Lang,
-        /// Source (into Kafka) or sink (out of Kafka).
+        /// Source (into Kafka), sink (out of Kafka), or transform (changes or drops records on
+        /// their way, named in a connector's transforms).
         #[arg(long, value_enum)]
         kind: wharf::scaffold::Kind,
-        /// The plugin's name, which connectors use as connector.class.
+        /// The plugin's name, which connectors use as connector.class (a transform's as
+        /// transforms.<alias>.type).
         name: String,
         /// Where to write it (default: a new folder named after the plugin).
         #[arg(long)]
@@ -154,8 +159,8 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Bench { command: BenchCommand::Boundary { plugin, seconds } } => {
-            wharf::bench::boundary(&plugin, seconds)
+        Command::Bench { command: BenchCommand::Boundary { plugin, seconds, transform } } => {
+            wharf::bench::boundary(&plugin, seconds, transform.as_deref())
         }
     }
 }
@@ -229,7 +234,9 @@ fn inspect(file: &std::path::Path) -> Result<()> {
             key.name, key.type_name, key.importance, key.documentation
         )?;
     }
-    if info.grants.is_empty() {
+    if info.kind == wharf::model::PluginKind::Transform {
+        writeln!(text, "grants:      those of the connector whose transforms use it")?;
+    } else if info.grants.is_empty() {
         writeln!(text, "grants:      none declared (the connector config grants with wasm.* keys)")?;
     } else {
         writeln!(text, "grants (what config values name; granted within the worker's wasm.ceiling.*):")?;

@@ -1,6 +1,7 @@
-//! `wharf plugin new`: writes a plugin project in one of the languages Wharf supports, which
-//! builds as it is (`./build.sh`) into a component `wharf plugin inspect` accepts. Each project
-//! carries its own copy of the WIT contract and, for Python, JavaScript and C, of the SDK.
+//! `wharf plugin new`: writes a plugin project in one of the languages Wharf supports, a source, a
+//! sink or a transform, which builds as it is (`./build.sh`) into a component `wharf plugin
+//! inspect` accepts. Each project carries its own copy of the WIT contract and, for Python,
+//! JavaScript and C, of the SDK.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,7 @@ pub enum Lang {
 pub enum Kind {
     Source,
     Sink,
+    Transform,
 }
 
 impl Kind {
@@ -25,6 +27,17 @@ impl Kind {
         match self {
             Kind::Source => "source",
             Kind::Sink => "sink",
+            Kind::Transform => "transform",
+        }
+    }
+
+    /// The world a project in Python, JavaScript or C builds for: the one that carries Connect's
+    /// data model (a transform's always does).
+    fn data_world(self) -> &'static str {
+        match self {
+            Kind::Source => "data-source",
+            Kind::Sink => "data-sink",
+            Kind::Transform => "transform",
         }
     }
 }
@@ -35,6 +48,7 @@ const WIT: &str = include_str!("../../wit/connector.wit");
 fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
     let fill = |template: &str| template.replace("{{name}}", name);
     let world = kind.world();
+    let data_world = kind.data_world();
     let mut files = vec![("wit/connector.wit".to_string(), WIT.to_string(), false)];
     let (build, how) = match lang {
         Lang::Rust => {
@@ -42,6 +56,7 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             let code = match kind {
                 Kind::Source => include_str!("scaffold/rust_source.rs"),
                 Kind::Sink => include_str!("scaffold/rust_sink.rs"),
+                Kind::Transform => include_str!("scaffold/rust_transform.rs"),
             };
             files.push(("src/lib.rs".into(), fill(code), false));
             let artifact = name.replace('-', "_");
@@ -57,6 +72,7 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             let code = match kind {
                 Kind::Source => include_str!("scaffold/python_source.py"),
                 Kind::Sink => include_str!("scaffold/python_sink.py"),
+                Kind::Transform => include_str!("scaffold/python_transform.py"),
             };
             files.push(("app.py".into(), fill(code), false));
             for (path, text) in [
@@ -64,17 +80,19 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 ("sdk/wharf_sdk/_convert.py", include_str!("../../plugins/python/sdk/wharf_sdk/_convert.py")),
                 ("sdk/wharf_sdk/source.py", include_str!("../../plugins/python/sdk/wharf_sdk/source.py")),
                 ("sdk/wharf_sdk/sink.py", include_str!("../../plugins/python/sdk/wharf_sdk/sink.py")),
+                ("sdk/wharf_sdk/transform.py", include_str!("../../plugins/python/sdk/wharf_sdk/transform.py")),
                 ("sdk/wharf_sdk/data.py", include_str!("../../plugins/python/sdk/wharf_sdk/data.py")),
                 ("sdk/source_task.py", include_str!("../../plugins/python/sdk/source_task.py")),
                 ("sdk/sink_task.py", include_str!("../../plugins/python/sdk/sink_task.py")),
                 ("sdk/data_source_task.py", include_str!("../../plugins/python/sdk/data_source_task.py")),
                 ("sdk/data_sink_task.py", include_str!("../../plugins/python/sdk/data_sink_task.py")),
+                ("sdk/transformer.py", include_str!("../../plugins/python/sdk/transformer.py")),
             ] {
                 files.push((path.into(), text.into(), false));
             }
-            // Python plugins take Connect's data model (the data worlds).
+            // Python plugins take Connect's data model (the data worlds; a transform's has it).
             (
-                format!("componentize-py -d wit -w data-{world} componentize -p sdk -p . app -o {name}.wasm\n"),
+                format!("componentize-py -d wit -w {data_world} componentize -p sdk -p . app -o {name}.wasm\n"),
                 "componentize-py (`pip install componentize-py==0.17.2`)",
             )
         }
@@ -82,6 +100,7 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             let code = match kind {
                 Kind::Source => include_str!("scaffold/js_source.js"),
                 Kind::Sink => include_str!("scaffold/js_sink.js"),
+                Kind::Transform => include_str!("scaffold/js_transform.js"),
             };
             files.push(("app.js".into(), fill(code), false));
             files.push(("sdk/wharf-sdk.js".into(), include_str!("../../plugins/js/sdk/wharf-sdk.js").into(), false));
@@ -94,8 +113,8 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 ));
             }
             (
-                // JavaScript plugins take Connect's data model (the data worlds).
-                format!("componentize-js app.js --wit wit --world-name data-{world} -o {name}.wasm\n"),
+                // JavaScript plugins take Connect's data model (the data worlds; a transform's has it).
+                format!("componentize-js app.js --wit wit --world-name {data_world} -o {name}.wasm\n"),
                 "componentize-js (`npm install @bytecodealliance/componentize-js@0.23.0`, then put node_modules/.bin on PATH)",
             )
         }
@@ -103,19 +122,24 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             let code = match kind {
                 Kind::Source => include_str!("scaffold/c_source.c"),
                 Kind::Sink => include_str!("scaffold/c_sink.c"),
+                Kind::Transform => include_str!("scaffold/c_transform.c"),
             };
             files.push((format!("{}.c", name.replace('-', "_")), fill(code), false));
             files.push(("sdk/wharf.h".into(), include_str!("../../plugins/c/sdk/wharf.h").into(), false));
             files.push(("sdk/wharf.c".into(), include_str!("../../plugins/c/sdk/wharf.c").into(), false));
-            // C plugins take Connect's data model (the data worlds).
-            let define = if kind == Kind::Source { "WHARF_SOURCE -DWHARF_DATA" } else { "WHARF_SINK -DWHARF_DATA" };
-            let generated = format!("data_{world}");
+            // C plugins take Connect's data model (the data worlds; a transform's has it).
+            let define = match kind {
+                Kind::Source => "WHARF_SOURCE -DWHARF_DATA",
+                Kind::Sink => "WHARF_SINK -DWHARF_DATA",
+                Kind::Transform => "WHARF_TRANSFORM",
+            };
+            let generated = data_world.replace('-', "_");
             (
                 format!(
                     ": \"${{WASI_ADAPTER:?set WASI_ADAPTER to wasi_snapshot_preview1.reactor.wasm, from the crate wasi-preview1-component-adapter-provider}}\"\n\
                      gen=$(mktemp -d)\n\
                      trap 'rm -rf \"$gen\"' EXIT\n\
-                     wit-bindgen c wit --world data-{world} --out-dir \"$gen\" >/dev/null\n\
+                     wit-bindgen c wit --world {data_world} --out-dir \"$gen\" >/dev/null\n\
                      clang --target=wasm32-wasi -mexec-model=reactor -O2 -D{define} -I sdk -I \"$gen\" \\\n  \
                      *.c sdk/wharf.c \"$gen/{generated}.c\" \"$gen/{generated}_component_type.o\" -o \"$gen/module.wasm\"\n\
                      wasm-tools component new \"$gen/module.wasm\" --adapt \"wasi_snapshot_preview1=$WASI_ADAPTER\" -o {name}.wasm\n"
@@ -129,17 +153,24 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
         format!("#!/bin/sh\n# Builds {name}.wasm. Needs {how}.\nset -eu\ncd \"$(dirname \"$0\")\"\n{build}"),
         true,
     ));
+    let used = match kind {
+        Kind::Source | Kind::Sink => format!("`connector.class={name}`"),
+        Kind::Transform => {
+            format!("`transforms=t` and `transforms.t.type={name}` (its settings under `transforms.t.`)")
+        }
+    };
     let readme = format!(
         "# {name}\n\nA Wharf {world} plugin. Build it with `./build.sh` (needs {how}), check it with \
          `wharf plugin inspect {name}.wasm`, and drop `{name}.wasm` into a folder on the worker's \
-         `plugin.path`; connectors use it with `connector.class={name}`.\n\n`wit/connector.wit` is the \
-         contract between plugin and host; the plugin author's guide explains it.\n"
+         `plugin.path`; connectors use it with {used}.\n\n`wit/connector.wit` is the contract between \
+         plugin and host; the plugin author's guide explains it.\n"
     );
     files.push(("README.md".into(), readme, false));
     files
 }
 
-/// Checks a plugin name: what connectors put in `connector.class`.
+/// Checks a plugin name: what connectors put in `connector.class` (a transform's in
+/// `transforms.<alias>.type`).
 fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -147,7 +178,7 @@ fn check_name(name: &str) -> Result<()> {
     if !ok {
         bail!(
             "plugin name {name:?} is not usable: use lowercase letters, digits and dashes, starting with \
-             a letter (for example my-source); it becomes connector.class"
+             a letter (for example my-source); it becomes connector.class (a transform's transforms.<alias>.type)"
         );
     }
     Ok(())
@@ -189,12 +220,63 @@ mod tests {
     #[test]
     fn every_template_names_the_plugin_and_builds_the_right_world() {
         for lang in [Lang::Rust, Lang::Python, Lang::Js, Lang::C] {
-            for kind in [Kind::Source, Kind::Sink] {
+            for kind in [Kind::Source, Kind::Sink, Kind::Transform] {
                 let files = files(lang, kind, "my-plugin");
                 assert!(files.iter().all(|(_, text, _)| !text.contains("{{name}}")), "{lang:?} {kind:?}");
                 let build = &files.iter().find(|(p, _, _)| p == "build.sh").unwrap().1;
                 assert!(build.contains("my-plugin.wasm") || build.contains("my_plugin.wasm"), "{build}");
                 assert!(files.iter().any(|(p, text, _)| p == "wit/connector.wit" && text.contains("world source")));
+            }
+        }
+    }
+
+    /// The text of a project's file.
+    fn file<'a>(files: &'a [(String, String, bool)], path: &str) -> &'a str {
+        &files.iter().find(|(p, _, _)| p == path).unwrap_or_else(|| panic!("no {path}")).1
+    }
+
+    #[test]
+    fn transform_templates_build_the_transform_world_with_the_sdk_call_for_it() {
+        let rust = files(Lang::Rust, Kind::Transform, "my-transform");
+        assert!(file(&rust, "src/lib.rs").contains(r#"world: "transform""#));
+        assert!(file(&rust, "src/lib.rs").contains("impl GuestTransform for"));
+        assert!(file(&rust, "build.sh").contains("my_transform.wasm"));
+
+        let python = files(Lang::Python, Kind::Transform, "my-transform");
+        assert!(file(&python, "build.sh").contains("-w transform componentize"), "{}", file(&python, "build.sh"));
+        assert!(file(&python, "app.py").contains("Transformer = export(Plugin)"));
+        assert!(file(&python, "sdk/wharf_sdk/transform.py").contains("class Transform"));
+        assert!(file(&python, "sdk/transformer.py").contains("wharf_sdk.transform"));
+
+        let js = files(Lang::Js, Kind::Transform, "my-transform");
+        assert!(file(&js, "build.sh").contains("--world-name transform -o"), "{}", file(&js, "build.sh"));
+        assert!(file(&js, "app.js").contains("export const { transformer } = defineTransform("));
+        assert!(file(&js, "sdk/wharf-sdk.js").contains("export function defineTransform"));
+        assert!(js.iter().all(|(p, _, _)| p != "sdk/wharf-sink.js"), "a transform's world lacks errant-records");
+
+        let c = files(Lang::C, Kind::Transform, "my-transform");
+        let build = file(&c, "build.sh");
+        assert!(build.contains("--world transform --out-dir"), "{build}");
+        assert!(build.contains("-DWHARF_TRANSFORM -I sdk"), "{build}");
+        assert!(build.contains("\"$gen/transform.c\" \"$gen/transform_component_type.o\""), "{build}");
+        assert!(file(&c, "my_transform.c").contains("int wharf_transform_apply("));
+        assert!(file(&c, "sdk/wharf.h").contains("int wharf_transform_apply("));
+
+        for lang in [Lang::Rust, Lang::Python, Lang::Js, Lang::C] {
+            let readme = file(&files(lang, Kind::Transform, "my-transform"), "README.md").to_string();
+            assert!(readme.contains("transforms.t.type=my-transform"), "{lang:?}: {readme}");
+            assert!(!readme.contains("connector.class"), "{lang:?}: {readme}");
+        }
+    }
+
+    #[test]
+    fn source_and_sink_templates_build_their_data_worlds() {
+        for (kind, world) in [(Kind::Source, "data-source"), (Kind::Sink, "data-sink")] {
+            for lang in [Lang::Python, Lang::Js, Lang::C] {
+                let files = files(lang, kind, "my-plugin");
+                let build = file(&files, "build.sh");
+                assert!(build.contains(&format!(" {world} ")), "{lang:?} {kind:?}: {build}");
+                assert!(file(&files, "README.md").contains("connector.class=my-plugin"));
             }
         }
     }

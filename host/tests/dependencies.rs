@@ -23,7 +23,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("rest", &["cluster", "config", "herder", "model", "peer", "runtime", "storage"]),
     ("serve", &["cluster", "config", "herder", "kafka", "model", "rest", "runtime", "storage", "sync", "worker"]),
     ("dev", &["config", "model", "serve"]),
-    ("bench", &["config", "convert", "model", "runtime"]),
+    ("bench", &["config", "convert", "model", "runtime", "transform"]),
     ("scaffold", &[]),
 ];
 

@@ -515,7 +515,7 @@ fn scaffolded_projects_build_and_pass_inspect() {
     let adapter = toolchains("adapter");
     let dir = tempfile::tempdir().unwrap();
     for lang in ["rust", "python", "js", "c"] {
-        for kind in ["source", "sink"] {
+        for kind in ["source", "sink", "transform"] {
             let name = format!("new-{lang}-{kind}");
             let project = dir.path().join(&name);
             let made = std::process::Command::new(wharf_binary())
@@ -542,7 +542,11 @@ fn scaffolded_projects_build_and_pass_inspect() {
                 std::process::Command::new(wharf_binary()).args(["plugin", "inspect"]).arg(&wasm).output().unwrap();
             let text = String::from_utf8_lossy(&inspected.stdout);
             assert!(inspected.status.success(), "inspect {name}: {}", String::from_utf8_lossy(&inspected.stderr));
-            let kind_line = if kind == "source" { "kind:        Source" } else { "kind:        Sink" };
+            let kind_line = match kind {
+                "source" => "kind:        Source",
+                "sink" => "kind:        Sink",
+                _ => "kind:        Transform",
+            };
             assert!(text.contains(kind_line) && text.contains(&format!("name:        {name}")), "{text}");
         }
     }
@@ -637,5 +641,48 @@ fn every_sdk_declares_what_config_keys_name() {
             fields.first() == Some(&key) && l.trim_end().ends_with(names)
         });
         assert!(declared, "{plugin} does not declare that {key} names {names}:\n{text}");
+    }
+}
+
+#[test]
+fn python_javascript_c_and_rust_transform_plugins_make_the_same_records() {
+    // datagen's ten-field structs, each language's upper-casing transform on the `name` field,
+    // JsonConverter: the same bytes in every topic, the field upper-cased, the header added.
+    let mut s = Standalone::new(&[]);
+    let transforms = ["py-upper-transform", "js-upper-transform", "c-upper-transform", "test-transform"];
+    let topics: Vec<String> = transforms.iter().map(|t| unique(t)).collect();
+    for (transform, topic) in transforms.iter().zip(&topics) {
+        s.add_connector(
+            &format!("gen-{transform}"),
+            &[
+                ("connector.class", "datagen".into()),
+                ("topic", topic.clone()),
+                ("count", "25".into()),
+                ("value.format", "struct".into()),
+                ("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
+                ("transforms", "up".into()),
+                ("transforms.up.type", transform.to_string()),
+                ("transforms.up.field", "name".into()),
+            ],
+        );
+    }
+    let worker = s.start();
+    let mut written = Vec::new();
+    for (transform, topic) in transforms.iter().zip(&topics) {
+        let records = worker.wait(&format!("25 records through {transform}"), Duration::from_secs(90), || {
+            let records = timed_topic_records(topic);
+            (records.len() >= 25).then_some(records)
+        });
+        for record in &records {
+            let value: Value = serde_json::from_str(record.value.as_deref().unwrap_or_default()).unwrap();
+            let name = value["payload"]["name"].as_str().unwrap_or_default().to_string();
+            assert!(!name.is_empty() && name == name.to_uppercase(), "{transform}: {value}");
+            let header = record.headers.iter().find(|(k, _)| k == "transformed-by").and_then(|(_, v)| v.as_deref());
+            assert_eq!(header, Some(*transform), "{transform}: {:?}", record.headers);
+        }
+        written.push(records.into_iter().map(|r| r.value).collect::<Vec<_>>());
+    }
+    for (i, transform) in transforms.iter().enumerate().skip(1) {
+        assert_eq!(written[i], written[0], "{transform} and {} write the same values", transforms[0]);
     }
 }

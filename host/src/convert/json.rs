@@ -726,24 +726,7 @@ fn int_value(text: &str, integral: bool) -> i64 {
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits: Vec<u8> = whole.bytes().chain(fraction.bytes()).collect();
     // The value is digits × 10^shift.
-    let shift = exponent.saturating_sub(fraction.len() as i64);
-    let kept = if shift < 0 { digits.len().saturating_sub(shift.unsigned_abs() as usize) } else { digits.len() };
-    let mut value: u64 = 0;
-    for d in &digits[..kept] {
-        value = value.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
-    }
-    if shift > 0 {
-        // 10^64 is a multiple of 2^64: beyond that the low bits are all zero.
-        for _ in 0..shift.min(64) {
-            value = value.wrapping_mul(10);
-        }
-    }
-    let value = value as i64;
-    if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    }
+    crate::data::decimal::wrapping_long(negative, &digits, exponent.saturating_sub(fraction.len() as i64))
 }
 
 #[cfg(test)]

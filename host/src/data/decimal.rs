@@ -16,7 +16,33 @@ pub struct Decimal {
     scale: i32,
 }
 
+/// The low 64 bits, in two's complement, of `digits × 10^shift` with the fraction dropped, made
+/// negative when `negative`: Java's narrowing of a `BigInteger` or `BigDecimal` to a `long`.
+/// `digits` are ASCII decimal digits.
+pub fn wrapping_long(negative: bool, digits: &[u8], shift: i64) -> i64 {
+    let kept = if shift < 0 { digits.len().saturating_sub(shift.unsigned_abs() as usize) } else { digits.len() };
+    let mut magnitude: u64 = 0;
+    for d in &digits[..kept] {
+        magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(d.wrapping_sub(b'0')));
+    }
+    // 10^64 is a multiple of 2^64: past 64 more zeros the low bits are all zero.
+    for _ in 0..shift.clamp(0, 64) {
+        magnitude = magnitude.wrapping_mul(10);
+    }
+    (if negative { magnitude.wrapping_neg() } else { magnitude }) as i64
+}
+
 impl Decimal {
+    /// Java's `BigDecimal.longValue()`: the fraction dropped, then the low 64 bits of the integer.
+    pub fn long_value(&self) -> i64 {
+        let text = self.unscaled_text();
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(digits) => (true, digits),
+            None => (false, text.as_str()),
+        };
+        wrapping_long(negative, digits.as_bytes(), -i64::from(self.scale()))
+    }
+
     /// From the unscaled integer's two's complement bytes (any length but zero) and a scale.
     pub fn from_unscaled_bytes(bytes: &[u8], scale: i32) -> Result<Self, DataError> {
         if bytes.is_empty() {

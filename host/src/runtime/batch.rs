@@ -146,6 +146,35 @@ impl BatchReader {
         })
     }
 
+    /// A record's key, value and headers; the error names the record (`index` in its batch) and
+    /// the part.
+    pub fn record_parts(
+        &mut self,
+        index: usize,
+        key: Option<wit::Part>,
+        value: Option<wit::Part>,
+        headers: Vec<wit::Header>,
+    ) -> Result<(Option<Part>, Option<Part>, Vec<crate::model::PartHeader>), String> {
+        let key =
+            key.map(|k| self.part(k).map_err(|e| format!("record {index} of the batch, its key: {e}"))).transpose()?;
+        let value = value
+            .map(|v| self.part(v).map_err(|e| format!("record {index} of the batch, its value: {e}")))
+            .transpose()?;
+        let headers = headers
+            .into_iter()
+            .map(|h| {
+                let value = h
+                    .value
+                    .map(|v| {
+                        self.part(v).map_err(|e| format!("record {index} of the batch, its header {:?}: {e}", h.key))
+                    })
+                    .transpose()?;
+                Ok(crate::model::PartHeader { key: h.key, value })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok((key, value, headers))
+    }
+
     pub fn part(&mut self, part: wit::Part) -> Result<Part, String> {
         match part {
             wit::Part::Raw(bytes) => Ok(Part::Bytes(bytes)),
@@ -253,6 +282,10 @@ impl BatchWriter {
         }
     }
 
+    fn headers(&mut self, headers: Vec<crate::model::PartHeader>) -> Vec<wit::Header> {
+        headers.into_iter().map(|h| wit::Header { key: h.key, value: h.value.map(|v| self.part(v)) }).collect()
+    }
+
     /// The batch of `records`.
     pub fn sink_batch(records: Vec<crate::model::SinkRecord>) -> super::bindings::SinkBatch {
         let mut writer = BatchWriter::default();
@@ -264,19 +297,13 @@ impl BatchWriter {
                 offset: r.offset,
                 key: r.key.map(|k| writer.part(k)),
                 value: r.value.map(|v| writer.part(v)),
-                headers: r
-                    .headers
-                    .into_iter()
-                    .map(|h| wit::Header { key: h.key, value: h.value.map(|v| writer.part(v)) })
-                    .collect(),
+                headers: writer.headers(r.headers),
                 timestamp: r.timestamp,
             })
             .collect();
         super::bindings::SinkBatch { schemas: writer.schemas, values: writer.values, records }
     }
-}
 
-impl BatchWriter {
     /// The batch of `records` for a transform plugin.
     pub fn transform_batch(records: Vec<crate::model::ConnectRecord>) -> super::bindings::TransformBatch {
         let mut writer = BatchWriter::default();
@@ -287,11 +314,7 @@ impl BatchWriter {
                 partition: r.partition,
                 key: r.key.map(|k| writer.part(k)),
                 value: r.value.map(|v| writer.part(v)),
-                headers: r
-                    .headers
-                    .into_iter()
-                    .map(|h| wit::Header { key: h.key, value: h.value.map(|v| writer.part(v)) })
-                    .collect(),
+                headers: writer.headers(r.headers),
                 timestamp: r.timestamp,
             })
             .collect();

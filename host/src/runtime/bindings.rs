@@ -244,24 +244,7 @@ pub fn source_batch_from_wit(
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
-            let part = |reader: &mut super::batch::BatchReader, part, what: &str| {
-                reader.part(part).map_err(|e| format!("record {i} of the batch, its {what}: {e}"))
-            };
-            let key = r.key.map(|k| part(&mut reader, k, "key")).transpose()?;
-            let value = r.value.map(|v| part(&mut reader, v, "value")).transpose()?;
-            let headers = r
-                .headers
-                .into_iter()
-                .map(|h| {
-                    let value = h
-                        .value
-                        .map(|v| {
-                            reader.part(v).map_err(|e| format!("record {i} of the batch, its header {:?}: {e}", h.key))
-                        })
-                        .transpose()?;
-                    Ok(own::PartHeader { key: h.key, value })
-                })
-                .collect::<Result<Vec<_>, String>>()?;
+            let (key, value, headers) = reader.record_parts(i, r.key, r.value, r.headers)?;
             Ok(own::PolledRecord {
                 source_partition: offset_map_from_wit(r.source_partition),
                 source_offset: offset_map_from_wit(r.source_offset),
@@ -315,27 +298,7 @@ pub fn transformed_batch_from_wit(
         .enumerate()
         .map(|(i, r)| {
             let Some(r) = r else { return Ok(None) };
-            let key = r
-                .key
-                .map(|k| reader.part(k).map_err(|e| format!("record {i} of the batch, its key: {e}")))
-                .transpose()?;
-            let value = r
-                .value
-                .map(|v| reader.part(v).map_err(|e| format!("record {i} of the batch, its value: {e}")))
-                .transpose()?;
-            let headers = r
-                .headers
-                .into_iter()
-                .map(|h| {
-                    let value = h
-                        .value
-                        .map(|v| {
-                            reader.part(v).map_err(|e| format!("record {i} of the batch, its header {:?}: {e}", h.key))
-                        })
-                        .transpose()?;
-                    Ok(own::PartHeader { key: h.key, value })
-                })
-                .collect::<Result<Vec<_>, String>>()?;
+            let (key, value, headers) = reader.record_parts(i, r.key, r.value, r.headers)?;
             if r.topic.is_empty() {
                 return Err(format!("record {i} of the batch has an empty topic"));
             }

@@ -329,35 +329,10 @@ fn whole_number(value: &Value, target: Type) -> Result<i64, String> {
         Value::Int64(n) => *n,
         Value::Float32(x) => float(f64::from(*x)),
         Value::Float64(x) => float(*x),
-        Value::Decimal(d) => decimal_low_bits(d),
+        Value::Decimal(d) => d.long_value(),
         Value::Boolean(b) => i64::from(*b),
         other => return Err(format!("Unexpected type in Cast transformation: class {}", java_class(other))),
     })
-}
-
-/// A decimal's whole part (rounded toward zero) in its low 64 bits, as `BigDecimal.longValue()`.
-fn decimal_low_bits(decimal: &Decimal) -> i64 {
-    let text = decimal.unscaled_text();
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(digits) => (true, digits),
-        None => (false, text.as_str()),
-    };
-    let scale = i64::from(decimal.scale());
-    let kept = if scale > 0 { digits.len().saturating_sub(scale as usize) } else { digits.len() };
-    let mut value: u64 = 0;
-    for d in &digits.as_bytes()[..kept] {
-        value = value.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
-    }
-    // 10^64 is a multiple of 2^64: past that, every low bit is 0.
-    for _ in 0..(-scale).clamp(0, 64) {
-        value = value.wrapping_mul(10);
-    }
-    let value = value as i64;
-    if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    }
 }
 
 /// A value written as Java's `toString` writes it, as Connect's `castToString`.
@@ -578,27 +553,15 @@ fn hex_float(negative: bool, digits: &[u8], fraction_digits: i64, exponent: i64,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transform::support::testing;
     use crate::transform::Chain;
 
     fn chain(side: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "c".to_string()),
-            ("transforms.c.type".to_string(), format!("org.apache.kafka.connect.transforms.Cast${side}")),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.c.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&format!("Cast${side}"), settings)
     }
 
     fn record(value: Data) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: Some(0),
-            offset: None,
-            key: None,
-            value: Some(Part::Data(value)),
-            headers: Vec::new(),
-            timestamp: Some(1),
-        }
+        Record { partition: Some(0), timestamp: Some(1), ..testing::record(None, Some(value)) }
     }
 
     fn cast(spec: &str, value: Data) -> Result<Data, String> {
@@ -676,7 +639,7 @@ mod tests {
         assert_eq!(whole("boolean", schema(), decimal("0.50")), Ok(Value::Boolean(false)));
         assert_eq!(whole("float64", schema(), decimal("1.25")), Ok(Value::Float64(1.25)));
         assert_eq!(whole("string", schema(), decimal("1.20")), Ok(Value::String("1.20".into())));
-        assert_eq!(decimal_low_bits(&Decimal::parse("1E+3").unwrap()), 1000);
+        assert_eq!(Decimal::parse("1E+3").unwrap().long_value(), 1000);
     }
 
     #[test]
@@ -803,7 +766,7 @@ mod tests {
     #[test]
     fn specs_are_read_as_connect_reads_them() {
         let problem = |settings: &[(&str, &str)]| chain("Value", settings).unwrap_err()[0].message.clone();
-        assert!(problem(&[]).contains("transforms.c.spec is required"));
+        assert!(problem(&[]).contains("transforms.x.spec is required"));
         assert!(problem(&[("spec", "")]).contains("Must specify at least one field"));
         assert!(problem(&[("spec", "a:b:c")]).contains("Invalid cast mapping: a:b:c"));
         assert!(problem(&[("spec", "a:bytes")]).contains("does not support casting to BYTES"));
@@ -823,8 +786,8 @@ mod tests {
     }
 
     fn spec_of(text: &str) -> Casts {
-        let config = vec![("transforms.c.spec".to_string(), text.to_string())];
-        let settings = Settings { config: &config, prefix: "transforms.c.".into() };
+        let config = vec![("transforms.x.spec".to_string(), text.to_string())];
+        let settings = Settings { config: &config, prefix: "transforms.x.".into() };
         spec(&settings).unwrap()
     }
 }

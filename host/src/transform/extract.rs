@@ -219,27 +219,15 @@ mod tests {
     use super::*;
     use crate::data::Field;
     use crate::model::Part;
+    use crate::transform::support::testing;
     use crate::transform::{Chain, TransformConfigError};
 
     fn chain(variant: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "x".to_string()),
-            ("transforms.x.type".to_string(), format!("org.apache.kafka.connect.transforms.ExtractField{variant}")),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.x.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&format!("ExtractField{variant}"), settings)
     }
 
     fn record(key: Option<Data>, value: Option<Data>) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: Some(0),
-            offset: Some(1),
-            key: key.map(Part::Data),
-            value: value.map(Part::Data),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        Record { partition: Some(0), offset: Some(1), ..testing::record(key, value) }
     }
 
     fn extract(settings: &[(&str, &str)], value: Data) -> Result<Data, String> {

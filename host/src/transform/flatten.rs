@@ -248,6 +248,7 @@ impl FlatMap {
 mod tests {
     use super::*;
     use crate::model::Part;
+    use crate::transform::support::testing;
 
     fn settings(items: &[(&str, &str)]) -> Vec<(String, String)> {
         items.iter().map(|(k, v)| (format!("transforms.f.{k}"), v.to_string())).collect()
@@ -263,15 +264,7 @@ mod tests {
     }
 
     fn record(key: Option<Data>, value: Option<Data>) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: Some(0),
-            offset: None,
-            key: key.map(Part::Data),
-            value: value.map(Part::Data),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        Record { partition: Some(0), ..testing::record(key, value) }
     }
 
     fn value_of(record: &Record) -> &Data {

@@ -241,28 +241,16 @@ impl Apply for HeaderFrom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transform::support::testing;
     use crate::transform::{Chain, TransformConfigError};
     use std::sync::Arc;
 
     fn chain(variant: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "x".to_string()),
-            ("transforms.x.type".to_string(), format!("org.apache.kafka.connect.transforms.HeaderFrom{variant}")),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.x.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&format!("HeaderFrom{variant}"), settings)
     }
 
     fn record(key: Option<Data>, value: Option<Data>) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: None,
-            offset: None,
-            key: key.map(Part::Data),
-            value: value.map(Part::Data),
-            headers: vec![PartHeader { key: "old".into(), value: None }],
-            timestamp: None,
-        }
+        Record { headers: vec![PartHeader { key: "old".into(), value: None }], ..testing::record(key, value) }
     }
 
     fn s(text: &str) -> Value {

@@ -63,15 +63,11 @@ mod tests {
     use super::*;
     use crate::data::Type;
     use crate::model::Part;
+    use crate::transform::support::testing;
     use crate::transform::{Chain, TransformConfigError};
 
     fn chain(variant: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "x".to_string()),
-            ("transforms.x.type".to_string(), format!("org.apache.kafka.connect.transforms.HoistField{variant}")),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.x.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&format!("HoistField{variant}"), settings)
     }
 
     fn record(key: Option<Part>, value: Option<Part>) -> Record {

@@ -217,15 +217,11 @@ mod tests {
     use super::*;
     use crate::model::Part;
     use crate::model::PartHeader;
+    use crate::transform::support::testing;
     use crate::transform::{Chain, TransformConfigError};
 
     fn chain(variant: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "x".to_string()),
-            ("transforms.x.type".to_string(), format!("org.apache.kafka.connect.transforms.InsertField{variant}")),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.x.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&format!("InsertField{variant}"), settings)
     }
 
     fn sink(value: Option<Data>) -> Record {

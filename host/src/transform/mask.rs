@@ -40,7 +40,7 @@ struct Replacement {
 impl Replacement {
     fn new(text: &str) -> Self {
         let decimal = Decimal::parse(text).ok();
-        let long = decimal.as_ref().map(long_value);
+        let long = decimal.as_ref().map(Decimal::long_value);
         let double = decimal.as_ref().map(Decimal::to_f64);
         Replacement { text: text.to_string(), decimal, long, double }
     }
@@ -228,34 +228,12 @@ fn empty_value(value: &Value, field: &str) -> Result<Value, String> {
     })
 }
 
-/// Java's `BigDecimal.longValue()`: the fraction dropped, then the low 64 bits of the integer.
-fn long_value(decimal: &Decimal) -> i64 {
-    let text = decimal.unscaled_text();
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(digits) => (true, digits),
-        None => (false, text.as_str()),
-    };
-    let scale = decimal.scale();
-    let whole = match usize::try_from(scale) {
-        Ok(dropped) => &digits[..digits.len().saturating_sub(dropped)],
-        Err(_) => digits,
-    };
-    let mut magnitude: u64 = 0;
-    for digit in whole.bytes() {
-        magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(digit - b'0'));
-    }
-    // 10^64 is a multiple of 2^64: past 64 more zeros the low bits are all zero.
-    for _ in 0..(-i64::from(scale)).clamp(0, 64) {
-        magnitude = magnitude.wrapping_mul(10);
-    }
-    (if negative { magnitude.wrapping_neg() } else { magnitude }) as i64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::Field;
     use crate::model::Part;
+    use crate::transform::support::testing;
     use std::sync::Arc;
 
     fn mask(items: &[(&str, &str)], side: Side) -> Result<Box<dyn Apply>, TransformConfigError> {
@@ -273,15 +251,7 @@ mod tests {
     }
 
     fn record(value: Option<Data>) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: None,
-            offset: None,
-            key: None,
-            value: value.map(Part::Data),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        testing::record(None, value)
     }
 
     fn value_of(record: &Record) -> &Data {
@@ -494,7 +464,7 @@ mod tests {
             ("1e64", 0),
             ("1e99999", 0),
         ] {
-            assert_eq!(long_value(&Decimal::parse(text).unwrap()), expected, "{text}");
+            assert_eq!(Decimal::parse(text).unwrap().long_value(), expected, "{text}");
         }
     }
 }

@@ -129,6 +129,7 @@ fn is_null_without_schema(side: Side, record: &Record) -> bool {
 mod tests {
     use super::*;
     use crate::data::Field;
+    use crate::transform::support::testing;
     use std::sync::Arc;
 
     fn metadata(items: &[(&str, &str)], side: Side) -> Result<Box<dyn Apply>, TransformConfigError> {
@@ -138,15 +139,7 @@ mod tests {
     }
 
     fn record(key: Option<Data>, value: Option<Data>) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: None,
-            offset: None,
-            key: key.map(Part::Data),
-            value: value.map(Part::Data),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        testing::record(key, value)
     }
 
     fn data(part: &Option<Part>) -> &Data {

@@ -746,6 +746,102 @@ mod tests {
         assert!(Predicate::HasHeaderKey("h".into()).test(&record("t")));
     }
 
+    /// A stand-in transform plugin: drops records of topic "drop", fails batches holding a record
+    /// of topic "fail", and renames the rest; counts its calls.
+    struct Fake {
+        calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl BatchApply for Fake {
+        fn apply(&mut self, records: Vec<Record>) -> Result<Vec<Option<Record>>, String> {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if records.iter().any(|r| r.topic == "fail") {
+                return Err("refused".into());
+            }
+            Ok(records
+                .into_iter()
+                .map(|r| (r.topic != "drop").then(|| Record { topic: format!("{}-seen", r.topic), ..r }))
+                .collect())
+        }
+    }
+
+    #[test]
+    fn a_tasks_plugin_steps_take_a_batch_in_one_call_and_failures_can_be_isolated() {
+        let chain = Chain::of_connector(&pairs(&[
+            ("transforms", "mine,tag"),
+            ("transforms.mine.type", "some-plugin"),
+            ("transforms.mine.version", "1.x"),
+            ("transforms.mine.setting", "a"),
+            ("transforms.mine.predicate", "not-skip"),
+            ("transforms.mine.negate", "true"),
+            ("transforms.tag.type", "InsertHeader"),
+            ("transforms.tag.header", "n"),
+            ("transforms.tag.value.literal", "1"),
+            ("predicates", "not-skip"),
+            ("predicates.not-skip.type", "TopicNameMatches"),
+            ("predicates.not-skip.pattern", "skip"),
+        ]))
+        .unwrap();
+        let steps: Vec<(&str, &PluginStep)> = chain.plugin_steps().collect();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].0, "mine");
+        assert_eq!(steps[0].1.name, "some-plugin");
+        assert_eq!(steps[0].1.settings, pairs(&[("setting", "a")]), "the chain's own keys are not the plugin's");
+        assert!(steps[0].1.version.as_ref().is_some_and(|v| v.matches(&semver::Version::new(1, 4, 0))));
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let open = |_: &str, _: &PluginStep| -> Result<Box<dyn BatchApply>, String> {
+            Ok(Box::new(Fake { calls: calls.clone() }))
+        };
+        let mut task = chain.for_task(open).unwrap();
+        let topics = |results: &[Result<Option<Record>, TransformError>]| -> Vec<String> {
+            results
+                .iter()
+                .map(|r| match r {
+                    Ok(Some(r)) => r.topic.clone(),
+                    Ok(None) => "dropped".into(),
+                    Err(_) => "failed".into(),
+                })
+                .collect()
+        };
+        let results = task.apply(vec![record("a"), record("skip"), record("drop"), record("b")]);
+        assert_eq!(topics(&results), ["a-seen", "skip", "dropped", "b-seen"]);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 1, "one call for the batch");
+        let Ok(Some(kept)) = &results[1] else { panic!() };
+        assert_eq!(kept.headers.last().map(|h| h.key.as_str()), Some("n"), "the native step after it ran");
+        // A failed batch fails every record it held, or only the failing one when isolated.
+        let results = task.apply(vec![record("a"), record("fail")]);
+        assert_eq!(topics(&results), ["failed", "failed"]);
+        let Err(e) = &results[0] else { panic!() };
+        assert!(
+            e.message.contains("transforms.mine (some-plugin) failed on a batch of 2 record(s): refused"),
+            "{}",
+            e.message
+        );
+        task.isolate_failures(true);
+        assert_eq!(topics(&task.apply(vec![record("a"), record("fail"), record("c")])), ["a-seen", "failed", "c-seen"]);
+        // A chain with plugin steps runs only in a task.
+        assert!(chain.apply(record("a")).unwrap_err().message.contains("runs in a task's chain only"));
+        let refused = chain.for_task(|_, _| Err("not there".into())).err().unwrap();
+        assert!(refused.contains("transforms.mine (some-plugin) could not be opened: not there"), "{refused}");
+    }
+
+    #[test]
+    fn a_java_class_that_is_none_of_connects_is_refused_not_taken_for_a_plugin() {
+        let problems = Chain::of_connector(&pairs(&[
+            ("transforms", "a"),
+            ("transforms.a.type", "org.apache.kafka.connect.transforms.Nope"),
+        ]))
+        .unwrap_err();
+        assert!(problems[0].message.contains("not one of Kafka Connect's transforms"), "{}", problems[0].message);
+        let problems = Chain::of_connector(&pairs(&[
+            ("transforms", "a"),
+            ("transforms.a.type", "mine"),
+            ("transforms.a.version", "not a version"),
+        ]))
+        .unwrap_err();
+        assert_eq!(problems[0].key, "transforms.a.version");
+    }
+
     #[test]
     fn drop_headers_removes_every_header_of_the_keys() {
         let chain = Chain::of_connector(&pairs(&[

@@ -238,6 +238,7 @@ struct Plan {
 mod tests {
     use super::*;
     use crate::model::Part;
+    use crate::transform::support::testing;
 
     fn replace(items: &[(&str, &str)], side: Side) -> Result<Box<dyn Apply>, TransformConfigError> {
         let config: Vec<(String, String)> =
@@ -254,15 +255,7 @@ mod tests {
     }
 
     fn record(value: Data) -> Record {
-        Record {
-            topic: "t".into(),
-            partition: None,
-            offset: None,
-            key: None,
-            value: Some(Part::Data(value)),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        testing::record(None, Some(value))
     }
 
     fn value_of(record: &Record) -> &Data {

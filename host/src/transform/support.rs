@@ -210,6 +210,38 @@ impl<T> SchemaCache<T> {
     }
 }
 
+/// What the transforms' tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::data::Data;
+    use crate::model::Part;
+    use crate::transform::{Chain, Record, TransformConfigError};
+
+    /// A chain of one of Connect's transforms, by its name after
+    /// `org.apache.kafka.connect.transforms.` (`Cast$Value`), with these settings.
+    pub fn chain(name: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
+        let mut config = vec![
+            ("transforms".to_string(), "x".to_string()),
+            ("transforms.x.type".to_string(), format!("org.apache.kafka.connect.transforms.{name}")),
+        ];
+        config.extend(settings.iter().map(|(k, v)| (format!("transforms.x.{k}"), v.to_string())));
+        Chain::of_connector(&config)
+    }
+
+    /// A record of topic `t` with this key and value, and nothing else.
+    pub fn record(key: Option<Data>, value: Option<Data>) -> Record {
+        Record {
+            topic: "t".into(),
+            partition: None,
+            offset: None,
+            key: key.map(Part::Data),
+            value: value.map(Part::Data),
+            headers: Vec::new(),
+            timestamp: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

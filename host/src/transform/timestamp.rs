@@ -444,26 +444,19 @@ impl Apply for Router {
 mod tests {
     use super::*;
     use crate::model::Part;
+    use crate::transform::support::testing;
     use crate::transform::Chain;
 
     fn chain(kind: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "t".to_string()),
-            ("transforms.t.type".to_string(), format!("org.apache.kafka.connect.transforms.{kind}")),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.t.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&kind.to_string(), settings)
     }
 
     fn record(value: Option<Data>) -> Record {
         Record {
             topic: "orders".into(),
             partition: Some(0),
-            offset: None,
-            key: None,
-            value: value.map(Part::Data),
-            headers: Vec::new(),
             timestamp: Some(1_714_566_600_123),
+            ..testing::record(None, value)
         }
     }
 
@@ -580,7 +573,7 @@ mod tests {
         let text = Data::new(schema(Schema::of(Type::String)), Value::String("May 1".into()));
         let problem = convert(&[("target.type", "unix"), ("format", "yyyy-MM-dd")], text.clone()).unwrap_err();
         assert!(problem.contains("Could not parse timestamp: value (May 1) does not match pattern (yyyy-MM-dd)"));
-        assert!(convert(&[("target.type", "unix")], text).unwrap_err().contains("transforms.t.format"));
+        assert!(convert(&[("target.type", "unix")], text).unwrap_err().contains("transforms.x.format"));
         let bytes = chain("TimestampConverter$Key", &[("target.type", "unix")]).unwrap();
         let raw = Record { key: Some(Part::Bytes(b"1".to_vec())), ..record(None) };
         assert!(bytes.apply(raw).unwrap_err().message.contains("Schema{BYTES}"));
@@ -599,9 +592,9 @@ mod tests {
     fn converter_settings_are_read_as_connect_reads_them() {
         let problem =
             |settings: &[(&str, &str)]| chain("TimestampConverter$Value", settings).unwrap_err()[0].message.clone();
-        assert!(problem(&[]).contains("transforms.t.target.type is required"));
+        assert!(problem(&[]).contains("transforms.x.target.type is required"));
         assert!(problem(&[("target.type", "date")])
-            .contains("Invalid value date for configuration transforms.t.target.type"));
+            .contains("Invalid value date for configuration transforms.x.target.type"));
         assert!(problem(&[("target.type", "string")]).contains("requires format option"));
         assert!(problem(&[("target.type", "string"), ("format", "   ")]).contains("requires format option"));
         assert!(problem(&[("target.type", "unix"), ("format", "yyyy-ww")]).contains("'w'"));

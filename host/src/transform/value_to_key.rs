@@ -115,15 +115,11 @@ impl Apply for ValueToKey {
 mod tests {
     use super::*;
     use crate::data::Type;
+    use crate::transform::support::testing;
     use crate::transform::{Chain, TransformConfigError};
 
     fn chain(settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        let mut config = vec![
-            ("transforms".to_string(), "x".to_string()),
-            ("transforms.x.type".to_string(), "org.apache.kafka.connect.transforms.ValueToKey".to_string()),
-        ];
-        config.extend(settings.iter().map(|(k, v)| (format!("transforms.x.{k}"), v.to_string())));
-        Chain::of_connector(&config)
+        testing::chain(&"ValueToKey".to_string(), settings)
     }
 
     fn record(value: Option<Part>) -> Record {

@@ -1,6 +1,6 @@
 /* The component's exports, in terms of the plain C functions of wharf.h. Compiled with
- * -DWHARF_SOURCE or -DWHARF_SINK (and -DWHARF_DATA for the data worlds) next to the bindings
- * `wit-bindgen c` generated for that world. */
+ * -DWHARF_SOURCE or -DWHARF_SINK (and -DWHARF_DATA for the data worlds), or -DWHARF_TRANSFORM,
+ * next to the bindings `wit-bindgen c` generated for that world. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,11 @@
 
 #include "wharf.h"
 
-#if defined(WHARF_SOURCE) && defined(WHARF_DATA)
+#if defined(WHARF_TRANSFORM)
+#include "transform.h"
+#define W(name) transform_##name
+#define TASK(name) exports_wharf_connector_transformer_##name
+#elif defined(WHARF_SOURCE) && defined(WHARF_DATA)
 #include "data_source.h"
 #define W(name) data_source_##name
 #define TASK(name) exports_wharf_connector_data_source_task_##name
@@ -25,7 +29,15 @@
 #define W(name) sink_##name
 #define TASK(name) exports_wharf_connector_sink_task_##name
 #else
-#error "compile wharf.c with -DWHARF_SOURCE or -DWHARF_SINK"
+#error "compile wharf.c with -DWHARF_SOURCE, -DWHARF_SINK or -DWHARF_TRANSFORM"
+#endif
+
+/* Data sources and transforms build data; data sinks and transforms read it. */
+#if defined(WHARF_TRANSFORM) || (defined(WHARF_SOURCE) && defined(WHARF_DATA))
+#define BUILDS_DATA
+#endif
+#if defined(WHARF_TRANSFORM) || (defined(WHARF_SINK) && defined(WHARF_DATA))
+#define READS_DATA
 #endif
 
 typedef W(string_t) wstring;
@@ -126,6 +138,26 @@ static void set_option_string(W(option_string_t) *option, const char *s) {
     if (s) W(string_dup)(&option->val, s);
 }
 
+/* WHARF_PLUGIN's config keys, for a describe. */
+static void describe_keys(wharf_connector_types_config_key_t **ptr, size_t *len) {
+    size_t n = WHARF_PLUGIN.config_len;
+    *ptr = n ? calloc(n, sizeof(wharf_connector_types_config_key_t)) : NULL;
+    *len = *ptr ? n : 0;
+    for (size_t i = 0; i < *len; i++) {
+        const wharf_config_key *k = &WHARF_PLUGIN.config[i];
+        wharf_connector_types_config_key_t *out = &(*ptr)[i];
+        W(string_dup)(&out->name, k->name);
+        out->type = (wharf_connector_types_config_type_t)k->type;
+        set_option_string(&out->default_value, k->default_value);
+        out->required = k->required;
+        out->importance = (wharf_connector_types_importance_t)k->importance;
+        W(string_dup)(&out->documentation, k->doc ? k->doc : "");
+        set_option_string(&out->group, NULL);
+    }
+}
+
+#if !defined(WHARF_TRANSFORM)
+
 void exports_wharf_connector_connector_describe(exports_wharf_connector_connector_plugin_info_t *ret) {
     W(string_dup)(&ret->name, WHARF_PLUGIN.name);
     W(string_dup)(&ret->version, WHARF_PLUGIN.version);
@@ -135,20 +167,7 @@ void exports_wharf_connector_connector_describe(exports_wharf_connector_connecto
 #else
     ret->kind = WHARF_CONNECTOR_TYPES_CONNECTOR_KIND_SINK;
 #endif
-    size_t n = WHARF_PLUGIN.config_len;
-    ret->config.len = n;
-    ret->config.ptr = n ? calloc(n, sizeof(wharf_connector_types_config_key_t)) : NULL;
-    for (size_t i = 0; i < n; i++) {
-        const wharf_config_key *k = &WHARF_PLUGIN.config[i];
-        wharf_connector_types_config_key_t *out = &ret->config.ptr[i];
-        W(string_dup)(&out->name, k->name);
-        out->type = (wharf_connector_types_config_type_t)k->type;
-        set_option_string(&out->default_value, k->default_value);
-        out->required = k->required;
-        out->importance = (wharf_connector_types_importance_t)k->importance;
-        W(string_dup)(&out->documentation, k->doc ? k->doc : "");
-        set_option_string(&out->group, NULL);
-    }
+    describe_keys(&ret->config.ptr, &ret->config.len);
 }
 
 void exports_wharf_connector_grants_declare(exports_wharf_connector_grants_list_key_grant_t *ret) {
@@ -185,6 +204,8 @@ bool exports_wharf_connector_connector_task_configs(exports_wharf_connector_conn
     ret->ptr[0] = *config;
     return true;
 }
+
+#endif /* connectors */
 
 /* What a task resource holds, in either world. */
 typedef struct {
@@ -329,7 +350,7 @@ wharf_schema *wharf_schema_doc(wharf_schema *s, const char *doc) {
     return s;
 }
 
-#if defined(WHARF_SOURCE)
+#if defined(WHARF_SOURCE) || defined(WHARF_TRANSFORM)
 
 /* Grows an array of `size`-byte items to hold one more; false when out of memory. */
 static bool room_for_one(void **ptr, size_t len, size_t *capacity, size_t size) {
@@ -340,38 +361,6 @@ static bool room_for_one(void **ptr, size_t len, size_t *capacity, size_t size) 
     *ptr = more;
     *capacity = grown;
     return true;
-}
-
-struct TASK(task_t) {
-    task_core core;
-};
-
-#if defined(WHARF_DATA)
-typedef TASK(source_record_t) source_record;
-#else
-typedef wharf_connector_types_source_record_t source_record;
-#endif
-
-struct wharf_batch {
-    source_record **records;
-    size_t *len;
-    size_t capacity;
-#if defined(WHARF_DATA)
-    TASK(source_batch_t) *tables;
-    size_t schemas_capacity;
-    size_t values_capacity;
-    /* The schemas already in the batch's table, by address. */
-    const wharf_schema **known;
-    uint32_t *known_index;
-    size_t known_len;
-    size_t known_capacity;
-#endif
-};
-
-static void scalar_text(wharf_connector_types_tuple2_string_scalar_t *entry, const char *key, const char *value) {
-    W(string_dup)(&entry->f0, key);
-    entry->f1.tag = WHARF_CONNECTOR_TYPES_SCALAR_TEXT;
-    W(string_dup)(&entry->f1.val.text, value);
 }
 
 /* A copy of bytes for the bindings, which free only non-empty lists after the call: nothing is
@@ -388,33 +377,57 @@ static bool copy_bytes(W(list_u8_t) *list, const void *bytes, size_t len) {
     return true;
 }
 
-/* A new record at the end of the batch, with its topic, partition and offset; NULL when out of
- * memory or a name is missing (the error is set). */
-static source_record *next_record(wharf_batch *batch, const char *topic, const char *partition_key,
-                                  const char *partition_value, const char *offset_key, int64_t offset) {
-    if (!topic || !partition_key || !partition_value || !offset_key) {
-        wharf_error("a record needs a topic, a partition key and value, and an offset key (one is NULL)");
-        return NULL;
-    }
-    if (!room_for_one((void **)batch->records, *batch->len, &batch->capacity, sizeof(source_record))) {
-        wharf_error("out of memory after %zu records in one poll", *batch->len);
-        return NULL;
-    }
-    source_record *r = &(*batch->records)[(*batch->len)++];
-    memset(r, 0, sizeof *r);
-    r->source_partition.len = 1;
-    r->source_partition.ptr = calloc(1, sizeof(wharf_connector_types_tuple2_string_scalar_t));
-    scalar_text(&r->source_partition.ptr[0], partition_key, partition_value);
-    r->source_offset.len = 1;
-    r->source_offset.ptr = calloc(1, sizeof(wharf_connector_types_tuple2_string_scalar_t));
-    W(string_dup)(&r->source_offset.ptr[0].f0, offset_key);
-    r->source_offset.ptr[0].f1.tag = WHARF_CONNECTOR_TYPES_SCALAR_INTEGER;
-    r->source_offset.ptr[0].f1.val.integer = offset;
-    W(string_dup)(&r->topic, topic);
-    return r;
-}
+#endif
 
+#if defined(WHARF_SOURCE)
 #if defined(WHARF_DATA)
+typedef TASK(source_record_t) source_record;
+#else
+typedef wharf_connector_types_source_record_t source_record;
+#endif
+#endif
+
+/* The schema and value tables of a batch: built into for a data source's poll; read for a data
+ * sink's put; for a transform's apply, read and built into, since the answer takes over the
+ * tables of the batch given. */
+#if defined(WHARF_TRANSFORM)
+typedef TASK(transformed_batch_t) data_tables;
+#elif defined(BUILDS_DATA)
+typedef TASK(source_batch_t) data_tables;
+#elif defined(READS_DATA)
+typedef struct {
+    TASK(list_schema_t) schemas;
+    TASK(list_value_t) values;
+} data_tables;
+#endif
+
+#if defined(WHARF_SOURCE) || defined(WHARF_TRANSFORM)
+struct wharf_batch {
+#if defined(WHARF_SOURCE)
+    source_record **records;
+    size_t *len;
+    size_t capacity;
+#endif
+#if defined(BUILDS_DATA)
+    data_tables *tables;
+    size_t schemas_capacity;
+    size_t values_capacity;
+    /* The schemas already in the batch's table, by address. */
+    const wharf_schema **known;
+    uint32_t *known_index;
+    size_t known_len;
+    size_t known_capacity;
+#endif
+#if defined(WHARF_TRANSFORM)
+    /* The values of the batch as it was given; those after them were built during apply. */
+    size_t given_values;
+#endif
+};
+#endif
+
+#if defined(BUILDS_DATA)
+
+/* ---- Building data (data sources and transforms) ---- */
 
 static wharf_value push(wharf_batch *b, wharf_connector_data_value_t node) {
     TASK(list_value_t) *values = &b->tables->values;
@@ -602,6 +615,171 @@ static bool part_of(wharf_batch *b, wharf_part given, bool *is_some, wharf_conne
     return true;
 }
 
+#endif
+
+#if defined(READS_DATA)
+
+/* ---- Reading data (data sinks and transforms) ---- */
+
+static const wharf_connector_data_value_t *node_of(const wharf_datum *d) {
+    const data_tables *t = d->batch;
+    return t && d->value < t->values.len ? &t->values.ptr[d->value] : NULL;
+}
+
+static const wharf_connector_data_schema_t *schema_of(const wharf_datum *d) {
+    const data_tables *t = d->batch;
+    return t && d->schema >= 0 && (size_t)d->schema < t->schemas.len ? &t->schemas.ptr[d->schema] : NULL;
+}
+
+wharf_kind wharf_datum_kind(const wharf_datum *d) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    return n ? (wharf_kind)n->tag : WHARF_KIND_NULL;
+}
+
+bool wharf_datum_boolean(const wharf_datum *d, bool *out) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_BOOLEAN) return false;
+    *out = n->val.boolean;
+    return true;
+}
+
+bool wharf_datum_int(const wharf_datum *d, int64_t *out) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n) return false;
+    switch (n->tag) {
+        case WHARF_CONNECTOR_DATA_VALUE_INT8: *out = n->val.int8; return true;
+        case WHARF_CONNECTOR_DATA_VALUE_INT16: *out = n->val.int16; return true;
+        case WHARF_CONNECTOR_DATA_VALUE_INT32: *out = n->val.int32; return true;
+        case WHARF_CONNECTOR_DATA_VALUE_INT64: *out = n->val.int64; return true;
+        default: return false;
+    }
+}
+
+bool wharf_datum_float(const wharf_datum *d, double *out) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n) return false;
+    if (n->tag == WHARF_CONNECTOR_DATA_VALUE_FLOAT32) *out = n->val.float32;
+    else if (n->tag == WHARF_CONNECTOR_DATA_VALUE_FLOAT64) *out = n->val.float64;
+    else return false;
+    return true;
+}
+
+const char *wharf_datum_string(const wharf_datum *d, size_t *len) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_STRING) return NULL;
+    *len = n->val.string.len;
+    return n->val.string.len ? (const char *)n->val.string.ptr : "";
+}
+
+const uint8_t *wharf_datum_bytes(const wharf_datum *d, size_t *len) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_BYTES) return NULL;
+    *len = n->val.bytes.len;
+    return n->val.bytes.len ? n->val.bytes.ptr : (const uint8_t *)"";
+}
+
+size_t wharf_datum_count(const wharf_datum *d) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    if (!n) return 0;
+    switch (n->tag) {
+        case WHARF_CONNECTOR_DATA_VALUE_ARRAY: return n->val.array.len;
+        case WHARF_CONNECTOR_DATA_VALUE_STRUCT: return n->val.struct_.len;
+        case WHARF_CONNECTOR_DATA_VALUE_MAP: return n->val.map.len;
+        default: return 0;
+    }
+}
+
+static wharf_datum child(const wharf_datum *d, uint32_t value, const W(option_u32_t) *schema) {
+    wharf_datum out = {d->batch, schema && schema->is_some ? (int64_t)schema->val : -1, value};
+    return out;
+}
+
+wharf_datum wharf_datum_child(const wharf_datum *d, size_t i) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    wharf_datum none = {d->batch, -1, UINT32_MAX};
+    if (n && n->tag == WHARF_CONNECTOR_DATA_VALUE_ARRAY && i < n->val.array.len) {
+        return child(d, n->val.array.ptr[i], s ? &s->value_schema : NULL);
+    }
+    if (n && n->tag == WHARF_CONNECTOR_DATA_VALUE_STRUCT && i < n->val.struct_.len) {
+        W(option_u32_t) field = {s && i < s->fields.len, s && i < s->fields.len ? s->fields.ptr[i].schema : 0};
+        return child(d, n->val.struct_.ptr[i], &field);
+    }
+    return none;
+}
+
+wharf_datum wharf_datum_map_key(const wharf_datum *d, size_t i) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    wharf_datum none = {d->batch, -1, UINT32_MAX};
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_MAP || i >= n->val.map.len) return none;
+    return child(d, n->val.map.ptr[i].f0, s ? &s->key_schema : NULL);
+}
+
+wharf_datum wharf_datum_map_value(const wharf_datum *d, size_t i) {
+    const wharf_connector_data_value_t *n = node_of(d);
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    wharf_datum none = {d->batch, -1, UINT32_MAX};
+    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_MAP || i >= n->val.map.len) return none;
+    return child(d, n->val.map.ptr[i].f1, s ? &s->value_schema : NULL);
+}
+
+const char *wharf_datum_field_name(const wharf_datum *d, size_t i, size_t *len) {
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    if (!s || i >= s->fields.len) return NULL;
+    *len = s->fields.ptr[i].name.len;
+    return (const char *)s->fields.ptr[i].name.ptr;
+}
+
+const char *wharf_datum_schema_name(const wharf_datum *d, size_t *len) {
+    const wharf_connector_data_schema_t *s = schema_of(d);
+    if (!s || !s->name.is_some) return NULL;
+    *len = s->name.val.len;
+    return (const char *)s->name.val.ptr;
+}
+
+#endif
+
+#if defined(WHARF_SOURCE)
+
+struct TASK(task_t) {
+    task_core core;
+};
+
+static void scalar_text(wharf_connector_types_tuple2_string_scalar_t *entry, const char *key, const char *value) {
+    W(string_dup)(&entry->f0, key);
+    entry->f1.tag = WHARF_CONNECTOR_TYPES_SCALAR_TEXT;
+    W(string_dup)(&entry->f1.val.text, value);
+}
+
+/* A new record at the end of the batch, with its topic, partition and offset; NULL when out of
+ * memory or a name is missing (the error is set). */
+static source_record *next_record(wharf_batch *batch, const char *topic, const char *partition_key,
+                                  const char *partition_value, const char *offset_key, int64_t offset) {
+    if (!topic || !partition_key || !partition_value || !offset_key) {
+        wharf_error("a record needs a topic, a partition key and value, and an offset key (one is NULL)");
+        return NULL;
+    }
+    if (!room_for_one((void **)batch->records, *batch->len, &batch->capacity, sizeof(source_record))) {
+        wharf_error("out of memory after %zu records in one poll", *batch->len);
+        return NULL;
+    }
+    source_record *r = &(*batch->records)[(*batch->len)++];
+    memset(r, 0, sizeof *r);
+    r->source_partition.len = 1;
+    r->source_partition.ptr = calloc(1, sizeof(wharf_connector_types_tuple2_string_scalar_t));
+    scalar_text(&r->source_partition.ptr[0], partition_key, partition_value);
+    r->source_offset.len = 1;
+    r->source_offset.ptr = calloc(1, sizeof(wharf_connector_types_tuple2_string_scalar_t));
+    W(string_dup)(&r->source_offset.ptr[0].f0, offset_key);
+    r->source_offset.ptr[0].f1.tag = WHARF_CONNECTOR_TYPES_SCALAR_INTEGER;
+    r->source_offset.ptr[0].f1.val.integer = offset;
+    W(string_dup)(&r->topic, topic);
+    return r;
+}
+
+#if defined(WHARF_DATA)
+
 int wharf_batch_add_part(wharf_batch *batch, const char *topic, wharf_part key, wharf_part value,
                          const char *partition_key, const char *partition_value, const char *offset_key, int64_t offset) {
     source_record *r = next_record(batch, topic, partition_key, partition_value, offset_key, offset);
@@ -732,7 +910,8 @@ void TASK(task_destructor)(TASK(task_t) *rep) {
     free(rep);
 }
 
-#else /* WHARF_SINK */
+#elif defined(WHARF_SINK)
+
 
 struct TASK(task_t) {
     task_core core;
@@ -790,132 +969,9 @@ int wharf_report_errant(const wharf_sink_record *record, const char *format, ...
 
 #if defined(WHARF_DATA)
 
-/* The tables of the batch being put, for the readers below. */
-typedef struct {
-    TASK(list_schema_t) schemas;
-    TASK(list_value_t) values;
-} tables;
-
-static const wharf_connector_data_value_t *node_of(const wharf_datum *d) {
-    const tables *t = d->batch;
-    return t && d->value < t->values.len ? &t->values.ptr[d->value] : NULL;
-}
-
-static const wharf_connector_data_schema_t *schema_of(const wharf_datum *d) {
-    const tables *t = d->batch;
-    return t && d->schema >= 0 && (size_t)d->schema < t->schemas.len ? &t->schemas.ptr[d->schema] : NULL;
-}
-
-wharf_kind wharf_datum_kind(const wharf_datum *d) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    return n ? (wharf_kind)n->tag : WHARF_KIND_NULL;
-}
-
-bool wharf_datum_boolean(const wharf_datum *d, bool *out) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_BOOLEAN) return false;
-    *out = n->val.boolean;
-    return true;
-}
-
-bool wharf_datum_int(const wharf_datum *d, int64_t *out) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    if (!n) return false;
-    switch (n->tag) {
-        case WHARF_CONNECTOR_DATA_VALUE_INT8: *out = n->val.int8; return true;
-        case WHARF_CONNECTOR_DATA_VALUE_INT16: *out = n->val.int16; return true;
-        case WHARF_CONNECTOR_DATA_VALUE_INT32: *out = n->val.int32; return true;
-        case WHARF_CONNECTOR_DATA_VALUE_INT64: *out = n->val.int64; return true;
-        default: return false;
-    }
-}
-
-bool wharf_datum_float(const wharf_datum *d, double *out) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    if (!n) return false;
-    if (n->tag == WHARF_CONNECTOR_DATA_VALUE_FLOAT32) *out = n->val.float32;
-    else if (n->tag == WHARF_CONNECTOR_DATA_VALUE_FLOAT64) *out = n->val.float64;
-    else return false;
-    return true;
-}
-
-const char *wharf_datum_string(const wharf_datum *d, size_t *len) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_STRING) return NULL;
-    *len = n->val.string.len;
-    return n->val.string.len ? (const char *)n->val.string.ptr : "";
-}
-
-const uint8_t *wharf_datum_bytes(const wharf_datum *d, size_t *len) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_BYTES) return NULL;
-    *len = n->val.bytes.len;
-    return n->val.bytes.len ? n->val.bytes.ptr : (const uint8_t *)"";
-}
-
-size_t wharf_datum_count(const wharf_datum *d) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    if (!n) return 0;
-    switch (n->tag) {
-        case WHARF_CONNECTOR_DATA_VALUE_ARRAY: return n->val.array.len;
-        case WHARF_CONNECTOR_DATA_VALUE_STRUCT: return n->val.struct_.len;
-        case WHARF_CONNECTOR_DATA_VALUE_MAP: return n->val.map.len;
-        default: return 0;
-    }
-}
-
-static wharf_datum child(const wharf_datum *d, uint32_t value, const W(option_u32_t) *schema) {
-    wharf_datum out = {d->batch, schema && schema->is_some ? (int64_t)schema->val : -1, value};
-    return out;
-}
-
-wharf_datum wharf_datum_child(const wharf_datum *d, size_t i) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    const wharf_connector_data_schema_t *s = schema_of(d);
-    wharf_datum none = {d->batch, -1, UINT32_MAX};
-    if (n && n->tag == WHARF_CONNECTOR_DATA_VALUE_ARRAY && i < n->val.array.len) {
-        return child(d, n->val.array.ptr[i], s ? &s->value_schema : NULL);
-    }
-    if (n && n->tag == WHARF_CONNECTOR_DATA_VALUE_STRUCT && i < n->val.struct_.len) {
-        W(option_u32_t) field = {s && i < s->fields.len, s && i < s->fields.len ? s->fields.ptr[i].schema : 0};
-        return child(d, n->val.struct_.ptr[i], &field);
-    }
-    return none;
-}
-
-wharf_datum wharf_datum_map_key(const wharf_datum *d, size_t i) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    const wharf_connector_data_schema_t *s = schema_of(d);
-    wharf_datum none = {d->batch, -1, UINT32_MAX};
-    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_MAP || i >= n->val.map.len) return none;
-    return child(d, n->val.map.ptr[i].f0, s ? &s->key_schema : NULL);
-}
-
-wharf_datum wharf_datum_map_value(const wharf_datum *d, size_t i) {
-    const wharf_connector_data_value_t *n = node_of(d);
-    const wharf_connector_data_schema_t *s = schema_of(d);
-    wharf_datum none = {d->batch, -1, UINT32_MAX};
-    if (!n || n->tag != WHARF_CONNECTOR_DATA_VALUE_MAP || i >= n->val.map.len) return none;
-    return child(d, n->val.map.ptr[i].f1, s ? &s->value_schema : NULL);
-}
-
-const char *wharf_datum_field_name(const wharf_datum *d, size_t i, size_t *len) {
-    const wharf_connector_data_schema_t *s = schema_of(d);
-    if (!s || i >= s->fields.len) return NULL;
-    *len = s->fields.ptr[i].name.len;
-    return (const char *)s->fields.ptr[i].name.ptr;
-}
-
-const char *wharf_datum_schema_name(const wharf_datum *d, size_t *len) {
-    const wharf_connector_data_schema_t *s = schema_of(d);
-    if (!s || !s->name.is_some) return NULL;
-    *len = s->name.val.len;
-    return (const char *)s->name.val.ptr;
-}
-
 bool TASK(method_task_put)(TASK(borrow_task_t) self, TASK(sink_batch_t) *batch, TASK(connector_error_t) *err) {
     size_t n = batch->records.len;
-    tables t = {batch->schemas, batch->values};
+    data_tables t = {batch->schemas, batch->values};
     wharf_sink_record *plain = calloc(n ? n : 1, sizeof *plain);
     wharf_datum *data = calloc(n ? 2 * n : 1, sizeof *data);
     char **topics = calloc(n ? n : 1, sizeof(char *));
@@ -1018,6 +1074,356 @@ void TASK(method_task_close)(TASK(borrow_task_t) self) { core_close(&self->core,
 
 void TASK(task_destructor)(TASK(task_t) *rep) {
     core_close(&rep->core, wharf_sink_close);
+    config_free(rep->core.config);
+    free(rep);
+}
+
+#endif
+
+#if defined(WHARF_TRANSFORM)
+
+/* ---- Transforms ----
+ *
+ * The answer takes over what the batch given holds: its schema and value tables (new values are
+ * built after the given ones) and each record, which the plugin's changes edit in place. A record
+ * kept as it is costs no copy. */
+
+typedef TASK(transform_record_t) out_record;
+
+struct wharf_record_state {
+    wharf_batch *batch;
+    out_record *out; /* the record of the answer */
+    char *topic;     /* out's topic, NUL-terminated */
+    wharf_datum key, value;
+    wharf_header *headers;
+    wharf_datum *header_data;
+    char **header_keys;
+};
+
+/* The batch of the apply running, to tell a change made during it from one made after. */
+static wharf_batch *applying;
+
+/* The canonical ABI hands an empty list over with a pointer that is not the heap's: one that is
+ * grown or freed must start from NULL. */
+#define HEAP_OR_NULL(list)                      \
+    do {                                        \
+        if ((list).len == 0) (list).ptr = NULL; \
+    } while (0)
+
+struct TASK(transform_t) {
+    task_core core;
+};
+
+void exports_wharf_connector_transformer_describe(TASK(transform_info_t) *ret) {
+    W(string_dup)(&ret->name, WHARF_PLUGIN.name);
+    W(string_dup)(&ret->version, WHARF_PLUGIN.version);
+    W(string_dup)(&ret->description, WHARF_PLUGIN.description ? WHARF_PLUGIN.description : "");
+    describe_keys(&ret->config.ptr, &ret->config.len);
+}
+
+void exports_wharf_connector_transformer_validate(TASK(config_t) *config, TASK(list_config_problem_t) *ret) {
+    /* Required keys and types are checked by the host from the definition; open refuses the rest. */
+    wharf_connector_types_config_free(config);
+    ret->ptr = NULL;
+    ret->len = 0;
+}
+
+bool TASK(static_transform_open)(TASK(config_t) *config, TASK(own_transform_t) *ret, TASK(connector_error_t) *err) {
+    TASK(transform_t) *transform = calloc(1, sizeof *transform);
+    if (!transform) {
+        wharf_connector_types_config_free(config);
+        err->tag = WHARF_CONNECTOR_TYPES_CONNECTOR_ERROR_FATAL;
+        W(string_dup)(&err->val.fatal, "out of memory opening the transform");
+        return false;
+    }
+    if (!core_open(&transform->core, config, wharf_transform_open, "wharf_transform_open", err)) {
+        free(transform);
+        return false;
+    }
+    *ret = TASK(transform_new)(transform);
+    return true;
+}
+
+/* Points a view's bytes or datum at a part of the answer. */
+static void view_part(struct wharf_record_state *st, bool is_some, const wharf_connector_data_part_t *part,
+                      wharf_datum *storage, const uint8_t **bytes, size_t *len, const wharf_datum **data) {
+    *bytes = NULL;
+    *len = 0;
+    *data = NULL;
+    if (!is_some) return;
+    if (part->tag == WHARF_CONNECTOR_DATA_PART_RAW) {
+        *bytes = part->val.raw.len ? part->val.raw.ptr : (const uint8_t *)"";
+        *len = part->val.raw.len;
+    } else {
+        const wharf_connector_data_datum_t *d = &part->val.data;
+        *storage = (wharf_datum){st->batch->tables, d->schema.is_some ? (int64_t)d->schema.val : -1, d->value};
+        *data = storage;
+    }
+}
+
+static void view_key_and_value(wharf_transform_record *r) {
+    struct wharf_record_state *st = r->state_;
+    view_part(st, st->out->key.is_some, &st->out->key.val, &st->key, &r->key, &r->key_len, &r->key_data);
+    view_part(st, st->out->value.is_some, &st->out->value.val, &st->value, &r->value, &r->value_len, &r->value_data);
+}
+
+static void free_header_view(struct wharf_record_state *st, size_t n) {
+    for (size_t i = 0; st->header_keys && i < n; i++) free(st->header_keys[i]);
+    free(st->header_keys);
+    free(st->headers);
+    free(st->header_data);
+    st->header_keys = NULL;
+    st->headers = NULL;
+    st->header_data = NULL;
+}
+
+/* Points the view's headers at the record's; false (with the error set) when out of memory. */
+static bool view_headers(wharf_transform_record *r) {
+    struct wharf_record_state *st = r->state_;
+    free_header_view(st, r->headers_len);
+    r->headers = NULL;
+    r->headers_len = 0;
+    size_t n = st->out->headers.len;
+    if (n == 0) return true;
+    st->headers = calloc(n, sizeof *st->headers);
+    st->header_data = calloc(n, sizeof *st->header_data);
+    st->header_keys = calloc(n, sizeof *st->header_keys);
+    bool ok = st->headers && st->header_data && st->header_keys;
+    for (size_t i = 0; ok && i < n; i++) {
+        wharf_connector_data_header_t *h = &st->out->headers.ptr[i];
+        st->header_keys[i] = copy_n(h->key.ptr, h->key.len);
+        ok = st->header_keys[i] != NULL;
+        st->headers[i].key = st->header_keys[i];
+        view_part(st, h->value.is_some, &h->value.val, &st->header_data[i], &st->headers[i].value,
+                  &st->headers[i].value_len, &st->headers[i].value_data);
+    }
+    if (!ok) {
+        free_header_view(st, n);
+        wharf_error("out of memory reading the headers of a record for %s", r->topic);
+        return false;
+    }
+    r->headers = st->headers;
+    r->headers_len = n;
+    return true;
+}
+
+/* The view of a record of the answer; false (with the error set) when out of memory. */
+static bool view_record(wharf_transform_record *r) {
+    struct wharf_record_state *st = r->state_;
+    st->topic = copy_n(st->out->topic.ptr, st->out->topic.len);
+    if (!st->topic) {
+        wharf_error("out of memory reading a batch of records to transform");
+        return false;
+    }
+    r->topic = st->topic;
+    r->partition = st->out->partition.is_some ? st->out->partition.val : -1;
+    r->timestamp = st->out->timestamp.is_some ? st->out->timestamp.val : -1;
+    r->drop = false;
+    view_key_and_value(r);
+    return view_headers(r);
+}
+
+/* The record's state when a change may be made to it now; NULL (with the error set) otherwise. */
+static struct wharf_record_state *changing(wharf_transform_record *r, const char *what) {
+    if (!r || !r->state_ || !applying || r->state_->batch != applying) {
+        wharf_error("%s takes a record given to wharf_transform_apply, while it runs", what);
+        return NULL;
+    }
+    return r->state_;
+}
+
+int wharf_record_set_topic(wharf_transform_record *record, const char *topic) {
+    struct wharf_record_state *st = changing(record, "wharf_record_set_topic");
+    if (!st) return WHARF_FAIL;
+    if (!topic || !*topic) {
+        wharf_error("a record's topic cannot be %s (record for %s)", topic ? "empty" : "NULL", record->topic);
+        return WHARF_FAIL;
+    }
+    char *copy = dup_or_null(topic);
+    if (!copy) {
+        wharf_error("out of memory setting the topic of a record for %s", record->topic);
+        return WHARF_FAIL;
+    }
+    W(string_free)(&st->out->topic);
+    W(string_dup)(&st->out->topic, copy);
+    free(st->topic);
+    st->topic = copy;
+    record->topic = copy;
+    return WHARF_OK;
+}
+
+/* Replaces one of a record's parts with `given`; on failure the part is as it was. */
+static int set_part(wharf_transform_record *record, wharf_part given, bool *is_some, wharf_connector_data_part_t *part,
+                    const char *what) {
+    wharf_connector_data_part_t made;
+    bool some;
+    if (!part_of(record->state_->batch, given, &some, &made, what)) return WHARF_FAIL;
+    if (*is_some) wharf_connector_data_part_free(part);
+    *is_some = some;
+    *part = made;
+    view_key_and_value(record);
+    return WHARF_OK;
+}
+
+int wharf_record_set_key(wharf_transform_record *record, wharf_part part) {
+    struct wharf_record_state *st = changing(record, "wharf_record_set_key");
+    if (!st) return WHARF_FAIL;
+    return set_part(record, part, &st->out->key.is_some, &st->out->key.val, "key");
+}
+
+int wharf_record_set_value(wharf_transform_record *record, wharf_part part) {
+    struct wharf_record_state *st = changing(record, "wharf_record_set_value");
+    if (!st) return WHARF_FAIL;
+    return set_part(record, part, &st->out->value.is_some, &st->out->value.val, "value");
+}
+
+int wharf_record_add_header(wharf_transform_record *record, const char *key, wharf_part value) {
+    struct wharf_record_state *st = changing(record, "wharf_record_add_header");
+    if (!st) return WHARF_FAIL;
+    if (!key) {
+        wharf_error("wharf_record_add_header needs a key (record for %s)", record->topic);
+        return WHARF_FAIL;
+    }
+    wharf_connector_data_header_t h;
+    memset(&h, 0, sizeof h);
+    if (!part_of(st->batch, value, &h.value.is_some, &h.value.val, "header")) return WHARF_FAIL;
+    TASK(list_header_t) *headers = &st->out->headers;
+    wharf_connector_data_header_t *more = realloc(headers->ptr, (headers->len + 1) * sizeof *more);
+    if (!more) {
+        if (h.value.is_some) wharf_connector_data_part_free(&h.value.val);
+        wharf_error("out of memory adding header %s to a record for %s", key, record->topic);
+        return WHARF_FAIL;
+    }
+    W(string_dup)(&h.key, key);
+    headers->ptr = more;
+    headers->ptr[headers->len++] = h;
+    return view_headers(record) ? WHARF_OK : WHARF_FAIL;
+}
+
+int wharf_record_remove_headers(wharf_transform_record *record, const char *key) {
+    struct wharf_record_state *st = changing(record, "wharf_record_remove_headers");
+    if (!st) return WHARF_FAIL;
+    if (!key) {
+        wharf_error("wharf_record_remove_headers needs a key (record for %s)", record->topic);
+        return WHARF_FAIL;
+    }
+    TASK(list_header_t) *headers = &st->out->headers;
+    size_t key_len = strlen(key), kept = 0;
+    for (size_t i = 0; i < headers->len; i++) {
+        wharf_connector_data_header_t *h = &headers->ptr[i];
+        if (h->key.len == key_len && memcmp(h->key.ptr, key, key_len) == 0) {
+            wharf_connector_data_header_free(h);
+        } else {
+            headers->ptr[kept++] = *h;
+        }
+    }
+    headers->len = kept;
+    return view_headers(record) ? WHARF_OK : WHARF_FAIL;
+}
+
+int wharf_datum_set(const wharf_datum *d, wharf_value value) {
+    if (!applying || !d || d->batch != applying->tables) {
+        wharf_error("wharf_datum_set takes a datum of a record given to wharf_transform_apply, while it runs");
+        return WHARF_FAIL;
+    }
+    TASK(list_value_t) *values = &applying->tables->values;
+    if (d->value >= values->len) {
+        wharf_error("wharf_datum_set was given a datum that names no value (a child past the end of its parent?)");
+        return WHARF_FAIL;
+    }
+    if (value == WHARF_NO_VALUE || value >= values->len || value < applying->given_values || value == d->value) {
+        wharf_error(value == WHARF_NO_VALUE ? "wharf_datum_set was given no value (a value builder ran out of memory)"
+                                            : "wharf_datum_set takes a value built during this apply");
+        return WHARF_FAIL;
+    }
+    wharf_connector_data_value_free(&values->ptr[d->value]);
+    values->ptr[d->value] = values->ptr[value];
+    if (value == values->len - 1) {
+        values->len--;
+    } else {
+        values->ptr[value] = (wharf_connector_data_value_t){.tag = WHARF_CONNECTOR_DATA_VALUE_NULL};
+    }
+    return WHARF_OK;
+}
+
+bool TASK(method_transform_apply)(TASK(borrow_transform_t) self, TASK(transform_batch_t) *batch,
+                                  TASK(transformed_batch_t) *ret, TASK(connector_error_t) *err) {
+    size_t n = batch->records.len;
+    memset(ret, 0, sizeof *ret);
+    HEAP_OR_NULL(batch->schemas);
+    HEAP_OR_NULL(batch->values);
+    HEAP_OR_NULL(batch->records);
+    wharf_transform_record *views = calloc(n ? n : 1, sizeof *views);
+    struct wharf_record_state *states = calloc(n ? n : 1, sizeof *states);
+    TASK(option_transform_record_t) *answers = n ? calloc(n, sizeof *answers) : NULL;
+    if (!views || !states || (n && !answers)) {
+        free(views);
+        free(states);
+        free(answers);
+        TASK(transform_batch_free)(batch);
+        err->tag = WHARF_CONNECTOR_TYPES_CONNECTOR_ERROR_FATAL;
+        W(string_dup)(&err->val.fatal, "out of memory reading a batch of records to transform");
+        return false;
+    }
+    ret->schemas = batch->schemas;
+    ret->values = batch->values;
+    ret->records.ptr = answers;
+    ret->records.len = n;
+    for (size_t i = 0; i < n; i++) {
+        answers[i].is_some = true;
+        answers[i].val = batch->records.ptr[i];
+        HEAP_OR_NULL(answers[i].val.headers);
+    }
+    free(batch->records.ptr);
+    wharf_batch out = {
+        .tables = ret,
+        .schemas_capacity = ret->schemas.len,
+        .values_capacity = ret->values.len,
+        .given_values = ret->values.len,
+    };
+    bool viewed = true;
+    for (size_t i = 0; viewed && i < n; i++) {
+        states[i] = (struct wharf_record_state){.batch = &out, .out = &answers[i].val};
+        views[i].state_ = &states[i];
+        viewed = view_record(&views[i]);
+    }
+    int code = WHARF_FAIL;
+    if (viewed) {
+        applying = &out;
+        code = wharf_transform_apply(self->core.state, views, n, &out);
+        applying = NULL;
+    }
+    bool ok = outcome(code, "wharf_transform_apply", err);
+    if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            out_record *o = &answers[i].val;
+            if (views[i].drop) {
+                TASK(transform_record_free)(o);
+                memset(&answers[i], 0, sizeof answers[i]);
+                continue;
+            }
+            o->partition.is_some = views[i].partition >= 0;
+            o->partition.val = views[i].partition >= 0 ? views[i].partition : 0;
+            o->timestamp.is_some = views[i].timestamp >= 0;
+            o->timestamp.val = views[i].timestamp >= 0 ? views[i].timestamp : 0;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(states[i].topic);
+        free_header_view(&states[i], views[i].headers_len);
+    }
+    free(views);
+    free(states);
+    free(out.known);
+    free(out.known_index);
+    if (!ok) TASK(transformed_batch_free)(ret);
+    return ok;
+}
+
+void TASK(method_transform_close)(TASK(borrow_transform_t) self) { core_close(&self->core, wharf_transform_close); }
+
+void TASK(transform_destructor)(TASK(transform_t) *rep) {
+    core_close(&rep->core, wharf_transform_close);
     config_free(rep->core.config);
     free(rep);
 }

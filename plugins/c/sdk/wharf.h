@@ -1,7 +1,8 @@
 /* Write Wharf connector plugins in C.
  *
  * A plugin defines WHARF_PLUGIN (its name, version and config keys) and the task functions of
- * its kind, below; wharf.c turns them into the component's exports. Build with plugins/c/build.
+ * its kind, below: a source's, a sink's or a transform's; wharf.c turns them into the
+ * component's exports. Build with plugins/c/build.
  *
  * Every task function returns WHARF_OK (0) on success. Any other value is an error: WHARF_RETRY
  * makes the host call again later, anything else fails the task. Say what went wrong with
@@ -24,7 +25,8 @@ typedef enum { WHARF_HIGH, WHARF_MEDIUM, WHARF_LOW } wharf_importance;
 typedef enum { WHARF_TRACE, WHARF_DEBUG, WHARF_INFO, WHARF_WARN, WHARF_ERROR } wharf_level;
 
 /* One configuration key, as Kafka Connect's ConfigDef describes it. A required key has no
- * default: a config without it is refused before the plugin sees it. */
+ * default: a config without it is refused before the plugin sees it. A transform's keys are its
+ * settings, as a connector config writes them after `transforms.<alias>.`. */
 typedef struct {
     const char *name;
     wharf_config_type type;
@@ -57,7 +59,7 @@ typedef struct {
     const char *description;
     const wharf_config_key *config;
     size_t config_len;
-    const wharf_key_grant *grants; /* NULL: none */
+    const wharf_key_grant *grants; /* NULL: none; a transform has none (its world grants nothing) */
     size_t grants_len;
 } wharf_plugin_info;
 
@@ -141,8 +143,9 @@ int wharf_report_errant(const wharf_sink_record *record, const char *format, ...
 
 /* ---- Data (Kafka Connect's data model) ----
  *
- * Built for the data-source or data-sink world (plugins/c/build data-source|data-sink ...), a
- * record's key, value and header values are each either bytes, which go to Kafka as they are, or
+ * Built for the data-source, data-sink or transform world (plugins/c/build data-source|data-sink|
+ * transform ...), a record's key, value and header values are each either bytes, which go to
+ * Kafka as they are, or
  * data: a schema and a value, which the worker's converters write (value.converter=
  * org.apache.kafka.connect.json.JsonConverter gives Connect's JSON). Schemas are built once and
  * kept (they are never freed for you); values are built into the batch being filled and named by
@@ -224,8 +227,8 @@ int wharf_batch_add_part(wharf_batch *batch, const char *topic, wharf_part key, 
 /* Adds a header to the record added last. */
 int wharf_batch_add_header(wharf_batch *batch, const char *key, wharf_part value);
 
-/* Reading data in a data sink: a wharf_sink_record's key_data and value_data point at these
- * while put runs. */
+/* Reading data in a data sink or a transform: a wharf_sink_record's key_data and value_data
+ * (or a wharf_transform_record's) point at these while put (or apply) runs. */
 typedef struct wharf_datum {
     const void *batch;
     int64_t schema; /* -1: no schema */
@@ -262,5 +265,91 @@ wharf_datum wharf_datum_map_key(const wharf_datum *d, size_t i);
 wharf_datum wharf_datum_map_value(const wharf_datum *d, size_t i);
 const char *wharf_datum_field_name(const wharf_datum *d, size_t i, size_t *len); /* of a struct with a schema */
 const char *wharf_datum_schema_name(const wharf_datum *d, size_t *len);         /* NULL: none */
+
+/* ---- Transforms ----
+ *
+ * Built for the transform world (plugins/c/build transform ...), a plugin is a single message
+ * transform of one's own, which a connector config names as Kafka Connect's transforms are
+ * named: `transforms=up`, `transforms.up.type=<WHARF_PLUGIN.name>`, its settings (WHARF_PLUGIN's
+ * keys) under `transforms.up.`. One transform is opened for each task of the connector, and it is
+ * given the records of each batch: a source's before the converters, a sink's after them. It
+ * says what becomes of each: kept as it is (the default), changed, or dropped. One record in gives
+ * at most one out.
+ *
+ * A record's key, value and header values are read as a sink reads them (bytes, or a wharf_datum
+ * for the wharf_datum_* readers) and changed through the functions below. New values are built
+ * with the builders above into the batch given to wharf_transform_apply, as a source builds them;
+ * a value built is used once. */
+
+/* A header of a record being transformed. */
+typedef struct {
+    const char *key;               /* NUL-terminated */
+    const uint8_t *value;          /* bytes; NULL when data or a null header */
+    size_t value_len;
+    const wharf_datum *value_data; /* data; NULL when bytes or a null header */
+} wharf_header;
+
+/* A record being transformed (Kafka Connect's ConnectRecord). Read its fields; set `partition`,
+ * `timestamp` and `drop` directly, and change the rest through wharf_record_set_* and
+ * wharf_record_*_header, which keep these fields up to date. Everything it points at lives until
+ * wharf_transform_apply returns. */
+typedef struct {
+    const char *topic;             /* NUL-terminated */
+    int32_t partition;             /* -1: none (a source record whose key chooses) */
+    int64_t timestamp;             /* -1: none */
+    const uint8_t *key;            /* bytes; NULL when data or a null key */
+    size_t key_len;
+    const wharf_datum *key_data;   /* data; NULL when bytes or a null key */
+    const uint8_t *value;          /* bytes; NULL when data or a null value (a tombstone) */
+    size_t value_len;
+    const wharf_datum *value_data; /* data; NULL when bytes or a null value */
+    const wharf_header *headers;
+    size_t headers_len;
+    bool drop;                     /* set it to drop the record */
+    /* The SDK's own. */
+    struct wharf_record_state *state_;
+} wharf_transform_record;
+
+/* A transform plugin defines these. open gets the transform's settings (the keys after
+ * `transforms.<alias>.`, WHARF_PLUGIN's defaults filled in) and refuses bad ones by failing.
+ * apply is given every record of a batch, and builds new values into `batch`. A failing apply
+ * (any code but WHARF_OK: a transform is not retried) fails the whole batch, with wharf_error's
+ * message; with the connector's errors.tolerance=all the host then gives the records one at a
+ * time, to skip only those that fail. */
+int wharf_transform_open(const wharf_config *config, void **state);
+int wharf_transform_apply(void *state, wharf_transform_record *records, size_t count, wharf_batch *batch);
+void wharf_transform_close(void *state);
+
+#if defined(WHARF_TRANSFORM)
+/* Changes to a record given to wharf_transform_apply, while it runs. Each returns WHARF_OK, or
+ * WHARF_FAIL with the error set, which wharf_transform_apply may return as it is. Declared in
+ * transform builds only (-DWHARF_TRANSFORM). */
+
+/* The record now goes to `topic` (copied). */
+int wharf_record_set_topic(wharf_transform_record *record, const char *topic);
+
+/* The record's key or value is now `part`: wharf_part_none() (a null key, a tombstone),
+ * wharf_part_bytes, or wharf_part_data with a value built into the batch. */
+int wharf_record_set_key(wharf_transform_record *record, wharf_part part);
+int wharf_record_set_value(wharf_transform_record *record, wharf_part part);
+
+/* Adds a header (the key copied) after the record's others. */
+int wharf_record_add_header(wharf_transform_record *record, const char *key, wharf_part value);
+
+/* Removes every header named `key`. */
+int wharf_record_remove_headers(wharf_transform_record *record, const char *key);
+
+/* Puts `value`, just built into the batch and used nowhere else, where `d` is: a record's key or
+ * value, a header's value, a struct's field, an array's element or a map's entry. It keeps d's
+ * schema, so the value must fit it (a string for a string schema); d then reads the new value.
+ * Upper-casing a struct's field:
+ *
+ *     wharf_datum name = wharf_datum_child(records[i].value_data, 2);
+ *     size_t len;
+ *     const char *s = wharf_datum_string(&name, &len);
+ *     if (s) wharf_datum_set(&name, wharf_string_n(batch, upper_copy_of(s, len), len));
+ */
+int wharf_datum_set(const wharf_datum *d, wharf_value value);
+#endif
 
 #endif

@@ -21,6 +21,9 @@
 //
 // A sink reports a record it cannot write with `reportErrant(record, reason)` from
 // wharf-sink.js: that module imports an interface the source worlds lack, so this one does not.
+//
+// A transform plugin (the transform world) exports `transformer` from defineTransform: its
+// `apply(record)` returns the record, changed or not, or null to drop it.
 
 import * as host from 'wharf:connector/host@0.1.3';
 
@@ -130,8 +133,24 @@ function unscaled(v, scale, path) {
   return m[1] === '-' ? -n : n;
 }
 
+// The value types a number in data without a schema may have had. JavaScript has one number
+// type, so a transform's reader notes them (`numberTags`) and its writer writes them back as they
+// were, where they still fit.
+const NUMBER_TAGS = new Set(['int8', 'int16', 'int32', 'int64', 'float32', 'float64']);
+
+/** A number as the value type it had, or undefined when it no longer fits that type. */
+function keptNumber(tag, v) {
+  if (tag === 'float64') return typeof v === 'number' ? { tag, val: v } : undefined;
+  if (tag === 'float32') return typeof v === 'number' && (Math.fround(v) === v || Number.isNaN(v)) ? { tag, val: v } : undefined;
+  const bits = INT_BITS[tag];
+  if (!bits || !(typeof v === 'bigint' || Number.isInteger(v))) return undefined;
+  const n = BigInt(v);
+  return n === BigInt.asIntN(bits, n) ? { tag, val: bits === 64 ? n : Number(n) } : undefined;
+}
+
 class BatchWriter {
-  constructor() { this.schemas = []; this.values = []; this.known = new Map(); }
+  /** `numberTags`: a reader's, for data without a schema that a transform read (see BatchReader). */
+  constructor(numberTags) { this.schemas = []; this.values = []; this.known = new Map(); this.numberTags = numberTags; }
 
   part(item, path) {
     if (item === undefined || item === null) return undefined;
@@ -223,8 +242,16 @@ class BatchWriter {
     return this.push({ tag: 'struct', val: s.fields.map(([name, f]) => this.value(f, v[name], `${prefix}${name}`)) });
   }
 
-  schemaless(v, path) {
+  /** `tag`: the value type a number had when it was read, kept where it still fits. */
+  schemaless(v, path, tag) {
     if (v === null || v === undefined) return this.push({ tag: 'null' });
+    if (tag !== undefined) {
+      const kept = keptNumber(tag, v);
+      if (kept) return this.push(kept);
+    }
+    const noted = typeof v === 'object' ? this.numberTags?.get(v) : undefined;
+    const tags = noted?.values;
+    const keyTags = noted?.keys;
     switch (typeof v) {
       case 'boolean': return this.push({ tag: 'boolean', val: v });
       case 'bigint':
@@ -235,18 +262,24 @@ class BatchWriter {
       default: break;
     }
     if (isBytes(v)) return this.push({ tag: 'bytes', val: v });
-    if (Array.isArray(v)) return this.push({ tag: 'array', val: v.map((e, i) => this.schemaless(e, `${path}[${i}]`)) });
-    if (v instanceof Map) return this.push({ tag: 'map', val: [...v.entries()].map(([k, e]) => [this.schemaless(k, `${path}.key`), this.schemaless(e, `${path}[${String(k)}]`)]) });
+    if (Array.isArray(v)) return this.push({ tag: 'array', val: v.map((e, i) => this.schemaless(e, `${path}[${i}]`, tags?.get(i))) });
+    if (v instanceof Map) return this.push({ tag: 'map', val: [...v.entries()].map(([k, e]) => [this.schemaless(k, `${path}.key`, keyTags?.get(k)), this.schemaless(e, `${path}[${String(k)}]`, tags?.get(k))]) });
     if (typeof v === 'object' && !(v instanceof Date)) {
-      return this.push({ tag: 'map', val: Object.entries(v).map(([k, e]) => [this.schemaless(k, `${path}.key`), this.schemaless(e, `${path}[${k}]`)]) });
+      return this.push({ tag: 'map', val: Object.entries(v).map(([k, e]) => [this.schemaless(k, `${path}.key`), this.schemaless(e, `${path}[${k}]`, tags?.get(k))]) });
     }
     throw new FatalError(`${kindOf(v)}${at(path)} has no place in data without a schema: give null, a boolean, number, bigint, string, Uint8Array, array, Map or object, or new Data(schema, value)`);
   }
 }
 
 class BatchReader {
-  constructor(schemas, values) {
+  /**
+   * `numberTags`, a WeakMap, if given, gets for each array, object or Map read from data without
+   * a schema the value types of the numbers it holds (index or key to tag), for a BatchWriter to
+   * write them back as they were.
+   */
+  constructor(schemas, values, numberTags) {
     this.values = values;
+    this.numberTags = numberTags;
     this.schemas = [];
     for (const s of schemas) {
       const earlier = (i) => {
@@ -271,6 +304,23 @@ class BatchReader {
     return [this.value(schema, p.val.value), schema];
   }
 
+  /**
+   * Notes the value types of the numbers among a container's entries ([key, value index, and for
+   * a map the key's index]): { values, keys }, each a Map from an entry's key (an array's index)
+   * to the type of the number that is its value, or its key.
+   */
+  noteNumbers(container, entries) {
+    let values;
+    let keys;
+    for (const [key, i, k] of entries) {
+      const tag = this.values[i]?.tag;
+      if (NUMBER_TAGS.has(tag)) (values ??= new Map()).set(key, tag);
+      const keyTag = k === undefined ? undefined : this.values[k]?.tag;
+      if (NUMBER_TAGS.has(keyTag)) (keys ??= new Map()).set(key, keyTag);
+    }
+    if (values || keys) this.numberTags.set(container, { values, keys });
+  }
+
   value(schema, index) {
     const node = this.values[index];
     if (node === undefined) throw new FatalError(`the host sent a batch this SDK cannot read: value ${index} is beyond its table`);
@@ -288,10 +338,16 @@ class BatchReader {
         return `${negative ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
       }
       // Lists of indices arrive as typed arrays, whose map would keep numbers only.
-      case 'array': return Array.from(node.val, (i) => this.value(schema?.value, i));
+      case 'array': {
+        const out = Array.from(node.val, (i) => this.value(schema?.value, i));
+        if (this.numberTags && !schema) this.noteNumbers(out, Array.from(node.val, (i, at) => [at, i]));
+        return out;
+      }
       case 'map': {
         const pairs = Array.from(node.val, ([k, v]) => [this.value(schema?.key, k), this.value(schema?.value, v)]);
-        return pairs.every(([k]) => typeof k === 'string') ? Object.fromEntries(pairs) : new Map(pairs);
+        const out = pairs.every(([k]) => typeof k === 'string') ? Object.fromEntries(pairs) : new Map(pairs);
+        if (this.numberTags && !schema) this.noteNumbers(out, Array.from(node.val, ([k, v], n) => [pairs[n][0], v, k]));
+        return out;
       }
       case 'struct': {
         const out = {};
@@ -584,4 +640,157 @@ function sinkRecords(batch) {
       timestamp: r.timestamp == null ? null : Number(r.timestamp),
     };
   });
+}
+
+/**
+ * A transform plugin: a single message transform of one's own, which a connector config names as
+ * Kafka Connect's transforms are named (`transforms.a.type=<name>`, its settings under
+ * `transforms.a.`). Export `transformer` for the transform world:
+ *
+ *   export const { transformer } = defineTransform({
+ *     name: 'upper', version: '0.1.0', description: 'Upper-cases string values',
+ *     config: [{ name: 'field', default: '', doc: '...' }],
+ *     open(config) { this.field = config.field || null; },
+ *     apply(record) { if (typeof record.value === 'string') record.value = record.value.toUpperCase(); return record; },
+ *   });
+ *
+ * `spec`: name, version, description, config and validate(config) as for defineSource;
+ * open(config) (the settings after `transforms.<alias>.`, defaults filled in); apply(record),
+ * which returns what the record becomes (the same object, changed or not, or another) or null to
+ * drop it; optional applyBatch(records), one answer for each record in order (by default each
+ * through apply), and close(). One transform is opened for each task of a connector that names
+ * it: `this` in those methods is that transform's own object (whose prototype is the spec), for
+ * the state open sets. Methods may return promises.
+ *
+ * A record is { topic, partition, key, value, keySchema, valueSchema, headers, timestamp }: its
+ * key and value as a sink's (keySchema and valueSchema undefined for bytes, or data without a
+ * schema), a header's value a Uint8Array for bytes and `new Data(schema, value)` for data
+ * (schema undefined without one), partition and timestamp null when there are none. What apply
+ * returns goes out as it is then: a key or value with a schema as data with that schema, a
+ * Uint8Array without one as bytes, anything else without one as data without a schema (where the
+ * bytes and numbers it came with keep their types: a float64 2.0 stays a float64); header values
+ * as a source's.
+ */
+export function defineTransform(spec) {
+  if (typeof spec?.apply !== 'function' && typeof spec?.applyBatch !== 'function') {
+    throw new FatalError('defineTransform needs apply(record) (or applyBatch(records)) in its spec');
+  }
+  class Transform {
+    static open(config) {
+      return guarded(() => {
+        const inner = Object.create(spec);
+        const opened = inner.open?.(Object.fromEntries(config));
+        return opened && typeof opened.then === 'function' ? opened.then(() => new Transform(inner)) : new Transform(inner);
+      });
+    }
+    constructor(inner) { this.inner = inner; }
+    apply(batch) {
+      return guarded(() => {
+        const read = transformRecords(batch);
+        const answers = this.inner.applyBatch ? this.inner.applyBatch(read.records) : applyEach(this.inner, read.records);
+        return answers && typeof answers.then === 'function' ? answers.then((a) => transformedBatch(a, read)) : transformedBatch(answers, read);
+      });
+    }
+    close() { try { this.inner.close?.(); } catch (_) { /* closing: nothing to report to */ } }
+  }
+  return {
+    transformer: {
+      describe() {
+        const { kind: _, ...info } = describe(spec, undefined);
+        return info;
+      },
+      validate(config) {
+        const problems = spec.validate ? spec.validate(Object.fromEntries(config)) : [];
+        return problems.map(([name, message]) => ({ name, message }));
+      },
+      Transform,
+    },
+  };
+}
+
+/** Each record through apply; a promise when any answer is one. */
+function applyEach(inner, records) {
+  const answers = records.map((r) => inner.apply(r));
+  return answers.some((a) => a && typeof a.then === 'function') ? Promise.all(answers) : answers;
+}
+
+/**
+ * The records of a transform batch, read from its tables, and what the answers need to write
+ * data without a schema back as it was: for each record, its key's and value's bytes or number
+ * type (bytes go back as data only when the answer keeps those very bytes), and the number types
+ * inside arrays and maps.
+ */
+function transformRecords(batch) {
+  const numberTags = new WeakMap();
+  const reader = new BatchReader(batch.schemas, batch.values, numberTags);
+  const kept = [];
+  // [value, schema, how it was: the bytes or the number's value type in data without a schema]
+  const part = (p) => {
+    if (p === undefined || p === null) return [null, undefined, undefined];
+    if (p.tag === 'raw') return [p.val, undefined, undefined];
+    const [value, schema] = reader.part(p);
+    if (schema !== undefined) return [value, schema, undefined];
+    const tag = batch.values[p.val.value]?.tag;
+    return [value, schema, isBytes(value) ? value : NUMBER_TAGS.has(tag) ? tag : undefined];
+  };
+  const records = batch.records.map((r) => {
+    const [key, keySchema, keyWas] = part(r.key);
+    const [value, valueSchema, valueWas] = part(r.value);
+    kept.push([keyWas, valueWas]);
+    return {
+      topic: r.topic,
+      partition: r.partition ?? null,
+      key,
+      value,
+      keySchema,
+      valueSchema,
+      headers: r.headers.map((h) => {
+        if (h.value === undefined || h.value === null) return [h.key, null];
+        if (h.value.tag === 'raw') return [h.key, h.value.val];
+        const [value, schema] = reader.part(h.value);
+        return [h.key, new Data(schema, value)];
+      }),
+      timestamp: r.timestamp == null ? null : Number(r.timestamp),
+    };
+  });
+  return { records, kept, numberTags };
+}
+
+/** A key or value as a transform's answer has it; `was` as transformRecords noted it. */
+function transformPart(writer, value, schema, was) {
+  if (schema != null) return writer.part(new Data(schema, value), '');
+  if (value === null || value === undefined) return undefined;
+  if (isBytes(value)) return value === was ? { tag: 'data', val: { schema: undefined, value: writer.schemaless(value, '') } } : { tag: 'raw', val: value };
+  return { tag: 'data', val: { schema: undefined, value: writer.schemaless(value, '', typeof was === 'string' ? was : undefined) } };
+}
+
+/** What apply made of a batch, in the tables of a transformed batch. */
+function transformedBatch(answers, read) {
+  const given = read.records.length;
+  if (!Array.isArray(answers) || answers.length !== given) {
+    const got = Array.isArray(answers) ? `${answers.length} answers` : kindOf(answers ?? null);
+    throw new FatalError(`applyBatch returned ${got} for ${given} records; it must return one for each, in order (null for a record it drops)`);
+  }
+  const writer = new BatchWriter(read.numberTags);
+  const records = answers.map((r, i) => {
+    if (r === null || r === undefined) return undefined;
+    if (typeof r !== 'object' || typeof r.topic !== 'string') {
+      throw new FatalError(`the answer for record ${i} of the batch is not a record but ${kindOf(r)}: give a record ({ topic, key, value, ... }), or null to drop it`);
+    }
+    const [keyWas, valueWas] = read.kept[i];
+    try {
+      return {
+        topic: r.topic,
+        partition: r.partition ?? undefined,
+        key: transformPart(writer, r.key, r.keySchema, keyWas),
+        value: transformPart(writer, r.value, r.valueSchema, valueWas),
+        headers: (r.headers ?? []).map(([key, value]) => ({ key, value: writer.part(value, '') })),
+        timestamp: r.timestamp == null ? undefined : BigInt(r.timestamp),
+      };
+    } catch (e) {
+      if (e instanceof FatalError) throw new FatalError(`record ${i} of the batch, for topic ${r.topic}: ${e.message}`);
+      throw e;
+    }
+  });
+  return { schemas: writer.schemas, values: writer.values, records };
 }

@@ -454,6 +454,11 @@ impl BatchWriter {
         }
     }
 
+    /// A record's headers, their values into the tables.
+    pub(crate) fn headers(&mut self, headers: Vec<crate::Header>) -> Vec<wit::Header> {
+        headers.into_iter().map(|h| wit::Header { key: h.key, value: h.value.map(|v| self.part(v)) }).collect()
+    }
+
     /// The tables written so far, for a batch that refers to them.
     pub(crate) fn into_tables(self) -> (Vec<wit::Schema>, Vec<wit::Value>) {
         (self.schemas, self.values)
@@ -471,11 +476,7 @@ impl BatchWriter {
                 partition: r.partition,
                 key: r.key.map(|k| writer.part(k)),
                 value: r.value.map(|v| writer.part(v)),
-                headers: r
-                    .headers
-                    .into_iter()
-                    .map(|h| wit::Header { key: h.key, value: h.value.map(|v| writer.part(v)) })
-                    .collect(),
+                headers: writer.headers(r.headers),
                 timestamp: r.timestamp,
             })
             .collect();
@@ -562,6 +563,23 @@ impl BatchReader {
             wit::Value::Struct(fields) => Value::Struct(children(self, fields)?),
             wit::Value::Decimal(d) => Value::Decimal { unscaled: d.unscaled, scale: d.scale },
         })
+    }
+
+    /// A record's key, value and headers.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn record_parts(
+        &mut self,
+        key: Option<wit::Part>,
+        value: Option<wit::Part>,
+        headers: Vec<wit::Header>,
+    ) -> Result<(Option<Part>, Option<Part>, Vec<crate::Header>), String> {
+        let key = key.map(|k| self.part(k)).transpose()?;
+        let value = value.map(|v| self.part(v)).transpose()?;
+        let headers = headers
+            .into_iter()
+            .map(|h| Ok(crate::Header { value: h.value.map(|v| self.part(v)).transpose()?, key: h.key }))
+            .collect::<Result<_, String>>()?;
+        Ok((key, value, headers))
     }
 
     pub(crate) fn part(&mut self, part: wit::Part) -> Result<Part, String> {

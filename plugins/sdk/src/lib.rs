@@ -509,18 +509,14 @@ impl<T: SinkTask> sink_exports::data_sink_task::GuestTask for TaskCell<T> {
         let mut reader = data::BatchReader::new(batch.schemas, batch.values).map_err(broken)?;
         let mut records = Vec::with_capacity(batch.records.len());
         for r in batch.records {
+            let (key, value, headers) = reader.record_parts(r.key, r.value, r.headers).map_err(broken)?;
             records.push(SinkRecord {
                 topic: r.topic,
                 partition: r.partition,
                 offset: r.offset,
-                key: r.key.map(|k| reader.part(k)).transpose().map_err(broken)?,
-                value: r.value.map(|v| reader.part(v)).transpose().map_err(broken)?,
-                headers: r
-                    .headers
-                    .into_iter()
-                    .map(|h| Ok(Header { value: h.value.map(|v| reader.part(v)).transpose()?, key: h.key }))
-                    .collect::<Result<_, String>>()
-                    .map_err(broken)?,
+                key,
+                value,
+                headers,
                 timestamp: r.timestamp,
             });
         }

@@ -104,17 +104,13 @@ impl<T: Transform> exports::GuestTransform for TransformCell<T> {
         let mut reader = data::BatchReader::new(batch.schemas, batch.values).map_err(broken)?;
         let mut records = Vec::with_capacity(batch.records.len());
         for r in batch.records {
+            let (key, value, headers) = reader.record_parts(r.key, r.value, r.headers).map_err(broken)?;
             records.push(TransformRecord {
                 topic: r.topic,
                 partition: r.partition,
-                key: r.key.map(|k| reader.part(k)).transpose().map_err(broken)?,
-                value: r.value.map(|v| reader.part(v)).transpose().map_err(broken)?,
-                headers: r
-                    .headers
-                    .into_iter()
-                    .map(|h| Ok(Header { value: h.value.map(|v| reader.part(v)).transpose()?, key: h.key }))
-                    .collect::<Result<_, String>>()
-                    .map_err(broken)?,
+                key,
+                value,
+                headers,
                 timestamp: r.timestamp,
             });
         }
@@ -135,14 +131,7 @@ impl<T: Transform> exports::GuestTransform for TransformCell<T> {
                     partition: r.partition,
                     key: r.key.map(|k| writer.part(k)),
                     value: r.value.map(|v| writer.part(v)),
-                    headers: r
-                        .headers
-                        .into_iter()
-                        .map(|h| crate::bindings::data_source::wharf::connector::data::Header {
-                            key: h.key,
-                            value: h.value.map(|v| writer.part(v)),
-                        })
-                        .collect(),
+                    headers: writer.headers(r.headers),
                     timestamp: r.timestamp,
                 })
             })

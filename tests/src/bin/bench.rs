@@ -542,6 +542,8 @@ fn main() {
     let boundary = Command::new(workspace().join("target/release/wharf"))
         .args(["bench", "boundary", "--seconds", &options.boundary_seconds.to_string(), "--plugin"])
         .arg(workspace().join("target/plugins/datagen.wasm"))
+        .arg("--transform")
+        .arg(workspace().join("target/test-plugins/test-transform.wasm"))
         .env("RUST_LOG", "warn")
         .output()
         .expect("run wharf bench boundary");

@@ -2,7 +2,9 @@
 
 A plugin is a connector class and a task class. Subclass `SourceConnector` and `SourceTask` (or
 `SinkConnector` and `SinkTask`), then hand the connector to `wharf_sdk.source.export` (or
-`wharf_sdk.sink.export`) in your `app.py`; componentize-py turns the result into a component.
+`wharf_sdk.sink.export`) in your `app.py`; componentize-py turns the result into a component. A
+transform plugin is one class: subclass `wharf_sdk.transform.Transform` and hand it to
+`wharf_sdk.transform.export`.
 
 Configs arrive as plain `dict`s of strings; records are the dataclasses below; an exception a
 task raises fails the task with its message, unless it is a `RetriableError`, which makes the
@@ -26,6 +28,7 @@ __all__ = [
     "Schema",
     "SinkRecord",
     "SourceRecord",
+    "TransformRecord",
     "committed_offset",
     "committed_offsets",
     "log",
@@ -97,6 +100,26 @@ class SinkRecord:
     value: Any
     headers: List[Tuple[str, Any]]
     timestamp: Optional[int]
+    key_schema: Optional[Schema] = None
+    value_schema: Optional[Schema] = None
+
+
+@dataclass
+class TransformRecord:
+    """A record as a transform sees it (Kafka Connect's `ConnectRecord`): a source's before the
+    worker's converters, a sink's after them. Its key and value as a sink's are, with their
+    schemas in `key_schema` and `value_schema` (None for bytes, or data without a schema); a
+    header's value is `bytes` for bytes and `Data(schema, value)` for data. Change it in place, or
+    make another (`dataclasses.replace(record, value=...)`)."""
+
+    topic: str
+    # A source record's fixed partition (None: the key chooses), or a sink record's.
+    partition: Optional[int]
+    key: Any
+    value: Any
+    headers: List[Tuple[str, Any]] = field(default_factory=list)
+    # Milliseconds since the Unix epoch.
+    timestamp: Optional[int] = None
     key_schema: Optional[Schema] = None
     value_schema: Optional[Schema] = None
 

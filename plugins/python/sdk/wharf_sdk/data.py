@@ -21,6 +21,8 @@ per batch.
 
 import datetime
 import decimal
+import math
+import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, List, Optional, Tuple
 
@@ -139,16 +141,32 @@ def _where(path: str) -> str:
     return f" at {path}" if path else ""
 
 
-class BatchWriter:
-    """Builds the flat `schemas` and `values` tables of one batch."""
+# The value types of numbers in data without a schema that Python's `int` and `float` do not tell
+# apart from int64 and float64. A transform's reader notes them (`number_kinds`) and its writer
+# writes them back as they were, where they still fit.
+_NARROW = {"Value_Int8": "int8", "Value_Int16": "int16", "Value_Int32": "int32", "Value_Float32": "float32"}
+_NO_KINDS: dict = {}  # never written to
 
-    def __init__(self):
+
+def _fits_float32(v: float) -> bool:
+    try:
+        return math.isnan(v) or struct.unpack("<f", struct.pack("<f", v))[0] == v
+    except OverflowError:
+        return False
+
+
+class BatchWriter:
+    """Builds the flat `schemas` and `values` tables of one batch. `number_kinds`: a
+    `BatchReader`'s, for data without a schema that a transform read."""
+
+    def __init__(self, number_kinds=None):
         from wit_world.imports import data as wit
 
         self.wit = wit
         self.schemas = []
         self.values = []
         self._known = {}
+        self.number_kinds = number_kinds
 
     def part(self, item, path: str):
         wit = self.wit
@@ -271,10 +289,31 @@ class BatchWriter:
             wit.Value_Struct([self.value(f, item, f"{inner}{name}") for (name, f), item in zip(s.fields, items)])
         )
 
-    def schemaless(self, v, path: str) -> int:
+    def _kept(self, kind, v):
+        """The number as the value type it had (`kind`), or None when it no longer fits it."""
+        wit = self.wit
+        if kind == "float32":
+            return wit.Value_Float32(v) if isinstance(v, float) and _fits_float32(v) else None
+        if isinstance(v, int) and not isinstance(v, bool):
+            bits = _RANGES[kind]
+            if -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
+                return getattr(wit, f"Value_Int{bits}")(v)
+        return None
+
+    def _noted(self, container):
+        """The number types a reader noted for a container's values and keys (none by default)."""
+        noted = self.number_kinds.get(id(container)) if self.number_kinds else None
+        return (noted[1], noted[2]) if noted is not None and noted[0] is container else (_NO_KINDS, _NO_KINDS)
+
+    def schemaless(self, v, path: str, kind: Optional[str] = None) -> int:
+        """`kind`: the value type a number had when it was read, kept where it still fits."""
         wit = self.wit
         if v is None:
             return self._push(wit.Value_Null())
+        if kind is not None:
+            kept = self._kept(kind, v)
+            if kept is not None:
+                return self._push(kept)
         if isinstance(v, bool):
             return self._push(wit.Value_Boolean(v))
         if isinstance(v, int):
@@ -288,10 +327,17 @@ class BatchWriter:
         if isinstance(v, (bytes, bytearray, memoryview)):
             return self._push(wit.Value_Bytes(bytes(v)))
         if isinstance(v, (list, tuple)):
-            return self._push(wit.Value_Array([self.schemaless(e, f"{path}[{i}]") for i, e in enumerate(v)]))
+            values, _ = self._noted(v)
+            return self._push(wit.Value_Array([self.schemaless(e, f"{path}[{i}]", values.get(i)) for i, e in enumerate(v)]))
         if isinstance(v, dict):
+            values, keys = self._noted(v)
             return self._push(
-                wit.Value_Map([(self.schemaless(k, f"{path}.key"), self.schemaless(e, f"{path}[{k!r}]")) for k, e in v.items()])
+                wit.Value_Map(
+                    [
+                        (self.schemaless(k, f"{path}.key", keys.get(k)), self.schemaless(e, f"{path}[{k!r}]", values.get(k)))
+                        for k, e in v.items()
+                    ]
+                )
             )
         raise DataError(
             f"{type(v).__name__}{_where(path)} has no place in data without a schema: give None, bool, int, float, "
@@ -303,13 +349,19 @@ _STRING = Schema.string()
 
 
 class BatchReader:
-    """Reads the flat tables of a batch the host sent into Python values and schemas."""
+    """Reads the flat tables of a batch the host sent into Python values and schemas.
 
-    def __init__(self, schemas, values):
+    `number_kinds`, a dict, if given, gets for each list or dict read from data without a schema
+    the value types of the int8, int16, int32 and float32 numbers it holds, by `id()`:
+    (the container, {index or key: type of the value}, {key: type of the key}), for a
+    `BatchWriter` to write them back as they were."""
+
+    def __init__(self, schemas, values, number_kinds=None):
         from wit_world.imports import data as wit
 
         self.wit = wit
         self.values = values
+        self.number_kinds = number_kinds
         self.schemas: List[Schema] = []
         for s in schemas:
             def earlier(i):
@@ -334,6 +386,17 @@ class BatchReader:
                 built = replace(built, default=self.value(built, s.default_value))
             self.schemas.append(built)
 
+    def narrow_kind(self, index: int) -> Optional[str]:
+        """The value type of the number at `index` when Python's int or float does not tell it."""
+        return _NARROW.get(type(self.values[index]).__name__)
+
+    def _note(self, container, values, keys):
+        """Notes the narrow number types among a container's values and keys (value indices)."""
+        value_kinds = {at: kind for at, i in values.items() if (kind := self.narrow_kind(i))}
+        key_kinds = {at: kind for at, i in keys.items() if (kind := self.narrow_kind(i))}
+        if value_kinds or key_kinds:
+            self.number_kinds[id(container)] = (container, value_kinds, key_kinds)
+
     def part(self, part):
         """(value, schema) of a key, value or header value."""
         if part is None:
@@ -354,14 +417,21 @@ class BatchReader:
             return decimal.Decimal(unscaled).scaleb(-node.value.scale)
         if isinstance(node, wit.Value_Array):
             element = schema.value if schema else None
-            return [self.value(element, i) for i in node.value]
+            out = [self.value(element, i) for i in node.value]
+            if self.number_kinds is not None and schema is None:
+                self._note(out, {at: i for at, i in enumerate(node.value)}, {})
+            return out
         if isinstance(node, wit.Value_Map):
             k, v = (schema.key, schema.value) if schema else (None, None)
             pairs = [(self.value(k, a), self.value(v, b)) for a, b in node.value]
             try:
-                return dict(pairs)
+                out = dict(pairs)
             except TypeError:
                 return pairs  # keys Python cannot hash (lists, dicts) stay pairs
+            if self.number_kinds is not None and schema is None:
+                keys = [key for key, _ in pairs]
+                self._note(out, {key: b for key, (_, b) in zip(keys, node.value)}, {key: a for key, (a, _) in zip(keys, node.value)})
+            return out
         if isinstance(node, wit.Value_Struct):
             fields = schema.fields if schema else []
             return {name: self.value(f, i) for (name, f), i in zip(fields, node.value)}
