@@ -26,7 +26,7 @@ use std::sync::Arc;
 use base64::Engine;
 
 use crate::convert::{json_text, values};
-use crate::data::{Data, Decimal, Field, Logical, Schema, Type, Value};
+use crate::data::{Data, Field, Logical, Schema, Type, Value};
 use crate::model::Part;
 
 use super::support::{copy_schema_basics, java_class, require_map, require_struct, SchemaCache, Side};
@@ -553,6 +553,7 @@ fn hex_float(negative: bool, digits: &[u8], fraction_digits: i64, exponent: i64,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Decimal;
     use crate::transform::support::testing;
     use crate::transform::Chain;
 
