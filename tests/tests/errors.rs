@@ -205,3 +205,123 @@ fn records_a_sink_reports_as_errant_go_to_the_dead_letter_queue_or_fail_the_task
     assert!(trace.contains("offset 2") && trace.contains("holds \"bad\""), "{task}");
     assert_eq!(committed_offset(&format!("connect-{strict}"), &topic), None);
 }
+
+#[test]
+fn a_put_that_keeps_failing_is_retried_until_errors_retry_timeout_then_skipped_or_fatal() {
+    let mut w = Standalone::new(&[]);
+    let topic = unique("refused");
+    create_topic(&topic, 1, "delete");
+    for i in 0..3 {
+        produce(&topic, 0, &format!("k{i}"), format!("ok {i}").as_bytes());
+    }
+    let dlq = unique("refused-dlq");
+    let (tolerant_out, strict_out) = (w.path("tolerant.txt"), w.path("strict.txt"));
+    let sink = |w: &mut Standalone, name: &str, out: &std::path::Path, extra: &[(&str, String)]| {
+        let mut pairs = vec![
+            ("connector.class", "test-flaky-sink".to_string()),
+            ("topics", topic.clone()),
+            ("file", out.display().to_string()),
+            ("fail.every", "1000000".to_string()),
+            ("refuse.marker", "bad".to_string()),
+            ("errors.retry.timeout", "1500".to_string()),
+            ("errors.retry.delay.max.ms", "200".to_string()),
+            ("wasm.fs.write", w.dir.path().display().to_string()),
+        ];
+        pairs.extend(extra.iter().cloned());
+        w.add_connector(name, &pairs);
+    };
+    let (tolerant, strict) = (unique("tolerant"), unique("strict"));
+    sink(
+        &mut w,
+        &tolerant,
+        &tolerant_out,
+        &[
+            ("errors.tolerance", "all".to_string()),
+            ("errors.deadletterqueue.topic.name", dlq.clone()),
+            ("errors.deadletterqueue.topic.replication.factor", "1".to_string()),
+            ("errors.deadletterqueue.context.headers.enable", "true".to_string()),
+        ],
+    );
+    sink(&mut w, &strict, &strict_out, &[]);
+    let worker = w.start();
+    worker.wait("both sinks wrote the first records", Duration::from_secs(60), || {
+        (read_lines(&tolerant_out).len() == 3 && read_lines(&strict_out).len() == 3).then_some(())
+    });
+
+    // The refused record comes alone, so that its batch holds nothing else.
+    produce(&topic, 0, "k3", b"bad 3");
+    let queued = worker.wait("the refused record in the dead-letter queue", Duration::from_secs(30), || {
+        let records = timed_topic_records(&dlq);
+        (!records.is_empty()).then_some(records)
+    });
+    assert_eq!(queued.len(), 1);
+    assert_eq!((queued[0].key.as_str(), queued[0].value.as_deref()), ("k3", Some("bad 3")));
+    assert_eq!(header(&queued[0], "__connect.errors.stage"), Some("TASK_PUT"));
+    assert_eq!(header(&queued[0], "__connect.errors.offset"), Some("3"));
+    let message = header(&queued[0], "__connect.errors.exception.message").unwrap_or_default().to_string();
+    assert!(message.contains("errors.retry.timeout=1500 is spent") && message.contains("refused"), "{message}");
+    assert!(worker.log().contains("delivering the batch again"), "the put was retried before it was given up");
+
+    for i in 4..6 {
+        produce(&topic, 0, &format!("k{i}"), format!("ok {i}").as_bytes());
+    }
+    let group = format!("connect-{tolerant}");
+    worker.wait("the tolerant sink committed past the refused record", Duration::from_secs(60), || {
+        (committed_offset(&group, &topic) == Some(6)).then_some(())
+    });
+    assert_eq!(read_lines(&tolerant_out), ["ok 0", "ok 1", "ok 2", "ok 4", "ok 5"]);
+    let skipped = worker.wait("the skipped record counted in the task's status", Duration::from_secs(30), || {
+        let (state, task) = worker.task_state(&tolerant, 0)?;
+        (state == "RUNNING" && task["records_skipped"] == 1).then_some(task)
+    });
+    assert_eq!(skipped["records_skipped"], 1);
+
+    // Without tolerance the task fails once the timeout is spent, and nothing of the refused
+    // batch is committed.
+    let task = worker.wait_task_state(&strict, 0, "FAILED");
+    let trace = task["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("errors.retry.timeout=1500 is spent") && trace.contains("offset 3"), "{task}");
+    assert_eq!(read_lines(&strict_out), ["ok 0", "ok 1", "ok 2"]);
+    assert!(committed_offset(&format!("connect-{strict}"), &topic).is_none_or(|o| o <= 3));
+}
+
+#[test]
+fn a_poll_that_keeps_failing_is_retried_for_ever_by_default_and_until_errors_retry_timeout_when_set() {
+    let mut w = Standalone::new(&[]);
+    let source = |w: &mut Standalone, name: &str, extra: &[(&str, &str)]| {
+        let mut pairs = vec![
+            ("connector.class", "test-misbehaver".to_string()),
+            ("behaviour", "unavailable".to_string()),
+            ("topic", unique("unavailable")),
+        ];
+        pairs.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        w.add_connector(name, &pairs);
+    };
+    let (patient, bounded, tolerant) = (unique("patient"), unique("bounded"), unique("tolerant"));
+    source(&mut w, &patient, &[]);
+    source(&mut w, &bounded, &[("errors.retry.timeout", "1000"), ("errors.retry.delay.max.ms", "100")]);
+    source(
+        &mut w,
+        &tolerant,
+        &[("errors.retry.timeout", "0"), ("errors.tolerance", "all"), ("errors.retry.delay.max.ms", "100")],
+    );
+    let worker = w.start();
+
+    let task = worker.wait_task_state(&bounded, 0, "FAILED");
+    let trace = task["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("errors.retry.timeout=1000 is spent") && trace.contains("the source system is unavailable"),
+        "{task}"
+    );
+    worker.wait("the tolerant source going on past its failures", Duration::from_secs(30), || {
+        worker.log().contains("errors.tolerance=all, so the task goes on polling").then_some(())
+    });
+    // Without the key the poll is retried until it succeeds, as Connect does.
+    worker.wait("the patient source retrying", Duration::from_secs(30), || {
+        let retries = worker.log().matches("polling again in 500 ms").count();
+        (retries >= 3).then_some(())
+    });
+    for name in [&patient, &tolerant] {
+        assert_eq!(worker.task_state(name, 0).map(|(state, _)| state).as_deref(), Some("RUNNING"), "{name}");
+    }
+}

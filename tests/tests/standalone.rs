@@ -275,7 +275,10 @@ fn a_put_refused_as_retriable_is_delivered_again_and_nothing_after_it_first() {
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(read_lines(&output), (0..20_000).map(line).collect::<Vec<_>>(), "every line once, in order");
     let log = worker.log();
-    assert!(log.contains("put failed, delivering the batch again"), "no refused put in the log:\n{log}");
+    assert!(
+        log.contains("put failed with a retriable error, delivering the batch again"),
+        "no refused put in the log:\n{log}"
+    );
 }
 
 /// How many times the worker's log says the task started.

@@ -210,7 +210,7 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
     key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
     key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one)."),
-    key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a retriable failure is retried before errors.tolerance decides; -1 retries for ever."),
+    key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException."),
     key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds."),
     key("errors.log.enable", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether each skipped record's failure is logged."),
     key("errors.log.include.messages", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether the log names the record that failed (its topic, partition, offset and timestamp)."),

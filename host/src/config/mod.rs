@@ -13,7 +13,7 @@ pub use ceiling::GrantCeiling;
 pub use connector::{ConnectorConfig, FolderGrant};
 pub use converters::{ConverterChoice, ConverterOverrides, Converters};
 pub use reserved::ReservedTopics;
-pub use tolerance::{DeadLetterQueue, ErrorPolicy};
+pub use tolerance::{DeadLetterQueue, ErrorPolicy, RetryTimeout};
 pub use worker::{Mode, WasmLimits, WorkerConfig};
 
 /// The converters, transforms and predicates built into the worker, by full class name, with the

@@ -12,9 +12,8 @@ use crate::model::last_value;
 pub struct ErrorPolicy {
     /// `errors.tolerance=all`: skip failed records instead of failing the task.
     pub tolerate_all: bool,
-    /// `errors.retry.timeout`: how long a retriable failure is retried; none retries for ever
-    /// (`-1`), zero does not retry (the default).
-    pub retry_timeout: Option<Duration>,
+    /// `errors.retry.timeout`: how long a plugin's retriable failure is retried.
+    pub retry_timeout: RetryTimeout,
     /// `errors.retry.delay.max.ms`: the longest wait between two tries.
     pub retry_delay_max: Duration,
     /// `errors.log.enable`: each failure is logged (as a warning; the task goes on).
@@ -24,6 +23,18 @@ pub struct ErrorPolicy {
     pub log_messages: bool,
     /// `errors.deadletterqueue.*`: where a sink's skipped records go, if anywhere.
     pub dead_letter_queue: Option<DeadLetterQueue>,
+}
+
+/// `errors.retry.timeout`, as the connector gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryTimeout {
+    /// Not set: a plugin's retriable `put` or `poll` failure is retried until it succeeds, as
+    /// Kafka Connect retries a task's `RetriableException`.
+    Unset,
+    /// `-1`: retried for ever, the pauses growing up to `errors.retry.delay.max.ms`.
+    Forever,
+    /// Retried for at most this long (zero: not at all), then `errors.tolerance` decides.
+    Within(Duration),
 }
 
 /// A sink's dead-letter queue: the topic skipped records are written to as they were read (key,
@@ -40,7 +51,7 @@ impl Default for ErrorPolicy {
     fn default() -> Self {
         ErrorPolicy {
             tolerate_all: false,
-            retry_timeout: Some(Duration::ZERO),
+            retry_timeout: RetryTimeout::Unset,
             retry_delay_max: Duration::from_millis(60_000),
             log: false,
             log_messages: false,
@@ -79,8 +90,8 @@ impl ErrorPolicy {
         match get("errors.retry.timeout") {
             None => {}
             Some(v) => match v.parse::<i64>() {
-                Ok(-1) => policy.retry_timeout = None,
-                Ok(ms) if ms >= 0 => policy.retry_timeout = Some(Duration::from_millis(ms as u64)),
+                Ok(-1) => policy.retry_timeout = RetryTimeout::Forever,
+                Ok(ms) if ms >= 0 => policy.retry_timeout = RetryTimeout::Within(Duration::from_millis(ms as u64)),
                 _ => problem(
                     "errors.retry.timeout",
                     format!(
@@ -176,12 +187,21 @@ mod tests {
         )
         .unwrap();
         assert!(policy.tolerate_all && policy.log && policy.log_messages);
-        assert_eq!(policy.retry_timeout, None);
+        assert_eq!(policy.retry_timeout, RetryTimeout::Forever);
         assert_eq!(policy.retry_delay_max, Duration::from_millis(500));
         assert_eq!(
             policy.dead_letter_queue,
             Some(DeadLetterQueue { topic: "dlq".into(), replication_factor: 1, context_headers: true })
         );
+    }
+
+    #[test]
+    fn a_retry_timeout_is_unset_forever_or_bounded() {
+        let timeout = |v: &str| ErrorPolicy::of_connector(&pairs(&[("errors.retry.timeout", v)]), &[]).unwrap();
+        assert_eq!(ErrorPolicy::default().retry_timeout, RetryTimeout::Unset);
+        assert_eq!(timeout("0").retry_timeout, RetryTimeout::Within(Duration::ZERO));
+        assert_eq!(timeout(" 2500 ").retry_timeout, RetryTimeout::Within(Duration::from_millis(2500)));
+        assert_eq!(timeout("-1").retry_timeout, RetryTimeout::Forever);
     }
 
     #[test]

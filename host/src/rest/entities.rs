@@ -54,18 +54,31 @@ pub struct TaskInfo {
     pub config: ConfigMap,
 }
 
-/// The state of a connector or a task; `trace` only when it failed with one.
+/// The state of a connector or a task; `trace` only when it failed with one, and
+/// `records_skipped` (Wharf's own field) only when a task skipped records under
+/// `errors.tolerance=all`.
 #[derive(Serialize)]
 pub struct StateInfo {
     pub state: State,
     pub worker_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub records_skipped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl From<&Status> for StateInfo {
     fn from(status: &Status) -> Self {
-        StateInfo { state: status.state, worker_id: status.worker_id.clone(), trace: status.trace.clone() }
+        StateInfo {
+            state: status.state,
+            worker_id: status.worker_id.clone(),
+            trace: status.trace.clone(),
+            records_skipped: status.records_skipped,
+        }
     }
 }
 

@@ -25,9 +25,16 @@ pub struct Status {
     pub worker_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// Records a running task skipped under `errors.tolerance=all`, as last published.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub records_skipped: u64,
     /// The group generation the writer was in; a lower one from another worker is stale.
     #[serde(skip)]
     pub generation: i32,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -575,7 +575,13 @@ struct Reporter {
 
 impl Reporter {
     fn status(&self, state: State, trace: Option<String>) -> Status {
-        Status { state, worker_id: self.worker_id.clone(), trace, generation: self.generation.load(Ordering::Relaxed) }
+        Status {
+            state,
+            worker_id: self.worker_id.clone(),
+            trace,
+            records_skipped: 0,
+            generation: self.generation.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -719,6 +725,23 @@ impl TaskSetup {
         Ok(chain)
     }
 
+    /// The task's tolerance of failed records, publishing its count of skipped ones in the
+    /// task's status (as RUNNING: it is only published while the task runs).
+    fn tolerance(&self) -> tolerance::Tolerance {
+        let (status, reporter, stop) = (self.status.clone(), self.reporter.clone(), self.stop.clone());
+        let (name, id) = (self.connector.name.clone(), self.task.task);
+        tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string()).publishing(Box::new(
+            move |skipped| {
+                if stop.is_stopped() {
+                    return;
+                }
+                let mut running = reporter.status(State::Running, None);
+                running.records_skipped = skipped;
+                status.put_task(&name, id, running);
+            },
+        ))
+    }
+
     fn running(&self) {
         self.status.put_task(&self.connector.name, self.task.task, self.status(State::Running, None));
         tracing::info!(task = self.task.to_string(), "task running");
@@ -762,7 +785,7 @@ impl TaskSetup {
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
             transforms,
-            tolerance: tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string()),
+            tolerance: self.tolerance(),
         }
         .run()
     }
@@ -822,7 +845,7 @@ impl TaskSetup {
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
             transforms,
-            tolerance: tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string()),
+            tolerance: self.tolerance(),
             dead_letter,
             class: self.connector.class.clone(),
         }

@@ -20,8 +20,9 @@ use rdkafka::message::{BorrowedMessage, Headers};
 use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use super::dead_letter::DeadLetterQueue;
-use super::tolerance::{RecordFailure, Stage, Tolerance};
+use super::tolerance::{RecordFailure, Retry, Stage, Tolerance};
 use super::{TaskFailure, TaskReport};
+use crate::config::RetryTimeout;
 use crate::kafka::batch::{FetchQueue, RawMessage};
 use crate::model::{Part, PartHeader, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{ErrantReport, PluginError, Put, SinkInstance};
@@ -32,8 +33,6 @@ use crate::sync::Unpoisoned;
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 /// How long the fetch thread waits for a record when none is there; rebalances wait as long.
 const IDLE_WAIT: Duration = Duration::from_millis(20);
-/// Pause after a retriable error before the same records are delivered again.
-const RETRY_BACKOFF: Duration = Duration::from_millis(500);
 /// Batches fetched ahead of the plugin. With the consumer's own queue this bounds what a sink
 /// holds in memory to this many batches of `max.poll.records`.
 const PREFETCH_BATCHES: usize = 2;
@@ -316,6 +315,8 @@ struct Delivery {
     tolerance: Tolerance,
     dead_letter: Option<DeadLetterQueue>,
     class: String,
+    /// Asked of the task: ends the pause between retries early.
+    stop: Arc<crate::sync::Stop>,
 }
 
 impl SinkTaskRun {
@@ -347,6 +348,7 @@ impl SinkTaskRun {
             tolerance,
             dead_letter,
             class,
+            stop: stop.clone(),
         };
         let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
@@ -397,7 +399,11 @@ impl SinkTaskRun {
 impl Delivery {
     fn handle(&mut self, fetched: Fetched) -> Result<(), TaskFailure> {
         match fetched {
-            Fetched::Records { rewinds, batch } if rewinds == self.rewinds => self.deliver(batch),
+            Fetched::Records { rewinds, batch } if rewinds == self.rewinds => {
+                self.deliver(batch)?;
+                self.tolerance.report();
+                Ok(())
+            }
             // Fetched before the last rewind: these records come again.
             Fetched::Records { .. } => Ok(()),
             Fetched::Assigned(partitions) => {
@@ -444,23 +450,73 @@ impl Delivery {
             self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
             return Ok(());
         }
+        // Where each record put came from, kept only when a spent retry timeout may skip them.
+        let policy = self.tolerance.policy();
+        let skippable = policy.tolerate_all && matches!(policy.retry_timeout, RetryTimeout::Within(_));
+        let put: Vec<(String, i32, i64)> = match skippable {
+            true => batch.iter().map(|r| (r.topic.clone(), r.partition, r.offset)).collect(),
+            false => Vec::new(),
+        };
         let Put { outcome, reported } = self.instance.put(batch);
+        let reported_places: Vec<(String, i32, i64)> =
+            reported.iter().map(|r| (r.topic.clone(), r.partition, r.offset)).collect();
         // Reported records are dealt with first: without tolerance the first fails the task with
         // the plugin's reason, even when the plugin then failed the put because of it.
         self.errant(reported, originals.as_deref())?;
         match outcome {
             Ok(()) => {
+                self.tolerance.succeeded();
                 self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
                 Ok(())
             }
-            Err(e @ PluginError::Retriable(_)) => {
-                tracing::warn!(task = self.label.as_str(), "put failed, delivering the batch again: {e}");
-                let rewind = ranges.into_iter().map(|(tp, first, _)| (tp, first)).collect();
-                *self.consumer.context().rewind.locked() = Some(rewind);
-                self.rewinds += 1;
-                std::thread::sleep(RETRY_BACKOFF);
-                Ok(())
-            }
+            Err(e @ PluginError::Retriable(_)) => match self.tolerance.retry() {
+                Retry::After(pause) => {
+                    tracing::warn!(
+                        task = self.label.as_str(),
+                        "put failed with a retriable error, delivering the batch again in {} ms: {e}",
+                        pause.as_millis()
+                    );
+                    let rewind = ranges.into_iter().map(|(tp, first, _)| (tp, first)).collect();
+                    *self.consumer.context().rewind.locked() = Some(rewind);
+                    self.rewinds += 1;
+                    self.stop.sleep(pause);
+                    Ok(())
+                }
+                Retry::Spent(elapsed) => {
+                    let message = format!(
+                        "the plugin {} could not write the batch: its put failed with a retriable error ({}): {e}",
+                        self.class,
+                        self.tolerance.retried_for(elapsed)
+                    );
+                    if !self.tolerance.policy().tolerate_all {
+                        return Err(TaskFailure::new(message));
+                    }
+                    // errors.tolerance=all: every record of the batch the plugin did not report
+                    // itself is skipped, and the task goes on past them.
+                    for (topic, partition, offset) in put {
+                        if reported_places.iter().any(|p| p.2 == offset && p.1 == partition && p.0 == topic) {
+                            continue;
+                        }
+                        let failure = RecordFailure {
+                            stage: Stage::TaskPut,
+                            class: self.class.clone(),
+                            message: format!("{message} (record {topic}-{partition} offset {offset})"),
+                        };
+                        let original = originals.as_deref().and_then(|o| {
+                            o.iter().find(|r| r.offset == offset && r.partition == partition && r.topic == topic)
+                        });
+                        let about = || {
+                            format!("the consumed record {{topic='{topic}', partition={partition}, offset={offset}}}")
+                        };
+                        if let (Some(queue), Some(original)) = (&self.dead_letter, original) {
+                            queue.send(original, &failure)?;
+                        }
+                        self.tolerance.skip(failure, about)?;
+                    }
+                    self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
+                    Ok(())
+                }
+            },
             Err(e) => Err(TaskFailure::from_plugin(&e)),
         }
     }

@@ -15,7 +15,7 @@ use rdkafka::message::{Header as KafkaHeader, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::ClientContext;
 
-use super::tolerance::{RecordFailure, Stage};
+use super::tolerance::{RecordFailure, Retry, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
 use crate::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
@@ -26,8 +26,8 @@ use crate::sync::Unpoisoned;
 /// Pauses between empty polls grow from the first to the last value.
 const IDLE_BACKOFF_MIN: Duration = Duration::from_millis(1);
 const IDLE_BACKOFF_MAX: Duration = Duration::from_millis(250);
-/// Pause after a retriable error before polling again.
-const RETRY_BACKOFF: Duration = Duration::from_millis(500);
+/// Pause after a retriable error that errors.tolerance=all went past, before polling again.
+const TOLERATED_RETRY_PAUSE: Duration = Duration::from_millis(300);
 /// Pause when the producer's queue is full, before offering the record again.
 const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(2);
 /// Batches polled ahead of the send thread; with the producer's own queue
@@ -416,10 +416,37 @@ impl Polling {
                 last_flush = Instant::now();
             }
             let records = match self.instance.poll() {
-                Ok(records) => records,
+                Ok(records) => {
+                    self.tolerance.succeeded();
+                    records
+                }
                 Err(e) if e.is_retriable() => {
-                    tracing::warn!(task = self.label.as_str(), "poll failed, retrying: {e}");
-                    self.pause(RETRY_BACKOFF);
+                    match self.tolerance.retry() {
+                        Retry::After(pause) => {
+                            tracing::warn!(
+                                task = self.label.as_str(),
+                                "poll failed with a retriable error, polling again in {} ms: {e}",
+                                pause.as_millis()
+                            );
+                            self.pause(pause);
+                        }
+                        Retry::Spent(elapsed) => {
+                            let retried = self.tolerance.retried_for(elapsed);
+                            if !self.tolerance.policy().tolerate_all {
+                                return Err(TaskFailure::new(format!(
+                                    "poll failed with a retriable error ({retried}): {e}"
+                                )));
+                            }
+                            // errors.tolerance=all: a poll gives no record to skip; the task
+                            // goes on polling.
+                            tracing::warn!(
+                                task = self.label.as_str(),
+                                "poll failed with a retriable error ({retried}); errors.tolerance=all, so the task \
+                                 goes on polling: {e}"
+                            );
+                            self.pause(TOLERATED_RETRY_PAUSE);
+                        }
+                    }
                     continue;
                 }
                 Err(e) => return Err(TaskFailure::from_plugin(&e)),

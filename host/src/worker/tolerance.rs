@@ -1,11 +1,13 @@
 //! A task's failed records under its connector's `errors.*` policy: with `errors.tolerance=none`
 //! a record that a converter or a transform fails on fails the task, as before; with `all` it is
 //! skipped (a source stores its offset, a sink commits past it and sends it to the dead-letter
-//! queue, if there is one), logged if `errors.log.enable` asks, and counted.
+//! queue, if there is one), logged if `errors.log.enable` asks, and counted; the count is
+//! published in the task's status. A plugin's retriable `put` or `poll` failure is retried with
+//! pauses that grow, up to `errors.retry.timeout` when it is set.
 
 use std::time::{Duration, Instant};
 
-use crate::config::ErrorPolicy;
+use crate::config::{ErrorPolicy, RetryTimeout};
 
 use super::TaskFailure;
 
@@ -51,6 +53,16 @@ impl RecordFailure {
 
 /// How often the count of skipped records is logged while records keep being skipped.
 const SKIPPED_REPORT_INTERVAL: Duration = Duration::from_secs(30);
+/// How often, at most, the count is written to the task's status while it grows.
+const SKIPPED_PUBLISH_INTERVAL: Duration = Duration::from_secs(2);
+/// The pause after a retriable failure while `errors.retry.timeout` is not set.
+const UNSET_RETRY_PAUSE: Duration = Duration::from_millis(500);
+/// The first pause after a retriable failure when `errors.retry.timeout` is set; each next one
+/// doubles, up to `errors.retry.delay.max.ms` (Kafka Connect's schedule).
+const RETRY_PAUSE_MIN: Duration = Duration::from_millis(300);
+
+/// Writes the count of skipped records into the task's status.
+pub type PublishSkipped = Box<dyn FnMut(u64) + Send>;
 
 /// One task's tolerance of failed records.
 pub struct Tolerance {
@@ -59,11 +71,77 @@ pub struct Tolerance {
     skipped: u64,
     reported: u64,
     last_report: Option<Instant>,
+    published: u64,
+    last_publish: Option<Instant>,
+    publish: Option<PublishSkipped>,
+    /// Since when, and how many times in a row, the plugin failed with a retriable error.
+    retrying: Option<(Instant, u32)>,
+}
+
+/// What follows a plugin's retriable failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Try again after this pause.
+    After(Duration),
+    /// `errors.retry.timeout` is spent after this long: `errors.tolerance` decides.
+    Spent(Duration),
 }
 
 impl Tolerance {
     pub fn new(policy: ErrorPolicy, task: &str) -> Self {
-        Tolerance { policy, task: task.to_string(), skipped: 0, reported: 0, last_report: None }
+        Tolerance {
+            policy,
+            task: task.to_string(),
+            skipped: 0,
+            reported: 0,
+            last_report: None,
+            published: 0,
+            last_publish: None,
+            publish: None,
+            retrying: None,
+        }
+    }
+
+    /// Where the count of skipped records is published as it grows.
+    pub fn publishing(mut self, publish: PublishSkipped) -> Self {
+        self.publish = Some(publish);
+        self
+    }
+
+    /// After a retriable failure of the plugin: whether to try again, and after what pause.
+    pub fn retry(&mut self) -> Retry {
+        let (since, tries) = self.retrying.get_or_insert_with(|| (Instant::now(), 0));
+        *tries = tries.saturating_add(1);
+        let elapsed = since.elapsed();
+        let growing = || {
+            let doubled = RETRY_PAUSE_MIN.saturating_mul(1u32 << (*tries - 1).min(20));
+            doubled.min(self.policy.retry_delay_max)
+        };
+        match self.policy.retry_timeout {
+            RetryTimeout::Unset => Retry::After(UNSET_RETRY_PAUSE),
+            RetryTimeout::Forever => Retry::After(growing()),
+            RetryTimeout::Within(timeout) if elapsed >= timeout => {
+                self.retrying = None;
+                Retry::Spent(elapsed)
+            }
+            RetryTimeout::Within(timeout) => Retry::After(growing().min(timeout - elapsed)),
+        }
+    }
+
+    /// The plugin's call succeeded: a later failure starts a new round of retries.
+    pub fn succeeded(&mut self) {
+        self.retrying = None;
+    }
+
+    /// What a spent `errors.retry.timeout` says in a message.
+    pub fn retried_for(&self, elapsed: Duration) -> String {
+        match self.policy.retry_timeout {
+            RetryTimeout::Within(t) if t.is_zero() => "errors.retry.timeout=0 allows no retry".to_string(),
+            RetryTimeout::Within(t) => {
+                format!("retried for {} ms, and errors.retry.timeout={} is spent", elapsed.as_millis(), t.as_millis())
+            }
+            RetryTimeout::Unset | RetryTimeout::Forever => "retried".to_string(),
+        }
     }
 
     pub fn policy(&self) -> &ErrorPolicy {
@@ -105,9 +183,18 @@ impl Tolerance {
         Ok(())
     }
 
-    /// Logs how many records were skipped so far, at most every `SKIPPED_REPORT_INTERVAL` and
+    /// Logs how many records were skipped so far, at most every `SKIPPED_REPORT_INTERVAL`, and
+    /// publishes the count in the task's status, at most every `SKIPPED_PUBLISH_INTERVAL`; each
     /// only when the count grew.
     pub fn report(&mut self) {
+        if self.skipped != self.published && self.last_publish.is_none_or(|at| at.elapsed() >= SKIPPED_PUBLISH_INTERVAL)
+        {
+            if let Some(publish) = &mut self.publish {
+                publish(self.skipped);
+            }
+            self.published = self.skipped;
+            self.last_publish = Some(Instant::now());
+        }
         if self.skipped == self.reported {
             return;
         }
@@ -141,5 +228,56 @@ mod tests {
         lenient.skip(failure(), || unreachable!("not logged without errors.log.include.messages")).unwrap();
         lenient.skip(failure(), || unreachable!()).unwrap();
         assert_eq!(lenient.skipped, 2);
+    }
+
+    #[test]
+    fn the_count_is_published_when_it_grew() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let policy = ErrorPolicy { tolerate_all: true, ..ErrorPolicy::default() };
+        let mut tolerance = Tolerance::new(policy, "c-0").publishing(Box::new(move |n| sink.lock().unwrap().push(n)));
+        tolerance.report();
+        tolerance.skip(failure(), || unreachable!()).unwrap();
+        tolerance.skip(failure(), || unreachable!()).unwrap();
+        tolerance.report();
+        tolerance.skip(failure(), || unreachable!()).unwrap();
+        // Within the interval: the next count waits for a later report.
+        tolerance.report();
+        assert_eq!(*seen.lock().unwrap(), vec![2]);
+    }
+
+    fn retrying(timeout: RetryTimeout, delay_max_ms: u64) -> Tolerance {
+        let policy = ErrorPolicy {
+            retry_timeout: timeout,
+            retry_delay_max: Duration::from_millis(delay_max_ms),
+            ..ErrorPolicy::default()
+        };
+        Tolerance::new(policy, "c-0")
+    }
+
+    #[test]
+    fn retries_pause_longer_each_time_up_to_the_delay_max() {
+        let mut forever = retrying(RetryTimeout::Forever, 1000);
+        let pauses: Vec<Retry> = (0..4).map(|_| forever.retry()).collect();
+        let after = |ms| Retry::After(Duration::from_millis(ms));
+        assert_eq!(pauses, vec![after(300), after(600), after(1000), after(1000)]);
+        forever.succeeded();
+        assert_eq!(forever.retry(), after(300));
+        let mut unset = retrying(RetryTimeout::Unset, 60_000);
+        assert_eq!((unset.retry(), unset.retry()), (after(500), after(500)));
+    }
+
+    #[test]
+    fn a_spent_timeout_hands_over_to_the_tolerance() {
+        let mut none = retrying(RetryTimeout::Within(Duration::ZERO), 60_000);
+        assert!(matches!(none.retry(), Retry::Spent(_)));
+        assert_eq!(none.retried_for(Duration::ZERO), "errors.retry.timeout=0 allows no retry");
+        let mut bounded = retrying(RetryTimeout::Within(Duration::from_millis(50)), 60_000);
+        // The pause never runs past the timeout.
+        assert!(matches!(bounded.retry(), Retry::After(p) if p <= Duration::from_millis(50)));
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(matches!(bounded.retry(), Retry::Spent(e) if e >= Duration::from_millis(50)));
+        // A new round starts after a spent one.
+        assert!(matches!(bounded.retry(), Retry::After(_)));
     }
 }

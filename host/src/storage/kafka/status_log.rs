@@ -51,12 +51,17 @@ fn state_name(state: State) -> &'static str {
 }
 
 fn status_value(status: &Status) -> Option<Vec<u8>> {
-    json_bytes(json!({
+    let mut value = json!({
         "state": state_name(status.state),
         "trace": status.trace,
         "worker_id": status.worker_id,
         "generation": status.generation,
-    }))
+    });
+    // Wharf's own key, beside Connect's (whose readers pass over keys they do not know).
+    if status.records_skipped > 0 {
+        value["records_skipped"] = json!(status.records_skipped);
+    }
+    json_bytes(value)
 }
 
 fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: Option<&[u8]>) -> Result<(), String> {
@@ -67,7 +72,8 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
             let state = v["state"].as_str().and_then(state_from_name).ok_or("no known \"state\"")?;
             let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
             let generation = v["generation"].as_i64().unwrap_or(0) as i32;
-            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from), generation })
+            let records_skipped = v["records_skipped"].as_u64().unwrap_or(0);
+            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from), records_skipped, generation })
         }
     };
     if let Some(name) = key.strip_prefix("status-connector-") {
@@ -116,7 +122,13 @@ fn awaiting_connector(name: &str) -> ConnectorStatus {
     ConnectorStatus {
         name: name.to_string(),
         kind: None,
-        connector: Status { state: State::Unassigned, worker_id: String::new(), trace: None, generation: -1 },
+        connector: Status {
+            state: State::Unassigned,
+            worker_id: String::new(),
+            trace: None,
+            records_skipped: 0,
+            generation: -1,
+        },
         tasks: BTreeMap::new(),
     }
 }
@@ -301,12 +313,23 @@ mod tests {
 
     #[test]
     fn a_written_status_reads_back_the_same() {
-        let written =
-            Status { state: State::Failed, worker_id: "w1:8083".into(), trace: Some("boom".into()), generation: 7 };
+        let written = Status {
+            state: State::Failed,
+            worker_id: "w1:8083".into(),
+            trace: Some("boom".into()),
+            records_skipped: 0,
+            generation: 7,
+        };
         let mut view = BTreeMap::new();
         let bytes = status_value(&written).unwrap();
         apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
         assert_eq!(view["orders"].tasks[&3], written);
+        // Connect's keys only, unless the task skipped records.
+        assert!(!String::from_utf8_lossy(&bytes).contains("records_skipped"));
+        let skipping = Status { state: State::Running, trace: None, records_skipped: 12, ..written };
+        let bytes = status_value(&skipping).unwrap();
+        apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
+        assert_eq!(view["orders"].tasks[&3], skipping);
         for name in ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"] {
             assert_eq!(state_from_name(name).map(state_name), Some(name));
         }

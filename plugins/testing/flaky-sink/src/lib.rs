@@ -4,7 +4,9 @@
 //! record exactly once, in order. With `headers=true` each line ends with the record's headers
 //! as the sink received them: ` | key=Value` for data (`name:Value` under a named schema), `key=`
 //! and the text for bytes. With `errant.marker` set, a record whose value holds that text is not
-//! written but reported to the host as errant (the errant record reporter).
+//! written but reported to the host as errant (the errant record reporter). With `refuse.marker`
+//! set, every put whose batch holds a record whose value holds that text is refused with a
+//! retriable error, as by a system that never takes that record.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -26,6 +28,12 @@ impl Connector for FlakySink {
                 optional_key("fail.every", ConfigType::Int, "3", "Refuse every n-th put"),
                 optional_key("headers", ConfigType::Boolean, "false", "Write each record's headers after its value"),
                 optional_key("errant.marker", ConfigType::String, "", "Report records whose value holds this text"),
+                optional_key(
+                    "refuse.marker",
+                    ConfigType::String,
+                    "",
+                    "Refuse every put of a record whose value holds this text",
+                ),
             ],
         }
     }
@@ -41,6 +49,7 @@ struct FlakySinkTask {
     puts: u64,
     headers: bool,
     errant_marker: Option<String>,
+    refuse_marker: Option<String>,
 }
 
 /// A header as the line shows it.
@@ -56,6 +65,10 @@ fn describe(header: &Header) -> String {
     format!("{}={value}", header.key)
 }
 
+fn contains(value: &[u8], text: &str) -> bool {
+    value.windows(text.len().max(1)).any(|w| w == text.as_bytes())
+}
+
 fn io_error(e: std::io::Error) -> ConnectorError {
     ConnectorError::Fatal(e.to_string())
 }
@@ -66,14 +79,30 @@ impl SinkTask for FlakySinkTask {
         let file = OpenOptions::new().create(true).append(true).open(path).map_err(io_error)?;
         let fail_every: u64 = config.parse_or("fail.every", 3)?;
         let headers = config.parse_or("headers", false)?;
-        let errant_marker = config.get("errant.marker").filter(|m| !m.is_empty()).map(String::from);
-        Ok(FlakySinkTask { out: BufWriter::new(file), fail_every: fail_every.max(1), puts: 0, headers, errant_marker })
+        let marker = |key: &str| config.get(key).filter(|m| !m.is_empty()).map(String::from);
+        Ok(FlakySinkTask {
+            out: BufWriter::new(file),
+            fail_every: fail_every.max(1),
+            puts: 0,
+            headers,
+            errant_marker: marker("errant.marker"),
+            refuse_marker: marker("refuse.marker"),
+        })
     }
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
         self.puts += 1;
         if self.puts % self.fail_every == 0 {
             return Err(ConnectorError::Retriable(format!("put number {} refused on purpose", self.puts)));
+        }
+        if let Some(marker) = &self.refuse_marker {
+            let holds = |r: &SinkRecord| r.value.as_ref().and_then(Part::as_bytes).is_some_and(|v| contains(v, marker));
+            if let Some(refused) = records.iter().find(|r| holds(r)) {
+                return Err(ConnectorError::Retriable(format!(
+                    "the record at offset {} holds {marker:?}, which is refused",
+                    refused.offset
+                )));
+            }
         }
         for record in records {
             let value = record.value.as_ref().and_then(Part::as_bytes).unwrap_or(b"null");

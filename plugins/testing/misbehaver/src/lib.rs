@@ -18,6 +18,7 @@
 //! - `log-flood`: logs one line of 100,000 bytes at its first poll, then at every poll 5,000
 //!   lines through the host and 5,000 on stderr, each carrying a newline and a forged log line of
 //!   the worker's.
+//! - `unavailable`: every poll fails with a retriable error, as for a system that is down.
 //!
 //! `task.configs` is how many (empty) task configurations the connector generates (one, the
 //! connector's own config, by default).
@@ -31,7 +32,7 @@ use wharf_sdk::*;
 
 struct Misbehaver;
 
-const BEHAVIOURS: [&str; 13] = [
+const BEHAVIOURS: [&str; 14] = [
     "spin",
     "hog",
     "flood",
@@ -45,6 +46,7 @@ const BEHAVIOURS: [&str; 13] = [
     "handles",
     "forge",
     "log-flood",
+    "unavailable",
 ];
 
 impl Connector for Misbehaver {
@@ -231,6 +233,7 @@ impl SourceTask for MisbehaverTask {
                 record.key = Some(Part::Bytes(self.target.as_bytes().to_vec()));
                 Ok(vec![record])
             }
+            "unavailable" => Err(ConnectorError::Retriable("the source system is unavailable".into())),
             other => Err(ConnectorError::Fatal(format!("unknown behaviour {other}"))),
         }
     }
