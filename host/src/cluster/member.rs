@@ -7,15 +7,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_protocol::error::ResponseError;
-use kafka_protocol::messages::find_coordinator_request::FindCoordinatorRequest;
-use kafka_protocol::messages::join_group_request::{JoinGroupRequest, JoinGroupRequestProtocol};
-use kafka_protocol::messages::leave_group_request::{LeaveGroupRequest, MemberIdentity};
-use kafka_protocol::messages::sync_group_request::{SyncGroupRequest, SyncGroupRequestAssignment};
-use kafka_protocol::messages::{GroupId, HeartbeatRequest};
-use kafka_protocol::protocol::StrBytes;
 
-use super::assign::{Assignment, Assignor, MemberMetadata, Work, PROTOCOL};
-use super::client::{Connection, WireError, REQUEST_TIMEOUT};
+use super::assign::{Assignment, Assignor, MemberMetadata, Work};
+use super::client::{WireError, REQUEST_TIMEOUT};
+use super::coordinator::{Coordinator, Discovery, JoinRequest, WireCoordinator, WireDiscovery};
 use super::{ClusterView, Leader};
 
 /// What the membership needs from the worker.
@@ -67,7 +62,8 @@ pub struct Member {
     participant: Arc<dyn Participant>,
     stop: Arc<crate::sync::Stop>,
     assignor: Assignor,
-    coordinator: Option<Connection>,
+    discovery: Box<dyn Discovery>,
+    coordinator: Option<Box<dyn Coordinator>>,
     member_id: String,
     generation: i32,
     owned: Work,
@@ -101,8 +97,8 @@ impl MemberHandle {
                 // Waiting in a JoinGroup: leave over a connection of our own, which ends the wait.
                 let membership = self.view.get();
                 if let (Some(address), false) = (membership.coordinator, membership.member_id.is_empty()) {
-                    let left = Connection::open(&address, "wharf-leave")
-                        .and_then(|mut c| leave_group(&mut c, group_id, &membership.member_id));
+                    let left = WireCoordinator::open(&address, "wharf-leave")
+                        .and_then(|mut c| c.leave(group_id, &membership.member_id));
                     match left {
                         Ok(_) => tracing::info!("left group {group_id}"),
                         Err(e) => tracing::warn!("could not leave group {group_id} ({e})"),
@@ -121,40 +117,23 @@ impl MemberHandle {
     }
 }
 
-/// Leaves the group at once (versions 3 and later name the leaving members in a list).
-fn leave_group(connection: &mut Connection, group_id: &str, member_id: &str) -> Result<(), WireError> {
-    let version = connection.version_of::<LeaveGroupRequest>(4)?;
-    let request = LeaveGroupRequest::default().with_group_id(GroupId(text(group_id)));
-    let request = if version >= 3 {
-        request.with_members(vec![MemberIdentity::default().with_member_id(text(member_id))])
-    } else {
-        request.with_member_id(text(member_id))
-    };
-    let response = connection.call(&request, version, REQUEST_TIMEOUT)?;
-    let code = match response.error_code {
-        0 => response.members.first().map_or(0, |m| m.error_code),
-        whole => whole,
-    };
-    match error_of(code) {
-        None => Ok(()),
-        Some(e) => Err(WireError { message: e.to_string() }),
-    }
-}
-
-fn text(s: &str) -> StrBytes {
-    StrBytes::from_string(s.to_string())
-}
-
-fn error_of(code: i16) -> Option<ResponseError> {
-    use kafka_protocol::error::ParseResponseErrorCode;
-    code.err()
-}
-
 impl Member {
     pub fn start(config: MemberConfig, view: Arc<ClusterView>, participant: Arc<dyn Participant>) -> MemberHandle {
+        let discovery = WireDiscovery { bootstrap: config.bootstrap.clone(), client_id: config.client_id.clone() };
+        Member::start_with(config, view, participant, Box::new(discovery))
+    }
+
+    /// As `start`, reaching the coordinator through `discovery`.
+    pub fn start_with(
+        config: MemberConfig,
+        view: Arc<ClusterView>,
+        participant: Arc<dyn Participant>,
+        discovery: Box<dyn Discovery>,
+    ) -> MemberHandle {
         let stop = Arc::new(crate::sync::Stop::default());
         let member = Member {
             assignor: Assignor::new(config.max_delay),
+            discovery,
             config,
             view: view.clone(),
             participant,
@@ -212,46 +191,10 @@ impl Member {
 
     fn find_coordinator(&mut self) -> Result<(), WireError> {
         self.coordinator = None;
-        let mut problems = Vec::new();
-        for broker in &self.config.bootstrap {
-            let found = Connection::open(broker, &self.config.client_id).and_then(|mut c| {
-                // Version 4 asks for many groups at once; earlier ones for one.
-                let version = c.version_of::<FindCoordinatorRequest>(4)?;
-                let request = if version >= 4 {
-                    FindCoordinatorRequest::default()
-                        .with_key_type(0)
-                        .with_coordinator_keys(vec![text(&self.config.group_id)])
-                } else {
-                    FindCoordinatorRequest::default().with_key(text(&self.config.group_id)).with_key_type(0)
-                };
-                let response = c.call(&request, version, REQUEST_TIMEOUT)?;
-                let (code, host, port, message) = match response.coordinators.first() {
-                    Some(k) => {
-                        (k.error_code, k.host.to_string(), k.port, k.error_message.as_ref().map(|m| m.to_string()))
-                    }
-                    None => (
-                        response.error_code,
-                        response.host.to_string(),
-                        response.port,
-                        response.error_message.as_ref().map(|m| m.to_string()),
-                    ),
-                };
-                if let Some(e) = error_of(code) {
-                    return Err(WireError { message: format!("{e} {}", message.unwrap_or_default()) });
-                }
-                // An IPv6 address needs brackets before the port.
-                Ok(if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") })
-            });
-            match found.and_then(|address| Connection::open(&address, &self.config.client_id)) {
-                Ok(connection) => {
-                    tracing::info!("group {} has its coordinator at {}", self.config.group_id, connection.address());
-                    self.coordinator = Some(connection);
-                    return Ok(());
-                }
-                Err(e) => problems.push(format!("{broker}: {e}")),
-            }
-        }
-        Err(WireError { message: problems.join("; ") })
+        let coordinator = self.discovery.find(&self.config.group_id)?;
+        tracing::info!("group {} has its coordinator at {}", self.config.group_id, coordinator.address());
+        self.coordinator = Some(coordinator);
+        Ok(())
     }
 
     /// Stops everything this worker runs: its membership is gone, and the group may have given
@@ -274,8 +217,10 @@ impl Member {
     }
 
     fn join_and_sync(&mut self) -> Next {
-        let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
-        let (member_id, address) = (self.member_id.clone(), connection.address().to_string());
+        let Some(address) = self.coordinator.as_ref().map(|c| c.address().to_string()) else {
+            return Next::Rediscover;
+        };
+        let member_id = self.member_id.clone();
         self.view.update(|m| {
             m.leader = None;
             m.member_id = member_id;
@@ -287,29 +232,36 @@ impl Member {
             config_offset: self.participant.config_offset(),
             owned: self.owned.clone(),
         };
-        let metadata = serde_json::to_vec(&metadata).expect("metadata serializes");
-        let request = JoinGroupRequest::default()
-            .with_group_id(GroupId(text(&self.config.group_id)))
-            .with_session_timeout_ms(self.config.session_timeout.as_millis() as i32)
-            .with_rebalance_timeout_ms(self.config.rebalance_timeout.as_millis() as i32)
-            .with_member_id(text(&self.member_id))
-            .with_protocol_type(text("connect"))
-            .with_protocols(vec![JoinGroupRequestProtocol::default()
-                .with_name(text(PROTOCOL))
-                .with_metadata(bytes::Bytes::from(metadata))]);
-        let Some(joined) = self.ask(&request, 7, "joining") else { return Next::Rediscover };
-        match error_of(joined.error_code) {
+        let metadata = match serde_json::to_vec(&metadata) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                tracing::error!("cannot write this worker's group metadata ({e}); retrying");
+                std::thread::sleep(RETRY_BACKOFF);
+                return Next::Rejoin;
+            }
+        };
+        let request = JoinRequest {
+            group_id: &self.config.group_id,
+            member_id: &self.member_id,
+            session_timeout: self.config.session_timeout,
+            rebalance_timeout: self.config.rebalance_timeout,
+            metadata,
+        };
+        let timeout = self.rebalance_call_timeout();
+        let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+        let joined = connection.join(&request, timeout);
+        let Some(joined) = self.answered(joined, "joining") else { return Next::Rediscover };
+        match joined.error {
             None => {}
             Some(ResponseError::MemberIdRequired) => {
-                self.member_id = joined.member_id.to_string();
+                self.member_id = joined.member_id;
                 return Next::Rejoin;
             }
             Some(e) => return self.on_group_error(e, "JoinGroup"),
         }
-        self.member_id = joined.member_id.to_string();
-        self.generation = joined.generation_id;
-        let leader_id = joined.leader.to_string();
-        let is_leader = leader_id == self.member_id;
+        self.member_id = joined.member_id;
+        self.generation = joined.generation;
+        let is_leader = joined.leader == self.member_id;
 
         let mut assignments = Vec::new();
         if is_leader {
@@ -326,15 +278,11 @@ impl Member {
             self.participant.follow();
         }
 
-        let request = SyncGroupRequest::default()
-            .with_group_id(GroupId(text(&self.config.group_id)))
-            .with_generation_id(self.generation)
-            .with_member_id(text(&self.member_id))
-            .with_protocol_type(Some(text("connect")))
-            .with_protocol_name(Some(text(PROTOCOL)))
-            .with_assignments(assignments);
-        let Some(synced) = self.ask(&request, 5, "syncing with") else { return Next::Rediscover };
-        if let Some(e) = error_of(synced.error_code) {
+        let timeout = self.rebalance_call_timeout();
+        let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+        let synced = connection.sync(&self.config.group_id, self.generation, &self.member_id, assignments, timeout);
+        let Some(synced) = self.answered(synced, "syncing with") else { return Next::Rediscover };
+        if let Some(e) = synced.error {
             return self.on_group_error(e, "SyncGroup");
         }
         let assignment: Assignment = match serde_json::from_slice(&synced.assignment) {
@@ -353,23 +301,20 @@ impl Member {
     }
 
     /// The leader's part: read every member's metadata and hand out work.
-    fn assign(
-        &mut self,
-        members: &[kafka_protocol::messages::join_group_response::JoinGroupResponseMember],
-    ) -> Result<Vec<SyncGroupRequestAssignment>, String> {
+    fn assign(&mut self, members: &[(String, Vec<u8>)]) -> Result<Vec<(String, Vec<u8>)>, String> {
         let (config_offset, desired) = self.participant.lead()?;
         self.was_leader = true;
         let mut metadata = BTreeMap::new();
-        for member in members {
-            match serde_json::from_slice::<MemberMetadata>(&member.metadata) {
+        for (member_id, bytes) in members {
+            match serde_json::from_slice::<MemberMetadata>(bytes) {
                 Ok(m) => {
-                    metadata.insert(member.member_id.to_string(), m);
+                    metadata.insert(member_id.clone(), m);
                 }
                 Err(e) => {
                     return Err(format!(
-                        "member {} sent metadata that is not Wharf's ({e}); every worker of group {} must run \
-                         a compatible version of Wharf",
-                        member.member_id, self.config.group_id
+                        "member {member_id} sent metadata that is not Wharf's ({e}); every worker of group {} must \
+                         run a compatible version of Wharf",
+                        self.config.group_id
                     ))
                 }
             }
@@ -406,12 +351,9 @@ impl Member {
                     format!(" and gives up {}", assignment.revoked.describe())
                 }
             );
-            let bytes = serde_json::to_vec(assignment).expect("assignment serializes");
-            list.push(
-                SyncGroupRequestAssignment::default()
-                    .with_member_id(text(member))
-                    .with_assignment(bytes::Bytes::from(bytes)),
-            );
+            let bytes =
+                serde_json::to_vec(assignment).map_err(|e| format!("cannot write the assignment of {member} ({e})"))?;
+            list.push((member.clone(), bytes));
         }
         Ok(list)
     }
@@ -495,31 +437,22 @@ impl Member {
 
     /// Sends one heartbeat; the coordinator's error, if any. Any answer counts as contact.
     fn send_heartbeat(&mut self) -> Result<Option<ResponseError>, WireError> {
-        let request = HeartbeatRequest::default()
-            .with_group_id(GroupId(text(&self.config.group_id)))
-            .with_generation_id(self.generation)
-            .with_member_id(text(&self.member_id));
         let timeout = self.heartbeat_timeout();
         let connection =
             self.coordinator.as_mut().ok_or_else(|| WireError { message: "no coordinator connection".into() })?;
-        let response = connection.call(&request, 4, timeout)?;
+        let answer = connection.heartbeat(&self.config.group_id, self.generation, &self.member_id, timeout)?;
         self.heard();
-        Ok(error_of(response.error_code))
+        Ok(answer)
     }
 
-    /// Sends a JoinGroup or SyncGroup request. None when the coordinator could not be asked
+    /// How long a JoinGroup or SyncGroup may wait: a rebalance may take its whole timeout.
+    fn rebalance_call_timeout(&self) -> Duration {
+        self.config.rebalance_timeout + Duration::from_secs(5)
+    }
+
+    /// The answer to a JoinGroup or SyncGroup. None when the coordinator could not be asked
     /// (it was logged, and the session checked): find the coordinator again.
-    fn ask<R: kafka_protocol::protocol::Request>(
-        &mut self,
-        request: &R,
-        version: i16,
-        what: &str,
-    ) -> Option<R::Response> {
-        let timeout = self.config.rebalance_timeout + Duration::from_secs(5);
-        let answer = match self.coordinator.as_mut() {
-            Some(connection) => connection.call(request, version, timeout),
-            None => return None,
-        };
+    fn answered<T>(&mut self, answer: Result<T, WireError>, what: &str) -> Option<T> {
         match answer {
             Ok(response) => {
                 self.heard();
@@ -655,7 +588,7 @@ impl Member {
         }
         let group = self.config.group_id.clone();
         let member_id = self.member_id.clone();
-        let left = self.coordinator.as_mut().map(|c| leave_group(c, &group, &member_id));
+        let left = self.coordinator.as_mut().map(|c| c.leave(&group, &member_id));
         match left {
             Some(Ok(_)) => tracing::info!("left group {group}"),
             Some(Err(e)) => tracing::warn!("could not leave group {group} ({e}); it notices after session.timeout.ms"),
@@ -667,3 +600,6 @@ impl Member {
         });
     }
 }
+
+#[cfg(test)]
+mod tests;

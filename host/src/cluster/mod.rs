@@ -5,6 +5,7 @@
 
 pub mod assign;
 pub mod client;
+pub mod coordinator;
 pub mod member;
 
 use crate::sync::Unpoisoned;
