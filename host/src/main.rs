@@ -137,7 +137,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             let connectors = connectors
                 .iter()
-                .map(|path| ConnectorConfig::from_file(path, &config.wasm))
+                .map(|path| ConnectorConfig::from_file(path, &config.wasm, &config.config_providers))
                 .collect::<Result<Vec<_>, _>>()?;
             runtime.block_on(wharf::serve::standalone::run(config, connectors, None))
         }

@@ -74,8 +74,10 @@ pub struct ConnectorConfig {
     pub transforms: crate::transform::Chain,
     /// `errors.*`: what a record that fails conversion or a transform does to the task.
     pub errors: super::tolerance::ErrorPolicy,
-    /// Every key as given, in order.
+    /// Every key as given (and stored), in order, `${provider:path:key}` references and all.
     pub raw: Vec<(String, String)>,
+    /// The keys as the plugin is given them: `raw` with its references resolved.
+    pub resolved: Vec<(String, String)>,
 }
 
 /// The longest connector name, in characters: a name becomes part of keys, group ids and URLs.
@@ -119,10 +121,45 @@ fn is_bidi_control(c: char) -> bool {
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[("topics.regex", "list the topics in \"topics\" instead")];
 
 impl ConnectorConfig {
-    pub fn from_file(path: &Path, worker_limits: &WasmLimits) -> Result<Self, ConnectorConfigError> {
+    pub fn from_file(
+        path: &Path,
+        worker_limits: &WasmLimits,
+        providers: &super::ConfigProviders,
+    ) -> Result<Self, ConnectorConfigError> {
         let props = properties::read_file(path)?;
         let raw = props.into_iter().map(|p| (p.key, p.value)).collect();
-        Self::from_pairs(raw, &path.display().to_string(), worker_limits)
+        Self::resolving(raw, &path.display().to_string(), worker_limits, providers)
+    }
+
+    /// As `from_pairs`, with the config's `${provider:path:key}` references resolved first: the
+    /// host's keys are read, and the plugin is given, the values; `raw` keeps the references. A
+    /// reference that cannot be resolved is an error naming its key and the reference.
+    pub fn resolving(
+        raw: Vec<(String, String)>,
+        origin: &str,
+        worker_limits: &WasmLimits,
+        providers: &super::ConfigProviders,
+    ) -> Result<Self, ConnectorConfigError> {
+        if !super::ConfigProviders::refers(&raw) {
+            return Self::from_pairs(raw, origin, worker_limits);
+        }
+        let resolved = providers.resolve(&raw).map_err(|problems| {
+            let mut problems: Vec<ConnectorConfigError> = problems
+                .into_iter()
+                .map(|(key, message)| ConnectorConfigError::Invalid {
+                    origin: origin.to_string(),
+                    key: Some(key),
+                    message,
+                })
+                .collect();
+            match problems.len() {
+                1 => problems.remove(0),
+                _ => ConnectorConfigError::Several(problems),
+            }
+        })?;
+        let mut config = Self::from_pairs(resolved, origin, worker_limits)?;
+        config.raw = raw;
+        Ok(config)
     }
 
     /// Checks the host's keys. `worker_limits` caps what the connector may ask for.
@@ -294,12 +331,13 @@ impl ConnectorConfig {
             converters,
             transforms,
             errors,
+            resolved: raw.clone(),
             raw,
         })
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        last_value(&self.raw, key)
+        last_value(&self.resolved, key)
     }
 
     /// Adds the grants that the plugin's declarations (which keys name files, folders, addresses

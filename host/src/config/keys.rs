@@ -143,6 +143,7 @@ pub const WORKER_PREFIXES: &[(&str, &str)] = &[
     ("key.converter.", "Settings of the worker's key converter."),
     ("value.converter.", "Settings of the worker's value converter."),
     ("header.converter.", "Settings of the worker's header converter."),
+    ("config.providers.", "Each config provider's class (`config.providers.<name>.class`) and settings (`config.providers.<name>.param.*`)."),
 ];
 
 /// The keys of a worker config.
@@ -155,6 +156,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("rest.advertised.host.name", Str, Unset, Low, "REST", Every, "The host other workers and statuses know this worker by (the listener's otherwise)."),
     key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise)."),
     key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served."),
+    key("config.providers", List, Text(""), Low, "Secrets", Every, "Names of config providers (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) that ${name:path:key} references in connector configs are resolved with, separated by commas."),
     key("access.control.allow.origin", Str, Text(""), Low, "REST", Every, "Web origins whose pages may call the REST API, separated by commas (* for any); none by default."),
     key("access.control.allow.methods", Str, Text(""), Low, "REST", Every, "Methods a CORS preflight answer allows (GET,POST,HEAD when empty)."),
     key("offset.storage.file.filename", Str, Required, High, "Offsets", Standalone, "The file a standalone worker keeps source offsets in."),

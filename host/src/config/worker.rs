@@ -125,6 +125,9 @@ pub struct WorkerConfig {
     pub distributed: Option<DistributedConfig>,
     /// `key.converter`, `value.converter`, `header.converter` and their settings.
     pub converters: super::Converters,
+    /// `config.providers`: where `${provider:path:key}` references in connector configs are
+    /// resolved.
+    pub config_providers: super::ConfigProviders,
     /// `access.control.allow.origin`: web origins whose pages may call the REST API (`*`: any);
     /// empty, as by default, allows none.
     pub rest_allowed_origins: Vec<String>,
@@ -199,6 +202,9 @@ impl WorkerConfig {
             let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
             reader.invalid(&key, e.message)
         })?;
+
+        let config_providers =
+            super::ConfigProviders::of_worker(&pairs).map_err(|(key, message)| reader.invalid(&key, message))?;
 
         let bootstrap_servers = reader.require("bootstrap.servers", "e.g. bootstrap.servers=localhost:9092")?;
         let plugin_path: Vec<PathBuf> = reader
@@ -343,6 +349,7 @@ impl WorkerConfig {
 
         Ok(WorkerConfig {
             admin_overrides: reader.prefixed("admin."),
+            config_providers,
             converters,
             advertised,
             distributed,

@@ -373,9 +373,14 @@ impl Herder {
         config: Pairs,
         plugin: &crate::runtime::Plugin,
     ) -> Result<(), crate::config::connector::ConnectorConfigError> {
-        ConnectorConfig::from_pairs(config, "being validated", &self.worker.config.wasm)
-            .and_then(|checked| checked.with_declared(&plugin.info.grants))
-            .map(|_| ())
+        ConnectorConfig::resolving(
+            config,
+            "being validated",
+            &self.worker.config.wasm,
+            &self.worker.config.config_providers,
+        )
+        .and_then(|checked| checked.with_declared(&plugin.info.grants))
+        .map(|_| ())
     }
 
     /// The plugin's own `validate` of a config. Blocking: a plugin call, within
@@ -386,7 +391,12 @@ impl Herder {
         label: &str,
         config: &Pairs,
     ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
-        self.worker.plugin_validate(plugin, label, config)
+        // With its references resolved, as a start gives it; one that cannot be resolved is
+        // reported by `check_host_keys`, and the plugin sees it as written.
+        match self.worker.config.config_providers.resolve(config) {
+            Ok(resolved) => self.worker.plugin_validate(plugin, label, &resolved),
+            Err(_) => self.worker.plugin_validate(plugin, label, config),
+        }
     }
 
     pub fn membership(&self) -> Option<Membership> {
@@ -403,15 +413,25 @@ impl Herder {
 
     /// A stored connector config, read as the host reads it.
     fn parse(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, StartError> {
-        ConnectorConfig::from_pairs(config.clone(), &format!("of {name}"), &self.worker.config.wasm)
-            .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })
+        ConnectorConfig::resolving(
+            config.clone(),
+            &format!("of {name}"),
+            &self.worker.config.wasm,
+            &self.worker.config.config_providers,
+        )
+        .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })
     }
 
     /// Checks a config the way a start would: host keys, then the plugin's definition and its
     /// own validation.
     pub fn check(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, HerderError> {
-        let parsed = ConnectorConfig::from_pairs(config.clone(), &format!("of {name}"), &self.worker.config.wasm)
-            .map_err(|e| HerderError::BadConfig(e.to_string()))?;
+        let parsed = ConnectorConfig::resolving(
+            config.clone(),
+            &format!("of {name}"),
+            &self.worker.config.wasm,
+            &self.worker.config.config_providers,
+        )
+        .map_err(|e| HerderError::BadConfig(e.to_string()))?;
         self.worker.validate(&parsed).map_err(|e| match e {
             StartError::Plugin { .. } | StartError::Bug { .. } => HerderError::Plugin(e.to_string()),
             StartError::Store { .. } => HerderError::Store(e.to_string()),

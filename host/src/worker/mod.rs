@@ -183,7 +183,7 @@ impl Worker {
                 .connector(&self.runtime, &config.name, &config.limits)
                 .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
             let found = instance
-                .validate(&config.raw)
+                .validate(&config.resolved)
                 .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
             problems.extend(found.into_iter().map(|p| format!("\"{}\": {}", p.name, p.message)));
         }
@@ -258,9 +258,14 @@ impl Worker {
         let plugin = self.validate(config)?;
         let configs = plugin
             .connector(&self.runtime, &config.name, &config.limits)
-            .and_then(|mut c| c.task_configs(&config.raw, config.tasks_max))
+            .and_then(|mut c| c.task_configs(&config.resolved, config.tasks_max))
             .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
-        Ok(configs)
+        // Values that came from references go back to being references: the task configs are
+        // stored, and each task resolves them again when it starts.
+        Ok(configs
+            .into_iter()
+            .map(|task| crate::config::ConfigProviders::unresolve(&config.raw, &config.resolved, task))
+            .collect())
     }
 
     /// A source connector's stored offsets, per source partition.
@@ -470,6 +475,17 @@ impl Worker {
         let connector = match config.clone().with_declared(&plugin.info.grants) {
             Ok(connector) => connector,
             Err(e) => return fail(e.to_string()),
+        };
+        // The task's own references, resolved here, by the worker that runs it.
+        let task_config = match self.config.config_providers.resolve(&task_config) {
+            Ok(resolved) => resolved,
+            Err(problems) => {
+                let problems: Vec<String> = problems.into_iter().map(|(_, message)| message).collect();
+                return fail(format!(
+                    "its task config holds references that cannot be resolved: {}",
+                    problems.join("; ")
+                ));
+            }
         };
         let mut transform_plugins = Vec::new();
         for (alias, step) in connector.transforms.plugin_steps() {
