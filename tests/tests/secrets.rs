@@ -42,7 +42,10 @@ fn references_are_resolved_where_the_connector_runs_and_stored_as_references() {
         (topic_count(&topic) >= 3).then_some(())
     });
     let config = worker.get("/connectors/hidden/config").unwrap();
-    assert_eq!((config["file"].as_str(), config["topic"].as_str()), (Some(file_ref.as_str()), Some(topic_ref.as_str())));
+    assert_eq!(
+        (config["file"].as_str(), config["topic"].as_str()),
+        (Some(file_ref.as_str()), Some(topic_ref.as_str()))
+    );
     let tasks = worker.get("/connectors/hidden/tasks").unwrap();
     let task_config = &tasks[0]["config"];
     assert_eq!(task_config["topic"].as_str(), Some(topic_ref.as_str()), "{tasks}");

@@ -15,6 +15,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::assign::PROTOCOL;
 use super::client::{Connection, WireError, REQUEST_TIMEOUT};
+use super::security::WireSecurity;
 
 /// What a member asks when it joins.
 pub struct JoinRequest<'a> {
@@ -44,7 +45,8 @@ pub struct Synced {
 }
 
 /// One connection to the coordinator of a group. A `WireError` means it could not be asked or
-/// its answer made no sense: the member looks for the coordinator again.
+/// its answer made no sense: the member looks for the coordinator again (after a pause, when the
+/// error is fatal).
 pub trait Coordinator: Send {
     /// Where it is, as `host:port`.
     fn address(&self) -> &str;
@@ -86,8 +88,8 @@ pub fn error_of(code: i16) -> Option<ResponseError> {
 pub struct WireCoordinator(Connection);
 
 impl WireCoordinator {
-    pub fn open(address: &str, client_id: &str) -> Result<Self, WireError> {
-        Connection::open(address, client_id).map(WireCoordinator)
+    pub fn open(address: &str, client_id: &str, security: &WireSecurity) -> Result<Self, WireError> {
+        Connection::open(address, client_id, security).map(WireCoordinator)
     }
 }
 
@@ -174,7 +176,7 @@ impl Coordinator for WireCoordinator {
         };
         match error_of(code) {
             None => Ok(()),
-            Some(e) => Err(WireError { message: e.to_string() }),
+            Some(e) => Err(WireError::new(e.to_string())),
         }
     }
 }
@@ -187,13 +189,15 @@ fn millis(d: Duration) -> i32 {
 pub struct WireDiscovery {
     pub bootstrap: Vec<String>,
     pub client_id: String,
+    pub security: WireSecurity,
 }
 
 impl Discovery for WireDiscovery {
     fn find(&mut self, group_id: &str) -> Result<Box<dyn Coordinator>, WireError> {
         let mut problems = Vec::new();
+        let mut fatal = false;
         for broker in &self.bootstrap {
-            let found = Connection::open(broker, &self.client_id).and_then(|mut c| {
+            let found = Connection::open(broker, &self.client_id, &self.security).and_then(|mut c| {
                 // Version 4 asks for many groups at once; earlier ones for one.
                 let version = c.version_of::<FindCoordinatorRequest>(4)?;
                 let request = if version >= 4 {
@@ -214,16 +218,21 @@ impl Discovery for WireDiscovery {
                     ),
                 };
                 if let Some(e) = error_of(code) {
-                    return Err(WireError { message: format!("{e} {}", message.unwrap_or_default()) });
+                    return Err(WireError::new(format!("{e} {}", message.unwrap_or_default())));
                 }
                 // An IPv6 address needs brackets before the port.
                 Ok(if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") })
             });
-            match found.and_then(|address| WireCoordinator::open(&address, &self.client_id)) {
+            match found.and_then(|address| WireCoordinator::open(&address, &self.client_id, &self.security)) {
                 Ok(coordinator) => return Ok(Box::new(coordinator)),
-                Err(e) => problems.push(format!("{broker}: {e}")),
+                Err(e) => {
+                    // Credentials or certificates one broker refuses need fixing even when
+                    // another broker is merely down.
+                    fatal |= e.fatal;
+                    problems.push(format!("{broker}: {e}"));
+                }
             }
         }
-        Err(WireError { message: problems.join("; ") })
+        Err(WireError { message: problems.join("; "), fatal })
     }
 }

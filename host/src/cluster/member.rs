@@ -11,6 +11,7 @@ use kafka_protocol::error::ResponseError;
 use super::assign::{Assignment, Assignor, MemberMetadata, Work};
 use super::client::{WireError, REQUEST_TIMEOUT};
 use super::coordinator::{Coordinator, Discovery, JoinRequest, WireCoordinator, WireDiscovery};
+use super::security::WireSecurity;
 use super::{ClusterView, Leader};
 
 /// What the membership needs from the worker.
@@ -42,10 +43,16 @@ pub struct MemberConfig {
     pub rebalance_timeout: Duration,
     pub max_delay: Duration,
     pub sync_timeout: Duration,
+    /// TLS and SASL for every connection to the brokers.
+    pub security: WireSecurity,
 }
 
 /// How long to wait before retrying after the coordinator could not be found or reached.
 const RETRY_BACKOFF: Duration = Duration::from_millis(500);
+/// How long to wait after a failure that retrying cannot mend (credentials or a certificate
+/// refused): long enough not to hammer the brokers or flood the log, short enough to notice a
+/// fix made on the broker's side.
+const FATAL_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Why a round of membership ended.
 enum Next {
@@ -79,6 +86,8 @@ pub struct MemberHandle {
     stop: Arc<crate::sync::Stop>,
     view: Arc<ClusterView>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// For the connection `leave` may open of its own.
+    security: WireSecurity,
 }
 
 impl MemberHandle {
@@ -97,7 +106,7 @@ impl MemberHandle {
                 // Waiting in a JoinGroup: leave over a connection of our own, which ends the wait.
                 let membership = self.view.get();
                 if let (Some(address), false) = (membership.coordinator, membership.member_id.is_empty()) {
-                    let left = WireCoordinator::open(&address, "wharf-leave")
+                    let left = WireCoordinator::open(&address, "wharf-leave", &self.security)
                         .and_then(|mut c| c.leave(group_id, &membership.member_id));
                     match left {
                         Ok(_) => tracing::info!("left group {group_id}"),
@@ -119,7 +128,11 @@ impl MemberHandle {
 
 impl Member {
     pub fn start(config: MemberConfig, view: Arc<ClusterView>, participant: Arc<dyn Participant>) -> MemberHandle {
-        let discovery = WireDiscovery { bootstrap: config.bootstrap.clone(), client_id: config.client_id.clone() };
+        let discovery = WireDiscovery {
+            bootstrap: config.bootstrap.clone(),
+            client_id: config.client_id.clone(),
+            security: config.security.clone(),
+        };
         Member::start_with(config, view, participant, Box::new(discovery))
     }
 
@@ -131,6 +144,7 @@ impl Member {
         discovery: Box<dyn Discovery>,
     ) -> MemberHandle {
         let stop = Arc::new(crate::sync::Stop::default());
+        let security = config.security.clone();
         let member = Member {
             assignor: Assignor::new(config.max_delay),
             discovery,
@@ -150,7 +164,7 @@ impl Member {
             .name("group-member".into())
             .spawn(move || member.run())
             .expect("the system could not start the group membership thread");
-        MemberHandle { stop, view, thread: Some(thread) }
+        MemberHandle { stop, view, thread: Some(thread), security }
     }
 
     fn stopping(&self) -> bool {
@@ -167,6 +181,16 @@ impl Member {
                     Ok(()) => {
                         failures = 0;
                         Next::Rejoin
+                    }
+                    Err(e) if e.fatal => {
+                        tracing::error!(
+                            "cannot join group {}: {e}; trying again in {} s",
+                            self.config.group_id,
+                            FATAL_BACKOFF.as_secs()
+                        );
+                        failures = 0;
+                        self.pause(FATAL_BACKOFF);
+                        Next::Rediscover
                     }
                     Err(e) => {
                         self.check_session();
@@ -438,8 +462,7 @@ impl Member {
     /// Sends one heartbeat; the coordinator's error, if any. Any answer counts as contact.
     fn send_heartbeat(&mut self) -> Result<Option<ResponseError>, WireError> {
         let timeout = self.heartbeat_timeout();
-        let connection =
-            self.coordinator.as_mut().ok_or_else(|| WireError { message: "no coordinator connection".into() })?;
+        let connection = self.coordinator.as_mut().ok_or_else(|| WireError::new("no coordinator connection"))?;
         let answer = connection.heartbeat(&self.config.group_id, self.generation, &self.member_id, timeout)?;
         self.heard();
         Ok(answer)
@@ -480,6 +503,27 @@ impl Member {
                 self.config.group_id,
                 self.config.session_timeout.as_millis()
             ));
+        }
+    }
+
+    /// Waits `pause`, or less when asked to stop, waking when the session runs out meanwhile
+    /// so that the work stops on time.
+    fn pause(&mut self, pause: Duration) {
+        let until = Instant::now() + pause;
+        loop {
+            self.check_session();
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let session_left = self.config.session_timeout.saturating_sub(self.last_contact.elapsed());
+            let step = match self.owned.is_empty() || session_left.is_zero() {
+                true => left,
+                false => left.min(session_left),
+            };
+            if self.stop.sleep(step) {
+                return;
+            }
         }
     }
 

@@ -1,12 +1,14 @@
 //! Workers with one `group.id` form a cluster through Kafka's group membership protocol
 //! (protocol type `connect`): `member` speaks it to the group coordinator, `assign` is the
-//! leader's incremental cooperative assignment, `client` the wire connection. `ClusterView` is
-//! what the rest of the worker sees of it: what this worker owns, and who leads.
+//! leader's incremental cooperative assignment, `client` the wire connection, `security` its TLS
+//! and SASL. `ClusterView` is what the rest of the worker sees of it: what this worker owns, and
+//! who leads.
 
 pub mod assign;
 pub mod client;
 pub mod coordinator;
 pub mod member;
+pub mod security;
 
 use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;

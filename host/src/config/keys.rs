@@ -143,6 +143,8 @@ pub const WORKER_PREFIXES: &[(&str, &str)] = &[
     ("key.converter.", "Settings of the worker's key converter."),
     ("value.converter.", "Settings of the worker's value converter."),
     ("header.converter.", "Settings of the worker's header converter."),
+    ("ssl.", "Kafka's TLS settings (ssl.truststore.*, ssl.keystore.*, ssl.key.password, ssl.endpoint.identification.algorithm), for every Kafka client of the worker; see docs/security.md."),
+    ("sasl.", "Kafka's SASL settings (sasl.mechanism, sasl.jaas.config), for every Kafka client of the worker; see docs/security.md."),
     ("config.providers.", "Each config provider's class (`config.providers.<name>.class`) and settings (`config.providers.<name>.param.*`)."),
 ];
 
@@ -196,7 +198,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts."),
     key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others."),
     key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
-    key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Cluster", Distributed, "How a distributed worker talks to Kafka: PLAINTEXT only in this version."),
+    key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Kafka", Every, "How every client of the worker talks to Kafka: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (with ssl.* and sasl.*, Kafka's names)."),
 ];
 
 /// The host-level keys of a connector config (the plugin's own come from its `describe`). Every

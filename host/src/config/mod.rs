@@ -7,6 +7,7 @@ pub mod keys;
 pub mod properties;
 pub mod providers;
 pub mod reserved;
+pub mod security;
 pub mod tolerance;
 pub mod worker;
 

@@ -110,6 +110,10 @@ pub struct WorkerConfig {
     pub task_shutdown_graceful_timeout: Duration,
     /// How long to wait for the Kafka cluster to answer at start.
     pub bootstrap_timeout: Duration,
+    /// `security.protocol`, `ssl.*` and `sasl.*`, translated to librdkafka's names
+    /// (`config::security`): given to every Kafka client of the worker, the group membership
+    /// client included, before the `producer.`, `consumer.` and `admin.` overrides.
+    pub kafka_security: Vec<(String, String)>,
     /// `producer.*` keys, without the prefix, handed to librdkafka.
     pub producer_overrides: Vec<(String, String)>,
     /// `consumer.*` keys, without the prefix, handed to librdkafka.
@@ -307,20 +311,6 @@ impl WorkerConfig {
                     ),
                 ));
             }
-            // Group membership speaks to the coordinator itself, over plain TCP only.
-            let security = ["security.protocol", "producer.security.protocol", "consumer.security.protocol"];
-            for key in security {
-                if let Some(protocol) = reader.get(key).filter(|p| !p.eq_ignore_ascii_case("PLAINTEXT")) {
-                    return Err(reader.invalid(
-                        key,
-                        format!(
-                            "{key}={protocol}: a distributed worker's group membership connects to Kafka with \
-                             PLAINTEXT only in this version of Wharf. Use a PLAINTEXT listener of the brokers \
-                             for bootstrap.servers, or run `wharf standalone`, which supports TLS"
-                        ),
-                    ));
-                }
-            }
             let topics = [(&d.config_topic, "config"), (&d.offset_topic, "offset"), (&d.status_topic, "status")];
             for (i, (a, an)) in topics.iter().enumerate() {
                 for (b, bn) in &topics[i + 1..] {
@@ -347,8 +337,19 @@ impl WorkerConfig {
             format!("{host}:{port}")
         };
 
+        let translated = |settings: Vec<(String, String)>, prefix: &str| {
+            super::security::translate(&settings, prefix).map_err(|p| reader.invalid(&p.key, p.message))
+        };
+        let top_level: Vec<(String, String)> =
+            pairs.iter().filter(|(k, _)| super::security::is_security_key(k)).cloned().collect();
+        let kafka_security = translated(top_level, "")?;
+        let admin_overrides = translated(reader.prefixed("admin."), "admin.")?;
+        let producer_overrides = translated(reader.prefixed("producer."), "producer.")?;
+        let consumer_overrides = translated(reader.prefixed("consumer."), "consumer.")?;
+
         Ok(WorkerConfig {
-            admin_overrides: reader.prefixed("admin."),
+            admin_overrides,
+            kafka_security,
             config_providers,
             converters,
             advertised,
@@ -362,8 +363,8 @@ impl WorkerConfig {
             offset_flush_timeout: reader.millis("offset.flush.timeout.ms")?,
             task_shutdown_graceful_timeout: reader.millis("task.shutdown.graceful.timeout.ms")?,
             bootstrap_timeout: reader.millis("wharf.bootstrap.timeout.ms")?,
-            producer_overrides: reader.prefixed("producer."),
-            consumer_overrides: reader.prefixed("consumer."),
+            producer_overrides,
+            consumer_overrides,
             compile_cache_dir,
             wasm,
             rest_allowed_origins: reader

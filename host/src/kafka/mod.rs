@@ -19,16 +19,21 @@ use crate::config::WorkerConfig;
 /// replicas, written once even when retried. Worker `producer.*` keys come last and win.
 pub fn producer_config(worker: &WorkerConfig, client_id: &str) -> ClientConfig {
     let mut config = ClientConfig::new();
-    config
-        .set("bootstrap.servers", &worker.bootstrap_servers)
-        .set("client.id", client_id)
-        .set("enable.idempotence", "true")
-        .set("acks", "all")
-        .set("linger.ms", "5");
+    config.set("bootstrap.servers", &worker.bootstrap_servers);
+    secure(&mut config, worker);
+    config.set("client.id", client_id).set("enable.idempotence", "true").set("acks", "all").set("linger.ms", "5");
     for (key, value) in &worker.producer_overrides {
         config.set(key, value);
     }
     config
+}
+
+/// The worker's security settings (`security.protocol`, `ssl.*`, `sasl.*`, in librdkafka's
+/// names), which every client gets before its family's overrides.
+fn secure(config: &mut ClientConfig, worker: &WorkerConfig) {
+    for (key, value) in &worker.kafka_security {
+        config.set(key, value);
+    }
 }
 
 /// A client's settings: the worker's bootstrap servers and one family of overrides (the
@@ -36,6 +41,7 @@ pub fn producer_config(worker: &WorkerConfig, client_id: &str) -> ClientConfig {
 pub fn client_config(worker: &WorkerConfig, overrides: &[(String, String)]) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", &worker.bootstrap_servers);
+    secure(&mut config, worker);
     for (key, value) in overrides {
         config.set(key, value);
     }
@@ -50,8 +56,9 @@ pub const HOST_CONSUMER_KEYS: &[&str] = &["max.poll.records"];
 /// the plugin flushed. Worker `consumer.*` keys come last and win.
 pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) -> ClientConfig {
     let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", &worker.bootstrap_servers);
+    secure(&mut config, worker);
     config
-        .set("bootstrap.servers", &worker.bootstrap_servers)
         .set("group.id", format!("connect-{connector}"))
         .set("client.id", client_id)
         .set("enable.auto.commit", "false")
@@ -70,21 +77,142 @@ pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) 
     config
 }
 
-/// Checks that the Kafka cluster answers and returns its cluster id.
+/// The errors librdkafka reported (the first few), so that a failed start says why.
+#[derive(Default)]
+struct LastError(std::sync::Mutex<Vec<String>>);
+
+/// How many of a client's errors are kept for the message of a failed start.
+const ERRORS_KEPT: usize = 16;
+
+impl LastError {
+    fn note(&self, message: &str) {
+        if let Ok(mut seen) = self.0.lock() {
+            if seen.len() < ERRORS_KEPT && !seen.iter().any(|s| s == message) {
+                seen.push(message.to_string());
+            }
+        }
+    }
+
+    /// The error that says most: a refused authentication or a failed TLS handshake before
+    /// the "all brokers are down" that follows them.
+    fn telling(&self) -> Option<String> {
+        let seen = self.0.lock().ok()?;
+        let find = |needle: &str| seen.iter().find(|s| s.to_ascii_lowercase().contains(needle)).cloned();
+        find("authentication failed")
+            .or_else(|| find("ssl handshake"))
+            .or_else(|| find("certificate"))
+            .or_else(|| seen.last().cloned())
+    }
+}
+
+impl rdkafka::ClientContext for LastError {
+    fn log(&self, level: rdkafka::config::RDKafkaLogLevel, facility: &str, message: &str) {
+        use rdkafka::config::RDKafkaLogLevel::*;
+        if matches!(level, Emerg | Alert | Critical | Error | Warning) {
+            tracing::debug!("Kafka client ({facility}): {message}");
+            self.note(message);
+        }
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::debug!("Kafka client error: {error}: {reason}");
+        self.note(reason);
+    }
+}
+
+impl ProducerContext for LastError {
+    type DeliveryOpaque = ();
+    fn delivery(&self, _: &rdkafka::message::DeliveryResult<'_>, _: Self::DeliveryOpaque) {}
+}
+
+/// Checks that the Kafka cluster answers and returns its cluster id. When it does not, the
+/// error says why in words that point at the setting: the broker cannot be reached, refused
+/// the credentials, or its certificate could not be trusted.
 pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
-    let producer: BaseProducer = producer_config(worker, "wharf-startup-check")
-        .create()
-        .map_err(|e| anyhow::anyhow!("cannot create a Kafka client from the worker's producer.* settings: {e}"))?;
+    let producer: BaseProducer<LastError> = producer_config(worker, "wharf-startup-check")
+        .create_with_context(LastError::default())
+        .map_err(|e| anyhow::anyhow!("cannot create a Kafka client from the worker's settings: {e}"))?;
     let timeout = worker.bootstrap_timeout;
-    producer.client().fetch_metadata(None, timeout).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot reach Kafka at bootstrap.servers={} within {} ms ({e}). Check that the broker is \
-             running and the address is right; wharf.bootstrap.timeout.ms sets how long to wait",
+    if let Err(e) = producer.client().fetch_metadata(None, timeout) {
+        // Errors reach the context when the client is polled.
+        producer.poll(Duration::from_millis(100));
+        let reason = producer.context().telling().unwrap_or_else(|| e.to_string());
+        return Err(anyhow::anyhow!("{}", start_failure(worker, &reason, timeout)));
+    }
+    Ok(producer.client().fetch_cluster_id(Duration::from_secs(5)).unwrap_or_default())
+}
+
+/// Why the first bootstrap broker's certificate was refused, found by connecting again with
+/// the same trusted authorities and no host name check: if that succeeds, the certificate is
+/// trusted but names another host. None when that cannot be found out.
+fn tls_diagnosis(worker: &WorkerConfig) -> Option<String> {
+    use openssl::ssl::{SslConnector, SslMethod};
+    let setting = |key: &str| worker.kafka_security.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let broker = worker.bootstrap_servers.split(',').map(str::trim).find(|b| !b.is_empty())?.to_string();
+    let (host, _) = broker.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let mut builder = SslConnector::builder(SslMethod::tls()).ok()?;
+    if let Some(file) = setting("ssl.ca.location") {
+        builder.set_ca_file(&file).ok()?;
+    } else if let Some(pem) = setting("ssl.ca.pem") {
+        for certificate in openssl::x509::X509::stack_from_pem(pem.as_bytes()).ok()? {
+            builder.cert_store_mut().add_cert(certificate).ok()?;
+        }
+    }
+    let connector = builder.build();
+    let address = std::net::ToSocketAddrs::to_socket_addrs(&broker).ok()?.next()?;
+    let tcp = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(5)).ok()?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    tcp.set_write_timeout(Some(Duration::from_secs(5))).ok()?;
+    let mut unchecked = connector.configure().ok()?;
+    unchecked.set_verify_hostname(false);
+    Some(match unchecked.connect(&host, tcp) {
+        Ok(_) => format!(
+            "the certificate of broker {broker} was issued by a trusted authority but does not name the host {host}; \
+             reach the broker by a name its certificate holds, or set ssl.endpoint.identification.algorithm= \
+             (empty) to skip the host name check"
+        ),
+        Err(e) => format!(
+            "the certificate of broker {broker} was not issued by an authority this worker trusts ({e}); set \
+             ssl.truststore.location to the certificate of the authority that issued it"
+        ),
+    })
+}
+
+/// What a failed first contact with Kafka means, by what librdkafka said.
+fn start_failure(worker: &WorkerConfig, reason: &str, timeout: Duration) -> String {
+    let setting = |key: &str| worker.kafka_security.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let protocol = setting("security.protocol").unwrap_or_else(|| "PLAINTEXT".into());
+    let lower = reason.to_ascii_lowercase();
+    if lower.contains("certificate") || lower.contains("ssl handshake") {
+        let why = match tls_diagnosis(worker) {
+            Some(why) => why,
+            None => "check ssl.truststore.location (the authority that issued the brokers' certificates) and that \
+                     the brokers' certificates name the host in bootstrap.servers (ssl.endpoint.identification.algorithm)"
+                .to_string(),
+        };
+        format!(
+            "the TLS connection to Kafka at bootstrap.servers={} failed (security.protocol={protocol}): {why} \
+             (librdkafka: {reason})",
+            worker.bootstrap_servers
+        )
+    } else if lower.contains("authentication failed") || lower.contains("sasl authentication") {
+        let mechanism = setting("sasl.mechanism").unwrap_or_else(|| "(none)".into());
+        format!(
+            "Kafka at bootstrap.servers={} refused this worker's credentials (security.protocol={protocol}, \
+             sasl.mechanism={mechanism}): {reason}. Check the user and password in sasl.jaas.config, and that the \
+             brokers enable {mechanism}",
+            worker.bootstrap_servers
+        )
+    } else {
+        format!(
+            "cannot reach Kafka at bootstrap.servers={} within {} ms (security.protocol={protocol}): {reason}. \
+             Check that the broker is running, the address is right and its listener speaks {protocol}; \
+             wharf.bootstrap.timeout.ms sets how long to wait",
             worker.bootstrap_servers,
             timeout.as_millis()
         )
-    })?;
-    Ok(producer.client().fetch_cluster_id(Duration::from_secs(5)).unwrap_or_default())
+    }
 }
 
 /// Waits until Kafka answered for every record handed to `producer` and each delivery callback

@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 
 use super::{self as serve, JoinGroup, Stores};
 use crate::cluster::member::{Member, MemberConfig, Participant};
+use crate::cluster::security::WireSecurity;
 use crate::cluster::{ClusterView, Work};
 use crate::config::WorkerConfig;
 use crate::herder::Herder;
@@ -26,6 +27,10 @@ pub async fn run(config: WorkerConfig) -> Result<()> {
 
 async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     let d = worker.distributed.clone().context("a distributed worker needs group.id and the storage topics")?;
+    // Read first: a mistake in the security settings is reported as it is, not as a failure to
+    // reach Kafka.
+    let security = WireSecurity::from_settings(&worker.kafka_security)
+        .map_err(|e| anyhow::anyhow!("the group membership cannot use the Kafka security settings: {e}"))?;
     let mut admin_config = client_config(&worker, &worker.admin_overrides);
     // Asking for a missing topic's metadata must not create it with the broker's defaults.
     admin_config.set("allow.auto.create.topics", "false");
@@ -103,6 +108,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
                     rebalance_timeout: d.rebalance_timeout,
                     max_delay: d.scheduled_rebalance_max_delay,
                     sync_timeout: d.worker_sync_timeout,
+                    security: security.clone(),
                 };
                 let participant = Arc::new(GroupParticipant { herder, log });
                 Member::start(member, view, participant)

@@ -38,6 +38,10 @@ struct Script {
     heartbeats: VecDeque<Option<ResponseError>>,
     /// The coordinator neither answers nor can be found.
     unreachable: bool,
+    /// Finding the coordinator fails in a way retrying cannot mend (say, a refused password).
+    refused: bool,
+    /// How often the member looked for the coordinator.
+    finds: usize,
     asked: Vec<Asked>,
     /// The id the member joined with last, for the members list.
     member_id: String,
@@ -49,8 +53,13 @@ struct Scripted(Shared);
 
 impl Discovery for Scripted {
     fn find(&mut self, _group_id: &str) -> Result<Box<dyn Coordinator>, WireError> {
-        if self.0.lock().unwrap().unreachable {
-            return Err(WireError { message: "no broker answers".into() });
+        let mut script = self.0.lock().unwrap();
+        script.finds += 1;
+        if script.refused {
+            return Err(WireError::fatal("SASL PLAIN authentication to Kafka broker broker.test:9092 failed"));
+        }
+        if script.unreachable {
+            return Err(WireError::new("no broker answers"));
         }
         Ok(Box::new(ScriptedCoordinator(self.0.clone())))
     }
@@ -61,7 +70,7 @@ struct ScriptedCoordinator(Shared);
 fn nothing_scripted() -> WireError {
     // A real coordinator would hold the call; this one answers slowly that it has nothing.
     std::thread::sleep(Duration::from_millis(50));
-    WireError { message: "nothing more is scripted".into() }
+    WireError::new("nothing more is scripted")
 }
 
 impl Coordinator for ScriptedCoordinator {
@@ -132,7 +141,7 @@ impl Coordinator for ScriptedCoordinator {
         let mut script = self.0.lock().unwrap();
         script.asked.push(Asked::Heartbeat);
         if script.unreachable {
-            return Err(WireError { message: "the coordinator does not answer".into() });
+            return Err(WireError::new("the coordinator does not answer"));
         }
         Ok(script.heartbeats.pop_front().flatten())
     }
@@ -230,6 +239,7 @@ impl Group {
             rebalance_timeout: Duration::from_secs(1),
             max_delay: Duration::ZERO,
             sync_timeout: Duration::from_secs(1),
+            security: WireSecurity::default(),
         };
         let handle = Member::start_with(config, view.clone(), recorder.clone(), Box::new(Scripted(script.clone())));
         Group { script, recorder, view, handle: Some(handle) }
@@ -380,4 +390,17 @@ fn a_coordinator_silent_for_a_session_costs_the_member_its_work() {
     group.eventually("the work stopped", |g| g.told().contains(&Told::Revoke(owned.clone())));
     assert!(silent_since.elapsed() >= Duration::from_millis(250), "stopped before the session ran out");
     assert!(group.view.get().owned.is_empty());
+}
+
+#[test]
+fn after_a_fatal_error_the_member_waits_before_it_tries_again_yet_leaves_at_once() {
+    let mut group = Group::start(Script { refused: true, ..Script::default() }, Work::default(), true, SESSION);
+    group.eventually("the first try", |g| g.script.lock().unwrap().finds >= 1);
+    // Nothing to wait for: the point is that nothing happens for a while (three retries' worth
+    // of RETRY_BACKOFF).
+    std::thread::sleep(RETRY_BACKOFF * 3);
+    assert_eq!(group.script.lock().unwrap().finds, 1);
+    let leaving = Instant::now();
+    group.leave();
+    assert!(leaving.elapsed() < Duration::from_secs(1), "leaving waited out the pause");
 }
