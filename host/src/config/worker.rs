@@ -161,6 +161,27 @@ impl WorkerConfig {
     }
 
     pub fn from_properties(props: &[Property], origin: &str, mode: Mode) -> Result<Self, WorkerConfigError> {
+        // The worker file's own `${provider:path:key}` references are resolved with the
+        // providers it names, as Kafka Connect resolves them, before anything is read.
+        let pairs: Vec<(String, String)> = props.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
+        let resolved;
+        let props = if super::ConfigProviders::refers(&pairs) {
+            let early = Reader { props, origin };
+            let providers =
+                super::ConfigProviders::of_worker(&pairs).map_err(|(key, message)| early.invalid(&key, message))?;
+            let values = providers.resolve(&pairs).map_err(|problems| {
+                let (key, message) = problems.into_iter().next().unwrap_or_default();
+                early.invalid(&key, message)
+            })?;
+            resolved = props
+                .iter()
+                .zip(values)
+                .map(|(p, (_, value))| Property { value, ..p.clone() })
+                .collect::<Vec<Property>>();
+            &resolved[..]
+        } else {
+            props
+        };
         let reader = Reader { props, origin };
         for p in props {
             let defined = keys::worker_key(&p.key);
@@ -547,6 +568,29 @@ mod tests {
             (parsed.max_host_handles, parsed.log_line_max_bytes, parsed.log_lines_per_second),
             (defaults.max_host_handles, defaults.log_line_max_bytes, defaults.log_lines_per_second)
         );
+    }
+
+    #[test]
+    fn security_settings_reach_every_client_in_librdkafkas_names_with_the_files_references_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = dir.path().join("kafka.properties");
+        std::fs::write(&secrets, "password=s3cret\n").unwrap();
+        let text = format!(
+            "{MINIMAL}config.providers=file\n\
+             config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n\
+             security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n\
+             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" \
+             password=\"${{file:{}:password}}\";\n\
+             producer.ssl.endpoint.identification.algorithm=\n",
+            secrets.display()
+        );
+        let c = config(&text).unwrap();
+        let get = |key: &str| c.kafka_security.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        assert_eq!(get("security.protocol"), Some("SASL_SSL"));
+        assert_eq!((get("sasl.username"), get("sasl.password")), (Some("u"), Some("s3cret")));
+        assert_eq!(c.producer_overrides, vec![("ssl.endpoint.identification.algorithm".into(), "none".into())]);
+        let refused = config(&format!("{MINIMAL}security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")).unwrap_err();
+        assert!(refused.to_string().contains("GSSAPI"), "{refused}");
     }
 
     #[test]
