@@ -48,6 +48,12 @@ enum Command {
         #[command(subcommand)]
         command: BenchCommand,
     },
+    /// Prints a line for wharf.rest.basic.auth.credentials.file: NAME and a salted hash of the
+    /// password read from the first line of standard input (never the password itself).
+    RestCredential {
+        /// The user's name.
+        name: String,
+    },
     /// Work with plugin files.
     Plugin {
         #[command(subcommand)]
@@ -147,6 +153,20 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Dev { plugin_path, dir, port, rate } => {
             runtime.block_on(wharf::dev::run(wharf::dev::DevOptions { plugin_path, dir, port, rate }))
+        }
+        Command::RestCredential { name } => {
+            if name.is_empty() || name.contains(['=', ':', ' ', '#', '!']) {
+                anyhow::bail!("the name {name:?} cannot be a user of HTTP Basic authentication: leave out '=', ':', spaces, '#' and '!'");
+            }
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let password = password.trim_end_matches(['\n', '\r']);
+            if password.is_empty() {
+                anyhow::bail!("no password on standard input: echo the password into `wharf rest-credential {name}`");
+            }
+            let hash = wharf::rest::auth::hash_password(password).map_err(|e| anyhow::anyhow!(e))?;
+            println!("{name}={hash}");
+            Ok(())
         }
         Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
         Command::Plugin { command: PluginCommand::Compile { cache_dir, paths } } => compile(cache_dir, &paths),

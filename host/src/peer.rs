@@ -24,8 +24,15 @@ pub fn path_segment(name: &str) -> String {
     out
 }
 
-/// Sends a request to another worker and returns its status and body.
-pub fn send(method: &str, url: &str, body: Option<Vec<u8>>, forwarded_by: &str) -> Result<(u16, Vec<u8>), String> {
+/// Sends a request to another worker and returns its status and body. `authorization` is the
+/// `Authorization` header of the user's request it carries out, passed on as it came.
+pub fn send(
+    method: &str,
+    url: &str,
+    body: Option<Vec<u8>>,
+    forwarded_by: &str,
+    authorization: Option<&str>,
+) -> Result<(u16, Vec<u8>), String> {
     let agent: ureq::Agent =
         // No redirects: an answer is relayed to the caller, never followed elsewhere.
         ureq::Agent::config_builder()
@@ -34,13 +41,16 @@ pub fn send(method: &str, url: &str, body: Option<Vec<u8>>, forwarded_by: &str) 
             .timeout_global(Some(FORWARD_TIMEOUT))
             .build()
             .into();
-    let request = axum::http::Request::builder()
+    let mut request = axum::http::Request::builder()
         .method(method)
         .uri(url)
         .header("content-type", "application/json")
-        .header(FORWARDED_BY, forwarded_by)
-        .body(body.unwrap_or_default())
-        .map_err(|e| format!("cannot build a request to {url}: {e}"))?;
+        .header(FORWARDED_BY, forwarded_by);
+    if let Some(authorization) = authorization {
+        request = request.header("authorization", authorization);
+    }
+    let request =
+        request.body(body.unwrap_or_default()).map_err(|e| format!("cannot build a request to {url}: {e}"))?;
     let mut response = agent.run(request).map_err(|e| format!("cannot reach {url}: {e}"))?;
     let status = response.status().as_u16();
     let body = response

@@ -141,6 +141,12 @@ impl Standalone {
         Worker::spawn(self.command(), self.port, self.worker_dir.path())
     }
 
+    /// Starts a worker whose REST API wants HTTP Basic credentials; the test's requests carry
+    /// `authorization`.
+    pub fn start_as(&self, authorization: &str) -> Worker {
+        Worker::spawn_as(self.command(), self.port, self.worker_dir.path(), Some(authorization.to_string()))
+    }
+
     /// Runs a worker expected to fail at start; returns its exit status and log.
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
         run_to_failure(self.command())
@@ -211,6 +217,10 @@ impl Distributed {
         Worker::spawn(self.command(), self.port, self.worker_dir.path())
     }
 
+    pub fn start_as(&self, authorization: &str) -> Worker {
+        Worker::spawn_as(self.command(), self.port, self.worker_dir.path(), Some(authorization.to_string()))
+    }
+
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
         run_to_failure(self.command())
     }
@@ -220,6 +230,8 @@ pub struct Worker {
     child: Option<Child>,
     pub port: u16,
     log_path: PathBuf,
+    /// The `Authorization` header every request of the test carries, if the worker asks for one.
+    authorization: Option<String>,
 }
 
 /// Runs a worker expected to fail at start; returns its exit status and what it printed.
@@ -230,12 +242,17 @@ fn run_to_failure(mut command: Command) -> (ExitStatus, String) {
 
 impl Worker {
     /// Starts a worker with its log in `dir` and waits for its REST API.
-    fn spawn(mut command: Command, port: u16, dir: &Path) -> Worker {
+    fn spawn(command: Command, port: u16, dir: &Path) -> Worker {
+        Self::spawn_as(command, port, dir, None)
+    }
+
+    /// As `spawn`, for a worker whose REST API wants HTTP Basic credentials.
+    fn spawn_as(mut command: Command, port: u16, dir: &Path, authorization: Option<String>) -> Worker {
         let log_path = dir.join(format!("worker-{}.log", unique("run")));
         let log = fs::File::create(&log_path).unwrap();
         let child =
             command.env("RUST_LOG", "info,wharf=debug").stdout(Stdio::null()).stderr(log).spawn().expect("start wharf");
-        let worker = Worker { child: Some(child), port, log_path };
+        let worker = Worker { child: Some(child), port, log_path, authorization };
         worker.wait_ready();
         worker
     }
@@ -265,7 +282,11 @@ impl Worker {
     /// GET a REST path; `None` if the worker does not answer or answers an error.
     pub fn get(&self, path: &str) -> Option<Value> {
         let url = format!("http://127.0.0.1:{}{path}", self.port);
-        let mut response = ureq::get(&url).call().ok()?;
+        let mut request = ureq::get(&url);
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization);
+        }
+        let mut response = request.call().ok()?;
         response.body_mut().read_json::<Value>().ok()
     }
 
@@ -273,7 +294,11 @@ impl Worker {
     pub fn get_raw(&self, path: &str) -> (u16, Value) {
         let url = format!("http://127.0.0.1:{}{path}", self.port);
         let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-        let mut response = agent.get(&url).call().expect("REST call");
+        let mut request = agent.get(&url);
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization);
+        }
+        let mut response = request.call().expect("REST call");
         let status = response.status().as_u16();
         let mut text = String::new();
         response.body_mut().as_reader().read_to_string(&mut text).unwrap();
@@ -282,14 +307,25 @@ impl Worker {
 
     /// Sends a request with an optional JSON body; returns the status code, body and headers.
     pub fn call(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value, Vec<(String, String)>) {
+        self.call_as(self.authorization.as_deref(), method, path, body)
+    }
+
+    /// As `call`, with this `Authorization` header (or none).
+    pub fn call_as(
+        &self,
+        authorization: Option<&str>,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> (u16, Value, Vec<(String, String)>) {
         let url = format!("http://127.0.0.1:{}{path}", self.port);
         let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-        let request = ureq::http::Request::builder()
-            .method(method)
-            .uri(&url)
-            .header("Content-Type", "application/json")
-            .body(body.unwrap_or("").to_string())
-            .unwrap();
+        let mut request =
+            ureq::http::Request::builder().method(method).uri(&url).header("Content-Type", "application/json");
+        if let Some(authorization) = authorization {
+            request = request.header("Authorization", authorization);
+        }
+        let request = request.body(body.unwrap_or("").to_string()).unwrap();
         let mut response = agent.run(request).expect("REST call");
         let status = response.status().as_u16();
         let headers = response
@@ -361,6 +397,27 @@ impl Drop for Worker {
 }
 
 /// Lines of a file, or none if it does not exist yet.
+/// `Basic …` for a user and password, as an `Authorization` header carries them.
+pub fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+}
+
+/// A credentials file line for `user`, made by `wharf rest-credential`.
+pub fn credential_line(user: &str, password: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(wharf_binary())
+        .args(["rest-credential", user])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "wharf rest-credential failed");
+    String::from_utf8(output.stdout).unwrap()
+}
+
 pub fn read_lines(path: &Path) -> Vec<String> {
     fs::read_to_string(path).map(|t| t.lines().map(String::from).collect()).unwrap_or_default()
 }

@@ -159,6 +159,8 @@ pub const WORKER_KEYS: &[Key] = &[
     key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise)."),
     key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served."),
     key("config.providers", List, Text(""), Low, "Secrets", Every, "Names of config providers (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) that ${name:path:key} references in connector configs are resolved with, separated by commas."),
+    key("rest.extension.classes", List, Text(""), Low, "REST", Every, "REST extensions: org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension (HTTP Basic authentication, with wharf.rest.basic.auth.credentials.file) is the one Wharf has."),
+    key("wharf.rest.basic.auth.credentials.file", Str, Text(""), Medium, "REST", Every, "A file of name=hash lines (made by `wharf rest-credential NAME`); when set, every REST request must carry HTTP Basic credentials of one of its users."),
     key("access.control.allow.origin", Str, Text(""), Low, "REST", Every, "Web origins whose pages may call the REST API, separated by commas (* for any); none by default."),
     key("access.control.allow.methods", Str, Text(""), Low, "REST", Every, "Methods a CORS preflight answer allows (GET,POST,HEAD when empty)."),
     key("offset.storage.file.filename", Str, Required, High, "Offsets", Standalone, "The file a standalone worker keeps source offsets in."),

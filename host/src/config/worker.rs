@@ -132,6 +132,9 @@ pub struct WorkerConfig {
     /// `config.providers`: where `${provider:path:key}` references in connector configs are
     /// resolved.
     pub config_providers: super::ConfigProviders,
+    /// `wharf.rest.basic.auth.credentials.file`: when set, REST requests must carry HTTP Basic
+    /// credentials of its users.
+    pub rest_credentials_file: Option<PathBuf>,
     /// `access.control.allow.origin`: web origins whose pages may call the REST API (`*`: any);
     /// empty, as by default, allows none.
     pub rest_allowed_origins: Vec<String>,
@@ -368,7 +371,37 @@ impl WorkerConfig {
         let producer_overrides = translated(reader.prefixed("producer."), "producer.")?;
         let consumer_overrides = translated(reader.prefixed("consumer."), "consumer.")?;
 
+        const BASIC_AUTH: &str = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension";
+        let mut basic_auth = false;
+        for class in
+            reader.get("rest.extension.classes").unwrap_or("").split(',').map(str::trim).filter(|c| !c.is_empty())
+        {
+            if class == BASIC_AUTH || class == "BasicAuthSecurityRestExtension" {
+                basic_auth = true;
+            } else {
+                return Err(reader.invalid(
+                    "rest.extension.classes",
+                    format!("rest.extension.classes names {class}, which Wharf does not have; the one it has is {BASIC_AUTH}"),
+                ));
+            }
+        }
+        let rest_credentials_file = reader
+            .get("wharf.rest.basic.auth.credentials.file")
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(PathBuf::from);
+        if basic_auth && rest_credentials_file.is_none() {
+            return Err(reader.invalid(
+                "wharf.rest.basic.auth.credentials.file",
+                format!(
+                    "rest.extension.classes names {BASIC_AUTH}: set wharf.rest.basic.auth.credentials.file to a file of \
+                     its users (lines made by `wharf rest-credential NAME`), which takes the place of its JAAS file"
+                ),
+            ));
+        }
+
         Ok(WorkerConfig {
+            rest_credentials_file,
             admin_overrides,
             kafka_security,
             config_providers,

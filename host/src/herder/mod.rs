@@ -785,7 +785,7 @@ impl Herder {
         let segment = crate::peer::path_segment(&forward.name);
         let url = format!("{}/connectors/{segment}/tasks", forward.leader_url);
         let body = serde_json::to_vec(&body).expect("task configs serialize");
-        match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id) {
+        match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id, None) {
             Ok((status, _)) if (200..300).contains(&status) => {
                 owned.generated_from.insert(forward.name, forward.from);
             }

@@ -19,6 +19,7 @@ use crate::peer::{send, FORWARDED_BY, MAX_BODY};
 /// Passes a request on to `base` (another worker's REST URL) and answers with its response.
 pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
     let method = request.method().to_string();
+    let authorization = authorization(&request);
     let path = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
     let body = match to_bytes(request.into_body(), MAX_BODY).await {
         Ok(b) => b.to_vec(),
@@ -28,7 +29,8 @@ pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
     };
     let url = format!("{}{path}", base.trim_end_matches('/'));
     let me = me.to_string();
-    let sent = tokio::task::spawn_blocking(move || send(&method, &url, Some(body), &me)).await;
+    let sent =
+        tokio::task::spawn_blocking(move || send(&method, &url, Some(body), &me, authorization.as_deref())).await;
     match sent {
         Ok(Ok((status, body))) => Response::builder()
             .status(status)
@@ -42,6 +44,11 @@ pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
         .into_response(),
         Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("request handler failed: {e}")).into_response(),
     }
+}
+
+/// The user's `Authorization` header, which a request carried out by another worker takes along.
+pub fn authorization(request: &Request) -> Option<String> {
+    request.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string)
 }
 
 /// The 409 Kafka Connect answers while a group has no leader.

@@ -16,6 +16,7 @@ use crate::model::{ConnectorKind, OffsetMap};
 use crate::storage::offsets::{map_from_json, map_to_json};
 use crate::storage::TargetState;
 
+pub mod auth;
 mod entities;
 mod forward;
 mod guard;
@@ -25,12 +26,15 @@ mod plugins;
 pub struct RestState {
     pub herder: Arc<Herder>,
     pub kafka_cluster_id: String,
+    /// Set when requests must carry HTTP Basic credentials of this file's users.
+    pub credentials: Option<Arc<auth::Credentials>>,
 }
 
 pub(crate) type Shared = Arc<RestState>;
 
 pub fn router(state: Shared) -> Router {
     let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker_config()));
+    let credentials = state.credentials.clone();
     let expensive = Arc::new(limit::ExpensiveCalls::new(state.herder.worker_config().rest_max_concurrent_expensive));
     // Writes to the config topic: a follower passes them on to the leader.
     let writes = Router::new()
@@ -56,6 +60,7 @@ pub fn router(state: Shared) -> Router {
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(expensive, limit::limit))
         .layer(axum::middleware::from_fn(contain_panics))
+        .layer(axum::middleware::from_fn_with_state(credentials, auth::check))
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
 }
 
@@ -336,6 +341,7 @@ async fn restart_connector(
             None => return Err(unowned(format!("connector {name}"))),
         }
     }
+    let authorization = forward::authorization(&request);
     if restart == RestartRequest::default() {
         let herder = state.herder.clone();
         blocking(move || herder.restart_connector(&name)).await?;
@@ -352,11 +358,11 @@ async fn restart_connector(
         }
     }
     // Carried out after the answer, as Kafka Connect does.
-    tokio::spawn(carry_out_restart(state.clone(), name, plan));
+    tokio::spawn(carry_out_restart(state.clone(), name, plan, authorization));
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
-async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
+async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan, authorization: Option<String>) {
     if plan.connector {
         let herder = state.herder.clone();
         let n = name.clone();
@@ -372,8 +378,11 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
         match owner {
             Some(owner) if owner.worker_id != me => {
                 let url = format!("{}/connectors/{}/tasks/{task}/restart", owner.url, crate::peer::path_segment(&name));
-                let me = me.clone();
-                let sent = tokio::task::spawn_blocking(move || crate::peer::send("POST", &url, None, &me)).await;
+                let (me, authorization) = (me.clone(), authorization.clone());
+                let sent = tokio::task::spawn_blocking(move || {
+                    crate::peer::send("POST", &url, None, &me, authorization.as_deref())
+                })
+                .await;
                 match sent {
                     Ok(Ok((status, _))) if status < 300 => {}
                     Ok(Ok((status, body))) => tracing::warn!(

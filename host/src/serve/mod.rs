@@ -47,6 +47,20 @@ pub async fn run(
     on_ready: Option<OnReady>,
 ) -> Result<()> {
     let started = Instant::now();
+    // The REST API's credentials are read before anything starts: a bad file stops the worker.
+    let credentials = match &config.rest_credentials_file {
+        None => None,
+        Some(path) => {
+            let credentials = rest::auth::Credentials::load(path, "wharf.rest.basic.auth.credentials.file")
+                .map_err(|message| anyhow::anyhow!(message))?;
+            tracing::info!(
+                "REST requests need HTTP Basic credentials of the {} user(s) in {}",
+                credentials.users(),
+                path.display()
+            );
+            Some(Arc::new(credentials))
+        }
+    };
     tracing::info!("connecting to Kafka at {}", config.bootstrap_servers);
     let check = config.clone();
     let cluster_id = tokio::task::spawn_blocking(move || kafka::cluster_id(&check)).await??;
@@ -97,7 +111,7 @@ pub async fn run(
     let herder_loop = herder.spawn_loop(stop_loop.clone());
     let member = join.map(|join| join(herder.clone()));
 
-    let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id }));
+    let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id, credentials }));
     tracing::info!(
         "worker {} ready in {:.0} ms; REST API on http://{}",
         worker.worker_id,

@@ -1,0 +1,73 @@
+//! HTTP Basic authentication on the REST API: off by default; with a credentials file of hashed
+//! passwords (made by `wharf rest-credential`), a request without credentials or with wrong
+//! ones is answered 401 with a `WWW-Authenticate` challenge, and one with a user's password goes
+//! through, also when a follower passes it on to the leader.
+
+use std::time::Duration;
+
+use serde_json::json;
+use wharf_e2e::*;
+
+fn credentials_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = dir.join("rest-credentials.properties");
+    std::fs::write(&file, credential_line("alice", "open sesame") + &credential_line("bob", "b0b")).unwrap();
+    file
+}
+
+#[test]
+fn requests_without_a_users_password_are_refused_with_a_challenge() {
+    let secrets = tempfile::tempdir().unwrap();
+    let file = credentials_file(secrets.path());
+    assert!(!std::fs::read_to_string(&file).unwrap().contains("open sesame"), "the password is not stored");
+    let w = Standalone::new(&[
+        (
+            "rest.extension.classes",
+            "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension".into(),
+        ),
+        ("wharf.rest.basic.auth.credentials.file", file.display().to_string()),
+    ]);
+    let worker = w.start_as(&basic("alice", "open sesame"));
+    for authorization in
+        [None, Some(basic("alice", "wrong")), Some(basic("carol", "open sesame")), Some("Bearer x".into())]
+    {
+        let (code, body, headers) = worker.call_as(authorization.as_deref(), "GET", "/connectors", None);
+        assert_eq!(code, 401, "{authorization:?}: {body}");
+        let challenge =
+            headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str());
+        assert!(challenge.is_some_and(|c| c.starts_with("Basic")), "{headers:?}");
+        assert_eq!(body["error_code"], 401, "{body}");
+    }
+    assert_eq!(worker.call_as(Some(&basic("bob", "b0b")), "GET", "/connectors", None).0, 200);
+    assert_eq!(worker.call("GET", "/", None).0, 200);
+}
+
+#[test]
+fn a_cluster_with_authentication_passes_a_users_writes_on_to_the_leader() {
+    let secrets = tempfile::tempdir().unwrap();
+    let file = credentials_file(secrets.path());
+    let settings = [("wharf.rest.basic.auth.credentials.file", file.display().to_string())];
+    let first = Distributed::new(&settings);
+    let second = first.again(&settings);
+    let alice = basic("alice", "open sesame");
+    let workers = [first.start_as(&alice), second.start_as(&alice)];
+    let leader = workers
+        .iter()
+        .position(|w| {
+            w.wait("a leader", Duration::from_secs(60), || w.log().contains("joined group").then_some(()));
+            w.log().contains("as leader")
+        })
+        .unwrap_or(0);
+    let follower = &workers[1 - leader];
+    let body = json!({"name": "gen", "config": {"connector.class": "datagen", "topic": unique("gen"), "rate": "10", "tasks.max": "2"}});
+    // Without credentials the follower refuses it itself; with them the leader writes it.
+    assert_eq!(follower.call_as(None, "POST", "/connectors", Some(&body.to_string())).0, 401);
+    let (code, answer, _) = follower.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{answer}");
+    for worker in &workers {
+        worker.wait("both tasks running", Duration::from_secs(60), || {
+            let status = worker.get("/connectors/gen/status")?;
+            let tasks = status["tasks"].as_array()?;
+            (tasks.len() == 2 && tasks.iter().all(|t| t["state"] == "RUNNING")).then_some(())
+        });
+    }
+}
