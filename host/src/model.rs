@@ -286,3 +286,19 @@ pub fn parse_version_requirement(text: &str) -> Result<VersionReq, String> {
         format!("\"{text}\" is neither a version (1.2.0), a range ([1.0,2.0)) nor a requirement (>=1.1, <2): {e}")
     })
 }
+
+/// A cluster's key for signing requests between its workers.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SessionKey {
+    pub key: Vec<u8>,
+    /// The key's algorithm, by its Java name (`HmacSHA256`).
+    pub algorithm: String,
+    /// When the leader made it, in milliseconds since the epoch.
+    pub created_ms: i64,
+}
+
+impl std::fmt::Debug for SessionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SessionKey({}, {} bytes, made at {})", self.algorithm, self.key.len(), self.created_ms)
+    }
+}

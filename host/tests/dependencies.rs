@@ -11,7 +11,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("model", &["data"]),
     ("convert", &["data"]),
     ("sync", &[]),
-    ("peer", &[]),
+    ("peer", &["model"]),
     ("transform", &["convert", "data", "model"]),
     ("config", &["convert", "model", "transform"]),
     ("kafka", &["config", "model", "sync"]),

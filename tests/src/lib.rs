@@ -338,6 +338,31 @@ impl Worker {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)), headers)
     }
 
+    /// POSTs `body` to `path` with the headers of a worker-to-worker signature.
+    pub fn call_signed(
+        &self,
+        path: &str,
+        body: &str,
+        algorithm: &str,
+        signature: &str,
+    ) -> (u16, Value, Vec<(String, String)>) {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let request = ureq::http::Request::builder()
+            .method("POST")
+            .uri(&url)
+            .header("Content-Type", "application/json")
+            .header("X-Connect-Authorization", signature)
+            .header("X-Connect-Request-Signature-Algorithm", algorithm)
+            .body(body.to_string())
+            .unwrap();
+        let mut response = agent.run(request).expect("REST call");
+        let status = response.status().as_u16();
+        let mut text = String::new();
+        response.body_mut().as_reader().read_to_string(&mut text).unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)), Vec::new())
+    }
+
     pub fn task_state(&self, connector: &str, task: u32) -> Option<(String, Value)> {
         let status = self.get(&format!("/connectors/{connector}/status"))?;
         let task = status["tasks"].as_array()?.iter().find(|t| t["id"] == task)?.clone();

@@ -71,3 +71,47 @@ fn a_cluster_with_authentication_passes_a_users_writes_on_to_the_leader() {
         });
     }
 }
+
+#[test]
+fn task_configs_reach_the_leader_only_signed_with_the_clusters_session_key() {
+    let first = Distributed::new(&[]);
+    let second = first.again(&[]);
+    let workers = [first.start(), second.start()];
+    for worker in &workers {
+        worker.wait("the worker joined its group", Duration::from_secs(60), || {
+            worker.log().contains("joined group").then_some(())
+        });
+    }
+    // Connectors on both workers: those the follower runs send their task configs, signed.
+    for i in 0..4 {
+        let body = json!({"name": format!("gen{i}"), "config": {"connector.class": "datagen",
+            "topic": unique("gen"), "rate": "1", "tasks.max": "1"}});
+        assert_eq!(workers[i % 2].call("POST", "/connectors", Some(&body.to_string())).0, 201);
+    }
+    for i in 0..4 {
+        workers[0].wait("every connector's task running", Duration::from_secs(60), || {
+            let status = workers[0].get(&format!("/connectors/gen{i}/status"))?;
+            (status["tasks"][0]["state"] == "RUNNING").then_some(())
+        });
+    }
+    // Kafka Connect's session key record in the config topic.
+    let records = topic_records(&first.topics[0]);
+    let (_, _, value) = records.iter().find(|(_, key, _)| key == "session-key").expect("a session-key record");
+    let key: serde_json::Value = serde_json::from_str(value.as_deref().unwrap_or_default()).unwrap();
+    assert_eq!(key["algorithm"], "HmacSHA256", "{key}");
+    assert!(key["key"].is_string() && key["creation-timestamp"].is_i64(), "{key}");
+
+    // Anyone else is refused, whichever worker they ask.
+    let forged = r#"[{"connector.class":"datagen","topic":"stolen"}]"#;
+    for worker in &workers {
+        let (code, error, _) = worker.call("POST", "/connectors/gen0/tasks", Some(forged));
+        assert_eq!(code, 403, "{error}");
+        assert!(error["message"].as_str().unwrap_or_default().contains("missing required signature"), "{error}");
+        let (code, error, _) =
+            worker.call_signed("/connectors/gen0/tasks", forged, "HmacSHA256", "bm90IGEgc2lnbmF0dXJl");
+        assert_eq!(code, 403, "{error}");
+        assert!(error["message"].as_str().unwrap_or_default().contains("invalid signature"), "{error}");
+    }
+    let tasks = workers[0].get("/connectors/gen0/tasks").unwrap();
+    assert_ne!(tasks[0]["config"]["topic"], "stolen", "{tasks}");
+}

@@ -199,6 +199,10 @@ pub const WORKER_KEYS: &[Key] = &[
     key("heartbeat.interval.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How often a worker tells the group coordinator it is alive (below session.timeout.ms)."),
     key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts."),
     key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others."),
+    key("inter.worker.key.ttl.ms", Int, Number(3_600_000), Low, "Cluster", Distributed, "How long the leader's session key, with which workers sign their requests to each other, is used before the leader makes a new one."),
+    key("inter.worker.key.generation.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "The algorithm of the session key: HmacSHA256, HmacSHA384 or HmacSHA512."),
+    key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512."),
+    key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas."),
     key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
     key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Kafka", Every, "How every client of the worker talks to Kafka: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (with ssl.* and sasl.*, Kafka's names)."),
 ];

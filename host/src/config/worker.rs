@@ -50,7 +50,17 @@ pub struct DistributedConfig {
     /// `worker.sync.timeout.ms`: how long a worker waits to catch up with the config topic
     /// before it gives up its assignment and rejoins.
     pub worker_sync_timeout: Duration,
+    /// `inter.worker.key.ttl.ms`: how long a session key is used before the leader makes another.
+    pub key_ttl: Duration,
+    /// `inter.worker.key.generation.algorithm`, `inter.worker.signature.algorithm` and
+    /// `inter.worker.verification.algorithms`, by their Java names.
+    pub key_algorithm: String,
+    pub signature_algorithm: String,
+    pub verification_algorithms: Vec<String>,
 }
+
+/// The HMAC algorithms workers may sign their requests to each other with, by Java's names.
+pub const SIGNATURE_ALGORITHMS: [&str; 3] = ["HmacSHA256", "HmacSHA384", "HmacSHA512"];
 
 /// Limits applied to every plugin instance unless a connector asks for less.
 #[derive(Debug, Clone, PartialEq)]
@@ -321,6 +331,26 @@ impl WorkerConfig {
                 rebalance_timeout: reader.millis("rebalance.timeout.ms")?,
                 scheduled_rebalance_max_delay: reader.millis("scheduled.rebalance.max.delay.ms")?,
                 worker_sync_timeout: reader.millis("worker.sync.timeout.ms")?,
+                key_ttl: reader.millis("inter.worker.key.ttl.ms")?.max(Duration::from_secs(1)),
+                key_algorithm: reader.algorithm("inter.worker.key.generation.algorithm")?,
+                signature_algorithm: reader.algorithm("inter.worker.signature.algorithm")?,
+                verification_algorithms: {
+                    let list = reader.text("inter.worker.verification.algorithms");
+                    let mut algorithms = Vec::new();
+                    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                        let Some(known) = SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) else {
+                            return Err(reader.invalid(
+                                "inter.worker.verification.algorithms",
+                                format!(
+                                    "inter.worker.verification.algorithms names {name}; use {}",
+                                    SIGNATURE_ALGORITHMS.join(", ")
+                                ),
+                            ));
+                        };
+                        algorithms.push(known.to_string());
+                    }
+                    algorithms
+                },
             }),
         };
         if let Some(d) = &distributed {
@@ -547,6 +577,15 @@ impl Reader<'_> {
             return Err(self.invalid(key, format!("{key}={ms} is too large: at most {MAX_MILLIS} ms (about 24 days)")));
         }
         Ok(Duration::from_millis(ms))
+    }
+
+    /// One of `SIGNATURE_ALGORITHMS`, by its Java name.
+    fn algorithm(&self, key: &str) -> Result<String, WorkerConfigError> {
+        let name = self.text(key).trim();
+        match SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) {
+            Some(known) => Ok(known.to_string()),
+            None => Err(self.invalid(key, format!("{key}={name}; use {}", SIGNATURE_ALGORITHMS.join(", ")))),
+        }
     }
 
     fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {

@@ -775,6 +775,34 @@ impl Herder {
         }
     }
 
+    /// The leader makes a session key when there is none, or the last one is older than
+    /// `inter.worker.key.ttl.ms`, and distributes it through the config topic.
+    fn renew_session_key(&self, snapshot: &ConfigSnapshot) {
+        let Some(d) = &self.worker.config.distributed else { return };
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let ttl_ms = i64::try_from(d.key_ttl.as_millis()).unwrap_or(i64::MAX);
+        let current = snapshot.session_key.as_ref().filter(|k| k.algorithm == d.key_algorithm);
+        if current.is_some_and(|k| now_ms.saturating_sub(k.created_ms) < ttl_ms) {
+            return;
+        }
+        let key = match crate::peer::new_session_key(&d.key_algorithm, now_ms) {
+            Ok(key) => key,
+            Err(e) => {
+                tracing::error!("cannot make a session key for the workers' requests: {e}");
+                return;
+            }
+        };
+        match self.store.put_session_key(&key) {
+            Ok(()) => tracing::info!(
+                "distributed a new {} session key; workers sign their requests to each other with it",
+                key.algorithm
+            ),
+            Err(e) => tracing::warn!("cannot distribute a new session key: {e}; trying again shortly"),
+        }
+    }
+
     /// Sends task configs this worker generated to the leader, which writes them.
     fn forward_task_configs(&self, owned: &mut Owned, forward: Forward) {
         let body: Vec<serde_json::Value> = forward
@@ -784,8 +812,19 @@ impl Herder {
             .collect();
         let segment = crate::peer::path_segment(&forward.name);
         let url = format!("{}/connectors/{segment}/tasks", forward.leader_url);
-        let body = serde_json::to_vec(&body).expect("task configs serialize");
-        match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id, None) {
+        let body = match serde_json::to_vec(&body) {
+            Ok(body) => body,
+            Err(e) => {
+                tracing::error!("connector {}: cannot write its task configs as JSON ({e})", forward.name);
+                return;
+            }
+        };
+        // Signed with the cluster's session key, which the leader checks.
+        let headers = match (self.store.snapshot().session_key, &self.worker.config.distributed) {
+            (Some(key), Some(d)) => crate::peer::signature_headers(&key, &d.signature_algorithm, &body),
+            _ => Vec::new(),
+        };
+        match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id, &headers) {
             Ok((status, _)) if (200..300).contains(&status) => {
                 owned.generated_from.insert(forward.name, forward.from);
             }
@@ -808,6 +847,9 @@ impl Herder {
 
         // Connectors: their statuses, and fresh task configs when their config changed.
         let snapshot = self.store.snapshot();
+        if place.leads() {
+            self.renew_session_key(&snapshot);
+        }
         owned.failed.retain(|name, _| snapshot.connectors.contains_key(name));
         let mut failed: Vec<String> = owned.failed.keys().cloned().collect();
         for (name, entry) in &snapshot.connectors {

@@ -19,7 +19,15 @@ use crate::peer::{send, FORWARDED_BY, MAX_BODY};
 /// Passes a request on to `base` (another worker's REST URL) and answers with its response.
 pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
     let method = request.method().to_string();
-    let authorization = authorization(&request);
+    // The user's credentials and a worker's signature go along as they came.
+    let headers: Vec<(String, String)> =
+        [axum::http::header::AUTHORIZATION.as_str(), crate::peer::SIGNATURE, crate::peer::SIGNATURE_ALGORITHM]
+            .into_iter()
+            .filter_map(|name| {
+                let value = request.headers().get(name)?.to_str().ok()?;
+                Some((name.to_string(), value.to_string()))
+            })
+            .collect();
     let path = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
     let body = match to_bytes(request.into_body(), MAX_BODY).await {
         Ok(b) => b.to_vec(),
@@ -29,8 +37,7 @@ pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
     };
     let url = format!("{}{path}", base.trim_end_matches('/'));
     let me = me.to_string();
-    let sent =
-        tokio::task::spawn_blocking(move || send(&method, &url, Some(body), &me, authorization.as_deref())).await;
+    let sent = tokio::task::spawn_blocking(move || send(&method, &url, Some(body), &me, &headers)).await;
     match sent {
         Ok(Ok((status, body))) => Response::builder()
             .status(status)

@@ -189,12 +189,57 @@ async fn stop(State(state): State<Shared>, Path(name): Path<String>) -> Result<S
 async fn put_task_configs(
     State(state): State<Shared>,
     Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
+    check_signature(&state, &headers, &body)?;
     let entities::TaskConfigs(tasks) = entities::TaskConfigs::parse(&body)?;
     let herder = state.herder.clone();
     blocking(move || herder.put_task_configs(&name, tasks)).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Only a worker of the cluster may hand the leader task configs: its request is signed with
+/// the session key the leader distributed (Kafka Connect's sessioned protocol). A standalone
+/// worker takes them from no one.
+fn check_signature(state: &RestState, headers: &axum::http::HeaderMap, body: &[u8]) -> Result<(), ApiError> {
+    let forbidden = |message: String| ApiError::new(StatusCode::FORBIDDEN, message);
+    let Some(distributed) = &state.herder.worker_config().distributed else {
+        return Err(forbidden(
+            "This endpoint is for the workers of a cluster; a standalone worker makes its task configs itself".into(),
+        ));
+    };
+    let Some(key) = state.herder.snapshot().session_key else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "The cluster has no session key yet to check this request's signature with; retry shortly",
+        ));
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let checked = crate::peer::verify(
+        &key,
+        &distributed.verification_algorithms,
+        header(crate::peer::SIGNATURE_ALGORITHM),
+        header(crate::peer::SIGNATURE),
+        body,
+    );
+    match checked {
+        Ok(()) => Ok(()),
+        Err(crate::peer::SignatureRefusal::Missing) => {
+            Err(forbidden("Internal request missing required signature".into()))
+        }
+        Err(crate::peer::SignatureRefusal::Invalid) => {
+            Err(forbidden("Internal request contained invalid signature".into()))
+        }
+        Err(crate::peer::SignatureRefusal::Algorithm(algorithm)) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "This worker does not accept signatures made with {algorithm}; it accepts {} \
+                 (inter.worker.verification.algorithms)",
+                distributed.verification_algorithms.join(", ")
+            ),
+        )),
+    }
 }
 
 /// Whether a request was passed on by another worker (and must be carried out here).
@@ -380,7 +425,9 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan, autho
                 let url = format!("{}/connectors/{}/tasks/{task}/restart", owner.url, crate::peer::path_segment(&name));
                 let (me, authorization) = (me.clone(), authorization.clone());
                 let sent = tokio::task::spawn_blocking(move || {
-                    crate::peer::send("POST", &url, None, &me, authorization.as_deref())
+                    let headers: Vec<(String, String)> =
+                        authorization.into_iter().map(|a| ("authorization".to_string(), a)).collect();
+                    crate::peer::send("POST", &url, None, &me, &headers)
                 })
                 .await;
                 match sent {

@@ -47,7 +47,12 @@ pub struct ConnectorEntry {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigSnapshot {
     pub connectors: BTreeMap<String, ConnectorEntry>,
+    /// The key workers of a cluster sign their requests to each other with, as the leader last
+    /// wrote it (Kafka Connect's `session-key` record).
+    pub session_key: Option<SessionKey>,
 }
+
+pub use crate::model::SessionKey;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigStoreError {
@@ -67,6 +72,8 @@ pub trait ConfigStore: Send + Sync {
     /// Writes task configs and the commit record that makes them visible together.
     fn put_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), ConfigStoreError>;
     fn put_target_state(&self, name: &str, state: TargetState) -> Result<(), ConfigStoreError>;
+    /// Distributes a new session key (the leader only).
+    fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError>;
     /// A counter that grows with every change, and a way to wait for the next one.
     fn changes(&self) -> Arc<ChangeSignal>;
 }
@@ -152,6 +159,11 @@ impl ConfigStore for MemoryConfigStore {
                 entry.target = state;
             }
         });
+        Ok(())
+    }
+
+    fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError> {
+        self.update(|s| s.session_key = Some(key.clone()));
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::storage::config::{
-    ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, TargetState,
+    ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, SessionKey, TargetState,
 };
 use crate::sync::Unpoisoned;
 
@@ -35,7 +35,11 @@ struct ConfigReplay {
     pending: BTreeMap<String, BTreeMap<u32, Pairs>>,
     /// The `group.id` of the cluster that owns the topic, from its marker record.
     owner: Option<String>,
+    session_key: Option<SessionKey>,
 }
+
+/// Kafka Connect's record of the session key: `{"key": base64, "algorithm", "creation-timestamp"}`.
+const SESSION_KEY: &str = "session-key";
 
 /// The record that marks which cluster (`group.id`) a config topic belongs to.
 pub const OWNER_KEY: &str = "wharf-cluster-owner";
@@ -48,6 +52,16 @@ impl ConfigReplay {
         };
         if key == OWNER_KEY {
             self.owner = parsed.and_then(|v| v["group.id"].as_str().map(String::from));
+        } else if key == SESSION_KEY {
+            use base64::Engine;
+            let Some(v) = parsed else { return Ok(()) };
+            let encoded = v["key"].as_str().ok_or("no \"key\" string")?;
+            let key = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|_| "a \"key\" that is not base64")?;
+            let algorithm = v["algorithm"].as_str().ok_or("no \"algorithm\" string")?.to_string();
+            let created_ms = v["creation-timestamp"].as_i64().ok_or("no \"creation-timestamp\" number")?;
+            self.session_key = Some(SessionKey { key, algorithm, created_ms });
         } else if let Some(name) = key.strip_prefix("connector-") {
             check_name(name)?;
             match parsed {
@@ -128,7 +142,7 @@ impl ConfigReplay {
                 (name.clone(), entry)
             })
             .collect();
-        ConfigSnapshot { connectors }
+        ConfigSnapshot { connectors, session_key: self.session_key.clone() }
     }
 }
 
@@ -317,6 +331,16 @@ impl ConfigStore for KafkaConfigLog {
         self.write(&[(format!("target-state-{name}"), target_state_value(state))])
     }
 
+    fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError> {
+        use base64::Engine;
+        let value = json!({
+            "key": base64::engine::general_purpose::STANDARD.encode(&key.key),
+            "algorithm": key.algorithm,
+            "creation-timestamp": key.created_ms,
+        });
+        self.write(&[(SESSION_KEY.to_string(), json_bytes(value))])
+    }
+
     fn changes(&self) -> Arc<ChangeSignal> {
         self.signal.clone()
     }
@@ -422,7 +446,16 @@ mod tests {
                 TargetState::Paused,
             ),
             ("connector-a", Some("{".into()), Some("value is not JSON"), true, Some(1), TargetState::Paused),
-            ("session-key", Some("{}".into()), Some("unknown key"), true, Some(1), TargetState::Paused),
+            ("something-else", Some("{}".into()), Some("unknown key"), true, Some(1), TargetState::Paused),
+            ("session-key", Some("{}".into()), Some("no \"key\" string"), true, Some(1), TargetState::Paused),
+            (
+                "session-key",
+                Some(r#"{"key":"c2VjcmV0","algorithm":"HmacSHA256","creation-timestamp":1700000000000}"#.into()),
+                None,
+                true,
+                Some(1),
+                TargetState::Paused,
+            ),
             ("connector-a", None, None, false, None, TargetState::Started),
         ];
         let mut replay = ConfigReplay::default();
@@ -444,6 +477,11 @@ mod tests {
         }
         replay.apply(OWNER_KEY, Some(br#"{"group.id":"cluster-1"}"#)).unwrap();
         assert_eq!(replay.owner.as_deref(), Some("cluster-1"));
+        let key = replay.snapshot().session_key.unwrap();
+        assert_eq!(
+            (key.key.as_slice(), key.algorithm.as_str(), key.created_ms),
+            (&b"secret"[..], "HmacSHA256", 1_700_000_000_000)
+        );
     }
 
     #[test]
