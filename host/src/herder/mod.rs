@@ -442,8 +442,9 @@ impl Herder {
 
     /// Creates a connector, or replaces its config when `replace` is set.
     pub fn put_connector(&self, name: &str, mut config: Pairs, replace: bool) -> Result<Written, HerderError> {
-        match config.iter().find(|(k, _)| k == "name") {
-            Some((_, given)) if given != name => {
+        // The last `name` counts, as everywhere a config is read.
+        match crate::model::last_value(&config, "name") {
+            Some(given) if given != name => {
                 return Err(HerderError::BadConfig(format!(
                     "Connector name configuration ({given}) doesn't match connector name in the URL ({name})"
                 )))

@@ -129,3 +129,19 @@ fn a_deleted_connector_loses_its_status() {
     f.herder.delete_connector("short-lived").unwrap();
     eventually("the status to go", || f.herder.connector_status("short-lived").is_none());
 }
+
+#[test]
+fn the_last_name_of_a_config_is_the_one_checked_against_the_url() {
+    let f = fixture();
+    let named = |names: &[&str]| -> Pairs {
+        let mut config = config("ignored", "no-such-plugin");
+        config.retain(|(k, _)| k != "name");
+        config.extend(names.iter().map(|n| ("name".to_string(), n.to_string())));
+        config
+    };
+    let mismatch = f.herder.put_connector("x", named(&["x", "other"]), false).err().map(|e| e.to_string());
+    assert!(mismatch.as_deref().is_some_and(|e| e.contains("(other) doesn't match")), "{mismatch:?}");
+    // Past the name check, it is refused only for its missing plugin.
+    let refused = f.herder.put_connector("x", named(&["other", "x"]), false).err().map(|e| e.to_string());
+    assert!(refused.as_deref().is_some_and(|e| e.contains("names no plugin")), "{refused:?}");
+}
