@@ -93,6 +93,14 @@ pub fn path_segment(name: &str) -> String {
     out
 }
 
+/// The TLS settings of requests to `https://` workers, set once at start by a worker whose own
+/// listener is https (its keystore and truststore).
+static TLS: std::sync::OnceLock<ureq::tls::TlsConfig> = std::sync::OnceLock::new();
+
+pub fn use_tls(config: ureq::tls::TlsConfig) {
+    let _ = TLS.set(config);
+}
+
 /// Sends a request to another worker and returns its status and body. `headers` go along: the
 /// `Authorization` of the user's request it carries out, or the request's signature.
 pub fn send(
@@ -108,6 +116,7 @@ pub fn send(
             .http_status_as_error(false)
             .max_redirects(0)
             .timeout_global(Some(FORWARD_TIMEOUT))
+            .tls_config(TLS.get().cloned().unwrap_or_default())
             .build()
             .into();
     let mut request = axum::http::Request::builder()

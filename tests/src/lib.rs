@@ -147,6 +147,17 @@ impl Standalone {
         Worker::spawn_as(self.command(), self.port, self.worker_dir.path(), Some(authorization.to_string()))
     }
 
+    /// Starts a worker with an https listener whose certificate `authority` (PEM) issued.
+    pub fn start_https(&self, authority: Vec<u8>, authorization: Option<&str>) -> Worker {
+        Worker::spawn_https(
+            self.command(),
+            self.port,
+            self.worker_dir.path(),
+            authority,
+            authorization.map(String::from),
+        )
+    }
+
     /// Runs a worker expected to fail at start; returns its exit status and log.
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
         run_to_failure(self.command())
@@ -221,6 +232,16 @@ impl Distributed {
         Worker::spawn_as(self.command(), self.port, self.worker_dir.path(), Some(authorization.to_string()))
     }
 
+    pub fn start_https(&self, authority: Vec<u8>, authorization: Option<&str>) -> Worker {
+        Worker::spawn_https(
+            self.command(),
+            self.port,
+            self.worker_dir.path(),
+            authority,
+            authorization.map(String::from),
+        )
+    }
+
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
         run_to_failure(self.command())
     }
@@ -232,6 +253,8 @@ pub struct Worker {
     log_path: PathBuf,
     /// The `Authorization` header every request of the test carries, if the worker asks for one.
     authorization: Option<String>,
+    /// For a worker with an https listener: the authority its certificate is checked against.
+    https_authority: Option<Vec<u8>>,
 }
 
 /// Runs a worker expected to fail at start; returns its exit status and what it printed.
@@ -252,13 +275,51 @@ impl Worker {
         let log = fs::File::create(&log_path).unwrap();
         let child =
             command.env("RUST_LOG", "info,wharf=debug").stdout(Stdio::null()).stderr(log).spawn().expect("start wharf");
-        let worker = Worker { child: Some(child), port, log_path, authorization };
+        let worker = Worker { child: Some(child), port, log_path, authorization, https_authority: None };
         worker.wait_ready();
         worker
     }
 
     pub fn log(&self) -> String {
         fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// A worker with an https listener whose certificate `authority` (PEM) issued.
+    fn spawn_https(
+        command: Command,
+        port: u16,
+        dir: &Path,
+        authority: Vec<u8>,
+        authorization: Option<String>,
+    ) -> Worker {
+        let log_path = dir.join(format!("worker-{}.log", unique("run")));
+        let log = fs::File::create(&log_path).unwrap();
+        let mut command = command;
+        let child =
+            command.env("RUST_LOG", "info,wharf=debug").stdout(Stdio::null()).stderr(log).spawn().expect("start wharf");
+        let worker = Worker { child: Some(child), port, log_path, authorization, https_authority: Some(authority) };
+        worker.wait_ready();
+        worker
+    }
+
+    fn url(&self, path: &str) -> String {
+        let scheme = if self.https_authority.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// An agent for this worker; `errors` makes an error status an error, as `ureq::get` does.
+    fn agent(&self, errors: bool) -> ureq::Agent {
+        let mut config = ureq::Agent::config_builder().http_status_as_error(errors);
+        if let Some(authority) = &self.https_authority {
+            let roots = vec![ureq::tls::Certificate::from_pem(authority).expect("a PEM authority")];
+            config = config.tls_config(
+                ureq::tls::TlsConfig::builder()
+                    .provider(ureq::tls::TlsProvider::Rustls)
+                    .root_certs(ureq::tls::RootCerts::new_with_certs(&roots))
+                    .build(),
+            );
+        }
+        config.build().into()
     }
 
     fn wait_ready(&self) {
@@ -281,8 +342,8 @@ impl Worker {
 
     /// GET a REST path; `None` if the worker does not answer or answers an error.
     pub fn get(&self, path: &str) -> Option<Value> {
-        let url = format!("http://127.0.0.1:{}{path}", self.port);
-        let mut request = ureq::get(&url);
+        let url = self.url(path);
+        let mut request = self.agent(true).get(&url);
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
         }
@@ -292,8 +353,8 @@ impl Worker {
 
     /// GET a REST path and return the status code and body, errors included.
     pub fn get_raw(&self, path: &str) -> (u16, Value) {
-        let url = format!("http://127.0.0.1:{}{path}", self.port);
-        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let url = self.url(path);
+        let agent = self.agent(false);
         let mut request = agent.get(&url);
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
@@ -318,8 +379,8 @@ impl Worker {
         path: &str,
         body: Option<&str>,
     ) -> (u16, Value, Vec<(String, String)>) {
-        let url = format!("http://127.0.0.1:{}{path}", self.port);
-        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let url = self.url(path);
+        let agent = self.agent(false);
         let mut request =
             ureq::http::Request::builder().method(method).uri(&url).header("Content-Type", "application/json");
         if let Some(authorization) = authorization {
@@ -346,8 +407,8 @@ impl Worker {
         algorithm: &str,
         signature: &str,
     ) -> (u16, Value, Vec<(String, String)>) {
-        let url = format!("http://127.0.0.1:{}{path}", self.port);
-        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let url = self.url(path);
+        let agent = self.agent(false);
         let request = ureq::http::Request::builder()
             .method("POST")
             .uri(&url)

@@ -115,3 +115,65 @@ fn task_configs_reach_the_leader_only_signed_with_the_clusters_session_key() {
     let tasks = workers[0].get("/connectors/gen0/tasks").unwrap();
     assert_ne!(tasks[0]["config"]["topic"], "stolen", "{tasks}");
 }
+
+/// A test authority (PEM) and a keystore (PEM: key and certificate for 127.0.0.1) it issued.
+fn rest_certificates(dir: &std::path::Path) -> (Vec<u8>, std::path::PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+    let mut authority = CertificateParams::new(Vec::<String>::new()).unwrap();
+    authority.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    authority.distinguished_name.push(DnType::CommonName, "wharf test REST authority");
+    let authority_key = KeyPair::generate().unwrap();
+    let authority_pem = authority.self_signed(&authority_key).unwrap().pem();
+    let issuer = Issuer::new(authority, authority_key);
+    let mut server = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    server.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
+    let server_key = KeyPair::generate().unwrap();
+    let server_pem = server.signed_by(&server_key, &issuer).unwrap().pem();
+    let keystore = dir.join("rest-keystore.pem");
+    std::fs::write(&keystore, server_key.serialize_pem() + &server_pem).unwrap();
+    std::fs::write(dir.join("rest-authority.pem"), &authority_pem).unwrap();
+    (authority_pem.into_bytes(), keystore)
+}
+
+#[test]
+fn a_cluster_serves_https_and_its_workers_pass_requests_on_over_it_with_credentials() {
+    let secrets = tempfile::tempdir().unwrap();
+    let (authority, keystore) = rest_certificates(secrets.path());
+    let settings = [
+        ("listeners.https.ssl.keystore.location", keystore.display().to_string()),
+        ("listeners.https.ssl.truststore.location", secrets.path().join("rest-authority.pem").display().to_string()),
+        ("wharf.rest.basic.auth.credentials.file", credentials_file(secrets.path()).display().to_string()),
+    ];
+    let first = Distributed::new(&settings);
+    let second = first.again(&settings);
+    for d in [&first, &second] {
+        let text = std::fs::read_to_string(&d.worker_file).unwrap();
+        std::fs::write(&d.worker_file, text.replace("listeners=http://", "listeners=https://")).unwrap();
+    }
+    let alice = basic("alice", "open sesame");
+    let workers = [first.start_https(authority.clone(), Some(&alice)), second.start_https(authority, Some(&alice))];
+    let leader = workers
+        .iter()
+        .position(|w| {
+            w.wait("a leader", Duration::from_secs(60), || w.log().contains("joined group").then_some(()));
+            w.log().contains("as leader")
+        })
+        .unwrap_or(0);
+    // Plain HTTP finds no API there.
+    let plain = ureq::get(&format!("http://127.0.0.1:{}/connectors", workers[0].port)).call();
+    assert!(plain.is_err(), "{plain:?}");
+
+    let follower = &workers[1 - leader];
+    for i in 0..2 {
+        let body = json!({"name": format!("tls{i}"), "config": {"connector.class": "datagen",
+            "topic": unique("gen"), "rate": "1", "tasks.max": "1"}});
+        let (code, answer, _) = follower.call("POST", "/connectors", Some(&body.to_string()));
+        assert_eq!(code, 201, "{answer}");
+    }
+    for i in 0..2 {
+        follower.wait("the task running", Duration::from_secs(60), || {
+            let status = follower.get(&format!("/connectors/tls{i}/status"))?;
+            (status["tasks"][0]["state"] == "RUNNING").then_some(())
+        });
+    }
+}

@@ -145,6 +145,7 @@ pub const WORKER_PREFIXES: &[(&str, &str)] = &[
     ("header.converter.", "Settings of the worker's header converter."),
     ("ssl.", "Kafka's TLS settings (ssl.truststore.*, ssl.keystore.*, ssl.key.password, ssl.endpoint.identification.algorithm), for every Kafka client of the worker; see docs/security.md."),
     ("sasl.", "Kafka's SASL settings (sasl.mechanism, sasl.jaas.config), for every Kafka client of the worker; see docs/security.md."),
+    ("listeners.https.", "The https listener's TLS settings with Kafka Connect's names: ssl.keystore.location, ssl.keystore.type (PEM or PKCS12), ssl.keystore.password, ssl.key.password, ssl.truststore.location, ssl.truststore.type, ssl.truststore.password, ssl.client.auth (none, requested, required); without any, the worker's ssl.* are used."),
     ("config.providers.", "Each config provider's class (`config.providers.<name>.class`) and settings (`config.providers.<name>.param.*`)."),
 ];
 
@@ -154,7 +155,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("bootstrap.servers", List, Required, High, "Kafka", Every, "The Kafka brokers to connect to, host:port separated by commas."),
     key("plugin.path", List, Required, High, "Plugins", Every, "Folders that hold .wasm plugins, separated by commas."),
     key("plugin.scan.interval.ms", Long, Number(2_000), Low, "Plugins", Every, "How often plugin.path is checked for added, replaced or removed plugins (at least 100)."),
-    key("listeners", List, Text("http://localhost:8083"), High, "REST", Every, "The REST API's listener: one http://HOST:PORT."),
+    key("listeners", List, Text("http://localhost:8083"), High, "REST", Every, "The REST API's listener: one http://HOST:PORT or https://HOST:PORT (with listeners.https.ssl.*)."),
     key("rest.advertised.host.name", Str, Unset, Low, "REST", Every, "The host other workers and statuses know this worker by (the listener's otherwise)."),
     key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise)."),
     key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served."),

@@ -142,6 +142,8 @@ pub struct WorkerConfig {
     /// `config.providers`: where `${provider:path:key}` references in connector configs are
     /// resolved.
     pub config_providers: super::ConfigProviders,
+    /// Set when `listeners` is `https://`.
+    pub rest_tls: Option<RestTls>,
     /// `wharf.rest.basic.auth.credentials.file`: when set, REST requests must carry HTTP Basic
     /// credentials of its users.
     pub rest_credentials_file: Option<PathBuf>,
@@ -257,8 +259,64 @@ impl WorkerConfig {
                     .into(),
             ));
         }
-        let rest_bind =
+        let (rest_bind, https) =
             parse_listener(reader.text("listeners")).map_err(|message| reader.invalid("listeners", message))?;
+        let rest_tls = match https {
+            false => None,
+            true => {
+                let prefixed = reader.prefixed("listeners.https.");
+                let (settings, prefix) = match prefixed.is_empty() {
+                    false => (prefixed, "listeners.https."),
+                    true => (pairs.iter().filter(|(k, _)| k.starts_with("ssl.")).cloned().collect(), ""),
+                };
+                let get = |key: &str| {
+                    settings
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.trim().to_string())
+                        .filter(|v| !v.is_empty())
+                };
+                let tls = RestTls {
+                    keystore_location: get("ssl.keystore.location").map(PathBuf::from),
+                    keystore_type: get("ssl.keystore.type"),
+                    keystore_password: get("ssl.keystore.password"),
+                    key_password: get("ssl.key.password"),
+                    truststore_location: get("ssl.truststore.location").map(PathBuf::from),
+                    truststore_type: get("ssl.truststore.type"),
+                    truststore_password: get("ssl.truststore.password"),
+                    client_auth: get("ssl.client.auth").unwrap_or_else(|| "none".into()).to_ascii_lowercase(),
+                    prefix: prefix.to_string(),
+                };
+                if tls.keystore_location.is_none() {
+                    return Err(reader.invalid(
+                        &format!("{prefix}ssl.keystore.location"),
+                        format!(
+                            "listeners={} is https: set listeners.https.ssl.keystore.location to the REST API's key and \
+                             certificate (PEM, or PKCS12 with listeners.https.ssl.keystore.password)",
+                            reader.text("listeners")
+                        ),
+                    ));
+                }
+                if !["none", "requested", "required"].contains(&tls.client_auth.as_str()) {
+                    return Err(reader.invalid(
+                        &format!("{prefix}ssl.client.auth"),
+                        format!("{prefix}ssl.client.auth={}: use none, requested or required", tls.client_auth),
+                    ));
+                }
+                if tls.client_auth != "none" && tls.truststore_location.is_none() {
+                    return Err(reader.invalid(
+                        &format!("{prefix}ssl.truststore.location"),
+                        format!(
+                            "{prefix}ssl.client.auth={} needs {prefix}ssl.truststore.location: the authorities whose client \
+                             certificates the REST API accepts",
+                            tls.client_auth
+                        ),
+                    ));
+                }
+                Some(tls)
+            }
+        };
         let offset_storage_file = reader.get("offset.storage.file.filename").map(PathBuf::from);
         if mode == Mode::Standalone && offset_storage_file.is_none() {
             return Err(reader.invalid(
@@ -431,6 +489,7 @@ impl WorkerConfig {
         }
 
         Ok(WorkerConfig {
+            rest_tls,
             rest_credentials_file,
             admin_overrides,
             kafka_security,
@@ -471,6 +530,15 @@ impl WorkerConfig {
     }
 
     /// The worker's id in statuses: its REST address, as Kafka Connect reports it.
+    /// `https` for an https listener, `http` otherwise.
+    pub fn rest_scheme(&self) -> &'static str {
+        if self.rest_tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     pub fn worker_id(&self) -> String {
         self.advertised.clone()
     }
@@ -486,20 +554,42 @@ pub fn default_cache_dir() -> PathBuf {
 }
 
 /// `http://host:port` → `host:port`. Only one plain-HTTP listener is supported.
-fn parse_listener(value: &str) -> Result<String, String> {
+/// The listener's `host:port`, and whether it is `https://`.
+fn parse_listener(value: &str) -> Result<(String, bool), String> {
     let listeners: Vec<&str> = value.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let [listener] = listeners.as_slice() else {
         return Err(format!("listeners={value}: give exactly one listener, e.g. listeners=http://localhost:8083"));
     };
-    let Some(address) = listener.strip_prefix("http://") else {
-        return Err(format!("listeners={value}: only http:// listeners are supported, e.g. http://localhost:8083"));
+    let (address, https) = match (listener.strip_prefix("http://"), listener.strip_prefix("https://")) {
+        (Some(address), _) => (address, false),
+        (_, Some(address)) => (address, true),
+        _ => {
+            return Err(format!("listeners={value}: give an http:// or https:// listener, e.g. http://localhost:8083"))
+        }
     };
     let address = address.trim_end_matches('/');
     let port_ok = address.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
     if !port_ok {
         return Err(format!("listeners={value}: expected http://HOST:PORT, e.g. http://0.0.0.0:8083"));
     }
-    Ok(address.to_string())
+    Ok((address.to_string(), https))
+}
+
+/// An `https://` listener's TLS settings (`listeners.https.ssl.*`, or the worker's `ssl.*` when
+/// none of those is given, as in Kafka Connect), read when the listener opens.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RestTls {
+    pub keystore_location: Option<PathBuf>,
+    pub keystore_type: Option<String>,
+    pub keystore_password: Option<String>,
+    pub key_password: Option<String>,
+    pub truststore_location: Option<PathBuf>,
+    pub truststore_type: Option<String>,
+    pub truststore_password: Option<String>,
+    /// `ssl.client.auth`: `none` (default), `requested` or `required`.
+    pub client_auth: String,
+    /// How the keys were written (`listeners.https.` or none), for messages.
+    pub prefix: String,
 }
 
 struct Reader<'a> {

@@ -36,8 +36,9 @@ impl RequestGuard {
         hosts.dedup();
         let mut origins = config.rest_allowed_origins.clone();
         // The worker's own pages (if any) are of its own origin.
-        origins.push(format!("http://{}", config.rest_bind.to_ascii_lowercase()));
-        origins.push(format!("http://{}", config.advertised.to_ascii_lowercase()));
+        let scheme = config.rest_scheme();
+        origins.push(format!("{scheme}://{}", config.rest_bind.to_ascii_lowercase()));
+        origins.push(format!("{scheme}://{}", config.advertised.to_ascii_lowercase()));
         RequestGuard { hosts, origins, methods: config.rest_allowed_methods.clone() }
     }
 

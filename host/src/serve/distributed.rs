@@ -101,7 +101,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
                     group_id: d.group_id.clone(),
                     bootstrap: bootstrap_addresses(&worker.bootstrap_servers),
                     client_id: format!("wharf-{}-member", d.group_id),
-                    url: format!("http://{}", worker.advertised),
+                    url: format!("{}://{}", worker.rest_scheme(), worker.advertised),
                     worker_id: worker.worker_id(),
                     session_timeout: d.session_timeout,
                     heartbeat_interval: d.heartbeat_interval,

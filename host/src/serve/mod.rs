@@ -3,6 +3,7 @@
 
 pub mod distributed;
 pub mod standalone;
+pub mod tls;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -47,7 +48,16 @@ pub async fn run(
     on_ready: Option<OnReady>,
 ) -> Result<()> {
     let started = Instant::now();
-    // The REST API's credentials are read before anything starts: a bad file stops the worker.
+    // The REST API's TLS keys and credentials are read before anything starts: a bad file stops
+    // the worker.
+    let rest_tls = match &config.rest_tls {
+        None => None,
+        Some(settings) => {
+            let server = tls::server_config(settings).map_err(|m| anyhow::anyhow!(m))?;
+            crate::peer::use_tls(tls::peer_client(settings).map_err(|m| anyhow::anyhow!(m))?);
+            Some(server)
+        }
+    };
     let credentials = match &config.rest_credentials_file {
         None => None,
         Some(path) => {
@@ -113,18 +123,23 @@ pub async fn run(
 
     let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id, credentials }));
     tracing::info!(
-        "worker {} ready in {:.0} ms; REST API on http://{}",
+        "worker {} ready in {:.0} ms; REST API on {}://{}",
         worker.worker_id,
         started.elapsed().as_secs_f64() * 1000.0,
+        worker.config.rest_scheme(),
         worker.config.rest_bind
     );
     if let Some(on_ready) = on_ready {
         on_ready(&worker);
     }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("the REST server stopped unexpectedly")?;
+    match rest_tls {
+        None => axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await,
+        Some(server) => {
+            let listener = tls::TlsListener::new(listener, server)?;
+            axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await
+        }
+    }
+    .context("the REST server stopped unexpectedly")?;
     stop_loop.stop();
     herder.wake();
     let _ = tokio::task::spawn_blocking(move || herder_loop.join()).await;
