@@ -21,7 +21,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("worker", &["config", "convert", "kafka", "model", "runtime", "storage", "sync", "transform"]),
     ("herder", &["cluster", "config", "kafka", "model", "peer", "runtime", "storage", "sync", "worker"]),
     ("rest", &["cluster", "config", "herder", "model", "peer", "runtime", "storage"]),
-    ("serve", &["cluster", "config", "herder", "kafka", "model", "peer", "rest", "runtime", "storage", "sync", "worker"]),
+    (
+        "serve",
+        &["cluster", "config", "herder", "kafka", "model", "peer", "rest", "runtime", "storage", "sync", "worker"],
+    ),
     ("dev", &["config", "model", "serve"]),
     ("bench", &["config", "convert", "model", "runtime", "transform"]),
     ("scaffold", &[]),

@@ -141,23 +141,6 @@ impl Standalone {
         Worker::spawn(self.command(), self.port, self.worker_dir.path())
     }
 
-    /// Starts a worker whose REST API wants HTTP Basic credentials; the test's requests carry
-    /// `authorization`.
-    pub fn start_as(&self, authorization: &str) -> Worker {
-        Worker::spawn_as(self.command(), self.port, self.worker_dir.path(), Some(authorization.to_string()))
-    }
-
-    /// Starts a worker with an https listener whose certificate `authority` (PEM) issued.
-    pub fn start_https(&self, authority: Vec<u8>, authorization: Option<&str>) -> Worker {
-        Worker::spawn_https(
-            self.command(),
-            self.port,
-            self.worker_dir.path(),
-            authority,
-            authorization.map(String::from),
-        )
-    }
-
     /// Runs a worker expected to fail at start; returns its exit status and log.
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
         run_to_failure(self.command())
@@ -228,20 +211,6 @@ impl Distributed {
         Worker::spawn(self.command(), self.port, self.worker_dir.path())
     }
 
-    pub fn start_as(&self, authorization: &str) -> Worker {
-        Worker::spawn_as(self.command(), self.port, self.worker_dir.path(), Some(authorization.to_string()))
-    }
-
-    pub fn start_https(&self, authority: Vec<u8>, authorization: Option<&str>) -> Worker {
-        Worker::spawn_https(
-            self.command(),
-            self.port,
-            self.worker_dir.path(),
-            authority,
-            authorization.map(String::from),
-        )
-    }
-
     pub fn run_to_failure(&self) -> (ExitStatus, String) {
         run_to_failure(self.command())
     }
@@ -257,6 +226,34 @@ pub struct Worker {
     https_authority: Option<Vec<u8>>,
 }
 
+/// Starting a worker with the test's credentials or over HTTPS, for either mode.
+pub trait Launch {
+    fn launch(&self, authorization: Option<String>, https_authority: Option<Vec<u8>>) -> Worker;
+
+    /// A worker whose REST API wants HTTP Basic credentials; the test's requests carry
+    /// `authorization`.
+    fn start_as(&self, authorization: &str) -> Worker {
+        self.launch(Some(authorization.to_string()), None)
+    }
+
+    /// A worker with an https listener whose certificate `authority` (PEM) issued.
+    fn start_https(&self, authority: Vec<u8>, authorization: Option<&str>) -> Worker {
+        self.launch(authorization.map(String::from), Some(authority))
+    }
+}
+
+impl Launch for Standalone {
+    fn launch(&self, authorization: Option<String>, https_authority: Option<Vec<u8>>) -> Worker {
+        Worker::launch(self.command(), self.port, self.worker_dir.path(), authorization, https_authority)
+    }
+}
+
+impl Launch for Distributed {
+    fn launch(&self, authorization: Option<String>, https_authority: Option<Vec<u8>>) -> Worker {
+        Worker::launch(self.command(), self.port, self.worker_dir.path(), authorization, https_authority)
+    }
+}
+
 /// Runs a worker expected to fail at start; returns its exit status and what it printed.
 fn run_to_failure(mut command: Command) -> (ExitStatus, String) {
     let output = command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap().wait_with_output().unwrap();
@@ -266,40 +263,30 @@ fn run_to_failure(mut command: Command) -> (ExitStatus, String) {
 impl Worker {
     /// Starts a worker with its log in `dir` and waits for its REST API.
     fn spawn(command: Command, port: u16, dir: &Path) -> Worker {
-        Self::spawn_as(command, port, dir, None)
+        Self::launch(command, port, dir, None, None)
     }
 
-    /// As `spawn`, for a worker whose REST API wants HTTP Basic credentials.
-    fn spawn_as(mut command: Command, port: u16, dir: &Path, authorization: Option<String>) -> Worker {
+    /// Starts a worker with its log in `dir`, the test's requests carrying `authorization` and,
+    /// for an https listener, checking its certificate against `https_authority` (PEM); waits
+    /// for its REST API.
+    fn launch(
+        mut command: Command,
+        port: u16,
+        dir: &Path,
+        authorization: Option<String>,
+        https_authority: Option<Vec<u8>>,
+    ) -> Worker {
         let log_path = dir.join(format!("worker-{}.log", unique("run")));
         let log = fs::File::create(&log_path).unwrap();
         let child =
             command.env("RUST_LOG", "info,wharf=debug").stdout(Stdio::null()).stderr(log).spawn().expect("start wharf");
-        let worker = Worker { child: Some(child), port, log_path, authorization, https_authority: None };
+        let worker = Worker { child: Some(child), port, log_path, authorization, https_authority };
         worker.wait_ready();
         worker
     }
 
     pub fn log(&self) -> String {
         fs::read_to_string(&self.log_path).unwrap_or_default()
-    }
-
-    /// A worker with an https listener whose certificate `authority` (PEM) issued.
-    fn spawn_https(
-        command: Command,
-        port: u16,
-        dir: &Path,
-        authority: Vec<u8>,
-        authorization: Option<String>,
-    ) -> Worker {
-        let log_path = dir.join(format!("worker-{}.log", unique("run")));
-        let log = fs::File::create(&log_path).unwrap();
-        let mut command = command;
-        let child =
-            command.env("RUST_LOG", "info,wharf=debug").stdout(Stdio::null()).stderr(log).spawn().expect("start wharf");
-        let worker = Worker { child: Some(child), port, log_path, authorization, https_authority: Some(authority) };
-        worker.wait_ready();
-        worker
     }
 
     fn url(&self, path: &str) -> String {

@@ -14,6 +14,29 @@ fn header<'a>(record: &'a TimedRecord, key: &str) -> Option<&'a str> {
     record.headers.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.as_deref())
 }
 
+/// A `test-flaky-sink` of `topic` into `out` that refuses no put of its own accord.
+fn flaky_sink(w: &mut Standalone, name: &str, topic: &str, out: &std::path::Path, extra: &[(&str, String)]) {
+    let mut pairs = vec![
+        ("connector.class", "test-flaky-sink".to_string()),
+        ("topics", topic.to_string()),
+        ("file", out.display().to_string()),
+        ("fail.every", "1000000".to_string()),
+        ("wasm.fs.write", w.dir.path().display().to_string()),
+    ];
+    pairs.extend(extra.iter().cloned());
+    w.add_connector(name, &pairs);
+}
+
+/// errors.tolerance=all with a dead-letter queue that carries the context headers.
+fn tolerant_with_queue(dlq: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("errors.tolerance", "all".to_string()),
+        ("errors.deadletterqueue.topic.name", dlq.to_string()),
+        ("errors.deadletterqueue.topic.replication.factor", "1".to_string()),
+        ("errors.deadletterqueue.context.headers.enable", "true".to_string()),
+    ]
+}
+
 #[test]
 fn a_poison_record_lands_in_the_dead_letter_queue_with_its_headers_while_the_rest_arrives() {
     let mut w = Standalone::new(&[]);
@@ -155,31 +178,12 @@ fn records_a_sink_reports_as_errant_go_to_the_dead_letter_queue_or_fail_the_task
     }
     let dlq = unique("reported-dlq");
     let (tolerant_out, strict_out) = (w.path("tolerant.txt"), w.path("strict.txt"));
-    let sink = |w: &mut Standalone, name: &str, out: &std::path::Path, extra: &[(&str, String)]| {
-        let mut pairs = vec![
-            ("connector.class", "test-flaky-sink".to_string()),
-            ("topics", topic.clone()),
-            ("file", out.display().to_string()),
-            ("fail.every", "1000000".to_string()),
-            ("errant.marker", "bad".to_string()),
-            ("wasm.fs.write", w.dir.path().display().to_string()),
-        ];
-        pairs.extend(extra.iter().cloned());
-        w.add_connector(name, &pairs);
-    };
+    let marker = [("errant.marker", "bad".to_string())];
     let (tolerant, strict) = (unique("tolerant"), unique("strict"));
-    sink(
-        &mut w,
-        &tolerant,
-        &tolerant_out,
-        &[
-            ("errors.tolerance", "all".to_string()),
-            ("errors.deadletterqueue.topic.name", dlq.clone()),
-            ("errors.deadletterqueue.topic.replication.factor", "1".to_string()),
-            ("errors.deadletterqueue.context.headers.enable", "true".to_string()),
-        ],
-    );
-    sink(&mut w, &strict, &strict_out, &[]);
+    let mut tolerant_pairs = tolerant_with_queue(&dlq);
+    tolerant_pairs.extend(marker.iter().cloned());
+    flaky_sink(&mut w, &tolerant, &topic, &tolerant_out, &tolerant_pairs);
+    flaky_sink(&mut w, &strict, &topic, &strict_out, &marker);
     let worker = w.start();
 
     let group = format!("connect-{tolerant}");
@@ -216,33 +220,16 @@ fn a_put_that_keeps_failing_is_retried_until_errors_retry_timeout_then_skipped_o
     }
     let dlq = unique("refused-dlq");
     let (tolerant_out, strict_out) = (w.path("tolerant.txt"), w.path("strict.txt"));
-    let sink = |w: &mut Standalone, name: &str, out: &std::path::Path, extra: &[(&str, String)]| {
-        let mut pairs = vec![
-            ("connector.class", "test-flaky-sink".to_string()),
-            ("topics", topic.clone()),
-            ("file", out.display().to_string()),
-            ("fail.every", "1000000".to_string()),
-            ("refuse.marker", "bad".to_string()),
-            ("errors.retry.timeout", "1500".to_string()),
-            ("errors.retry.delay.max.ms", "200".to_string()),
-            ("wasm.fs.write", w.dir.path().display().to_string()),
-        ];
-        pairs.extend(extra.iter().cloned());
-        w.add_connector(name, &pairs);
-    };
+    let retries = [
+        ("refuse.marker", "bad".to_string()),
+        ("errors.retry.timeout", "1500".to_string()),
+        ("errors.retry.delay.max.ms", "200".to_string()),
+    ];
     let (tolerant, strict) = (unique("tolerant"), unique("strict"));
-    sink(
-        &mut w,
-        &tolerant,
-        &tolerant_out,
-        &[
-            ("errors.tolerance", "all".to_string()),
-            ("errors.deadletterqueue.topic.name", dlq.clone()),
-            ("errors.deadletterqueue.topic.replication.factor", "1".to_string()),
-            ("errors.deadletterqueue.context.headers.enable", "true".to_string()),
-        ],
-    );
-    sink(&mut w, &strict, &strict_out, &[]);
+    let mut tolerant_pairs = tolerant_with_queue(&dlq);
+    tolerant_pairs.extend(retries.iter().cloned());
+    flaky_sink(&mut w, &tolerant, &topic, &tolerant_out, &tolerant_pairs);
+    flaky_sink(&mut w, &strict, &topic, &strict_out, &retries);
     let worker = w.start();
     worker.wait("both sinks wrote the first records", Duration::from_secs(60), || {
         (read_lines(&tolerant_out).len() == 3 && read_lines(&strict_out).len() == 3).then_some(())

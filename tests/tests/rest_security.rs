@@ -14,6 +14,20 @@ fn credentials_file(dir: &std::path::Path) -> std::path::PathBuf {
     file
 }
 
+/// Which of the workers leads their group, once each joined it.
+fn leader_of(workers: &[Worker]) -> usize {
+    let mut leader = 0;
+    for (i, w) in workers.iter().enumerate() {
+        w.wait("the worker joined its group", Duration::from_secs(60), || {
+            w.log().contains("joined group").then_some(())
+        });
+        if w.log().contains("as leader") {
+            leader = i;
+        }
+    }
+    leader
+}
+
 #[test]
 fn requests_without_a_users_password_are_refused_with_a_challenge() {
     let secrets = tempfile::tempdir().unwrap();
@@ -50,13 +64,7 @@ fn a_cluster_with_authentication_passes_a_users_writes_on_to_the_leader() {
     let second = first.again(&settings);
     let alice = basic("alice", "open sesame");
     let workers = [first.start_as(&alice), second.start_as(&alice)];
-    let leader = workers
-        .iter()
-        .position(|w| {
-            w.wait("a leader", Duration::from_secs(60), || w.log().contains("joined group").then_some(()));
-            w.log().contains("as leader")
-        })
-        .unwrap_or(0);
+    let leader = leader_of(&workers);
     let follower = &workers[1 - leader];
     let body = json!({"name": "gen", "config": {"connector.class": "datagen", "topic": unique("gen"), "rate": "10", "tasks.max": "2"}});
     // Without credentials the follower refuses it itself; with them the leader writes it.
@@ -152,13 +160,7 @@ fn a_cluster_serves_https_and_its_workers_pass_requests_on_over_it_with_credenti
     }
     let alice = basic("alice", "open sesame");
     let workers = [first.start_https(authority.clone(), Some(&alice)), second.start_https(authority, Some(&alice))];
-    let leader = workers
-        .iter()
-        .position(|w| {
-            w.wait("a leader", Duration::from_secs(60), || w.log().contains("joined group").then_some(()));
-            w.log().contains("as leader")
-        })
-        .unwrap_or(0);
+    let leader = leader_of(&workers);
     // Plain HTTP finds no API there.
     let plain = ureq::get(&format!("http://127.0.0.1:{}/connectors", workers[0].port)).call();
     assert!(plain.is_err(), "{plain:?}");
