@@ -25,6 +25,8 @@ const JAVA_ONLY: &[&str] = &[
     "ssl.truststore.password",
     "ssl.truststore.type",
     "ssl.keystore.type",
+    // The REST listener's, when its settings fall back to the worker's ssl.* (as in Connect).
+    "ssl.client.auth",
 ];
 const JAVA_ONLY_PREFIXES: &[&str] =
     &["sasl.login.", "sasl.client.callback.handler.class", "sasl.kerberos.", "sasl.oauthbearer."];
@@ -175,7 +177,7 @@ pub fn translate(settings: &[(String, String)], prefix: &str) -> Result<Vec<(Str
     let kept: Vec<&str> = left_out
         .iter()
         .map(String::as_str)
-        .filter(|k| !k.ends_with(".type") && !k.ends_with("truststore.password"))
+        .filter(|k| !k.ends_with(".type") && !k.ends_with("truststore.password") && !k.ends_with("client.auth"))
         .collect();
     if !kept.is_empty() {
         tracing::warn!(
@@ -372,6 +374,7 @@ mod tests {
                 ("sasl.jaas.config", jaas),
                 ("ssl.endpoint.identification.algorithm", ""),
                 ("ssl.enabled.protocols", "TLSv1.3"),
+                ("ssl.client.auth", "required"),
                 ("acks", "all"),
             ]),
             "",
@@ -382,6 +385,7 @@ mod tests {
         assert_eq!((value(&out, "sasl.username"), value(&out, "sasl.password")), (Some("alice"), Some("a \"b\" c")));
         assert_eq!(value(&out, "ssl.endpoint.identification.algorithm"), Some("none"));
         assert_eq!(value(&out, "ssl.enabled.protocols"), None);
+        assert_eq!(value(&out, "ssl.client.auth"), None);
         assert_eq!(value(&out, "sasl.jaas.config"), None);
         assert_eq!(value(&out, "acks"), Some("all"));
     }
@@ -436,5 +440,48 @@ mod tests {
         );
         assert_eq!(value(&out, "ssl.ca.location"), Some(location.as_str()));
         assert_eq!(value(&out, "ssl.keystore.location"), None);
+    }
+
+    #[test]
+    fn a_pkcs12_truststore_becomes_pem_text_with_its_password_and_is_refused_without() {
+        use openssl::{asn1::Asn1Time, bn::BigNum, ec, hash::MessageDigest, nid::Nid, pkcs12::Pkcs12, x509};
+        let group = ec::EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+        let key = openssl::pkey::PKey::from_ec_key(ec::EcKey::generate(&group).unwrap()).unwrap();
+        let mut name = x509::X509NameBuilder::new().unwrap();
+        name.append_entry_by_text("CN", "wharf test authority").unwrap();
+        let name = name.build();
+        let mut builder = x509::X509Builder::new().unwrap();
+        builder.set_version(2).unwrap();
+        builder.set_serial_number(&BigNum::from_u32(7).unwrap().to_asn1_integer().unwrap()).unwrap();
+        builder.set_subject_name(&name).unwrap();
+        builder.set_issuer_name(&name).unwrap();
+        builder.set_pubkey(&key).unwrap();
+        builder.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
+        builder.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
+        builder.sign(&key, MessageDigest::sha256()).unwrap();
+        let certificate = builder.build();
+        let store = Pkcs12::builder().name("ca").pkey(&key).cert(&certificate).build2("changeit").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trust.p12");
+        std::fs::write(&path, store.to_der().unwrap()).unwrap();
+        let location = path.display().to_string();
+
+        let out = translate(
+            &pairs(&[
+                ("ssl.truststore.type", "PKCS12"),
+                ("ssl.truststore.location", &location),
+                ("ssl.truststore.password", "changeit"),
+            ]),
+            "",
+        )
+        .unwrap();
+        let pem = value(&out, "ssl.ca.pem").unwrap();
+        assert_eq!(pem.as_bytes(), certificate.to_pem().unwrap().as_slice());
+        assert_eq!(value(&out, "ssl.truststore.password"), None);
+        let p = translate(&pairs(&[("ssl.truststore.location", &location)]), "admin.").unwrap_err();
+        assert_eq!(p.key, "admin.ssl.truststore.password");
+        let p = translate(&pairs(&[("ssl.truststore.location", &location), ("ssl.truststore.password", "wrong")]), "")
+            .unwrap_err();
+        assert!(p.message.contains("cannot be opened with the password"), "{}", p.message);
     }
 }
