@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -20,9 +19,6 @@ use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::sync::Unpoisoned;
 
-/// The largest certificate, key or keystore file read: far above any real one, and a guard
-/// against pointing a setting at a large file by mistake.
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The most files read from an `ssl.ca.location` directory.
 const MAX_CA_FILES: usize = 4096;
 /// Kafka refuses SCRAM credentials with fewer iterations (RFC 7677's minimum as well); a broker
@@ -399,15 +395,7 @@ fn certificates_in(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, rustls::p
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {} ({e})", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {} ({e})", path.display()))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("{} is larger than {MAX_FILE_BYTES} bytes", path.display()));
-    }
-    Ok(bytes)
+    crate::config::security::read_bounded(path)
 }
 
 /// A client certificate chain and its key, for brokers that ask for one (mutual TLS).
@@ -535,12 +523,7 @@ fn pkcs12_keystore(settings: &Settings<'_>, location: &str) -> Result<ClientCert
         return Err("ssl.keystore.password cannot contain a NUL character; change the keystore's password".into());
     }
     let bytes = read_file(Path::new(location)).map_err(|e| format!("{what}: {e}; point it at a PKCS12 keystore"))?;
-    if bytes.starts_with(&[0xFE, 0xED, 0xFE, 0xED]) || bytes.starts_with(&[0xCE, 0xCE, 0xCE, 0xCE]) {
-        return Err(format!(
-            "{what} is a Java keystore (JKS), which Wharf cannot read; convert it: keytool -importkeystore \
-             -srckeystore {location} -srcstoretype JKS -destkeystore keystore.p12 -deststoretype PKCS12"
-        ));
-    }
+    crate::config::security::refuse_jks(&bytes, &what, location)?;
     let parsed = openssl::pkcs12::Pkcs12::from_der(&bytes)
         .map_err(|e| format!("{what} is not a PKCS12 keystore ({e}); set ssl.keystore.type to its type"))?
         .parse2(password)
@@ -758,22 +741,8 @@ mod tests {
 
     /// A self-signed certificate and its key, as PEM.
     fn certificate_and_key() -> (Vec<u8>, openssl::pkey::PKey<openssl::pkey::Private>) {
-        use openssl::{asn1::Asn1Time, bn::BigNum, ec, hash::MessageDigest, nid::Nid, x509};
-        let group = ec::EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
-        let key = openssl::pkey::PKey::from_ec_key(ec::EcKey::generate(&group).unwrap()).unwrap();
-        let mut name = x509::X509NameBuilder::new().unwrap();
-        name.append_entry_by_text("CN", "wharf worker").unwrap();
-        let name = name.build();
-        let mut builder = x509::X509Builder::new().unwrap();
-        builder.set_version(2).unwrap();
-        builder.set_serial_number(&BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap()).unwrap();
-        builder.set_subject_name(&name).unwrap();
-        builder.set_issuer_name(&name).unwrap();
-        builder.set_pubkey(&key).unwrap();
-        builder.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-        builder.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
-        builder.sign(&key, MessageDigest::sha256()).unwrap();
-        (builder.build().to_pem().unwrap(), key)
+        let (certificate, key) = crate::config::security::self_signed("wharf worker");
+        (certificate.to_pem().unwrap(), key)
     }
 
     #[test]

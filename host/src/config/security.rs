@@ -34,6 +34,55 @@ const JAVA_ONLY_PREFIXES: &[&str] =
 /// The largest store file read (a truststore or keystore is a few KiB).
 const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
 
+/// A truststore, keystore or key file, read whole unless it is larger than `MAX_STORE_BYTES`.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {} ({e})", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_STORE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {} ({e})", path.display()))?;
+    if bytes.len() as u64 > MAX_STORE_BYTES {
+        return Err(format!("{} is larger than {MAX_STORE_BYTES} bytes; is it a key store?", path.display()));
+    }
+    Ok(bytes)
+}
+
+/// A Java KeyStore (JKS or JCEKS, by its first bytes) is refused with the command that converts
+/// it; `what` names the setting and its value.
+pub fn refuse_jks(bytes: &[u8], what: &str, location: &str) -> Result<(), String> {
+    if bytes.starts_with(&[0xfe, 0xed, 0xfe, 0xed]) || bytes.starts_with(&[0xce, 0xce, 0xce, 0xce]) {
+        return Err(format!(
+            "{what} is a Java keystore (JKS), which Wharf does not read; convert it to PKCS12 with \
+             `keytool -importkeystore -srckeystore {location} -srcstoretype JKS -destkeystore store.p12 \
+             -deststoretype PKCS12` (or export the certificates as PEM with `keytool -exportcert -rfc`) and set the \
+             type to PKCS12 or PEM"
+        ));
+    }
+    Ok(())
+}
+
+/// A self-signed EC certificate and its key, for tests that need a store.
+#[cfg(test)]
+pub fn self_signed(common_name: &str) -> (openssl::x509::X509, openssl::pkey::PKey<openssl::pkey::Private>) {
+    use openssl::{asn1::Asn1Time, bn::BigNum, ec, hash::MessageDigest, nid::Nid, x509};
+    let group = ec::EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+    let key = openssl::pkey::PKey::from_ec_key(ec::EcKey::generate(&group).unwrap()).unwrap();
+    let mut name = x509::X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", common_name).unwrap();
+    let name = name.build();
+    let mut builder = x509::X509Builder::new().unwrap();
+    builder.set_version(2).unwrap();
+    builder.set_serial_number(&BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap()).unwrap();
+    builder.set_subject_name(&name).unwrap();
+    builder.set_issuer_name(&name).unwrap();
+    builder.set_pubkey(&key).unwrap();
+    builder.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
+    builder.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
+    builder.sign(&key, MessageDigest::sha256()).unwrap();
+    (builder.build(), key)
+}
+
 /// Whether a key is one of Kafka's client security settings.
 pub fn is_security_key(key: &str) -> bool {
     key == "security.protocol" || key.starts_with("ssl.") || key.starts_with("sasl.")
@@ -196,21 +245,9 @@ enum Store {
 /// A truststore or keystore file, by what it holds (its first bytes), checked against the type
 /// given, if any.
 fn read_store(location: &str, kind: Option<&str>, key: &str) -> Result<Store, String> {
-    let path = Path::new(location);
-    let size = std::fs::metadata(path).map_err(|e| format!("{key}={location} cannot be read: {e}"))?.len();
-    if size > MAX_STORE_BYTES {
-        return Err(format!("{key}={location} is larger than {MAX_STORE_BYTES} bytes; is it a key store?"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{key}={location} cannot be read: {e}"))?;
+    let bytes = read_bounded(Path::new(location)).map_err(|e| format!("{key}={location}: {e}"))?;
     let kind = kind.map(str::to_ascii_uppercase);
-    if bytes.starts_with(&[0xfe, 0xed, 0xfe, 0xed]) || bytes.starts_with(&[0xce, 0xce, 0xce, 0xce]) {
-        return Err(format!(
-            "{key}={location} is a Java KeyStore (JKS), which Wharf does not read; convert it to PKCS12 with \
-             `keytool -importkeystore -srckeystore {location} -srcstoretype JKS -destkeystore store.p12 \
-             -deststoretype PKCS12` (or export the certificates as PEM with `keytool -exportcert -rfc`) and set the \
-             type to PKCS12 or PEM"
-        ));
-    }
+    refuse_jks(&bytes, &format!("{key}={location}"), location)?;
     let text = String::from_utf8_lossy(&bytes);
     if text.contains("-----BEGIN") {
         if kind.as_deref().is_some_and(|k| k != "PEM" && k != "JKS") {
@@ -444,22 +481,8 @@ mod tests {
 
     #[test]
     fn a_pkcs12_truststore_becomes_pem_text_with_its_password_and_is_refused_without() {
-        use openssl::{asn1::Asn1Time, bn::BigNum, ec, hash::MessageDigest, nid::Nid, pkcs12::Pkcs12, x509};
-        let group = ec::EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
-        let key = openssl::pkey::PKey::from_ec_key(ec::EcKey::generate(&group).unwrap()).unwrap();
-        let mut name = x509::X509NameBuilder::new().unwrap();
-        name.append_entry_by_text("CN", "wharf test authority").unwrap();
-        let name = name.build();
-        let mut builder = x509::X509Builder::new().unwrap();
-        builder.set_version(2).unwrap();
-        builder.set_serial_number(&BigNum::from_u32(7).unwrap().to_asn1_integer().unwrap()).unwrap();
-        builder.set_subject_name(&name).unwrap();
-        builder.set_issuer_name(&name).unwrap();
-        builder.set_pubkey(&key).unwrap();
-        builder.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-        builder.set_not_after(&Asn1Time::days_from_now(2).unwrap()).unwrap();
-        builder.sign(&key, MessageDigest::sha256()).unwrap();
-        let certificate = builder.build();
+        use openssl::pkcs12::Pkcs12;
+        let (certificate, key) = self_signed("wharf test authority");
         let store = Pkcs12::builder().name("ca").pkey(&key).cert(&certificate).build2("changeit").unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trust.p12");

@@ -20,18 +20,16 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const HANDSHAKES_AT_ONCE: usize = 256;
 /// Connections whose handshake completed, waiting for the server to take them.
 const READY_QUEUE: usize = 64;
-const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
 fn read(path: &std::path::Path, key: &str) -> Result<Vec<u8>, String> {
-    let size = std::fs::metadata(path).map_err(|e| format!("{key}={}: cannot read it: {e}", path.display()))?.len();
-    if size > MAX_STORE_BYTES {
-        return Err(format!("{key}={}: larger than {MAX_STORE_BYTES} bytes; is it a key store?", path.display()));
-    }
-    std::fs::read(path).map_err(|e| format!("{key}={}: cannot read it: {e}", path.display()))
+    let what = format!("{key}={}", path.display());
+    let bytes = crate::config::security::read_bounded(path).map_err(|e| format!("{what}: {e}"))?;
+    crate::config::security::refuse_jks(&bytes, &what, &path.display().to_string())?;
+    Ok(bytes)
 }
 
 fn is_pem(bytes: &[u8], kind: Option<&str>) -> bool {
@@ -41,24 +39,11 @@ fn is_pem(bytes: &[u8], kind: Option<&str>) -> bool {
     )
 }
 
-fn refuse_jks(bytes: &[u8], key: &str, path: &std::path::Path) -> Result<(), String> {
-    if bytes.starts_with(&[0xfe, 0xed, 0xfe, 0xed]) || bytes.starts_with(&[0xce, 0xce, 0xce, 0xce]) {
-        return Err(format!(
-            "{key}={} is a Java KeyStore (JKS), which Wharf does not read; convert it with `keytool -importkeystore \
-             -srckeystore {} -destkeystore store.p12 -deststoretype PKCS12` and set the type to PKCS12",
-            path.display(),
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
 /// The keystore's certificate chain and private key.
 fn identity(tls: &RestTls) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
     let key_name = format!("{}ssl.keystore.location", tls.prefix);
     let path = tls.keystore_location.as_deref().ok_or_else(|| format!("{key_name} is not set"))?;
     let bytes = read(path, &key_name)?;
-    refuse_jks(&bytes, &key_name, path)?;
     if is_pem(&bytes, tls.keystore_type.as_deref()) {
         let certificates = CertificateDer::pem_slice_iter(&bytes)
             .collect::<Result<Vec<_>, _>>()
@@ -100,7 +85,6 @@ fn trusted(tls: &RestTls) -> Result<Option<rustls::RootCertStore>, String> {
     let key_name = format!("{}ssl.truststore.location", tls.prefix);
     let Some(path) = tls.truststore_location.as_deref() else { return Ok(None) };
     let bytes = read(path, &key_name)?;
-    refuse_jks(&bytes, &key_name, path)?;
     let certificates: Vec<CertificateDer<'static>> = if is_pem(&bytes, tls.truststore_type.as_deref()) {
         CertificateDer::pem_slice_iter(&bytes)
             .collect::<Result<Vec<_>, _>>()
