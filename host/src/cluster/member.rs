@@ -85,7 +85,7 @@ pub struct Member {
 pub struct MemberHandle {
     stop: Arc<crate::sync::Stop>,
     view: Arc<ClusterView>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Option<crate::sync::Stoppable>,
     /// For the connection `leave` may open of its own.
     security: WireSecurity,
 }
@@ -97,31 +97,20 @@ impl MemberHandle {
         self.stop.stop();
         self.view.request_rejoin("stopping");
         let deadline = Instant::now() + timeout;
-        if let Some(thread) = self.thread.take() {
-            let quick = Instant::now() + Duration::from_secs(1);
-            while !thread.is_finished() && Instant::now() < quick {
-                std::thread::sleep(Duration::from_millis(10));
+        let Some(thread) = self.thread.take() else { return };
+        let Err(thread) = thread.ended_by(Instant::now() + Duration::from_secs(1)) else { return };
+        // Waiting in a JoinGroup: leave over a connection of our own, which ends the wait.
+        let membership = self.view.get();
+        if let (Some(address), false) = (membership.coordinator, membership.member_id.is_empty()) {
+            let left = WireCoordinator::open(&address, "wharf-leave", &self.security)
+                .and_then(|mut c| c.leave(group_id, &membership.member_id));
+            match left {
+                Ok(_) => tracing::info!("left group {group_id}"),
+                Err(e) => tracing::warn!("could not leave group {group_id} ({e})"),
             }
-            if !thread.is_finished() {
-                // Waiting in a JoinGroup: leave over a connection of our own, which ends the wait.
-                let membership = self.view.get();
-                if let (Some(address), false) = (membership.coordinator, membership.member_id.is_empty()) {
-                    let left = WireCoordinator::open(&address, "wharf-leave", &self.security)
-                        .and_then(|mut c| c.leave(group_id, &membership.member_id));
-                    match left {
-                        Ok(_) => tracing::info!("left group {group_id}"),
-                        Err(e) => tracing::warn!("could not leave group {group_id} ({e})"),
-                    }
-                }
-            }
-            while !thread.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            if thread.is_finished() {
-                let _ = thread.join();
-            } else {
-                tracing::warn!("the group membership did not end within {} ms; leaving it behind", timeout.as_millis());
-            }
+        }
+        if thread.ended_by(deadline).is_err() {
+            tracing::warn!("the group membership did not end within {} ms; leaving it behind", timeout.as_millis());
         }
     }
 }
@@ -160,9 +149,7 @@ impl Member {
             scheduled_rejoin: None,
             last_contact: Instant::now(),
         };
-        let thread = std::thread::Builder::new()
-            .name("group-member".into())
-            .spawn(move || member.run())
+        let thread = crate::sync::Stoppable::spawn_with("group-member".into(), stop.clone(), move || member.run())
             .expect("the system could not start the group membership thread");
         MemberHandle { stop, view, thread: Some(thread), security }
     }
@@ -438,14 +425,17 @@ impl Member {
     fn while_heartbeating(&mut self, work: impl FnOnce() + Send) -> bool {
         let mut known = true;
         std::thread::scope(|scope| {
-            let running = scope.spawn(work);
-            let mut last = Instant::now();
-            while !running.is_finished() {
-                std::thread::sleep(Duration::from_millis(10));
-                if last.elapsed() < self.config.heartbeat_interval || !known {
+            // Dropped when `work` ends, panicking or not: the end is a message, not a poll.
+            let (ends, ended) = std::sync::mpsc::sync_channel::<()>(1);
+            let running = scope.spawn(move || {
+                let _ends = ends;
+                work()
+            });
+            let interval = self.config.heartbeat_interval.max(Duration::from_millis(10));
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(interval) {
+                if !known {
                     continue;
                 }
-                last = Instant::now();
                 match self.send_heartbeat() {
                     // A rebalance in progress waits for this member's rejoin, which follows.
                     Ok(None) | Ok(Some(ResponseError::RebalanceInProgress)) => {}

@@ -38,6 +38,9 @@ pub enum HerderError {
     /// The herder's thread did not answer in time, or too much waits for it.
     #[error("{0}")]
     Busy(String),
+    /// The host failed on a bug (caught): neither the user's input nor an outside failure.
+    #[error("{0}")]
+    Bug(String),
 }
 
 impl From<ConfigStoreError> for HerderError {
@@ -45,6 +48,18 @@ impl From<ConfigStoreError> for HerderError {
         match e {
             ConfigStoreError::NotLeader(why) => HerderError::NotLeader(why),
             other => HerderError::Store(other.to_string()),
+        }
+    }
+}
+
+/// A start's failure by its kind: the plugin's or the store's is not the user's input.
+impl From<StartError> for HerderError {
+    fn from(e: StartError) -> Self {
+        match e {
+            StartError::Plugin { .. } => HerderError::Plugin(e.to_string()),
+            StartError::Store { .. } => HerderError::Store(e.to_string()),
+            StartError::Bug { .. } | StartError::Conflict { .. } => HerderError::Bug(e.to_string()),
+            StartError::NoPlugin { .. } | StartError::Invalid { .. } => HerderError::BadConfig(e.to_string()),
         }
     }
 }
@@ -97,8 +112,8 @@ pub struct RestartPlan {
 pub struct Herder {
     worker: Arc<Worker>,
     store: Arc<dyn ConfigStore>,
-    /// This worker's place in its group; none for a standalone worker, which runs everything.
-    cluster: Option<Arc<ClusterView>>,
+    /// Alone, or this worker's place in its group.
+    standing: Arc<dyn place::Standing>,
     /// One connector write at a time, from the existence check to the store, so that two
     /// creates of one name cannot both succeed. Plugin calls (validation) happen before it.
     writing: Mutex<()>,
@@ -125,12 +140,19 @@ enum Request {
     },
     /// On the leader, before it assigns: the work the assignment covers. Not waited for: the
     /// next round takes it before it reconciles.
-    SetUniverse(Work),
+    AssignedWork(Work),
     /// A connector's task configs, generated off the herder's thread from `from` (its config).
     Generated {
         name: String,
         from: Pairs,
         configs: Result<Vec<Pairs>, StartError>,
+    },
+    /// The leader's answer to task configs sent to it off the herder's thread: `accepted` when
+    /// it wrote them.
+    Forwarded {
+        name: String,
+        from: Pairs,
+        accepted: bool,
     },
 }
 
@@ -147,8 +169,10 @@ struct Owned {
     assigned_work: Work,
     /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
     restarts: std::collections::BTreeSet<String>,
-    /// Connectors whose task configs are being generated now, at most `MAX_GENERATING`.
+    /// Connectors whose task configs are being generated now, or sent to the leader; at most
+    /// `MAX_GENERATING` together.
     generating: std::collections::BTreeSet<String>,
+    forwarding: std::collections::BTreeSet<String>,
     /// Connectors whose last generation failed, with the config it failed on and when; a
     /// standalone worker runs no tasks for them, and the same config is tried again only after
     /// `RECONCILE_INTERVAL` (or a restart).
@@ -158,9 +182,9 @@ struct Owned {
     reported: std::collections::BTreeSet<String>,
 }
 
-/// Connectors whose task configs are generated at once, each on a thread of its own (the
-/// plugin's validate and task-configs calls, each within `wasm.call.timeout.ms`); the rest wait
-/// for a later round.
+/// Connectors whose task configs are generated (the plugin's validate and task-configs calls,
+/// each within `wasm.call.timeout.ms`) or sent to the leader (within the peer timeout) at once,
+/// each on a thread of its own; the rest wait for a later round.
 const MAX_GENERATING: usize = 4;
 
 /// Requests that may wait for the herder's thread at once; more are refused as busy.
@@ -193,7 +217,7 @@ enum Submitted {
     Written,
     /// The group has no leader at the moment; try again later.
     Later(String),
-    /// To be sent to the leader at this URL, once the herder lock is released.
+    /// To be sent to the leader at this URL (`forward_task_configs`).
     Forward(String),
 }
 
@@ -211,7 +235,10 @@ impl Herder {
         Arc::new(Herder {
             worker,
             store,
-            cluster,
+            standing: match cluster {
+                None => Arc::new(place::Alone) as Arc<dyn place::Standing>,
+                Some(view) => view,
+            },
             writing: Mutex::new(()),
             requests: Mutex::default(),
             generations: std::sync::atomic::AtomicU64::new(0),
@@ -222,8 +249,10 @@ impl Herder {
     fn ask(&self, request: Request) -> Result<(), HerderError> {
         {
             let mut queue = self.requests.locked();
-            // Generated task configs are bounded by `MAX_GENERATING` and must never be lost.
-            if queue.len() >= MAX_QUEUED_REQUESTS && !matches!(request, Request::Generated { .. }) {
+            // Answers of generations and forwards are bounded by `MAX_GENERATING` and must never
+            // be lost.
+            let answer = matches!(request, Request::Generated { .. } | Request::Forwarded { .. });
+            if queue.len() >= MAX_QUEUED_REQUESTS && !answer {
                 return Err(HerderError::Busy(format!(
                     "the herder has {MAX_QUEUED_REQUESTS} requests waiting already; try again shortly"
                 )));
@@ -297,7 +326,7 @@ impl Herder {
                     let restarted = match self.worker.restart_task(&name, id) {
                         Ok(true) => Ok(()),
                         Ok(false) => Err(HerderError::TaskNotFound(name, id)),
-                        Err(e) => Err(HerderError::BadConfig(e.to_string())),
+                        Err(e) => Err(HerderError::from(e)),
                     };
                     let _ = answer.try_send(restarted);
                 }
@@ -305,10 +334,16 @@ impl Herder {
                     self.revoke(owned, &work);
                     let _ = answer.try_send(());
                 }
-                Request::SetUniverse(work) => owned.assigned_work = work,
+                Request::AssignedWork(work) => owned.assigned_work = work,
                 Request::Generated { name, from, configs } => {
                     owned.generating.remove(&name);
                     self.take_generated(owned, &name, from, configs, &mut forwards);
+                }
+                Request::Forwarded { name, from, accepted } => {
+                    owned.forwarding.remove(&name);
+                    if accepted {
+                        owned.generated_from.insert(name, from);
+                    }
                 }
             }
         }
@@ -325,11 +360,11 @@ impl Herder {
 
     /// What other workers and statuses know this worker by.
     pub fn worker_id(&self) -> &str {
-        &self.worker.worker_id
+        &self.worker.id()
     }
 
     pub fn worker_config(&self) -> &crate::config::WorkerConfig {
-        &self.worker.config
+        &self.worker.config()
     }
 
     /// The keys of a config whose values are secrets (PASSWORD keys of its plugin).
@@ -341,7 +376,7 @@ impl Herder {
     /// when the status does not say (statuses other workers wrote).
     pub fn connector_status(&self, name: &str) -> Option<crate::storage::status::ConnectorStatus> {
         let kind = self.store.snapshot().connectors.get(name).and_then(|entry| self.kind_of(entry));
-        self.worker.status.get(name).map(|mut status| {
+        self.worker.statuses().get(name).map(|mut status| {
             status.kind = status.kind.or(kind);
             status
         })
@@ -349,12 +384,12 @@ impl Herder {
 
     /// The plugins this worker has loaded, every version.
     pub fn plugins(&self) -> Vec<Arc<crate::runtime::Plugin>> {
-        self.worker.registry.plugins()
+        self.worker.registry().plugins()
     }
 
     /// Files of `plugin.path` that failed to load, with why.
     pub fn plugin_problems(&self) -> Vec<(std::path::PathBuf, String)> {
-        self.worker.registry.problems()
+        self.worker.registry().problems()
     }
 
     /// The newest plugin of that name (or Kafka Connect class name) whose version meets `version`.
@@ -363,7 +398,7 @@ impl Herder {
         name: &str,
         version: Option<&semver::VersionReq>,
     ) -> Result<Arc<crate::runtime::Plugin>, crate::runtime::registry::FindError> {
-        self.worker.registry.find(name, version)
+        self.worker.registry().find(name, version)
     }
 
     /// Checks a config the way a start would check the host's keys (limits, grants inside the
@@ -376,8 +411,8 @@ impl Herder {
         ConnectorConfig::resolving(
             config,
             "being validated",
-            &self.worker.config.wasm,
-            &self.worker.config.config_providers,
+            &self.worker.config().wasm,
+            &self.worker.config().config_providers,
         )
         .and_then(|checked| checked.with_declared(&plugin.info.grants))
         .map(|_| ())
@@ -393,22 +428,20 @@ impl Herder {
     ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
         // With its references resolved, as a start gives it; one that cannot be resolved is
         // reported by `check_host_keys`, and the plugin sees it as written.
-        match self.worker.config.config_providers.resolve(config) {
+        match self.worker.config().config_providers.resolve(config) {
             Ok(resolved) => self.worker.plugin_validate(plugin, label, &resolved),
             Err(_) => self.worker.plugin_validate(plugin, label, config),
         }
     }
 
+    /// The group's view now; none for a standalone worker.
     pub fn membership(&self) -> Option<Membership> {
-        self.cluster.as_ref().map(|c| c.get())
+        self.standing.membership()
     }
 
     /// Where this worker stands now: alone, or as its group last assigned it.
     fn place(&self) -> Box<dyn place::Place> {
-        match &self.cluster {
-            None => Box::new(place::Alone),
-            Some(cluster) => Box::new(cluster.get()),
-        }
+        self.standing.place()
     }
 
     /// A stored connector config, read as the host reads it.
@@ -416,8 +449,8 @@ impl Herder {
         ConnectorConfig::resolving(
             config.clone(),
             &format!("of {name}"),
-            &self.worker.config.wasm,
-            &self.worker.config.config_providers,
+            &self.worker.config().wasm,
+            &self.worker.config().config_providers,
         )
         .map_err(|e| StartError::Invalid { name: name.to_string(), problems: e.to_string() })
     }
@@ -428,15 +461,11 @@ impl Herder {
         let parsed = ConnectorConfig::resolving(
             config.clone(),
             &format!("of {name}"),
-            &self.worker.config.wasm,
-            &self.worker.config.config_providers,
+            &self.worker.config().wasm,
+            &self.worker.config().config_providers,
         )
         .map_err(|e| HerderError::BadConfig(e.to_string()))?;
-        self.worker.validate(&parsed).map_err(|e| match e {
-            StartError::Plugin { .. } | StartError::Bug { .. } => HerderError::Plugin(e.to_string()),
-            StartError::Store { .. } => HerderError::Store(e.to_string()),
-            other => HerderError::BadConfig(other.to_string()),
-        })?;
+        self.worker.validate(&parsed)?;
         Ok(parsed)
     }
 
@@ -529,7 +558,7 @@ impl Herder {
     pub fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets, HerderError> {
         match self.connector_kind(name)? {
             ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
-            ConnectorKind::Sink => crate::kafka::committed_offsets(&self.worker.config, name, &self.sink_topics(name)?)
+            ConnectorKind::Sink => crate::kafka::committed_offsets(&self.worker.config(), name, &self.sink_topics(name)?)
                 .map(ConnectorOffsets::Sink)
                 .map_err(|e| HerderError::Kafka(format!("{e:#}"))),
         }
@@ -569,8 +598,8 @@ impl Herder {
             }
             (ConnectorKind::Sink, OffsetsChange::Reset) => {
                 let admin = crate::kafka::admin::admin_client(&crate::kafka::client_config(
-                    &self.worker.config,
-                    &self.worker.config.admin_overrides,
+                    &self.worker.config(),
+                    &self.worker.config().admin_overrides,
                 ))
                 .map_err(kafka_error)?;
                 // Called from a blocking task of the REST server's runtime.
@@ -580,7 +609,7 @@ impl Herder {
                 Ok(format!("The offsets of connector {name} were reset (its consumer group connect-{name} is deleted)"))
             }
             (ConnectorKind::Sink, OffsetsChange::Sink(offsets)) => {
-                crate::kafka::commit_group_offsets(&self.worker.config, name, &offsets).map_err(kafka_error)?;
+                crate::kafka::commit_group_offsets(&self.worker.config(), name, &offsets).map_err(kafka_error)?;
                 Ok(format!("The offsets of connector {name} were altered"))
             }
             (kind, _) => Err(HerderError::BadConfig(format!(
@@ -594,7 +623,7 @@ impl Herder {
     /// statuses now (Kafka Connect's `includeTasks` and `onlyFailed`).
     pub fn restart_plan(&self, name: &str, request: RestartRequest) -> Result<RestartPlan, HerderError> {
         let entry = self.require(name)?;
-        let status = self.worker.status.get(name);
+        let status = self.worker.statuses().get(name);
         let failed = |s: Option<&Status>| s.is_some_and(|s| s.state == State::Failed);
         let connector = !request.only_failed || failed(status.as_ref().map(|s| &s.connector));
         let task_count = entry.tasks.as_ref().map_or(0, Vec::len) as u32;
@@ -629,9 +658,9 @@ impl Herder {
     /// A config topic write failed. A leader whose writer was fenced is no longer the leader,
     /// whatever its view says: rejoin so that the group sorts it out.
     fn store_failed(&self, e: ConfigStoreError) -> HerderError {
-        if let (ConfigStoreError::NotLeader(why), Some(cluster)) = (&e, &self.cluster) {
-            if cluster.get().is_leader {
-                cluster.request_rejoin(format!("the config topic refused a write of the leader ({why})"));
+        if let ConfigStoreError::NotLeader(why) = &e {
+            if self.place().leads() {
+                self.standing.request_rejoin(format!("the config topic refused a write of the leader ({why})"));
             }
         }
         HerderError::from(e)
@@ -679,8 +708,8 @@ impl Herder {
     }
 
     /// Called on the leader before it assigns: remembers the work the assignment covers.
-    pub fn set_universe(&self, work: Work) {
-        if let Err(e) = self.ask(Request::SetUniverse(work)) {
+    pub fn set_assigned_work(&self, work: Work) {
+        if let Err(e) = self.ask(Request::AssignedWork(work)) {
             tracing::error!("noting the work the leader assigns: {e}");
         }
     }
@@ -698,7 +727,8 @@ impl Herder {
     /// under way already or `MAX_GENERATING` generations are; the answer comes back as a
     /// `Generated` request.
     fn generate(self: &Arc<Self>, owned: &mut Owned, name: &str, config: ConnectorConfig, from: &Pairs) {
-        if owned.generating.contains(name) || owned.generating.len() >= MAX_GENERATING {
+        let busy = owned.generating.len() + owned.forwarding.len() >= MAX_GENERATING;
+        if busy || owned.generating.contains(name) || owned.forwarding.contains(name) {
             return;
         }
         let (herder, label, from) = (self.clone(), name.to_string(), from.clone());
@@ -779,7 +809,7 @@ impl Herder {
     /// The leader makes a session key when there is none, or the last one is older than
     /// `inter.worker.key.ttl.ms`, and distributes it through the config topic.
     fn renew_session_key(&self, snapshot: &ConfigSnapshot) {
-        let Some(d) = &self.worker.config.distributed else { return };
+        let Some(d) = &self.worker.config().distributed else { return };
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -804,8 +834,15 @@ impl Herder {
         }
     }
 
-    /// Sends task configs this worker generated to the leader, which writes them.
-    fn forward_task_configs(&self, owned: &mut Owned, forward: Forward) {
+    /// Sends task configs this worker generated to the leader, which writes them, on a thread of
+    /// its own (the leader may be slow to answer, or gone); the answer comes back as a
+    /// `Forwarded` request. Left to a later round when the connector's configs are on their way
+    /// already or `MAX_GENERATING` threads are busy.
+    fn forward_task_configs(self: &Arc<Self>, owned: &mut Owned, forward: Forward) {
+        if owned.forwarding.contains(&forward.name) || owned.generating.len() + owned.forwarding.len() >= MAX_GENERATING
+        {
+            return;
+        }
         let body: Vec<serde_json::Value> = forward
             .tasks
             .iter()
@@ -821,21 +858,39 @@ impl Herder {
             }
         };
         // Signed with the cluster's session key, which the leader checks.
-        let headers = match (self.store.snapshot().session_key, &self.worker.config.distributed) {
+        let headers = match (self.store.snapshot().session_key, &self.worker.config().distributed) {
             (Some(key), Some(d)) => crate::peer::signature_headers(&key, &d.signature_algorithm, &body),
             _ => Vec::new(),
         };
-        match crate::peer::send("POST", &url, Some(body), &self.worker.worker_id, &headers) {
-            Ok((status, _)) if (200..300).contains(&status) => {
-                owned.generated_from.insert(forward.name, forward.from);
+        let herder = self.clone();
+        let Forward { name, from, leader_url, .. } = forward;
+        let label = name.clone();
+        let spawned = std::thread::Builder::new().name(format!("forward-{name}")).spawn(move || {
+            let accepted = match crate::peer::send("POST", &url, Some(body), herder.worker.id(), &headers) {
+                Ok((status, _)) if (200..300).contains(&status) => true,
+                Ok((status, body)) => {
+                    tracing::info!(
+                        "connector {name}: the leader at {leader_url} answered {status} to its task configs ({}); \
+                         trying again shortly",
+                        String::from_utf8_lossy(&body)
+                    );
+                    false
+                }
+                Err(e) => {
+                    tracing::info!("connector {name}: task configs wait for the leader ({e})");
+                    false
+                }
+            };
+            let _ = herder.ask(Request::Forwarded { name, from, accepted });
+        });
+        match spawned {
+            Ok(_) => {
+                owned.forwarding.insert(label);
             }
-            Ok((status, body)) => tracing::info!(
-                "connector {}: the leader at {} answered {status} to its task configs ({}); trying again shortly",
-                forward.name,
-                forward.leader_url,
-                String::from_utf8_lossy(&body)
+            Err(e) => tracing::error!(
+                "connector {label}: cannot start a thread to send its task configs to the leader ({e}); trying again \
+                 shortly"
             ),
-            Err(e) => tracing::info!("connector {}: task configs wait for the leader ({e})", forward.name),
         }
     }
 
@@ -869,7 +924,7 @@ impl Herder {
                 for name in self.worker.running_names() {
                     if !snapshot.connectors.contains_key(&name) {
                         self.worker.stop_connector(&name);
-                        self.worker.status.remove(&name);
+                        self.worker.statuses().remove(&name);
                         owned.reported.remove(&name);
                         tracing::info!("connector {name} deleted");
                     }
@@ -878,15 +933,15 @@ impl Herder {
                 let gone: Vec<String> =
                     owned.reported.iter().filter(|name| !snapshot.connectors.contains_key(*name)).cloned().collect();
                 for name in gone {
-                    self.worker.status.remove(&name);
+                    self.worker.statuses().remove(&name);
                     owned.reported.remove(&name);
                     tracing::info!("connector {name} deleted");
                 }
             }
             Some(connectors) => {
                 for name in &connectors {
-                    if !snapshot.connectors.contains_key(name) && self.worker.status.get(name).is_some() {
-                        self.worker.status.remove(name);
+                    if !snapshot.connectors.contains_key(name) && self.worker.statuses().get(name).is_some() {
+                        self.worker.statuses().remove(name);
                         tracing::info!("connector {name} deleted");
                     }
                 }
@@ -926,7 +981,7 @@ impl Herder {
             self.worker.stop_tasks(&name, &stale);
             if !snapshot.connectors.contains_key(&name) {
                 for id in stale {
-                    self.worker.status.remove_task(&name, id);
+                    self.worker.statuses().remove_task(&name, id);
                 }
             }
         }
@@ -955,7 +1010,7 @@ impl Herder {
                         tracing::error!("cannot start task(s) of connector {name}: {e}");
                         for id in ids {
                             let status = self.worker.status_of(State::Failed, Some(e.to_string()));
-                            self.worker.status.put_task(name, id, status);
+                            self.worker.statuses().put_task(name, id, status);
                         }
                     }
                 }
@@ -963,14 +1018,14 @@ impl Herder {
         }
 
         // The leader rebalances when the config names other work than it assigned.
-        if let (true, Some(cluster)) = (place.leads(), &self.cluster) {
+        if place.leads() {
             let work = Work::of(&snapshot);
             let assigned = &mut owned.assigned_work;
             if *assigned != work {
                 let added = work.minus(assigned);
                 let removed = assigned.minus(&work);
                 *assigned = work;
-                cluster.request_rejoin(format!(
+                self.standing.request_rejoin(format!(
                     "the config changed (new: {}; gone: {})",
                     added.describe(),
                     removed.describe()
@@ -1006,7 +1061,7 @@ impl Herder {
                     }),
                 }
             }
-            self.worker.status.remove_tasks(name);
+            self.worker.statuses().remove_tasks(name);
             self.worker.put_status(name, kind, State::Stopped, None);
             // Resumed, the connector generates its task configs again (they were emptied here).
             owned.generated_from.remove(name);
@@ -1034,9 +1089,9 @@ impl Herder {
             return Ok(());
         }
         // Statuses of tasks the connector no longer has.
-        if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.status.get(name)) {
+        if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.statuses().get(name)) {
             for id in status.tasks.keys().filter(|id| **id as usize >= tasks.len()) {
-                self.worker.status.remove_task(name, *id);
+                self.worker.statuses().remove_task(name, *id);
             }
         }
         let state = if entry.target == TargetState::Paused { State::Paused } else { State::Running };

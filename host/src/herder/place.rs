@@ -1,7 +1,44 @@
 //! What differs between a standalone worker and a member of a cluster, behind one trait, so that
 //! a round of the herder reads the same for both. A round takes its `Place` once, at its start.
 
-use crate::cluster::{Membership, TaskId};
+use crate::cluster::{ClusterView, Membership, TaskId};
+
+/// Where a worker stands, asked anew each time: alone for good, or in a group whose view the
+/// group member changes.
+pub(super) trait Standing: Send + Sync {
+    /// The place a round works from.
+    fn place(&self) -> Box<dyn Place>;
+    /// The group's view now; none outside a group.
+    fn membership(&self) -> Option<Membership>;
+    /// Asks the group member to rejoin (a rebalance); nothing to do outside a group.
+    fn request_rejoin(&self, why: String);
+}
+
+impl Standing for Alone {
+    fn place(&self) -> Box<dyn Place> {
+        Box::new(Alone)
+    }
+
+    fn membership(&self) -> Option<Membership> {
+        None
+    }
+
+    fn request_rejoin(&self, _: String) {}
+}
+
+impl Standing for ClusterView {
+    fn place(&self) -> Box<dyn Place> {
+        Box::new(self.get())
+    }
+
+    fn membership(&self) -> Option<Membership> {
+        Some(self.get())
+    }
+
+    fn request_rejoin(&self, why: String) {
+        ClusterView::request_rejoin(self, why)
+    }
+}
 
 pub(super) trait Place {
     /// Whether this worker runs the connector itself: its status and its task configs.

@@ -145,3 +145,15 @@ fn the_last_name_of_a_config_is_the_one_checked_against_the_url() {
     let refused = f.herder.put_connector("x", named(&["other", "x"]), false).err().map(|e| e.to_string());
     assert!(refused.as_deref().is_some_and(|e| e.contains("names no plugin")), "{refused:?}");
 }
+
+#[test]
+fn a_start_failure_answers_by_its_kind() {
+    let name = || "c".to_string();
+    let message = || "m".to_string();
+    let kind = |e: StartError| HerderError::from(e);
+    assert!(matches!(kind(StartError::Invalid { name: name(), problems: message() }), HerderError::BadConfig(_)));
+    assert!(matches!(kind(StartError::Plugin { name: name(), message: message() }), HerderError::Plugin(_)));
+    assert!(matches!(kind(StartError::Store { name: name(), message: message() }), HerderError::Store(_)));
+    assert!(matches!(kind(StartError::Bug { name: name(), message: message() }), HerderError::Bug(_)));
+    assert!(matches!(kind(StartError::Conflict { name: name(), message: message() }), HerderError::Bug(_)));
+}

@@ -109,7 +109,9 @@ impl From<HerderError> for ApiError {
             HerderError::NotFound(_) | HerderError::TaskNotFound(..) => StatusCode::NOT_FOUND,
             HerderError::Conflict(_) => StatusCode::CONFLICT,
             HerderError::BadConfig(_) => StatusCode::BAD_REQUEST,
-            HerderError::Store(_) | HerderError::Kafka(_) | HerderError::Plugin(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            HerderError::Store(_) | HerderError::Kafka(_) | HerderError::Plugin(_) | HerderError::Bug(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
             HerderError::NotLeader(_) => StatusCode::CONFLICT,
             HerderError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         };

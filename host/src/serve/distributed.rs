@@ -148,7 +148,7 @@ impl Participant for GroupParticipant {
     fn lead(&self) -> Result<(i64, Work), String> {
         self.log.lead().map_err(|e| e.to_string())?;
         let work = Work::of(&self.log.snapshot());
-        self.herder.set_universe(work.clone());
+        self.herder.set_assigned_work(work.clone());
         Ok((self.log.position(), work))
     }
 

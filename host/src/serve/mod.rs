@@ -124,10 +124,10 @@ pub async fn run(
     let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id, credentials }));
     tracing::info!(
         "worker {} ready in {:.0} ms; REST API on {}://{}",
-        worker.worker_id,
+        worker.id(),
         started.elapsed().as_secs_f64() * 1000.0,
-        worker.config.rest_scheme(),
-        worker.config.rest_bind
+        worker.config().rest_scheme(),
+        worker.config().rest_bind
     );
     if let Some(on_ready) = on_ready {
         on_ready(&worker);
@@ -146,7 +146,7 @@ pub async fn run(
     stop(worker.clone()).await;
     // Leave only once the tasks stopped, so that no task runs twice when the group moves them.
     if let Some(member) = member {
-        let group = worker.config.distributed.as_ref().map(|d| d.group_id.clone()).unwrap_or_default();
+        let group = worker.config().distributed.as_ref().map(|d| d.group_id.clone()).unwrap_or_default();
         let _ = tokio::task::spawn_blocking(move || member.leave(&group, Duration::from_secs(10))).await;
     }
     Ok(())
@@ -155,7 +155,7 @@ pub async fn run(
 async fn stop(worker: Arc<Worker>) {
     tracing::info!(
         "stopping: flushing source offsets and committing sink offsets (at most task.shutdown.graceful.timeout.ms={})",
-        worker.config.task_shutdown_graceful_timeout.as_millis()
+        worker.config().task_shutdown_graceful_timeout.as_millis()
     );
     let stopping = worker.clone();
     let _ = tokio::task::spawn_blocking(move || stopping.stop_all()).await;

@@ -81,12 +81,12 @@ struct RunningConnector {
 }
 
 pub struct Worker {
-    pub config: WorkerConfig,
-    pub worker_id: String,
-    pub runtime: Arc<Runtime>,
-    pub registry: Arc<PluginRegistry>,
+    config: WorkerConfig,
+    worker_id: String,
+    runtime: Arc<Runtime>,
+    registry: Arc<PluginRegistry>,
     offsets: Arc<dyn OffsetStore>,
-    pub status: Arc<dyn StatusStore>,
+    status: Arc<dyn StatusStore>,
     /// Topics no task may write or read.
     reserved: Arc<ReservedTopics>,
     /// Who statuses are written by: this worker, in its group generation (0 outside a group).
@@ -135,12 +135,62 @@ impl Worker {
         }
     }
 
+    pub fn config(&self) -> &WorkerConfig {
+        &self.config
+    }
+
+    /// What other workers and statuses know this worker by.
+    pub fn id(&self) -> &str {
+        &self.worker_id
+    }
+
+    /// The plugins of `plugin.path`.
+    pub fn registry(&self) -> &PluginRegistry {
+        &self.registry
+    }
+
+    /// Where the states of connectors and tasks are kept (this worker's and the others').
+    pub fn statuses(&self) -> &dyn StatusStore {
+        self.status.as_ref()
+    }
+
     pub fn set_generation(&self, generation: i32) {
         self.reporter.generation.store(generation, Ordering::Relaxed);
     }
 
-    /// Checks a connector config against the plugin's definition and its own validation.
+    /// Checks a connector config against the plugin's definition and its own validation. Calls
+    /// plugins (the connector's and its transforms' `validate`), so never on the herder's thread.
     pub fn validate(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
+        let (plugin, mut problems) = self.host_problems(config)?;
+        problems.extend(self.check_transform_plugins(config));
+        if problems.is_empty() {
+            let mut instance = plugin
+                .connector(&self.runtime, &config.name, &config.limits)
+                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
+            let found = instance
+                .validate(&config.resolved)
+                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
+            problems.extend(found.into_iter().map(|p| format!("\"{}\": {}", p.name, p.message)));
+        }
+        if !problems.is_empty() {
+            return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
+        }
+        Ok(plugin)
+    }
+
+    /// The plugin a connector's tasks start with, checked against the host's rules without any
+    /// plugin call: the config passed `validate` when its task configs were generated, and the
+    /// host's rules (the ceilings, reserved topics, grants) may have changed since.
+    fn plugin_to_start(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
+        let (plugin, problems) = self.host_problems(config)?;
+        if !problems.is_empty() {
+            return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
+        }
+        Ok(plugin)
+    }
+
+    /// The connector's plugin, and what the host's own rules find wrong with the config.
+    fn host_problems(&self, config: &ConnectorConfig) -> Result<(Arc<Plugin>, Vec<String>), StartError> {
         let plugin = self
             .registry
             .find_connector(&config.class, config.version.as_ref())
@@ -171,26 +221,13 @@ impl Worker {
                 })
             }));
         }
-        problems.extend(self.check_transform_plugins(config));
         if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
             problems.push(match e {
                 ConnectorConfigError::Invalid { message, .. } => message,
                 other => other.to_string(),
             });
         }
-        if problems.is_empty() {
-            let mut instance = plugin
-                .connector(&self.runtime, &config.name, &config.limits)
-                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
-            let found = instance
-                .validate(&config.resolved)
-                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
-            problems.extend(found.into_iter().map(|p| format!("\"{}\": {}", p.name, p.message)));
-        }
-        if !problems.is_empty() {
-            return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
-        }
-        Ok(plugin)
+        Ok((plugin, problems))
     }
 
     /// Problems with the transform plugins a connector's chain names: each must be a transform
@@ -334,7 +371,7 @@ impl Worker {
                 )));
             }
         }
-        let plugin = self.validate(&config)?;
+        let plugin = self.plugin_to_start(&config)?;
         let ids: Vec<String> = tasks.iter().map(|(id, _)| id.to_string()).collect();
         tracing::info!(
             "starting task(s) {} of connector {name} ({} {})",
@@ -411,7 +448,7 @@ impl Worker {
             self.status.put_task(name, id, self.status_of(State::Restarting, None));
             self.join(vec![(TaskId::new(name, id), handle)]);
         }
-        let plugin = self.validate(&config)?;
+        let plugin = self.plugin_to_start(&config)?;
         let Some(handle) = self.spawn_task(&plugin, &config, id, task_config) else { return Ok(true) };
         let mut connectors = self.connectors.locked();
         match connectors.get_mut(name).and_then(|c| c.tasks.get_mut(&id)) {
@@ -868,3 +905,6 @@ impl TaskSetup {
         .run()
     }
 }
+
+#[cfg(test)]
+mod tests;

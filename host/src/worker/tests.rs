@@ -1,0 +1,90 @@
+//! The worker's bookkeeping over in-memory stores, with no plugin loaded: what it refuses, what it
+//! reports, and what it does for work it does not run.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::config::{properties, Mode, WorkerConfig};
+use crate::storage::{FileOffsetStore, MemoryStatusStore};
+
+struct Fixture {
+    worker: Worker,
+    _dir: tempfile::TempDir,
+}
+
+fn fixture(extra: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let text = format!(
+        "bootstrap.servers=localhost:1\nplugin.path={}\noffset.storage.file.filename={}\nwasm.cache.dir={}\n{extra}",
+        plugins.display(),
+        dir.path().join("offsets").display(),
+        dir.path().join("cache").display()
+    );
+    let props = properties::parse(&text, "test").unwrap();
+    let config = WorkerConfig::from_properties(&props, "test", Mode::Standalone).unwrap();
+    let runtime = Arc::new(Runtime::new(config.compile_cache_dir.clone()).unwrap());
+    let registry = Arc::new(PluginRegistry::scan(&runtime, &config.plugin_path));
+    let offsets = Arc::new(FileOffsetStore::open(&dir.path().join("offsets")).unwrap());
+    let worker = Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default()));
+    Fixture { worker, _dir: dir }
+}
+
+fn connector(f: &Fixture, pairs: &[(&str, &str)]) -> ConnectorConfig {
+    let raw = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    ConnectorConfig::resolving(raw, "test", &f.worker.config.wasm, &f.worker.config.config_providers).unwrap()
+}
+
+#[test]
+fn a_config_whose_plugin_is_missing_is_refused_naming_the_plugin() {
+    let f = fixture("");
+    let config = connector(&f, &[("name", "c"), ("connector.class", "no-such-plugin")]);
+    let refused = f.worker.validate(&config).unwrap_err();
+    assert!(matches!(refused, StartError::NoPlugin { ref name, .. } if name == "c"), "{refused}");
+    assert!(refused.to_string().contains("no-such-plugin"), "{refused}");
+    // Starting tasks checks the same, without a plugin call, and starts nothing.
+    let refused = f.worker.start_tasks(config, vec![(0, Vec::new())]).unwrap_err();
+    assert!(matches!(refused, StartError::NoPlugin { .. }), "{refused}");
+    assert!(f.worker.running_names().is_empty());
+    assert!(f.worker.running("c").is_none());
+}
+
+#[test]
+fn work_this_worker_does_not_run_is_left_alone() {
+    let f = fixture("");
+    assert!(!f.worker.restart_task("c", 0).unwrap());
+    assert!(!f.worker.stop_connector("c"));
+    f.worker.stop_tasks("c", &[0, 1]);
+    f.worker.hand_over_tasks("c", &[0]);
+    assert!(f.worker.running_names().is_empty());
+}
+
+#[test]
+fn statuses_name_this_worker_and_its_generation() {
+    let f = fixture("");
+    f.worker.put_status("c", Some(ConnectorKind::Sink), State::Running, None);
+    f.worker.set_generation(7);
+    f.worker.put_task_status("c", 2, State::Paused);
+    let status = f.worker.statuses().get("c").unwrap();
+    assert_eq!(status.kind, Some(ConnectorKind::Sink));
+    assert_eq!(status.connector.state, State::Running);
+    assert_eq!(status.connector.worker_id, f.worker.id());
+    assert_eq!(status.connector.generation, 0);
+    assert_eq!(status.tasks[&2].state, State::Paused);
+    assert_eq!(status.tasks[&2].generation, 7);
+    // Reported again, without a kind, the connector keeps the kind it was reported with.
+    f.worker.put_status("c", None, State::Failed, Some("it broke".into()));
+    let failed = f.worker.statuses().get("c").unwrap().connector;
+    assert_eq!((failed.state, failed.trace.as_deref(), failed.generation), (State::Failed, Some("it broke"), 7));
+    assert_eq!(f.worker.statuses().get("c").unwrap().kind, Some(ConnectorKind::Sink));
+}
+
+#[test]
+fn a_plugin_that_is_not_loaded_has_no_kind_and_no_secrets() {
+    let f = fixture("");
+    assert_eq!(f.worker.kind_of("no-such-plugin"), None);
+    let config = vec![("connector.class".to_string(), "no-such-plugin".to_string())];
+    assert!(f.worker.secret_keys(&config).is_empty());
+    assert!(f.worker.source_offsets("c").is_empty());
+}
