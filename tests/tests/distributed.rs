@@ -169,7 +169,7 @@ fn a_fresh_worker_rebuilds_connectors_states_and_offsets_from_the_topics() {
         assert_eq!(code, 201, "{name}: {body}");
     }
     assert_eq!(worker.call("PUT", "/connectors/paused/pause", None).0, 202);
-    assert_eq!(worker.call("PUT", "/connectors/stopped/stop", None).0, 202);
+    assert_eq!(worker.call("PUT", "/connectors/stopped/stop", None).0, 204);
     assert_eq!(worker.call("DELETE", "/connectors/deleted", None).0, 204);
     worker.wait("1000 lines out", Duration::from_secs(60), || (count_lines(&output) >= 1000).then_some(()));
     worker.wait("the source's offsets stored", Duration::from_secs(30), || {

@@ -378,7 +378,7 @@ fn offsets_are_reported_in_kafka_connects_shapes() {
     assert_eq!(code, 400, "{body}");
     assert!(body["message"].as_str().unwrap_or_default().contains("STOPPED"), "{body}");
     for name in ["src", sink.as_str()] {
-        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/stop"), None).0, 202);
+        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/stop"), None).0, 204);
         worker.wait("STOPPED", Duration::from_secs(30), || {
             (worker.get(&format!("/connectors/{name}/status"))?["connector"]["state"] == "STOPPED").then_some(())
         });
@@ -408,7 +408,7 @@ fn offsets_are_reported_in_kafka_connects_shapes() {
 
     // A reset forgets them all.
     for name in ["src", sink.as_str()] {
-        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/stop"), None).0, 202);
+        assert_eq!(worker.call("PUT", &format!("/connectors/{name}/stop"), None).0, 204);
     }
     for name in ["src", sink.as_str()] {
         let path = format!("/connectors/{name}/offsets");

@@ -64,6 +64,17 @@ impl From<StartError> for HerderError {
     }
 }
 
+/// What `GET /health` answers (KIP-1017).
+#[derive(Debug, PartialEq)]
+pub enum Health {
+    /// The herder's thread answers: the worker takes requests.
+    Healthy,
+    /// The worker has not joined its group yet; what it waits for.
+    Starting(String),
+    /// The herder's thread did not answer in time; why.
+    Unhealthy(String),
+}
+
 /// The result of creating or replacing a connector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
@@ -147,6 +158,8 @@ enum Request {
         from: Pairs,
         configs: Result<Vec<Pairs>, StartError>,
     },
+    /// A health check: answered as soon as the herder's thread gets to it.
+    Health(Answer<()>),
     /// The leader's answer to task configs sent to it off the herder's thread: `accepted` when
     /// it wrote them.
     Forwarded {
@@ -193,6 +206,9 @@ const MAX_QUEUED_REQUESTS: usize = 1024;
 /// How long a REST request waits for the herder's thread to answer (it may be in the middle of
 /// a reconciliation that waits for plugin calls and task stops).
 const ANSWER_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How long a health check waits for the herder's thread (Kafka Connect's 10 s).
+const HEALTH_DEADLINE: Duration = Duration::from_secs(10);
 
 /// How long the group member waits for a revocation: the tasks stop (each within its flush and
 /// call timeouts) before the member rejoins, so that no task runs on two workers.
@@ -339,6 +355,9 @@ impl Herder {
                     owned.generating.remove(&name);
                     self.take_generated(owned, &name, from, configs, &mut forwards);
                 }
+                Request::Health(answer) => {
+                    let _ = answer.try_send(());
+                }
                 Request::Forwarded { name, from, accepted } => {
                     owned.forwarding.remove(&name);
                     if accepted {
@@ -351,6 +370,19 @@ impl Herder {
 
     pub fn snapshot(&self) -> ConfigSnapshot {
         self.store.snapshot()
+    }
+
+    /// Whether the worker is ready, and its herder's thread answers within `HEALTH_DEADLINE`.
+    /// A member of a cluster is ready once it has joined its group (the first assignment).
+    pub fn health(&self) -> Health {
+        let joined = self.membership().is_none_or(|m| m.generation > 0);
+        if !joined {
+            return Health::Starting("It has not joined its group yet (the first rebalance is under way)".into());
+        }
+        match self.ask_and_wait("answer a health check", HEALTH_DEADLINE, Request::Health) {
+            Ok(()) => Health::Healthy,
+            Err(e) => Health::Unhealthy(e.to_string()),
+        }
     }
 
     /// Wakes the herder's thread for a round (the group assigned work, the worker stops).
@@ -470,7 +502,40 @@ impl Herder {
     }
 
     /// Creates a connector, or replaces its config when `replace` is set.
-    pub fn put_connector(&self, name: &str, mut config: Pairs, replace: bool) -> Result<Written, HerderError> {
+    pub fn put_connector(&self, name: &str, config: Pairs, replace: bool) -> Result<Written, HerderError> {
+        self.write_connector(name, config, replace, None)
+    }
+
+    /// Creates a connector in the state asked for (`initial_state`); RUNNING when none is.
+    pub fn create_connector(
+        &self,
+        name: &str,
+        config: Pairs,
+        initial: Option<TargetState>,
+    ) -> Result<(), HerderError> {
+        self.write_connector(name, config, false, initial).map(|_| ())
+    }
+
+    /// Changes some keys of a connector's config (KIP-477): `Some` sets a key, `None` removes
+    /// it; the result is checked as a new config is.
+    pub fn patch_connector(&self, name: &str, patch: Vec<(String, Option<String>)>) -> Result<(), HerderError> {
+        let mut config: BTreeMap<String, String> = self.require(name)?.config.into_iter().collect();
+        for (key, value) in patch {
+            match value {
+                Some(value) => config.insert(key, value),
+                None => config.remove(&key),
+            };
+        }
+        self.write_connector(name, config.into_iter().collect(), true, None).map(|_| ())
+    }
+
+    fn write_connector(
+        &self,
+        name: &str,
+        mut config: Pairs,
+        replace: bool,
+        initial: Option<TargetState>,
+    ) -> Result<Written, HerderError> {
         // The last `name` counts, as everywhere a config is read.
         match crate::model::last_value(&config, "name") {
             Some(given) if given != name => {
@@ -504,7 +569,7 @@ impl Herder {
         if exists && !replace {
             return Err(HerderError::Conflict(name.to_string()));
         }
-        self.store.put_connector(name, &config, None).map_err(|e| self.store_failed(e))?;
+        self.store.put_connector(name, &config, initial).map_err(|e| self.store_failed(e))?;
         drop(written);
         // The herder's loop wakes on the store's change and starts the work: the request does
         // not wait for plugin calls (task configs) under the reconciliation lock.
@@ -696,9 +761,10 @@ impl Herder {
         let snapshot = self.store.snapshot();
         for (name, ids) in by_connector {
             self.worker.hand_over_tasks(name, &ids);
-            if snapshot.connectors.contains_key(name) {
+            if let Some(entry) = snapshot.connectors.get(name) {
+                let plugin = self.worker.plugin_of(&entry.config);
                 for id in ids {
-                    self.worker.put_task_status(name, id, State::Unassigned);
+                    self.worker.put_task_status(name, id, plugin.as_deref(), State::Unassigned);
                 }
             }
         }
@@ -800,7 +866,7 @@ impl Herder {
             }
             Err(e) => {
                 tracing::error!("connector {name} failed: {e}");
-                self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
+                self.worker.put_status(name, self.worker.plugin_of(&entry.config).as_deref(), State::Failed, Some(e.to_string()));
                 owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
             }
         }
@@ -915,7 +981,7 @@ impl Herder {
             owned.reported.insert(name.clone());
             if let Err(e) = self.reconcile_connector(owned, name, entry, place.as_ref(), &mut forwards) {
                 tracing::error!("connector {name} failed: {e}");
-                self.worker.put_status(name, self.kind_of(entry), State::Failed, Some(e.to_string()));
+                self.worker.put_status(name, self.worker.plugin_of(&entry.config).as_deref(), State::Failed, Some(e.to_string()));
                 failed.push(name.clone());
             }
         }
@@ -989,8 +1055,9 @@ impl Herder {
             match entry.target {
                 TargetState::Stopped => {}
                 TargetState::Paused => {
+                    let plugin = self.worker.plugin_of(&entry.config);
                     for id in tasks.keys() {
-                        self.worker.put_task_status(name, *id, State::Paused);
+                        self.worker.put_task_status(name, *id, plugin.as_deref(), State::Paused);
                     }
                 }
                 // Tasks whose configs are being generated again wait for them (those running
@@ -1045,7 +1112,7 @@ impl Herder {
         place: &dyn place::Place,
         forwards: &mut Vec<Forward>,
     ) -> Result<(), StartError> {
-        let kind = self.kind_of(entry);
+        let plugin = self.worker.plugin_of(&entry.config);
         if entry.target == TargetState::Stopped {
             if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
                 match self.submit_task_configs(name, &[], place)? {
@@ -1062,7 +1129,7 @@ impl Herder {
                 }
             }
             self.worker.statuses().remove_tasks(name);
-            self.worker.put_status(name, kind, State::Stopped, None);
+            self.worker.put_status(name, plugin.as_deref(), State::Stopped, None);
             // Resumed, the connector generates its task configs again (they were emptied here).
             owned.generated_from.remove(name);
             return Ok(());
@@ -1095,7 +1162,7 @@ impl Herder {
             }
         }
         let state = if entry.target == TargetState::Paused { State::Paused } else { State::Running };
-        self.worker.put_status(name, kind, state, None);
+        self.worker.put_status(name, plugin.as_deref(), state, None);
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use crate::herder::HIDDEN;
 use crate::model::ConnectorKind;
 use crate::storage::config::Pairs;
 use crate::storage::status::{ConnectorStatus, Status};
-use crate::storage::State;
+use crate::storage::{State, TargetState};
 
 /// Every error: `{"error_code": 404, "message": "…"}`.
 #[derive(Serialize)]
@@ -65,6 +65,9 @@ pub struct StateInfo {
     pub trace: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub records_skipped: u64,
+    /// The plugin's version (Connect 4.1), when the worker that wrote the state had it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -78,6 +81,7 @@ impl From<&Status> for StateInfo {
             worker_id: status.worker_id.clone(),
             trace: status.trace.clone(),
             records_skipped: status.records_skipped,
+            version: status.version.clone(),
         }
     }
 }
@@ -108,6 +112,22 @@ impl From<ConnectorStatus> for ConnectorStateInfo {
             kind: kind_name(status.kind),
         }
     }
+}
+
+/// One connector of `GET /connectors?expand=status&expand=info`: what was asked for.
+#[derive(Serialize, Default)]
+pub struct ConnectorExpansions {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ConnectorStateInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub info: Option<ConnectorInfo>,
+}
+
+/// `GET /health`: `healthy`, `starting` or `unhealthy`, with what that means.
+#[derive(Serialize)]
+pub struct WorkerStatus {
+    pub status: &'static str,
+    pub message: String,
 }
 
 /// `source`, `sink`, or `unknown` when the plugin is not loaded here.
@@ -230,28 +250,35 @@ impl ConfigBody {
     }
 
     pub fn from_json(value: &serde_json::Value) -> Result<Self, BadRequest> {
-        use serde_json::Value;
         let object = value
             .as_object()
             .ok_or_else(|| BadRequest("the connector config must be a JSON object of strings".into()))?;
         object
             .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                Value::Number(n) => Ok((k.clone(), n.to_string())),
-                Value::Bool(b) => Ok((k.clone(), b.to_string())),
-                _ => Err(BadRequest(format!("config value of \"{k}\" must be a string, number or boolean"))),
-            })
+            .map(|(k, v)| Self::value_text(k, v).map(|text| (k.clone(), text)))
             .collect::<Result<Pairs, BadRequest>>()
             .map(ConfigBody)
     }
+
+    /// A config value as its text: a string as it is, a number or boolean as written.
+    fn value_text(key: &str, value: &serde_json::Value) -> Result<String, BadRequest> {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => Ok(s.clone()),
+            Value::Number(n) => Ok(n.to_string()),
+            Value::Bool(b) => Ok(b.to_string()),
+            _ => Err(BadRequest(format!("config value of \"{key}\" must be a string, number or boolean"))),
+        }
+    }
 }
 
-/// `POST /connectors`: `{"name": "…", "config": {…}}`.
+/// `POST /connectors`: `{"name": "…", "config": {…}, "initial_state": "RUNNING" | "PAUSED" |
+/// "STOPPED"}`, the state optional (KIP-980).
 #[derive(Debug, PartialEq)]
 pub struct CreateConnector {
     pub name: String,
     pub config: Pairs,
+    pub initial_state: Option<TargetState>,
 }
 
 impl CreateConnector {
@@ -267,7 +294,41 @@ impl CreateConnector {
                 "the request needs a \"config\" object: {\"name\": \"...\", \"config\": {...}}".into(),
             ));
         };
-        Ok(CreateConnector { name, config: ConfigBody::from_json(config)?.0 })
+        let initial_state = match &request["initial_state"] {
+            serde_json::Value::Null => None,
+            given => Some(match given.as_str().map(str::to_ascii_uppercase).as_deref() {
+                Some("RUNNING") => TargetState::Started,
+                Some("PAUSED") => TargetState::Paused,
+                Some("STOPPED") => TargetState::Stopped,
+                _ => {
+                    return Err(BadRequest(format!(
+                        "\"initial_state\" is {given}; it takes \"RUNNING\", \"PAUSED\" or \"STOPPED\""
+                    )))
+                }
+            }),
+        };
+        Ok(CreateConnector { name: name.trim().to_string(), config: ConfigBody::from_json(config)?.0, initial_state })
+    }
+}
+
+/// `PATCH /connectors/{name}/config` (KIP-477): `{k: v | null}`, a null removing the key.
+#[derive(Debug, PartialEq)]
+pub struct ConfigPatch(pub Vec<(String, Option<String>)>);
+
+impl ConfigPatch {
+    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+        let request = json_of(body)?;
+        let object = request
+            .as_object()
+            .ok_or_else(|| BadRequest("the config patch must be a JSON object of strings and nulls".into()))?;
+        object
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::Null => Ok((k.clone(), None)),
+                other => ConfigBody::value_text(k, other).map(|text| (k.clone(), Some(text))),
+            })
+            .collect::<Result<_, _>>()
+            .map(ConfigPatch)
     }
 }
 
@@ -334,8 +395,21 @@ mod tests {
         let created = CreateConnector::parse(br#"{"name": "a", "config": {"tasks.max": 2, "x": true, "y": "z"}}"#);
         assert_eq!(
             created,
-            Ok(CreateConnector { name: "a".into(), config: pairs(&[("tasks.max", "2"), ("x", "true"), ("y", "z")]) })
+            Ok(CreateConnector {
+                name: "a".into(),
+                config: pairs(&[("tasks.max", "2"), ("x", "true"), ("y", "z")]),
+                initial_state: None
+            })
         );
+        let paused = CreateConnector::parse(br#"{"name": " a ", "config": {}, "initial_state": "paused"}"#).unwrap();
+        assert_eq!((paused.name.as_str(), paused.initial_state), ("a", Some(TargetState::Paused)));
+        let wrong = CreateConnector::parse(br#"{"name": "a", "config": {}, "initial_state": "GONE"}"#).unwrap_err();
+        assert!(wrong.0.contains("takes \"RUNNING\", \"PAUSED\" or \"STOPPED\""), "{}", wrong.0);
+        assert_eq!(
+            ConfigPatch::parse(br#"{"a": "1", "b": null, "c": 2}"#),
+            Ok(ConfigPatch(vec![("a".into(), Some("1".into())), ("b".into(), None), ("c".into(), Some("2".into()))]))
+        );
+        assert!(ConfigPatch::parse(br#"["a"]"#).unwrap_err().0.contains("JSON object"));
         assert!(CreateConnector::parse(br#"{"config": {}}"#).unwrap_err().0.contains("needs a \"name\""));
         assert!(CreateConnector::parse(br#"{"name": "a"}"#).unwrap_err().0.contains("needs a \"config\""));
         assert!(ConfigBody::parse(br#"{"a": [1]}"#).unwrap_err().0.contains("\"a\" must be a string"));

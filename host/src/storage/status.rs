@@ -31,6 +31,10 @@ pub struct Status {
     /// The group generation the writer was in; a lower one from another worker is stale.
     #[serde(skip)]
     pub generation: i32,
+    /// The version of the connector's plugin, when the writer had it loaded (Connect 4.1's
+    /// `version`).
+    #[serde(skip)]
+    pub version: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

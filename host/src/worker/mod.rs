@@ -123,7 +123,7 @@ impl Worker {
     ) -> Self {
         Worker {
             worker_id: config.worker_id(),
-            reporter: Reporter { worker_id: config.worker_id(), generation: Arc::new(AtomicI32::new(0)) },
+            reporter: Reporter { worker_id: config.worker_id(), generation: Arc::new(AtomicI32::new(0)), version: None },
             reserved: Arc::new(ReservedTopics::of(&config)),
             config,
             runtime,
@@ -324,16 +324,21 @@ impl Worker {
         self.registry.find(class, None).ok().and_then(|p| p.info.kind.connector())
     }
 
+    /// The plugin a connector config names (of the version it asks for), if it is loaded.
+    pub fn plugin_of(&self, config: &[(String, String)]) -> Option<Arc<Plugin>> {
+        let get = |key: &str| crate::model::last_value(config, key).map(str::trim);
+        let class = get("connector.class")?;
+        let version = get("connector.version").and_then(|v| crate::model::parse_version_requirement(v).ok());
+        self.registry.find(class, version.as_ref()).ok()
+    }
+
     /// The keys of a connector config that its plugin declares PASSWORD: never shown over REST.
     pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
-        let get = |key: &str| crate::model::last_value(config, key).map(str::trim);
-        let Some(class) = get("connector.class") else { return Vec::new() };
-        let version = get("connector.version").and_then(|v| crate::model::parse_version_requirement(v).ok());
-        match self.registry.find(class, version.as_ref()) {
-            Ok(plugin) => {
+        match self.plugin_of(config) {
+            Some(plugin) => {
                 plugin.info.config.iter().filter(|k| k.type_name == "PASSWORD").map(|k| k.name.clone()).collect()
             }
-            Err(_) => Vec::new(),
+            None => Vec::new(),
         }
     }
 
@@ -466,9 +471,11 @@ impl Worker {
         self.reporter.status(state, trace)
     }
 
-    /// Records a connector's state unless it is already recorded so (reconciling repeats itself).
-    pub fn put_status(&self, name: &str, kind: Option<ConnectorKind>, state: State, trace: Option<String>) {
-        let status = self.status_of(state, trace);
+    /// Records a connector's state unless it is already recorded so (reconciling repeats itself),
+    /// with the kind and version of its plugin when that is loaded.
+    pub fn put_status(&self, name: &str, plugin: Option<&Plugin>, state: State, trace: Option<String>) {
+        let kind = plugin.and_then(|p| p.info.kind.connector());
+        let status = Status { version: plugin.map(|p| p.info.version.clone()), ..self.status_of(state, trace) };
         if self.status.get(name).is_some_and(|s| s.connector == status && (kind.is_none() || s.kind == kind)) {
             return;
         }
@@ -476,8 +483,8 @@ impl Worker {
     }
 
     /// Records a task's state unless it is already recorded so.
-    pub fn put_task_status(&self, name: &str, id: u32, state: State) {
-        let status = self.status_of(state, None);
+    pub fn put_task_status(&self, name: &str, id: u32, plugin: Option<&Plugin>, state: State) {
+        let status = Status { version: plugin.map(|p| p.info.version.clone()), ..self.status_of(state, None) };
         if self.status.get(name).is_some_and(|s| s.tasks.get(&id) == Some(&status)) {
             return;
         }
@@ -547,7 +554,7 @@ impl Worker {
             task_config,
             offsets: self.offsets.clone(),
             status: self.status.clone(),
-            reporter: self.reporter.clone(),
+            reporter: Reporter { version: Some(plugin.info.version.clone()), ..self.reporter.clone() },
             reserved: self.reserved.clone(),
             stop: stop.clone(),
         };
@@ -624,6 +631,8 @@ impl Worker {
 struct Reporter {
     worker_id: String,
     generation: Arc<AtomicI32>,
+    /// The version of the plugin a task's statuses are about; none for the worker's own.
+    version: Option<String>,
 }
 
 impl Reporter {
@@ -634,6 +643,7 @@ impl Reporter {
             trace,
             records_skipped: 0,
             generation: self.generation.load(Ordering::Relaxed),
+            version: self.version.clone(),
         }
     }
 }

@@ -63,21 +63,19 @@ fn work_this_worker_does_not_run_is_left_alone() {
 #[test]
 fn statuses_name_this_worker_and_its_generation() {
     let f = fixture("");
-    f.worker.put_status("c", Some(ConnectorKind::Sink), State::Running, None);
+    f.worker.put_status("c", None, State::Running, None);
     f.worker.set_generation(7);
-    f.worker.put_task_status("c", 2, State::Paused);
+    f.worker.put_task_status("c", 2, None, State::Paused);
     let status = f.worker.statuses().get("c").unwrap();
-    assert_eq!(status.kind, Some(ConnectorKind::Sink));
+    assert_eq!((status.kind, status.connector.version), (None, None));
     assert_eq!(status.connector.state, State::Running);
     assert_eq!(status.connector.worker_id, f.worker.id());
     assert_eq!(status.connector.generation, 0);
     assert_eq!(status.tasks[&2].state, State::Paused);
     assert_eq!(status.tasks[&2].generation, 7);
-    // Reported again, without a kind, the connector keeps the kind it was reported with.
     f.worker.put_status("c", None, State::Failed, Some("it broke".into()));
     let failed = f.worker.statuses().get("c").unwrap().connector;
     assert_eq!((failed.state, failed.trace.as_deref(), failed.generation), (State::Failed, Some("it broke"), 7));
-    assert_eq!(f.worker.statuses().get("c").unwrap().kind, Some(ConnectorKind::Sink));
 }
 
 #[test]

@@ -56,6 +56,7 @@ fn status_value(status: &Status) -> Option<Vec<u8>> {
         "trace": status.trace,
         "worker_id": status.worker_id,
         "generation": status.generation,
+        "version": status.version,
     });
     // Wharf's own key, beside Connect's (whose readers pass over keys they do not know).
     if status.records_skipped > 0 {
@@ -73,7 +74,8 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
             let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
             let generation = v["generation"].as_i64().unwrap_or(0) as i32;
             let records_skipped = v["records_skipped"].as_u64().unwrap_or(0);
-            Some(Status { state, worker_id, trace: v["trace"].as_str().map(String::from), records_skipped, generation })
+            let (trace, version) = (v["trace"].as_str().map(String::from), v["version"].as_str().map(String::from));
+            Some(Status { state, worker_id, trace, records_skipped, generation, version })
         }
     };
     if let Some(name) = key.strip_prefix("status-connector-") {
@@ -128,6 +130,7 @@ fn awaiting_connector(name: &str) -> ConnectorStatus {
             trace: None,
             records_skipped: 0,
             generation: -1,
+            version: None,
         },
         tasks: BTreeMap::new(),
     }
@@ -319,6 +322,7 @@ mod tests {
             trace: Some("boom".into()),
             records_skipped: 0,
             generation: 7,
+            version: Some("1.2.0".into()),
         };
         let mut view = BTreeMap::new();
         let bytes = status_value(&written).unwrap();
@@ -326,7 +330,9 @@ mod tests {
         assert_eq!(view["orders"].tasks[&3], written);
         // Connect's keys only, unless the task skipped records.
         assert!(!String::from_utf8_lossy(&bytes).contains("records_skipped"));
-        let skipping = Status { state: State::Running, trace: None, records_skipped: 12, ..written };
+        // Connect 4.1's `version`, read back as written.
+        assert!(String::from_utf8_lossy(&bytes).contains(r#""version":"1.2.0""#));
+        let skipping = Status { state: State::Running, trace: None, records_skipped: 12, version: None, ..written };
         let bytes = status_value(&skipping).unwrap();
         apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
         assert_eq!(view["orders"].tasks[&3], skipping);
