@@ -22,7 +22,10 @@ fn health_task_status_expand_initial_state_patch_and_stop_answer_as_connect_does
 
     let (code, health, _) = worker.call("GET", "/health", None);
     assert_eq!(code, 200, "{health}");
-    assert_eq!(health, json!({"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}));
+    assert_eq!(
+        health,
+        json!({"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."})
+    );
 
     // A connector created RUNNING (the default) reports its plugin's version for itself and its tasks.
     let (code, answer) = create(&worker, json!({"name": "gen", "config": datagen(&unique("surface"))}));
@@ -40,7 +43,9 @@ fn health_task_status_expand_initial_state_patch_and_stop_answer_as_connect_does
     assert_eq!(task["state"], "RUNNING");
     assert_eq!(task["worker_id"], status["tasks"][1]["worker_id"]);
     assert_eq!(task["version"], json!(version));
-    for missing in ["/connectors/gen/tasks/7/status", "/connectors/gen/tasks/x/status", "/connectors/nope/tasks/0/status"] {
+    for missing in
+        ["/connectors/gen/tasks/7/status", "/connectors/gen/tasks/x/status", "/connectors/nope/tasks/0/status"]
+    {
         let (code, answer, _) = worker.call("GET", missing, None);
         assert_eq!(code, 404, "{missing}: {answer}");
         assert!(answer["message"].as_str().unwrap_or_default().starts_with("No status found for task "), "{answer}");

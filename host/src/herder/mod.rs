@@ -507,12 +507,7 @@ impl Herder {
     }
 
     /// Creates a connector in the state asked for (`initial_state`); RUNNING when none is.
-    pub fn create_connector(
-        &self,
-        name: &str,
-        config: Pairs,
-        initial: Option<TargetState>,
-    ) -> Result<(), HerderError> {
+    pub fn create_connector(&self, name: &str, config: Pairs, initial: Option<TargetState>) -> Result<(), HerderError> {
         self.write_connector(name, config, false, initial).map(|_| ())
     }
 
@@ -623,9 +618,11 @@ impl Herder {
     pub fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets, HerderError> {
         match self.connector_kind(name)? {
             ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
-            ConnectorKind::Sink => crate::kafka::committed_offsets(&self.worker.config(), name, &self.sink_topics(name)?)
-                .map(ConnectorOffsets::Sink)
-                .map_err(|e| HerderError::Kafka(format!("{e:#}"))),
+            ConnectorKind::Sink => {
+                crate::kafka::committed_offsets(&self.worker.config(), name, &self.sink_topics(name)?)
+                    .map(ConnectorOffsets::Sink)
+                    .map_err(|e| HerderError::Kafka(format!("{e:#}")))
+            }
         }
     }
 
@@ -866,7 +863,12 @@ impl Herder {
             }
             Err(e) => {
                 tracing::error!("connector {name} failed: {e}");
-                self.worker.put_status(name, self.worker.plugin_of(&entry.config).as_deref(), State::Failed, Some(e.to_string()));
+                self.worker.put_status(
+                    name,
+                    self.worker.plugin_of(&entry.config).as_deref(),
+                    State::Failed,
+                    Some(e.to_string()),
+                );
                 owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
             }
         }
@@ -981,7 +983,12 @@ impl Herder {
             owned.reported.insert(name.clone());
             if let Err(e) = self.reconcile_connector(owned, name, entry, place.as_ref(), &mut forwards) {
                 tracing::error!("connector {name} failed: {e}");
-                self.worker.put_status(name, self.worker.plugin_of(&entry.config).as_deref(), State::Failed, Some(e.to_string()));
+                self.worker.put_status(
+                    name,
+                    self.worker.plugin_of(&entry.config).as_deref(),
+                    State::Failed,
+                    Some(e.to_string()),
+                );
                 failed.push(name.clone());
             }
         }

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use std::collections::BTreeMap;
 
@@ -44,7 +44,10 @@ pub fn router(state: Shared) -> Router {
     let writes = Router::new()
         .route("/connectors", get(list_connectors).post(create_connector))
         .route("/connectors/{name}", get(connector_info).delete(delete_connector))
-        .route("/connectors/{name}/config", get(connector_config).put(put_connector_config).patch(patch_connector_config))
+        .route(
+            "/connectors/{name}/config",
+            get(connector_config).put(put_connector_config).patch(patch_connector_config),
+        )
         .route("/connectors/{name}/tasks", get(connector_tasks).post(put_task_configs))
         .route("/connectors/{name}/pause", put(pause))
         .route("/connectors/{name}/resume", put(resume))
@@ -528,7 +531,9 @@ async fn health(State(state): State<Shared>) -> Response {
         Health::Healthy => {
             (StatusCode::OK, "healthy", "Worker has completed startup and is ready to handle requests.".to_string())
         }
-        Health::Starting(why) => (StatusCode::SERVICE_UNAVAILABLE, "starting", format!("Worker is still starting up. {why}")),
+        Health::Starting(why) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "starting", format!("Worker is still starting up. {why}"))
+        }
         Health::Unhealthy(why) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "unhealthy",

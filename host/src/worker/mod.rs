@@ -123,7 +123,11 @@ impl Worker {
     ) -> Self {
         Worker {
             worker_id: config.worker_id(),
-            reporter: Reporter { worker_id: config.worker_id(), generation: Arc::new(AtomicI32::new(0)), version: None },
+            reporter: Reporter {
+                worker_id: config.worker_id(),
+                generation: Arc::new(AtomicI32::new(0)),
+                version: None,
+            },
             reserved: Arc::new(ReservedTopics::of(&config)),
             config,
             runtime,
