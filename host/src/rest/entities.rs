@@ -307,7 +307,7 @@ impl CreateConnector {
                 }
             }),
         };
-        Ok(CreateConnector { name: name.trim().to_string(), config: ConfigBody::from_json(config)?.0, initial_state })
+        Ok(CreateConnector { name, config: ConfigBody::from_json(config)?.0, initial_state })
     }
 }
 
@@ -401,7 +401,7 @@ mod tests {
                 initial_state: None
             })
         );
-        let paused = CreateConnector::parse(br#"{"name": " a ", "config": {}, "initial_state": "paused"}"#).unwrap();
+        let paused = CreateConnector::parse(br#"{"name": "a", "config": {}, "initial_state": "paused"}"#).unwrap();
         assert_eq!((paused.name.as_str(), paused.initial_state), ("a", Some(TargetState::Paused)));
         let wrong = CreateConnector::parse(br#"{"name": "a", "config": {}, "initial_state": "GONE"}"#).unwrap_err();
         assert!(wrong.0.contains("takes \"RUNNING\", \"PAUSED\" or \"STOPPED\""), "{}", wrong.0);
