@@ -81,7 +81,10 @@ impl ClusterView {
     /// Waits up to `timeout` for a rejoin request; returns and clears its reason.
     fn wait_for_rejoin(&self, timeout: Duration) -> Option<String> {
         let rejoin = self.rejoin.locked();
-        let (mut rejoin, _) = self.wake.wait_timeout_while(rejoin, timeout, |r| r.is_none()).expect("cluster lock");
+        let (mut rejoin, _) = self
+            .wake
+            .wait_timeout_while(rejoin, timeout, |r| r.is_none())
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         rejoin.take()
     }
 }

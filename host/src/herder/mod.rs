@@ -185,6 +185,7 @@ struct Owned {
     /// Connectors whose task configs are being generated now, or sent to the leader; at most
     /// `MAX_GENERATING` together.
     generating: std::collections::BTreeSet<String>,
+    /// Connectors whose task configs are being sent to the leader now.
     forwarding: std::collections::BTreeSet<String>,
     /// Connectors whose last generation failed, with the config it failed on and when; a
     /// standalone worker runs no tasks for them, and the same config is tried again only after
@@ -193,6 +194,14 @@ struct Owned {
     /// Connectors this worker has reported a status for, so that a deleted one loses it even
     /// if it never ran.
     reported: std::collections::BTreeSet<String>,
+}
+
+impl Owned {
+    /// Whether a connector's task configs are on their way to the leader, or `MAX_GENERATING`
+    /// threads generate or send task configs already.
+    fn busy_with(&self, name: &str) -> bool {
+        self.forwarding.contains(name) || self.generating.len() + self.forwarding.len() >= MAX_GENERATING
+    }
 }
 
 /// Connectors whose task configs are generated (the plugin's validate and task-configs calls,
@@ -392,11 +401,11 @@ impl Herder {
 
     /// What other workers and statuses know this worker by.
     pub fn worker_id(&self) -> &str {
-        &self.worker.id()
+        self.worker.id()
     }
 
     pub fn worker_config(&self) -> &crate::config::WorkerConfig {
-        &self.worker.config()
+        self.worker.config()
     }
 
     /// The keys of a config whose values are secrets (PASSWORD keys of its plugin).
@@ -619,7 +628,7 @@ impl Herder {
         match self.connector_kind(name)? {
             ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
             ConnectorKind::Sink => {
-                crate::kafka::committed_offsets(&self.worker.config(), name, &self.sink_topics(name)?)
+                crate::kafka::committed_offsets(self.worker.config(), name, &self.sink_topics(name)?)
                     .map(ConnectorOffsets::Sink)
                     .map_err(|e| HerderError::Kafka(format!("{e:#}")))
             }
@@ -660,7 +669,7 @@ impl Herder {
             }
             (ConnectorKind::Sink, OffsetsChange::Reset) => {
                 let admin = crate::kafka::admin::admin_client(&crate::kafka::client_config(
-                    &self.worker.config(),
+                    self.worker.config(),
                     &self.worker.config().admin_overrides,
                 ))
                 .map_err(kafka_error)?;
@@ -671,7 +680,7 @@ impl Herder {
                 Ok(format!("The offsets of connector {name} were reset (its consumer group connect-{name} is deleted)"))
             }
             (ConnectorKind::Sink, OffsetsChange::Sink(offsets)) => {
-                crate::kafka::commit_group_offsets(&self.worker.config(), name, &offsets).map_err(kafka_error)?;
+                crate::kafka::commit_group_offsets(self.worker.config(), name, &offsets).map_err(kafka_error)?;
                 Ok(format!("The offsets of connector {name} were altered"))
             }
             (kind, _) => Err(HerderError::BadConfig(format!(
@@ -732,6 +741,13 @@ impl Herder {
         self.store.snapshot().connectors.get(name).cloned().ok_or_else(|| HerderError::NotFound(name.to_string()))
     }
 
+    /// Records that a connector failed, with why.
+    fn fail_connector(&self, name: &str, entry: &ConnectorEntry, e: &StartError) {
+        tracing::error!("connector {name} failed: {e}");
+        let plugin = self.worker.plugin_of(&entry.config);
+        self.worker.put_status(name, plugin.as_deref(), State::Failed, Some(e.to_string()));
+    }
+
     /// The kind of a connector's plugin, when the plugin is loaded.
     pub fn kind_of(&self, entry: &ConnectorEntry) -> Option<ConnectorKind> {
         let class = crate::model::last_value(&entry.config, "connector.class")?;
@@ -790,8 +806,7 @@ impl Herder {
     /// under way already or `MAX_GENERATING` generations are; the answer comes back as a
     /// `Generated` request.
     fn generate(self: &Arc<Self>, owned: &mut Owned, name: &str, config: ConnectorConfig, from: &Pairs) {
-        let busy = owned.generating.len() + owned.forwarding.len() >= MAX_GENERATING;
-        if busy || owned.generating.contains(name) || owned.forwarding.contains(name) {
+        if owned.busy_with(name) || owned.generating.contains(name) {
             return;
         }
         let (herder, label, from) = (self.clone(), name.to_string(), from.clone());
@@ -862,13 +877,7 @@ impl Herder {
                 owned.failed.remove(name);
             }
             Err(e) => {
-                tracing::error!("connector {name} failed: {e}");
-                self.worker.put_status(
-                    name,
-                    self.worker.plugin_of(&entry.config).as_deref(),
-                    State::Failed,
-                    Some(e.to_string()),
-                );
+                self.fail_connector(name, entry, &e);
                 owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
             }
         }
@@ -907,8 +916,7 @@ impl Herder {
     /// `Forwarded` request. Left to a later round when the connector's configs are on their way
     /// already or `MAX_GENERATING` threads are busy.
     fn forward_task_configs(self: &Arc<Self>, owned: &mut Owned, forward: Forward) {
-        if owned.forwarding.contains(&forward.name) || owned.generating.len() + owned.forwarding.len() >= MAX_GENERATING
-        {
+        if owned.busy_with(&forward.name) {
             return;
         }
         let body: Vec<serde_json::Value> = forward
@@ -982,13 +990,7 @@ impl Herder {
             }
             owned.reported.insert(name.clone());
             if let Err(e) = self.reconcile_connector(owned, name, entry, place.as_ref(), &mut forwards) {
-                tracing::error!("connector {name} failed: {e}");
-                self.worker.put_status(
-                    name,
-                    self.worker.plugin_of(&entry.config).as_deref(),
-                    State::Failed,
-                    Some(e.to_string()),
-                );
+                self.fail_connector(name, entry, &e);
                 failed.push(name.clone());
             }
         }

@@ -4,9 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::config::{properties, Mode, WorkerConfig};
-use crate::runtime::{PluginRegistry, Runtime};
-use crate::storage::{FileOffsetStore, MemoryConfigStore, MemoryStatusStore};
+use crate::storage::MemoryConfigStore;
 
 struct Fixture {
     herder: Arc<Herder>,
@@ -15,23 +13,9 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    let text = format!(
-        "bootstrap.servers=localhost:1\nplugin.path={}\noffset.storage.file.filename={}\nwasm.cache.dir={}\n",
-        plugins.display(),
-        dir.path().join("offsets").display(),
-        dir.path().join("cache").display()
-    );
-    let props = properties::parse(&text, "test").unwrap();
-    let config = WorkerConfig::from_properties(&props, "test", Mode::Standalone).unwrap();
-    let runtime = Arc::new(Runtime::new(config.compile_cache_dir.clone()).unwrap());
-    let registry = Arc::new(PluginRegistry::scan(&runtime, &config.plugin_path));
-    let offsets = Arc::new(FileOffsetStore::open(&dir.path().join("offsets")).unwrap());
-    let worker = Arc::new(Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default())));
+    let (worker, dir) = crate::worker::tests::worker_without_plugins();
     let store = Arc::new(MemoryConfigStore::default());
-    let herder = Herder::new(worker, store.clone(), None);
+    let herder = Herder::new(Arc::new(worker), store.clone(), None);
     Fixture { herder, store, _dir: dir }
 }
 

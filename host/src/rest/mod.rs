@@ -556,11 +556,11 @@ async fn root(State(state): State<Shared>) -> Json<entities::ServerInfo> {
 /// whose status or info is gone meanwhile is left out, as Connect leaves it out.
 async fn list_connectors(State(state): State<Shared>, Query(query): Query<Vec<(String, String)>>) -> Response {
     let names: Vec<String> = state.herder.snapshot().connectors.into_keys().collect();
-    let expansions: Vec<&str> =
-        query.iter().filter(|(k, _)| k == "expand").flat_map(|(_, v)| v.split(',')).map(str::trim).collect();
-    if !query.iter().any(|(k, _)| k == "expand") {
+    let asked: Vec<&str> = query.iter().filter(|(k, _)| k == "expand").map(|(_, v)| v.as_str()).collect();
+    if asked.is_empty() {
         return Json(names).into_response();
     }
+    let expansions: Vec<&str> = asked.iter().flat_map(|v| v.split(',')).map(str::trim).collect();
     let mut out = BTreeMap::new();
     for name in names {
         let mut entry = entities::ConnectorExpansions::default();

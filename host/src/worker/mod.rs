@@ -176,9 +176,7 @@ impl Worker {
                 .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
             problems.extend(found.into_iter().map(|p| format!("\"{}\": {}", p.name, p.message)));
         }
-        if !problems.is_empty() {
-            return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
-        }
+        refuse_problems(config, problems)?;
         Ok(plugin)
     }
 
@@ -187,9 +185,7 @@ impl Worker {
     /// host's rules (the ceilings, reserved topics, grants) may have changed since.
     fn plugin_to_start(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
         let (plugin, problems) = self.host_problems(config)?;
-        if !problems.is_empty() {
-            return Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") });
-        }
+        refuse_problems(config, problems)?;
         Ok(plugin)
     }
 
@@ -652,6 +648,14 @@ impl Reporter {
     }
 }
 
+/// A config with problems is invalid, with every problem said.
+fn refuse_problems(config: &ConnectorConfig, problems: Vec<String>) -> Result<(), StartError> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") })
+}
+
 /// A transform plugin a connector's chain names, found for a task: the step's alias, the plugin,
 /// and its settings with the definition's defaults filled in.
 struct TransformPlugin {
@@ -921,4 +925,4 @@ impl TaskSetup {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,12 +12,19 @@ struct Fixture {
     _dir: tempfile::TempDir,
 }
 
-fn fixture(extra: &str) -> Fixture {
+fn fixture() -> Fixture {
+    let (worker, dir) = worker_without_plugins();
+    Fixture { worker, _dir: dir }
+}
+
+/// A standalone worker over in-memory statuses, a file offset store and an empty plugin folder,
+/// all in the folder handed back with it (which must outlive it).
+pub(crate) fn worker_without_plugins() -> (Worker, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
     std::fs::create_dir(&plugins).unwrap();
     let text = format!(
-        "bootstrap.servers=localhost:1\nplugin.path={}\noffset.storage.file.filename={}\nwasm.cache.dir={}\n{extra}",
+        "bootstrap.servers=localhost:1\nplugin.path={}\noffset.storage.file.filename={}\nwasm.cache.dir={}\n",
         plugins.display(),
         dir.path().join("offsets").display(),
         dir.path().join("cache").display()
@@ -28,7 +35,7 @@ fn fixture(extra: &str) -> Fixture {
     let registry = Arc::new(PluginRegistry::scan(&runtime, &config.plugin_path));
     let offsets = Arc::new(FileOffsetStore::open(&dir.path().join("offsets")).unwrap());
     let worker = Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default()));
-    Fixture { worker, _dir: dir }
+    (worker, dir)
 }
 
 fn connector(f: &Fixture, pairs: &[(&str, &str)]) -> ConnectorConfig {
@@ -38,7 +45,7 @@ fn connector(f: &Fixture, pairs: &[(&str, &str)]) -> ConnectorConfig {
 
 #[test]
 fn a_config_whose_plugin_is_missing_is_refused_naming_the_plugin() {
-    let f = fixture("");
+    let f = fixture();
     let config = connector(&f, &[("name", "c"), ("connector.class", "no-such-plugin")]);
     let Err(refused) = f.worker.validate(&config) else { panic!("a config without its plugin passed") };
     assert!(matches!(refused, StartError::NoPlugin { ref name, .. } if name == "c"), "{refused}");
@@ -52,7 +59,7 @@ fn a_config_whose_plugin_is_missing_is_refused_naming_the_plugin() {
 
 #[test]
 fn work_this_worker_does_not_run_is_left_alone() {
-    let f = fixture("");
+    let f = fixture();
     assert!(!f.worker.restart_task("c", 0).unwrap());
     assert!(!f.worker.stop_connector("c"));
     f.worker.stop_tasks("c", &[0, 1]);
@@ -62,7 +69,7 @@ fn work_this_worker_does_not_run_is_left_alone() {
 
 #[test]
 fn statuses_name_this_worker_and_its_generation() {
-    let f = fixture("");
+    let f = fixture();
     f.worker.put_status("c", None, State::Running, None);
     f.worker.set_generation(7);
     f.worker.put_task_status("c", 2, None, State::Paused);
@@ -80,7 +87,7 @@ fn statuses_name_this_worker_and_its_generation() {
 
 #[test]
 fn a_plugin_that_is_not_loaded_has_no_kind_and_no_secrets() {
-    let f = fixture("");
+    let f = fixture();
     assert_eq!(f.worker.kind_of("no-such-plugin"), None);
     let config = vec![("connector.class".to_string(), "no-such-plugin".to_string())];
     assert!(f.worker.secret_keys(&config).is_empty());
