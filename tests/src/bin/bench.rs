@@ -133,7 +133,7 @@ fn start(engine: Engine, dir: &Path, converters: Converters) -> Worker {
         Engine::Wharf => {
             props.push(("plugin.path", workspace().join("target/plugins").display().to_string()));
             props.push(("wasm.ceiling.fs.write", dir.join("data").display().to_string()));
-            let mut c = Command::new(workspace().join("target/release/wharf"));
+            let mut c = Command::new(wharf_binary());
             c.arg("distributed").arg(&worker_file).env("RUST_LOG", "warn");
             c
         }
@@ -470,6 +470,17 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), {memory} memory")
 }
 
+/// The `wharf` built beside this harness: the release build for a measured run, the debug build
+/// that the test suite already made for `--smoke`, which checks that the harness works and times
+/// nothing.
+fn wharf_binary() -> std::path::PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("wharf")))
+        .filter(|wharf| wharf.exists())
+        .unwrap_or_else(|| workspace().join("target/release/wharf"))
+}
+
 fn main() {
     let options = options();
     let input = workspace().join(format!("target/bench-input-{}.txt", options.lines));
@@ -539,7 +550,7 @@ fn main() {
         structs.1.push(bare);
     }
     eprintln!("measuring the WebAssembly boundary");
-    let boundary = Command::new(workspace().join("target/release/wharf"))
+    let boundary = Command::new(wharf_binary())
         .args(["bench", "boundary", "--seconds", &options.boundary_seconds.to_string(), "--plugin"])
         .arg(workspace().join("target/plugins/datagen.wasm"))
         .arg("--transform")
@@ -571,8 +582,10 @@ fn main() {
         .unwrap_or_default();
     report.push_str(&format!("# Benchmark results\n\n{date}; {}; Apache Kafka 4.1.1 broker on loopback.\n", machine()));
     report.push_str(&format!(
-        "{} lines of 100 bytes; median of {} run(s), (min–max) when there are several; Wharf release build, distributed worker.\n\n",
-        options.lines, options.runs
+        "{} lines of 100 bytes; median of {} run(s), (min–max) when there are several; Wharf {} build, distributed worker.\n\n",
+        options.lines,
+        options.runs,
+        if cfg!(debug_assertions) { "debug" } else { "release" }
     ));
     report.push_str("| figure | Wharf | Kafka Connect | Wharf / Connect |\n|---|---:|---:|---:|\n");
     for (name, wharf, connect) in rows {
