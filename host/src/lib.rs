@@ -9,6 +9,7 @@ pub mod data;
 pub mod dev;
 pub mod herder;
 pub mod kafka;
+pub mod logging;
 pub mod model;
 pub mod peer;
 pub mod rest;
@@ -19,3 +20,6 @@ pub mod storage;
 pub mod sync;
 pub mod transform;
 pub mod worker;
+
+/// Wharf's own version, which `GET /` reports beside the Kafka Connect version it follows.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

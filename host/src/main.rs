@@ -116,13 +116,7 @@ enum PluginCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,librdkafka=warn,rdkafka=warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    wharf::logging::install();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

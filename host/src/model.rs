@@ -302,3 +302,11 @@ impl std::fmt::Debug for SessionKey {
         write!(f, "SessionKey({}, {} bytes, made at {})", self.algorithm, self.key.len(), self.created_ms)
     }
 }
+
+/// Now, in milliseconds since the epoch (0 if the clock is before it).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

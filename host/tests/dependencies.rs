@@ -11,6 +11,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("model", &["data"]),
     ("convert", &["data"]),
     ("sync", &[]),
+    ("logging", &[]),
     ("peer", &["model"]),
     ("transform", &["convert", "data", "model"]),
     ("config", &["convert", "model", "transform"]),
@@ -19,8 +20,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("storage", &["config", "kafka", "model", "sync"]),
     ("cluster", &["config", "model", "storage", "sync"]),
     ("worker", &["config", "convert", "kafka", "model", "runtime", "storage", "sync", "transform"]),
-    ("herder", &["cluster", "config", "kafka", "model", "peer", "runtime", "storage", "sync", "worker"]),
-    ("rest", &["cluster", "config", "herder", "model", "peer", "runtime", "storage"]),
+    ("herder", &["cluster", "config", "kafka", "logging", "model", "peer", "runtime", "storage", "sync", "worker"]),
+    ("rest", &["cluster", "config", "herder", "logging", "model", "peer", "runtime", "storage"]),
     (
         "serve",
         &["cluster", "config", "herder", "kafka", "model", "peer", "rest", "runtime", "storage", "sync", "worker"],

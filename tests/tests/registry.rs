@@ -148,6 +148,27 @@ fn plugin_config_definitions_and_validation_use_kafka_connects_shapes() {
     let (_, report, _) = worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&good.to_string()));
     assert_eq!(report["error_count"], 0, "{report}");
 
+    // Kafka Connect's short and long names of a plugin are the plugin, in the URL and the body.
+    let long = json!({"name": "x", "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "file": w.path("in.txt").display().to_string(), "topic": "t"});
+    let (code, report, _) =
+        worker.call("PUT", "/connector-plugins/FileStreamSource/config/validate", Some(&long.to_string()));
+    assert_eq!((code, report["error_count"].clone()), (200, json!(0)), "{report}");
+    let (code, report, _) = worker.call("PUT", "/connector-plugins/file-sink/config/validate", Some(&long.to_string()));
+    assert_eq!(code, 400, "{report}");
+    assert!(
+        report["message"].as_str().unwrap_or_default().contains("does not match request type file-sink"),
+        "{report}"
+    );
+
+    // A missing name is an error, as Connect counts it.
+    let nameless = json!({"file": w.path("in.txt").display().to_string(), "topic": "t"});
+    let (_, report, _) =
+        worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&nameless.to_string()));
+    assert_eq!(report["error_count"], 1, "{report}");
+    let name = report["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == "name").unwrap();
+    assert_eq!(name["value"]["errors"], json!(["Missing required configuration \"name\" which has no default value."]));
+
     let (code, _, _) = worker.call("GET", "/connector-plugins/nope/config", None);
     assert_eq!(code, 404);
 }

@@ -109,3 +109,98 @@ fn health_task_status_expand_initial_state_patch_and_stop_answer_as_connect_does
     assert_eq!(worker.call("PUT", "/connectors/paused/resume", None).0, 202);
     assert_eq!(worker.call("PUT", "/connectors/nope/stop", None).0, 404);
 }
+
+/// A connector's own client settings (`consumer.override.*`, …) reach its Kafka clients, in
+/// the Java client's names, and a worker whose policy forbids them refuses the connector.
+#[test]
+fn connector_client_overrides_apply_and_the_workers_policy_refuses_what_it_forbids() {
+    let w = Standalone::new(&[]);
+    let worker = w.start();
+    let topic = unique("overridden");
+    create_topic(&topic, 1, "delete");
+    for i in 0..5 {
+        produce(&topic, 0, "k", format!("before-{i}").as_bytes());
+    }
+    // The sink starts at the end of the topic (Wharf's own default is its start): the records
+    // written before it are not read.
+    let output = w.path("out.txt");
+    let sink = json!({"name": "late-sink", "config": {
+        "connector.class": "file-sink", "topics": topic, "file": output.display().to_string(),
+        "wasm.fs.write": w.dir.path().display().to_string(),
+        "consumer.override.auto.offset.reset": "latest",
+        "consumer.override.fetch.max.wait.ms": "100"}});
+    let (code, answer) = create(&worker, sink);
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("late-sink", 0, "RUNNING");
+    let mut sent = 0;
+    worker.wait("a record written after the sink started", Duration::from_secs(60), || {
+        produce(&topic, 0, "k", format!("after-{sent}").as_bytes());
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(300));
+        (count_lines(&output) > 0).then_some(())
+    });
+    let lines = read_lines(&output);
+    assert!(lines.iter().all(|l| l.starts_with("after-")), "records from before the sink were read: {lines:?}");
+
+    let strict = Standalone::new(&[("connector.client.config.override.policy", "None".into())]).start();
+    let (code, answer) = create(
+        &strict,
+        json!({"name": "gen", "config": {"connector.class": "datagen", "topic": unique("strict"), "rate": "5",
+            "producer.override.linger.ms": "50"}}),
+    );
+    assert_eq!(code, 400, "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"producer.override.linger.ms\" is not allowed")
+            && message.contains("connector.client.config.override.policy=None"),
+        "{answer}"
+    );
+    // A Java-only setting is refused naming the key as written.
+    let (code, answer) = create(
+        &worker,
+        json!({"name": "blocky", "config": {"connector.class": "datagen", "topic": unique("blocky"), "rate": "5",
+            "producer.override.max.block.ms": "1000"}}),
+    );
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or_default().contains("producer.override.max.block.ms"), "{answer}");
+}
+
+/// `/admin/loggers`: a worker's levels are read and changed while it runs, on this worker (the
+/// loggers whose level changed are answered) or on every worker of the cluster (through the
+/// config topic), and the log follows.
+#[test]
+fn log_levels_change_while_the_worker_runs_on_one_worker_or_the_whole_cluster() {
+    let w = Distributed::new(&[]);
+    let worker = w.start();
+    // The suite starts workers with RUST_LOG=info,wharf=debug.
+    let (code, all, _) = worker.call("GET", "/admin/loggers", None);
+    assert_eq!(code, 200, "{all}");
+    assert_eq!((all["root"]["level"].clone(), all["wharf"]["level"].clone()), (json!("INFO"), json!("DEBUG")), "{all}");
+
+    let (code, changed, _) = worker.call("PUT", "/admin/loggers/wharf", Some(r#"{"level": "warn"}"#));
+    assert_eq!((code, changed), (200, json!(["wharf"])));
+    let (_, below, _) = worker.call("GET", "/admin/loggers/wharf.worker", None);
+    assert_eq!(below["level"], "WARN", "a module below wharf takes its level: {below}");
+    let (_, set, _) = worker.call("GET", "/admin/loggers/wharf", None);
+    assert!(set["last_modified"].as_i64().is_some(), "{set}");
+    let quiet_from = worker.log().len();
+    let (code, answer) = create(&worker, json!({"name": "quiet", "config": datagen(&unique("quiet"))}));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("quiet", 0, "RUNNING");
+    let log = worker.log();
+    let chatty: Vec<&str> = log[quiet_from..]
+        .lines()
+        .filter(|l| l.contains("wharf::") && (l.contains("INFO") || l.contains("DEBUG")))
+        .collect();
+    assert!(chatty.is_empty(), "wharf logged below WARN after it was set to WARN:\n{}", chatty.join("\n"));
+
+    let (code, answer, _) = worker.call("PUT", "/admin/loggers/wharf?scope=cluster", Some(r#"{"level": "DEBUG"}"#));
+    assert_eq!(code, 204, "{answer}");
+    worker.wait("the cluster-wide level to reach this worker", Duration::from_secs(30), || {
+        (worker.get("/admin/loggers/wharf")?["level"] == "DEBUG").then_some(())
+    });
+    let (code, answer, _) = worker.call("PUT", "/admin/loggers/wharf", Some(r#"{"level": "LOUD"}"#));
+    assert_eq!((code, answer["message"].clone()), (404, json!("invalid log level 'LOUD'.")));
+    let (code, _, _) = worker.call("GET", "/admin/loggers/org.example.Nothing", None);
+    assert_eq!(code, 404);
+}

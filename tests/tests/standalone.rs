@@ -428,6 +428,9 @@ fn rest_answers_in_kafka_connect_shapes() {
     let worker = w.start();
     let root = worker.get("/").unwrap();
     assert!(root["version"].is_string() && root["kafka_cluster_id"].is_string(), "{root}");
+    // A Kafka Connect version, which clients that gate features on it parse, and Wharf's beside it.
+    assert_eq!(root["version"], "4.1.1", "{root}");
+    assert_eq!(root["wharf_version"], wharf::VERSION, "{root}");
     assert_eq!(worker.get("/connectors").unwrap(), serde_json::json!(["src"]));
     worker.wait_task_state("src", 0, "RUNNING");
     let status = worker.get("/connectors/src/status").unwrap();
@@ -484,4 +487,37 @@ fn an_unreachable_broker_names_bootstrap_servers() {
     assert!(!status.success());
     assert!(log.contains(&format!("bootstrap.servers=127.0.0.1:{port}")), "{log}");
     assert!(!log.contains("panicked"), "{log}");
+}
+
+/// A team moving from Kafka Connect keeps each key in its partition: keyed source records go
+/// where the Java producer's default partitioner sends them (librdkafka's own default hashes
+/// differently).
+#[test]
+fn keyed_source_records_land_in_the_partition_the_java_producer_chooses() {
+    let topic = unique("keyed");
+    create_topic(&topic, 6, "delete");
+    let mut w = Standalone::new(&[]);
+    w.add_connector(
+        "keyed-gen",
+        &[
+            ("connector.class", "datagen".into()),
+            ("topic", topic.clone()),
+            ("count", "300".into()),
+            ("key.size", "8".into()),
+        ],
+    );
+    let worker = w.start();
+    worker.wait("300 records", Duration::from_secs(60), || (topic_count(&topic) >= 300).then_some(()));
+    let records = topic_records(&topic);
+    assert_eq!(records.len(), 300);
+    let mut partitions = std::collections::BTreeSet::new();
+    for (partition, key, _) in &records {
+        assert_eq!(
+            *partition,
+            wharf::kafka::partitioner::partition_for_key(key.as_bytes(), 6),
+            "key {key} is in partition {partition}"
+        );
+        partitions.insert(*partition);
+    }
+    assert!(partitions.len() > 1, "300 keys all in one partition: {partitions:?}");
 }

@@ -74,10 +74,60 @@ pub struct ConnectorConfig {
     pub transforms: crate::transform::Chain,
     /// `errors.*`: what a record that fails conversion or a transform does to the task.
     pub errors: super::tolerance::ErrorPolicy,
+    /// `producer.override.*`, `consumer.override.*`, `admin.override.*`: the connector's own
+    /// settings of its Kafka clients, applied after the worker's.
+    pub client_overrides: ClientOverrides,
     /// Every key as given (and stored), in order, `${provider:path:key}` references and all.
     pub raw: Vec<(String, String)>,
     /// The keys as the plugin is given them: `raw` with its references resolved.
     pub resolved: Vec<(String, String)>,
+}
+
+/// A connector's own Kafka client settings (`producer.override.*`, `consumer.override.*`,
+/// `admin.override.*`), in librdkafka's names (`config::security`, `config::clients`), applied
+/// after the worker's `producer.*`, `consumer.*` and `admin.*` when the worker's
+/// `connector.client.config.override.policy` allows them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientOverrides {
+    pub producer: Vec<(String, String)>,
+    pub consumer: Vec<(String, String)>,
+    pub admin: Vec<(String, String)>,
+    /// The keys as the connector wrote them, prefix and all, for the worker's policy.
+    pub given: Vec<String>,
+}
+
+/// The prefixes of a connector's client overrides, Kafka Connect's.
+pub const OVERRIDE_PREFIXES: [&str; 3] = ["producer.override.", "consumer.override.", "admin.override."];
+
+impl ClientOverrides {
+    fn of_connector(raw: &[(String, String)]) -> Result<Self, Vec<(String, String)>> {
+        let mut overrides = ClientOverrides::default();
+        let mut problems = Vec::new();
+        for prefix in OVERRIDE_PREFIXES {
+            let given: Vec<(String, String)> =
+                raw.iter().filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_string(), v.clone()))).collect();
+            if given.is_empty() {
+                continue;
+            }
+            overrides.given.extend(given.iter().map(|(k, _)| format!("{prefix}{k}")));
+            let translated = super::security::translate(&given, prefix)
+                .map_err(|p| (p.key, p.message))
+                .and_then(|secure| super::clients::translate(&secure, prefix).map_err(|p| (p.key, p.message)));
+            match translated {
+                Ok(settings) => match prefix {
+                    "producer.override." => overrides.producer = settings,
+                    "consumer.override." => overrides.consumer = settings,
+                    _ => overrides.admin = settings,
+                },
+                Err(problem) => problems.push(problem),
+            }
+        }
+        if problems.is_empty() {
+            Ok(overrides)
+        } else {
+            Err(problems)
+        }
+    }
 }
 
 /// The longest connector name, in characters: a name becomes part of keys, group ids and URLs.
@@ -215,15 +265,17 @@ impl ConnectorConfig {
             }),
             ""
         );
-        let version = match get("connector.version").filter(|v| !v.is_empty()) {
-            None => None,
-            Some(text) => or_note!(
-                crate::model::parse_version_requirement(text)
-                    .map(Some)
-                    .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
-                None
-            ),
-        };
+        // `connector.plugin.version` is Kafka Connect 4.1's name of the key.
+        let version =
+            match get("connector.version").or_else(|| get("connector.plugin.version")).filter(|v| !v.is_empty()) {
+                None => None,
+                Some(text) => or_note!(
+                    crate::model::parse_version_requirement(text)
+                        .map(Some)
+                        .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
+                    None
+                ),
+            };
         let default_tasks = super::keys::number_default(super::keys::connector_key("tasks.max")).unwrap_or(1) as u32;
         let tasks_max = match get("tasks.max") {
             None => default_tasks,
@@ -234,6 +286,26 @@ impl ConnectorConfig {
                 default_tasks
             ),
         };
+        match get("tasks.max.enforce").map(|v| v.trim().to_ascii_lowercase()) {
+            None => {}
+            Some(v) if v == "true" => {}
+            Some(v) if v == "false" => problems.push(invalid(
+                "tasks.max.enforce",
+                "tasks.max.enforce=false (deprecated in Kafka Connect) lets a connector run more tasks than \
+                 tasks.max; Wharf always holds a connector to tasks.max: raise tasks.max instead"
+                    .into(),
+            )),
+            Some(v) => problems.push(invalid("tasks.max.enforce", format!("tasks.max.enforce={v}: use true or false"))),
+        }
+        // Kafka Connect restarts a connector when a config provider's value expires; Wharf's
+        // providers (file, directory, environment) give no expiry, as Connect's own do not, so
+        // both values behave alike.
+        if let Some(v) = get("config.action.reload").map(|v| v.trim().to_ascii_lowercase()) {
+            if v != "restart" && v != "none" {
+                problems
+                    .push(invalid("config.action.reload", format!("config.action.reload={v}: use restart or none")));
+            }
+        }
         let converters = or_note!(
             super::ConverterOverrides::of_connector(&raw).map_err(|e| {
                 let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
@@ -256,6 +328,14 @@ impl ConnectorConfig {
             Err(found) => {
                 problems.extend(found.into_iter().map(|e| invalid(e.key, e.message)));
                 super::tolerance::ErrorPolicy::default()
+            }
+        };
+
+        let client_overrides = match ClientOverrides::of_connector(&raw) {
+            Ok(overrides) => overrides,
+            Err(found) => {
+                problems.extend(found.into_iter().map(|(key, message)| invalid(&key, message)));
+                ClientOverrides::default()
             }
         };
 
@@ -331,6 +411,7 @@ impl ConnectorConfig {
             converters,
             transforms,
             errors,
+            client_overrides,
             resolved: raw.clone(),
             raw,
         })

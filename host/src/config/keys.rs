@@ -205,8 +205,74 @@ pub const WORKER_KEYS: &[Key] = &[
     key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512."),
     key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas."),
     key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
+    key("connector.client.config.override.policy", Class, Text("All"), Medium, "Kafka", Every, "Which of a connector's producer.override.*, consumer.override.* and admin.override.* settings are applied: None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config) or All, or Kafka Connect's class names of these; a connector that gives one the policy does not allow is refused."),
     key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Kafka", Every, "How every client of the worker talks to Kafka: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (with ssl.* and sasl.*, Kafka's names)."),
 ];
+
+/// Kafka Connect 4.1 worker keys that Wharf accepts from a Connect worker file and does not act
+/// on, each with what it does in Connect and why it does nothing here: a worker logs one line for
+/// each it is given, once, at start. (`exactly.once.source.support` and
+/// `response.http.headers.config` are refused when set to something Wharf would silently not do.)
+#[rustfmt::skip]
+pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
+    ("plugin.discovery", "chooses how Connect finds plugin classes in plugin.path (service loading or class scanning); Wharf finds plugins by their .wasm files and needs no discovery mode"),
+    ("metrics.sample.window.ms", "sets the window of Connect's JMX metrics; Wharf has no JMX metrics"),
+    ("metrics.num.samples", "sets how many samples Connect's JMX metrics keep; Wharf has no JMX metrics"),
+    ("metrics.recording.level", "sets the detail of Connect's JMX metrics; Wharf has no JMX metrics"),
+    ("metric.reporters", "names Java classes that receive Connect's metrics; Wharf runs no Java classes and has no JMX metrics"),
+    ("client.dns.lookup", "chooses how Connect's Java clients resolve broker names; Wharf's clients resolve them as librdkafka does (set producer.client.dns.lookup and consumer.client.dns.lookup to change it)"),
+    ("key.converter.plugin.version", "chooses the version of the key converter's plugin; Wharf's converters are built in and have one version"),
+    ("value.converter.plugin.version", "chooses the version of the value converter's plugin; Wharf's converters are built in and have one version"),
+    ("header.converter.plugin.version", "chooses the version of the header converter's plugin; Wharf's converters are built in and have one version"),
+    ("topic.creation.enable", "lets source connectors create their topics with topic.creation.* settings; Wharf does not create source topics yet: the broker's auto.create.topics.enable decides"),
+    ("topic.tracking.enable", "records which topics each connector uses, for GET /connectors/{name}/topics; Wharf does not track topics yet"),
+    ("topic.tracking.allow.reset", "allows PUT /connectors/{name}/topics/reset; Wharf does not track topics yet"),
+    ("admin.listeners", "serves the /admin endpoints on listeners of their own, or, empty, turns them off; Wharf serves /admin/loggers on its one listener, and turns it off when admin.listeners is empty"),
+    ("exactly.once.source.support", "turns on exactly-once delivery for source connectors; Wharf's sources deliver at least once, which disabled, Connect's default, also means"),
+    ("response.http.headers.config", "adds headers to every REST response; Wharf adds none, and an empty value asks for none"),
+    ("client.id", "names the Java clients of Connect's worker (its group member and its internal topics' clients); Wharf names its clients after the worker and task"),
+    ("metadata.max.age.ms", "sets how often the worker's own Java clients refresh metadata; Wharf's internal clients keep librdkafka's setting"),
+    ("send.buffer.bytes", "sets the socket send buffer of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("receive.buffer.bytes", "sets the socket receive buffer of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("reconnect.backoff.ms", "sets the reconnect backoff of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("reconnect.backoff.max.ms", "sets the longest reconnect backoff of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("socket.connection.setup.timeout.ms", "sets how long the worker's own Java clients wait for a connection; Wharf's internal clients keep librdkafka's setting"),
+    ("socket.connection.setup.timeout.max.ms", "sets the longest connection wait of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("retry.backoff.ms", "sets the retry backoff of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("retry.backoff.max.ms", "sets the longest retry backoff of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("request.timeout.ms", "sets the request timeout of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("connections.max.idle.ms", "closes idle connections of the worker's own Java clients; Wharf's internal clients keep librdkafka's setting"),
+    ("metadata.recovery.strategy", "lets the worker's own Java clients rebootstrap when every broker they know is gone; Wharf's internal clients keep librdkafka's behaviour"),
+    ("metadata.recovery.rebootstrap.trigger.ms", "sets when the worker's own Java clients rebootstrap; Wharf's internal clients keep librdkafka's behaviour"),
+    ("worker.unsync.backoff.ms", "sets how long a worker that could not catch up with the config topic waits before it rejoins; Wharf rejoins at once, after worker.sync.timeout.ms"),
+    ("connect.protocol", "chooses the rebalance protocol among Java workers (eager, compatible, sessioned); Wharf's workers always rebalance cooperatively and sign their requests"),
+    ("inter.worker.key.size", "sets the session key's size in bits; Wharf makes the key as long as Java's KeyGenerator does for inter.worker.key.generation.algorithm (32, 48 or 64 bytes)"),
+];
+
+/// Whether a Connect-only key's value asks for something Wharf would silently not do: the
+/// refusal, saying what to write instead.
+pub fn connect_only_refusal(name: &str, value: &str) -> Option<String> {
+    let value = value.trim();
+    match name {
+        "exactly.once.source.support" if !value.eq_ignore_ascii_case("disabled") => Some(format!(
+            "exactly.once.source.support={value}: Wharf has no exactly-once delivery for source connectors yet (its \
+             sources deliver at least once); set it to disabled, Kafka Connect's default, or remove it"
+        )),
+        "response.http.headers.config" if !value.is_empty() => Some(format!(
+            "response.http.headers.config={value}: Wharf does not add headers to REST responses; remove the key, or \
+             put the headers in a proxy in front of the worker"
+        )),
+        "admin.listeners" if !value.is_empty() => Some(format!(
+            "admin.listeners={value}: Wharf serves the /admin endpoints on its one listener (listeners), not on \
+             listeners of their own; remove the key to serve them there, or leave it empty to turn them off"
+        )),
+        _ => None,
+    }
+}
+
+pub fn connect_only_worker_key(name: &str) -> Option<&'static str> {
+    CONNECT_ONLY_WORKER_KEYS.iter().find(|(key, _)| *key == name).map(|(_, what)| *what)
+}
 
 /// The host-level keys of a connector config (the plugin's own come from its `describe`). Every
 /// key, these included, is handed to the plugin too, as Kafka Connect does.
@@ -216,6 +282,11 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("connector.class", Str, Required, High, "Common", Every, "The plugin that runs the connector (its name, or a Kafka Connect class name it stands for)."),
     key("connector.version", Str, Unset, Medium, "Common", Every, "Which plugin versions may run it: a version or a range; the newest otherwise."),
     key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into."),
+    key("connector.plugin.version", Str, Unset, Medium, "Common", Every, "Kafka Connect 4.1's name of connector.version; connector.version wins when both are given."),
+    key("tasks.max.enforce", Boolean, Text("true"), Low, "Common", Every, "Whether a connector is held to tasks.max; Wharf always holds it, and refuses false."),
+    key("config.action.reload", Str, Text("restart"), Low, "Common", Every, "What a config provider's expired value does: restart or none. Wharf's providers give no expiry (as Kafka Connect's own), so both behave alike."),
+    key("transforms", List, Text(""), Low, "Transforms", Every, "Aliases of the transforms each record goes through, in order; each is set with transforms.<alias>.type and its settings (docs/transforms.md)."),
+    key("predicates", List, Text(""), Low, "Predicates", Every, "Aliases of the predicates transforms may name with transforms.<alias>.predicate; each is set with predicates.<alias>.type."),
     key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise, with the worker's settings); a connector that names one gives its settings with the prefix key.converter."),
     key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise), as key.converter."),
     key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
@@ -284,6 +355,19 @@ pub fn reference() -> String {
     for (prefix, doc) in WORKER_PREFIXES {
         page.push_str(&format!("- `{prefix}*`: {doc}\n"));
     }
+    page.push_str(
+        "\nKafka Connect's worker keys that Wharf accepts and does not act on (a worker logs each one \
+         it is given, once, at start; a key that neither knows is logged as unused):\n\n",
+    );
+    for (name, what) in CONNECT_ONLY_WORKER_KEYS {
+        page.push_str(&format!("- `{name}`: in Kafka Connect, {what}.\n"));
+    }
+    page.push_str(
+        "\nSettings under `producer.`, `consumer.` and `admin.` (and `security.protocol`, `ssl.*` and \
+         `sasl.*`, see docs/security.md) may use the Java client's names, as a Kafka Connect worker file \
+         does. Names that both clients share, and librdkafka's own names, pass unchanged; these differ:\n\n",
+    );
+    page.push_str(&super::clients::reference());
     page.push_str("\n## Connector\n\n");
     table(&mut page, CONNECTOR_KEYS);
     page
@@ -332,6 +416,14 @@ mod tests {
             for (i, k) in keys.iter().enumerate() {
                 assert!(keys[i + 1..].iter().all(|other| other.name != k.name), "{} twice", k.name);
             }
+        }
+    }
+
+    #[test]
+    fn a_connect_only_key_is_not_also_a_wharf_key() {
+        for (i, (name, _)) in CONNECT_ONLY_WORKER_KEYS.iter().enumerate() {
+            assert!(worker_key(name).is_none(), "{name} is a Wharf key too");
+            assert!(CONNECT_ONLY_WORKER_KEYS[i + 1..].iter().all(|(other, _)| other != name), "{name} twice");
         }
     }
 

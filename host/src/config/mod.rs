@@ -1,6 +1,7 @@
 //! Worker and connector configuration.
 
 pub mod ceiling;
+pub mod clients;
 pub mod connector;
 pub mod converters;
 pub mod keys;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::ceiling::{self, GrantCeiling};
-use super::keys::{self, Scope, WORKER_KEYS, WORKER_PREFIXES};
+use super::keys::{self, Scope, WORKER_PREFIXES};
 use super::properties::{self, PropertiesError, Property};
 
 #[derive(Debug, Error)]
@@ -105,6 +105,11 @@ impl Default for WasmLimits {
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
+    /// Kafka Connect keys the file gives that Wharf accepts and does not act on, each a line to
+    /// log at start saying what it does in Connect.
+    pub unacted: Vec<String>,
+    /// Keys the file gives that neither Wharf nor Kafka Connect knows, each a line to log.
+    pub unused: Vec<String>,
     pub bootstrap_servers: String,
     /// Folders searched for `.wasm` plugins.
     pub plugin_path: Vec<PathBuf>,
@@ -156,6 +161,11 @@ pub struct WorkerConfig {
     pub tasks_max_per_connector: u32,
     /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
     pub tasks_max_per_worker: u32,
+    /// Whether the `/admin` endpoints are served: `admin.listeners` empty turns them off, as in
+    /// Kafka Connect.
+    pub admin_endpoints: bool,
+    /// `connector.client.config.override.policy`: which of a connector's client overrides apply.
+    pub client_override_policy: super::clients::OverridePolicy,
     /// `wharf.rest.max.concurrent.expensive`: REST calls that run a plugin or ask Kafka (validate,
     /// connector writes, offsets) answered at once; more wait briefly, then get a 429.
     pub rest_max_concurrent_expensive: usize,
@@ -171,6 +181,12 @@ impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
         let props = properties::read_file(path)?;
         let mut config = Self::from_properties(&props, &path.display().to_string(), mode)?;
+        for line in &config.unacted {
+            tracing::info!("{line}");
+        }
+        for line in &config.unused {
+            tracing::warn!("{line}");
+        }
         config.wasm.ceiling.protect(path, "config file");
         Ok(config)
     }
@@ -198,6 +214,8 @@ impl WorkerConfig {
             props
         };
         let reader = Reader { props, origin };
+        let mut unacted = Vec::new();
+        let mut unused = Vec::new();
         for p in props {
             let defined = keys::worker_key(&p.key);
             let mode_key = match (mode, defined.map(|k| k.scope)) {
@@ -214,26 +232,29 @@ impl WorkerConfig {
                     ),
                 ));
             }
-            let known = defined.is_some() || WORKER_PREFIXES.iter().any(|(prefix, _)| p.key.starts_with(prefix));
-            if !known {
-                let names: Vec<&str> = WORKER_KEYS
-                    .iter()
-                    .filter(|k| {
-                        k.scope == Scope::Every || (k.scope == Scope::Distributed) == (mode == Mode::Distributed)
-                    })
-                    .map(|k| k.name)
-                    .collect();
-                let prefixes: Vec<&str> = WORKER_PREFIXES.iter().map(|(prefix, _)| *prefix).collect();
-                return Err(reader.invalid(
-                    &p.key,
-                    format!(
-                        "unknown worker property \"{}\" (line {}); Wharf knows {}, and keys \
-                         starting with {}. Remove it or correct its spelling",
-                        p.key,
-                        p.line,
-                        names.join(", "),
-                        prefixes.join(", ")
-                    ),
+            if defined.is_some() {
+                continue;
+            }
+            // Exact Connect names first: `admin.listeners` is not an admin client setting.
+            if let Some(what) = keys::connect_only_worker_key(&p.key) {
+                if let Some(refusal) = keys::connect_only_refusal(&p.key, &p.value) {
+                    return Err(reader.invalid(&p.key, format!("{refusal} (line {})", p.line)));
+                }
+                // An empty admin.listeners does something here: it turns /admin off.
+                if p.key == "admin.listeners" {
+                    continue;
+                }
+                unacted.push(format!(
+                    "worker property \"{}\" (line {}) is accepted and does nothing here: in Kafka Connect it {what}",
+                    p.key, p.line
+                ));
+                continue;
+            }
+            if !WORKER_PREFIXES.iter().any(|(prefix, _)| p.key.starts_with(prefix)) {
+                unused.push(format!(
+                    "worker property \"{}\" (line {}) is unused: neither Wharf nor Kafka Connect knows it; check its \
+                     spelling (docs/configuration.md lists every key)",
+                    p.key, p.line
                 ));
             }
         }
@@ -450,12 +471,19 @@ impl WorkerConfig {
         };
 
         let translated = |settings: Vec<(String, String)>, prefix: &str| {
-            super::security::translate(&settings, prefix).map_err(|p| reader.invalid(&p.key, p.message))
+            let secure =
+                super::security::translate(&settings, prefix).map_err(|p| reader.invalid(&p.key, p.message))?;
+            super::clients::translate(&secure, prefix).map_err(|p| reader.invalid(&p.key, p.message))
         };
         let top_level: Vec<(String, String)> =
             pairs.iter().filter(|(k, _)| super::security::is_security_key(k)).cloned().collect();
         let kafka_security = translated(top_level, "")?;
-        let admin_overrides = translated(reader.prefixed("admin."), "admin.")?;
+        // `admin.listeners` is Kafka Connect's REST setting, not an admin client's.
+        let admin_settings = reader
+            .prefixed("admin.")
+            .into_iter()
+            .filter(|(k, _)| keys::connect_only_worker_key(&format!("admin.{k}")).is_none());
+        let admin_overrides = translated(admin_settings.collect(), "admin.")?;
         let producer_overrides = translated(reader.prefixed("producer."), "producer.")?;
         let consumer_overrides = translated(reader.prefixed("consumer."), "consumer.")?;
 
@@ -488,7 +516,15 @@ impl WorkerConfig {
             ));
         }
 
+        let client_override_policy =
+            super::clients::OverridePolicy::parse(reader.text("connector.client.config.override.policy"))
+                .map_err(|m| reader.invalid("connector.client.config.override.policy", m))?;
+
         Ok(WorkerConfig {
+            admin_endpoints: reader.get("admin.listeners").is_none(),
+            client_override_policy,
+            unacted,
+            unused,
             rest_tls,
             rest_credentials_file,
             admin_overrides,
@@ -763,9 +799,89 @@ mod tests {
     }
 
     #[test]
-    fn unknown_key_is_named_with_its_line() {
-        let err = config(&format!("{MINIMAL}offset.flush.intervall.ms=5\n")).unwrap_err().to_string();
-        assert!(err.contains("offset.flush.intervall.ms") && err.contains("line 4"), "{err}");
+    fn an_unknown_key_is_unused_and_named_with_its_line() {
+        let c = config(&format!("{MINIMAL}offset.flush.intervall.ms=5\n")).unwrap();
+        assert_eq!(c.unused.len(), 1, "{:?}", c.unused);
+        assert!(c.unused[0].contains("\"offset.flush.intervall.ms\" (line 4) is unused"), "{:?}", c.unused);
+        assert!(c.unacted.is_empty(), "{:?}", c.unacted);
+    }
+
+    #[test]
+    fn connect_keys_without_effect_are_accepted_and_said_so() {
+        let c = config(&format!("{MINIMAL}plugin.discovery=hybrid_warn\nadmin.listeners=\n")).unwrap();
+        assert!(c.unused.is_empty(), "{:?}", c.unused);
+        assert_eq!(c.unacted.len(), 1, "{:?}", c.unacted);
+        assert!(
+            c.unacted[0].contains("\"plugin.discovery\" (line 4) is accepted and does nothing here"),
+            "{:?}",
+            c.unacted
+        );
+        // An exact Connect name is not taken for an admin client setting.
+        assert!(c.admin_overrides.is_empty(), "{:?}", c.admin_overrides);
+        assert!(!c.admin_endpoints, "an empty admin.listeners turns /admin off");
+        assert!(config(MINIMAL).unwrap().admin_endpoints);
+        let err = config(&format!("{MINIMAL}admin.listeners=http://:9093\n")).unwrap_err().to_string();
+        assert!(err.contains("on its one listener"), "{err}");
+        assert!(config(&format!("{MINIMAL}exactly.once.source.support=disabled\n")).is_ok());
+    }
+
+    /// The settings of Apache Kafka's own `config/connect-distributed.properties` and
+    /// `config/connect-standalone.properties` (an older one, with the `internal.*` converters that
+    /// Connect 3.0 dropped), with `plugin.path` added.
+    #[test]
+    fn kafkas_stock_worker_files_are_read_with_plugin_path_added() {
+        let distributed_file = "bootstrap.servers=localhost:9092\ngroup.id=connect-cluster\n\
+            key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+            value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+            key.converter.schemas.enable=true\nvalue.converter.schemas.enable=true\n\
+            offset.storage.topic=connect-offsets\noffset.storage.replication.factor=1\n\
+            config.storage.topic=connect-configs\nconfig.storage.replication.factor=1\n\
+            status.storage.topic=connect-status\nstatus.storage.replication.factor=1\n\
+            offset.flush.interval.ms=10000\nplugin.path=/opt/wharf/plugins\n";
+        let c = distributed(distributed_file).unwrap();
+        assert!(c.unused.is_empty() && c.unacted.is_empty(), "{:?} {:?}", c.unused, c.unacted);
+        assert_eq!(c.distributed.as_ref().map(|d| d.group_id.as_str()), Some("connect-cluster"));
+        assert_eq!(c.offset_flush_interval, Duration::from_secs(10));
+        let standalone_file = "bootstrap.servers=localhost:9092\n\
+            key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+            value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+            key.converter.schemas.enable=true\nvalue.converter.schemas.enable=true\n\
+            internal.key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+            internal.value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+            internal.key.converter.schemas.enable=false\ninternal.value.converter.schemas.enable=false\n\
+            offset.storage.file.filename=/tmp/connect.offsets\noffset.flush.interval.ms=10000\n\
+            plugin.path=/opt/wharf/plugins\n";
+        let c = config(standalone_file).unwrap();
+        assert_eq!(c.unused.len(), 4, "{:?}", c.unused);
+        assert!(c.unused[0].contains("\"internal.key.converter\" (line 6) is unused"), "{:?}", c.unused);
+        // The keys of Connect 4.1's worker that the stock files leave at their defaults.
+        let mut more = String::from(distributed_file);
+        for (name, value) in [
+            ("plugin.discovery", "hybrid_warn"),
+            ("exactly.once.source.support", "disabled"),
+            ("metrics.num.samples", "2"),
+            ("client.id", "connect-1"),
+            ("topic.creation.enable", "true"),
+            ("worker.unsync.backoff.ms", "5000"),
+            ("connect.protocol", "sessioned"),
+        ] {
+            more.push_str(&format!("{name}={value}\n"));
+        }
+        let c = distributed(&more).unwrap();
+        assert!(c.unused.is_empty(), "{:?}", c.unused);
+        assert_eq!(c.unacted.len(), 7, "{:?}", c.unacted);
+        let principal = distributed(&format!("{distributed_file}connector.client.config.override.policy=Principal\n"));
+        assert_eq!(principal.unwrap().client_override_policy, crate::config::clients::OverridePolicy::Principal);
+    }
+
+    #[test]
+    fn connect_settings_wharf_would_silently_not_honour_are_refused() {
+        let err = config(&format!("{MINIMAL}exactly.once.source.support=enabled\n")).unwrap_err().to_string();
+        assert!(err.contains("exactly.once.source.support=enabled") && err.contains("set it to disabled"), "{err}");
+        let err = config(&format!("{MINIMAL}response.http.headers.config=add X-Frame-Options: DENY\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not add headers"), "{err}");
     }
 
     #[test]

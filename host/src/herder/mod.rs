@@ -323,6 +323,7 @@ impl Herder {
                     // the interval, tries again (locks are taken unpoisoned).
                     let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         let forwards = herder.carry_out_requests(&mut owned);
+                        herder.apply_cluster_logger_levels();
                         herder.reconcile(&mut owned, forwards);
                     }));
                     if let Err(panic) = round {
@@ -590,6 +591,24 @@ impl Herder {
         self.require(name)?;
         self.store.put_target_state(name, state).map_err(|e| self.store_failed(e))?;
         Ok(())
+    }
+
+    /// Sets a log level on every worker of the cluster: written to the config store, and applied
+    /// by each worker's herder (this one's too) when it reads it back.
+    pub fn set_cluster_logger_level(&self, namespace: &str, level: &str) -> Result<(), HerderError> {
+        self.store.put_logger_level(namespace, level)?;
+        tracing::info!("log level of {namespace} set to {level} for the whole cluster");
+        Ok(())
+    }
+
+    /// Applies the cluster-wide log levels read since the last round.
+    fn apply_cluster_logger_levels(&self) {
+        for (namespace, level) in self.store.take_logger_levels() {
+            let Some(loggers) = crate::logging::global() else { continue };
+            if let Err(e) = loggers.set(&namespace, &level, crate::model::now_ms()) {
+                tracing::warn!("the cluster-wide log level {level} of {namespace} was not applied: {e}");
+            }
+        }
     }
 
     /// Writes task configs that the worker running a connector generated (the leader's part).

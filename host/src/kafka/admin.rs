@@ -191,13 +191,17 @@ pub async fn delete_group(admin: &AdminClient<DefaultClientContext>, group: &str
 /// broker's default) and the broker's other defaults when it is missing. Blocks the calling
 /// thread, which must not be one of an async runtime's (a task thread, for a sink's dead-letter
 /// queue).
+///
+/// `overrides` are a connector's `admin.override.*` settings, after the worker's `admin.*`.
 pub fn ensure_plain_topic(
     worker: &crate::config::WorkerConfig,
+    overrides: &[(String, String)],
     topic: &str,
     partitions: i32,
     replication_factor: i32,
 ) -> anyhow::Result<()> {
-    let admin = admin_client(&super::client_config(worker, &worker.admin_overrides))?;
+    let settings: Vec<(String, String)> = worker.admin_overrides.iter().chain(overrides).cloned().collect();
+    let admin = admin_client(&super::client_config(worker, &settings))?;
     if partition_count(&admin, topic)?.is_some() {
         return Ok(());
     }

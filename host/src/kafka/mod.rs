@@ -16,13 +16,23 @@ use rdkafka::{Offset, TopicPartitionList};
 use crate::config::WorkerConfig;
 
 /// The producer settings a source task relies on: every record acknowledged by all in-sync
-/// replicas, written once even when retried. Worker `producer.*` keys come last and win.
-pub fn producer_config(worker: &WorkerConfig, client_id: &str) -> ClientConfig {
+/// replicas, written once even when retried, and a keyed record sent to the partition the Java
+/// producer would choose (librdkafka's own default hashes keys differently, so a team moving from
+/// Kafka Connect would see a key change partitions). Worker `producer.*` keys come last and win.
+///
+/// `connector` holds the connector's own `producer.override.*` settings, which come after the
+/// worker's.
+pub fn producer_config(worker: &WorkerConfig, connector: &[(String, String)], client_id: &str) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", &worker.bootstrap_servers);
     secure(&mut config, worker);
-    config.set("client.id", client_id).set("enable.idempotence", "true").set("acks", "all").set("linger.ms", "5");
-    for (key, value) in &worker.producer_overrides {
+    config
+        .set("client.id", client_id)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5")
+        .set("partitioner", "murmur2_random");
+    for (key, value) in worker.producer_overrides.iter().chain(connector) {
         config.set(key, value);
     }
     config
@@ -54,7 +64,15 @@ pub const HOST_CONSUMER_KEYS: &[&str] = &["max.poll.records"];
 
 /// A sink task's consumer: group `connect-<connector>`, offsets committed by the task only after
 /// the plugin flushed. Worker `consumer.*` keys come last and win.
-pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) -> ClientConfig {
+///
+/// `overrides` holds the connector's own `consumer.override.*` settings, which come after the
+/// worker's.
+pub fn consumer_config(
+    worker: &WorkerConfig,
+    connector: &str,
+    overrides: &[(String, String)],
+    client_id: &str,
+) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", &worker.bootstrap_servers);
     secure(&mut config, worker);
@@ -69,7 +87,7 @@ pub fn consumer_config(worker: &WorkerConfig, connector: &str, client_id: &str) 
         // queue holds queued.min.messages; a sink empties that queue in well under a second, so
         // the default caps it near 130k records/s. Fetch again within 10 ms instead.
         .set("fetch.queue.backoff.ms", "10");
-    for (key, value) in &worker.consumer_overrides {
+    for (key, value) in worker.consumer_overrides.iter().chain(overrides) {
         if !HOST_CONSUMER_KEYS.contains(&key.as_str()) {
             config.set(key, value);
         }
@@ -129,7 +147,7 @@ impl ProducerContext for LastError {
 /// error says why in words that point at the setting: the broker cannot be reached, refused
 /// the credentials, or its certificate could not be trusted.
 pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
-    let producer: BaseProducer<LastError> = producer_config(worker, "wharf-startup-check")
+    let producer: BaseProducer<LastError> = producer_config(worker, &[], "wharf-startup-check")
         .create_with_context(LastError::default())
         .map_err(|e| anyhow::anyhow!("cannot create a Kafka client from the worker's settings: {e}"))?;
     let timeout = worker.bootstrap_timeout;
@@ -233,7 +251,7 @@ pub fn flush<C: ProducerContext>(producer: &ThreadedProducer<C>, timeout: Durati
 /// A client of a sink connector's group (`connect-<connector>`) that never joins it: for
 /// reading and committing the group's offsets from outside.
 fn group_client(worker: &WorkerConfig, connector: &str) -> anyhow::Result<BaseConsumer> {
-    consumer_config(worker, connector, &format!("wharf-{connector}-offsets"))
+    consumer_config(worker, connector, &[], &format!("wharf-{connector}-offsets"))
         .create()
         .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))
 }

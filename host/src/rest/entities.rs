@@ -19,13 +19,18 @@ pub struct ErrorMessage {
     pub message: String,
 }
 
-/// `GET /`.
+/// `GET /`: Connect's three fields, `version` being the Kafka Connect version whose REST API
+/// this worker answers (clients gate features on it), and Wharf's own version beside them.
 #[derive(Serialize)]
 pub struct ServerInfo {
     pub version: &'static str,
     pub commit: &'static str,
     pub kafka_cluster_id: String,
+    pub wharf_version: &'static str,
 }
+
+/// The Kafka Connect release whose REST API and config surface Wharf follows.
+pub const KAFKA_CONNECT_VERSION: &str = "4.1.1";
 
 /// A connector's config as REST shows it: values of its plugin's PASSWORD keys hidden.
 pub type ConfigMap = BTreeMap<String, String>;

@@ -25,6 +25,7 @@ mod entities;
 mod forward;
 mod guard;
 mod limit;
+mod loggers;
 mod plugins;
 
 pub struct RestState {
@@ -53,8 +54,16 @@ pub fn router(state: Shared) -> Router {
         .route("/connectors/{name}/resume", put(resume))
         .route("/connectors/{name}/stop", put(stop))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), forward::to_leader));
+    // `admin.listeners` left empty turns the /admin endpoints off, as in Kafka Connect.
+    let admin = match state.herder.worker_config().admin_endpoints {
+        true => Router::new()
+            .route("/admin/loggers", get(loggers::list))
+            .route("/admin/loggers/{logger}", get(loggers::get).put(loggers::set)),
+        false => Router::new(),
+    };
     Router::new()
         .route("/", get(root))
+        .merge(admin)
         .route("/health", get(health))
         .merge(writes)
         .route("/connectors/{name}/status", get(connector_status))
@@ -129,7 +138,7 @@ impl From<HerderError> for ApiError {
 }
 
 /// Runs a herder call off the async runtime: stopping tasks waits for threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, HerderError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)
@@ -545,9 +554,10 @@ async fn health(State(state): State<Shared>) -> Response {
 
 async fn root(State(state): State<Shared>) -> Json<entities::ServerInfo> {
     Json(entities::ServerInfo {
-        version: env!("CARGO_PKG_VERSION"),
+        version: entities::KAFKA_CONNECT_VERSION,
         commit: option_env!("WHARF_COMMIT").unwrap_or("unknown"),
         kafka_cluster_id: state.kafka_cluster_id.clone(),
+        wharf_version: env!("CARGO_PKG_VERSION"),
     })
 }
 

@@ -102,14 +102,21 @@ pub async fn validate(
     let given_class = config.iter().find(|(k, _)| k == "connector.class").map(|(_, v)| v.clone());
     match given_class {
         None => config.push(("connector.class".into(), name.clone())),
+        // A short name, a Kafka Connect class name and the plugin's own name are one plugin.
         Some(class) if class != name => {
-            return Err(bad_request(format!(
-                "connector.class={class} in the body does not match the plugin {name} in the URL"
-            )))
+            let plugin_name = |given: &str| state.herder.find_plugin(given, None).ok().map(|p| p.info.name.clone());
+            if plugin_name(&class).is_none() || plugin_name(&class) != plugin_name(&name) {
+                return Err(bad_request(format!(
+                    "Included connector type {class} does not match request type {name}: connector.class in the \
+                     body names another plugin than the URL"
+                )));
+            }
         }
         Some(_) => {}
     }
-    let version = config.iter().find(|(k, _)| k == "connector.version").map(|(_, v)| v.clone());
+    let version = crate::model::last_value(&config, "connector.version")
+        .or_else(|| crate::model::last_value(&config, "connector.plugin.version"))
+        .map(String::from);
     let plugin = find(&state, &name, version.as_deref())?;
     if plugin.info.kind.connector().is_none() {
         return Err(bad_request(format!(
@@ -128,9 +135,11 @@ pub async fn validate(
             let value = get(&key.name).or_else(|| key.default_value.clone());
             let mut errors = Vec::new();
             match &value {
-                None if key.required && key.name != "name" => {
-                    errors.push(format!("\"{}\" is required and has no default: set it", key.name))
+                // Kafka Connect's words, which its clients show as they are.
+                None if key.name == "name" => {
+                    errors.push("Missing required configuration \"name\" which has no default value.".to_string())
                 }
+                None if key.required => errors.push(format!("\"{}\" is required and has no default: set it", key.name)),
                 Some(v) => errors.extend(type_problem(key.type_name, v)),
                 None => {}
             }
@@ -146,7 +155,7 @@ pub async fn validate(
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the config failed: {e}")))?;
     if let Err(e) = host_checked {
         for problem in e.problems() {
-            // Validation may leave the name out (the URL names the plugin, not a connector).
+            // A missing name is reported once, above, in Kafka Connect's words.
             let missing_name = problem.key() == Some("name") && !config.iter().any(|(k, _)| k == "name");
             if missing_name {
                 continue;

@@ -74,8 +74,26 @@ pub trait ConfigStore: Send + Sync {
     fn put_target_state(&self, name: &str, state: TargetState) -> Result<(), ConfigStoreError>;
     /// Distributes a new session key (the leader only).
     fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError>;
+    /// Sets a log level on every worker of the cluster (`PUT /admin/loggers/{logger}?scope=cluster`):
+    /// Kafka Connect's `logger-cluster-<namespace>` record, which any worker may write.
+    fn put_logger_level(&self, namespace: &str, level: &str) -> Result<(), ConfigStoreError>;
+    /// The cluster-wide log levels written since this worker started, in order, each given out
+    /// once (levels written before it started are not applied again, as in Kafka Connect).
+    fn take_logger_levels(&self) -> Vec<(String, String)>;
     /// A counter that grows with every change, and a way to wait for the next one.
     fn changes(&self) -> Arc<ChangeSignal>;
+}
+
+/// The most cluster-wide log levels held until the herder applies them; older ones are dropped
+/// first (a later level of the same logger overrides them anyway).
+pub const MAX_PENDING_LOGGER_LEVELS: usize = 256;
+
+/// Adds a level for the herder to apply, within `MAX_PENDING_LOGGER_LEVELS`.
+pub fn queue_logger_level(queue: &mut std::collections::VecDeque<(String, String)>, namespace: &str, level: &str) {
+    if queue.len() >= MAX_PENDING_LOGGER_LEVELS {
+        queue.pop_front();
+    }
+    queue.push_back((namespace.to_string(), level.to_string()));
 }
 
 /// Wakes the herder when desired state changed.
@@ -108,6 +126,7 @@ impl ChangeSignal {
 pub struct MemoryConfigStore {
     state: Mutex<ConfigSnapshot>,
     signal: Arc<ChangeSignal>,
+    logger_levels: Mutex<std::collections::VecDeque<(String, String)>>,
 }
 
 impl MemoryConfigStore {
@@ -165,6 +184,16 @@ impl ConfigStore for MemoryConfigStore {
     fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError> {
         self.update(|s| s.session_key = Some(key.clone()));
         Ok(())
+    }
+
+    fn put_logger_level(&self, namespace: &str, level: &str) -> Result<(), ConfigStoreError> {
+        queue_logger_level(&mut self.logger_levels.locked(), namespace, level);
+        self.signal.notify();
+        Ok(())
+    }
+
+    fn take_logger_levels(&self) -> Vec<(String, String)> {
+        self.logger_levels.locked().drain(..).collect()
     }
 
     fn changes(&self) -> Arc<ChangeSignal> {

@@ -64,16 +64,28 @@ pub struct DeadLetterQueue {
 impl DeadLetterQueue {
     /// Creates the topic if it is missing (one partition, the configured replication factor)
     /// and the producer that writes to it.
-    pub fn open(worker: &WorkerConfig, settings: &Settings, task: &TaskId) -> Result<Self, TaskFailure> {
-        kafka::admin::ensure_plain_topic(worker, &settings.topic, 1, settings.replication_factor.into()).map_err(
-            |e| {
-                TaskFailure::new(format!(
-                    "cannot set up the dead-letter queue (errors.deadletterqueue.topic.name={}): {e}",
-                    settings.topic
-                ))
-            },
-        )?;
-        let producer = kafka::producer_config(worker, &format!("wharf-{task}-dlq"))
+    /// `overrides` holds the connector's `producer.override.*` and `admin.override.*` settings,
+    /// which Kafka Connect gives its dead-letter queue's producer and admin client.
+    pub fn open(
+        worker: &WorkerConfig,
+        overrides: &crate::config::connector::ClientOverrides,
+        settings: &Settings,
+        task: &TaskId,
+    ) -> Result<Self, TaskFailure> {
+        kafka::admin::ensure_plain_topic(
+            worker,
+            &overrides.admin,
+            &settings.topic,
+            1,
+            settings.replication_factor.into(),
+        )
+        .map_err(|e| {
+            TaskFailure::new(format!(
+                "cannot set up the dead-letter queue (errors.deadletterqueue.topic.name={}): {e}",
+                settings.topic
+            ))
+        })?;
+        let producer = kafka::producer_config(worker, &overrides.producer, &format!("wharf-{task}-dlq"))
             .create_with_context(Deliveries::default())
             .map_err(|e| {
                 TaskFailure::new(format!(

@@ -221,6 +221,8 @@ impl Worker {
                 })
             }));
         }
+        let policy = self.config.client_override_policy;
+        problems.extend(config.client_overrides.given.iter().filter_map(|key| policy.refusal(key)));
         if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
             problems.push(match e {
                 ConnectorConfigError::Invalid { message, .. } => message,
@@ -820,17 +822,20 @@ impl TaskSetup {
 
     fn run_source(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
-        let producer: ThreadedProducer<source::DeliveryTracker> =
-            match kafka::producer_config(&self.worker, &format!("wharf-{}", self.task))
-                .create_with_context(source::DeliveryTracker::default())
-            {
-                Ok(p) => p,
-                Err(e) => {
-                    return failed(TaskFailure::new(format!(
-                        "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
-                    )))
-                }
-            };
+        let producer: ThreadedProducer<source::DeliveryTracker> = match kafka::producer_config(
+            &self.worker,
+            &self.connector.client_overrides.producer,
+            &format!("wharf-{}", self.task),
+        )
+        .create_with_context(source::DeliveryTracker::default())
+        {
+            Ok(p) => p,
+            Err(e) => {
+                return failed(TaskFailure::new(format!(
+                    "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
+                )))
+            }
+        };
         let instance =
             match self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
                 Ok(i) => i,
@@ -880,26 +885,36 @@ impl TaskSetup {
             .worker
             .consumer_overrides
             .iter()
+            .chain(&self.connector.client_overrides.consumer)
             .rev()
             .find(|(k, _)| k == "max.poll.records")
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(usize::MAX)
             .clamp(1, instance.max_records_per_call() as usize);
         let (context, fetched) = sink::context(&self.task.to_string());
-        let consumer: BaseConsumer<sink::SinkContext> =
-            match kafka::consumer_config(&self.worker, &self.connector.name, &format!("wharf-{}", self.task))
-                .create_with_context(context)
-            {
-                Ok(c) => c,
-                Err(e) => {
-                    return failed(TaskFailure::new(format!(
-                        "cannot create the Kafka consumer (check the worker's consumer.* settings): {e}"
-                    )))
-                }
-            };
+        let consumer: BaseConsumer<sink::SinkContext> = match kafka::consumer_config(
+            &self.worker,
+            &self.connector.name,
+            &self.connector.client_overrides.consumer,
+            &format!("wharf-{}", self.task),
+        )
+        .create_with_context(context)
+        {
+            Ok(c) => c,
+            Err(e) => {
+                return failed(TaskFailure::new(format!(
+                    "cannot create the Kafka consumer (check the worker's consumer.* settings): {e}"
+                )))
+            }
+        };
         let dead_letter = match &self.connector.errors.dead_letter_queue {
             None => None,
-            Some(settings) => match dead_letter::DeadLetterQueue::open(&self.worker, settings, &self.task) {
+            Some(settings) => match dead_letter::DeadLetterQueue::open(
+                &self.worker,
+                &self.connector.client_overrides,
+                settings,
+                &self.task,
+            ) {
                 Ok(queue) => Some(queue),
                 Err(failure) => return failed(failure),
             },

@@ -36,7 +36,16 @@ struct ConfigReplay {
     /// The `group.id` of the cluster that owns the topic, from its marker record.
     owner: Option<String>,
     session_key: Option<SessionKey>,
+    /// Set once the topic has been read to its end at start: log levels read after that are
+    /// applied, earlier ones are history.
+    started: bool,
+    /// Cluster-wide log levels read since the start, for the herder to apply.
+    logger_levels: std::collections::VecDeque<(String, String)>,
 }
+
+/// Kafka Connect's record of a cluster-wide log level: `logger-cluster-<namespace>`,
+/// `{"level": "DEBUG"}`.
+const LOGGER_CLUSTER_PREFIX: &str = "logger-cluster-";
 
 /// Kafka Connect's record of the session key: `{"key": base64, "algorithm", "creation-timestamp"}`.
 const SESSION_KEY: &str = "session-key";
@@ -101,6 +110,12 @@ impl ConfigReplay {
             if let Some(v) = parsed {
                 let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
                 self.pending.entry(name.to_string()).or_default().insert(id, pairs);
+            }
+        } else if let Some(namespace) = key.strip_prefix(LOGGER_CLUSTER_PREFIX) {
+            let Some(v) = parsed else { return Ok(()) };
+            let level = v["level"].as_str().ok_or("no \"level\"")?;
+            if self.started {
+                crate::storage::config::queue_logger_level(&mut self.logger_levels, namespace, level);
             }
         } else if let Some(name) = key.strip_prefix("commit-") {
             check_name(name)?;
@@ -196,6 +211,7 @@ impl KafkaConfigLog {
             log,
         };
         store.log.read_to_end(STORE_TIMEOUT)?;
+        store.replay.locked().started = true;
         Ok(store)
     }
 
@@ -341,6 +357,20 @@ impl ConfigStore for KafkaConfigLog {
         self.write(&[(SESSION_KEY.to_string(), json_bytes(value))])
     }
 
+    fn put_logger_level(&self, namespace: &str, level: &str) -> Result<(), ConfigStoreError> {
+        // Any worker writes it, as in Kafka Connect: it is not part of the leader's ordered
+        // writes, and written twice by a retry it says the same thing twice.
+        let writer = LogWriter::without_idempotence(&self.producer_config, &self.topic)
+            .map_err(|e| ConfigStoreError::Write(e.to_string()))?;
+        let record = (0, format!("{LOGGER_CLUSTER_PREFIX}{namespace}"), json_bytes(json!({"level": level})));
+        let written = writer.write(&[record]).map_err(|e| ConfigStoreError::Write(e.to_string()))?;
+        self.read_back(written).map_err(|e| ConfigStoreError::Write(e.to_string()))
+    }
+
+    fn take_logger_levels(&self) -> Vec<(String, String)> {
+        self.replay.locked().logger_levels.drain(..).collect()
+    }
+
     fn changes(&self) -> Arc<ChangeSignal> {
         self.signal.clone()
     }
@@ -387,6 +417,21 @@ mod tests {
             let _ = replay.apply("commit-a", Some(br#"{"tasks":4294967296}"#));
             let _ = replay.snapshot();
         }
+    }
+
+    #[test]
+    fn cluster_log_levels_written_before_the_start_are_history_and_later_ones_are_applied() {
+        let mut replay = ConfigReplay::default();
+        apply(&mut replay, "logger-cluster-wharf::herder", r#"{"level":"DEBUG"}"#).unwrap();
+        assert!(replay.logger_levels.is_empty(), "a level from before the start is applied again");
+        replay.started = true;
+        apply(&mut replay, "logger-cluster-wharf", r#"{"level":"TRACE"}"#).unwrap();
+        assert_eq!(replay.logger_levels.drain(..).collect::<Vec<_>>(), [("wharf".to_string(), "TRACE".to_string())]);
+        assert!(apply(&mut replay, "logger-cluster-wharf", "{}").unwrap_err().contains("no \"level\""));
+        for i in 0..crate::storage::config::MAX_PENDING_LOGGER_LEVELS + 10 {
+            apply(&mut replay, &format!("logger-cluster-l{i}"), r#"{"level":"INFO"}"#).unwrap();
+        }
+        assert_eq!(replay.logger_levels.len(), crate::storage::config::MAX_PENDING_LOGGER_LEVELS);
     }
 
     #[test]
