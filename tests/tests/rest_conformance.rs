@@ -14,8 +14,6 @@ use wharf_e2e::*;
 /// Differences that remain: the call's label, the start of the difference as `differences`
 /// words it, and why.
 const KNOWN: &[(&str, &str, &str)] = &[
-    ("GET /connectors/{c}/topics", "status", "topic tracking is not built yet: Wharf answers 404"),
-    ("PUT /connectors/{c}/topics/reset", "status", "topic tracking is not built yet: Wharf answers 404"),
     (
         "GET /connectors?expand=status,info",
         "answer.conformance-source.",

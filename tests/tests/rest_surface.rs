@@ -204,3 +204,51 @@ fn log_levels_change_while_the_worker_runs_on_one_worker_or_the_whole_cluster() 
     let (code, _, _) = worker.call("GET", "/admin/loggers/org.example.Nothing", None);
     assert_eq!(code, 404);
 }
+
+/// Topic tracking: the topics a connector's tasks write to or read from are listed, a reset
+/// forgets them until they are used again, a deleted connector's are forgotten, and a worker
+/// with tracking off refuses both calls.
+#[test]
+fn the_topics_a_connector_uses_are_tracked_and_reset() {
+    let w = Distributed::new(&[]);
+    let worker = w.start();
+    let topic = unique("tracked");
+    let (code, answer) = create(&worker, json!({"name": "gen", "config": datagen(&topic)}));
+    assert_eq!(code, 201, "{answer}");
+    let output = w.path("out.txt");
+    let sink = json!({"name": "sink", "config": {"connector.class": "file-sink", "topics": topic,
+        "file": output.display().to_string(), "wasm.fs.write": w.dir.path().display().to_string()}});
+    let (code, answer) = create(&worker, sink);
+    assert_eq!(code, 201, "{answer}");
+    for connector in ["gen", "sink"] {
+        worker.wait(&format!("{connector}'s topic to be tracked"), Duration::from_secs(60), || {
+            let topics = worker.get(&format!("/connectors/{connector}/topics"))?;
+            (topics == json!({connector: {"topics": [topic]}})).then_some(())
+        });
+    }
+    let (code, _, _) = worker.call("PUT", "/connectors/sink/topics/reset", None);
+    assert_eq!(code, 202);
+    let (code, _, _) = worker.call("PUT", "/connectors/sink/stop", None);
+    assert_eq!(code, 204);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(worker.get("/connectors/sink/topics").unwrap(), json!({"sink": {"topics": []}}));
+    // A running task records its topic again once it uses it after a reset.
+    let (code, _, _) = worker.call("PUT", "/connectors/gen/topics/reset", None);
+    assert_eq!(code, 202);
+    worker.wait("gen's topic to be tracked again", Duration::from_secs(30), || {
+        (worker.get("/connectors/gen/topics")? == json!({"gen": {"topics": [topic]}})).then_some(())
+    });
+    // Deleted, the source's topics are forgotten (a connector that does not exist has none).
+    let (code, _, _) = worker.call("DELETE", "/connectors/gen", None);
+    assert_eq!(code, 204);
+    worker.wait("the deleted connector's topics to be forgotten", Duration::from_secs(30), || {
+        (worker.get("/connectors/gen/topics")? == json!({"gen": {"topics": []}})).then_some(())
+    });
+
+    let off = Distributed::new(&[("topic.tracking.enable", "false".into())]).start();
+    let (code, answer, _) = off.call("GET", "/connectors/gen/topics", None);
+    assert_eq!((code, answer["message"].clone()), (403, json!("Topic tracking is disabled.")));
+    let no_reset = Distributed::new(&[("topic.tracking.allow.reset", "false".into())]).start();
+    let (code, answer, _) = no_reset.call("PUT", "/connectors/gen/topics/reset", None);
+    assert_eq!((code, answer["message"].clone()), (403, json!("Topic tracking reset is disabled.")));
+}

@@ -205,6 +205,8 @@ pub const WORKER_KEYS: &[Key] = &[
     key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512."),
     key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas."),
     key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
+    key("topic.tracking.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether tasks record the topics they write to or read from, for GET /connectors/{name}/topics (in the status topic, as Kafka Connect records them)."),
+    key("topic.tracking.allow.reset", Boolean, Text("true"), Low, "Topics", Every, "Whether PUT /connectors/{name}/topics/reset may forget a connector's topics."),
     key("connector.client.config.override.policy", Class, Text("All"), Medium, "Kafka", Every, "Which of a connector's producer.override.*, consumer.override.* and admin.override.* settings are applied: None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config) or All, or Kafka Connect's class names of these; a connector that gives one the policy does not allow is refused."),
     key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Kafka", Every, "How every client of the worker talks to Kafka: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (with ssl.* and sasl.*, Kafka's names)."),
 ];
@@ -225,8 +227,6 @@ pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
     ("value.converter.plugin.version", "chooses the version of the value converter's plugin; Wharf's converters are built in and have one version"),
     ("header.converter.plugin.version", "chooses the version of the header converter's plugin; Wharf's converters are built in and have one version"),
     ("topic.creation.enable", "lets source connectors create their topics with topic.creation.* settings; Wharf does not create source topics yet: the broker's auto.create.topics.enable decides"),
-    ("topic.tracking.enable", "records which topics each connector uses, for GET /connectors/{name}/topics; Wharf does not track topics yet"),
-    ("topic.tracking.allow.reset", "allows PUT /connectors/{name}/topics/reset; Wharf does not track topics yet"),
     ("admin.listeners", "serves the /admin endpoints on listeners of their own, or, empty, turns them off; Wharf serves /admin/loggers on its one listener, and turns it off when admin.listeners is empty"),
     ("exactly.once.source.support", "turns on exactly-once delivery for source connectors; Wharf's sources deliver at least once, which disabled, Connect's default, also means"),
     ("response.http.headers.config", "adds headers to every REST response; Wharf adds none, and an empty value asks for none"),

@@ -161,6 +161,10 @@ pub struct WorkerConfig {
     pub tasks_max_per_connector: u32,
     /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
     pub tasks_max_per_worker: u32,
+    /// `topic.tracking.enable`: whether tasks record the topics they use.
+    pub topic_tracking: bool,
+    /// `topic.tracking.allow.reset`: whether `PUT /connectors/{name}/topics/reset` may forget them.
+    pub topic_tracking_allow_reset: bool,
     /// Whether the `/admin` endpoints are served: `admin.listeners` empty turns them off, as in
     /// Kafka Connect.
     pub admin_endpoints: bool,
@@ -521,6 +525,8 @@ impl WorkerConfig {
                 .map_err(|m| reader.invalid("connector.client.config.override.policy", m))?;
 
         Ok(WorkerConfig {
+            topic_tracking: reader.boolean("topic.tracking.enable")?,
+            topic_tracking_allow_reset: reader.boolean("topic.tracking.allow.reset")?,
             admin_endpoints: reader.get("admin.listeners").is_none(),
             client_override_policy,
             unacted,
@@ -711,6 +717,15 @@ impl Reader<'_> {
         match SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) {
             Some(known) => Ok(known.to_string()),
             None => Err(self.invalid(key, format!("{key}={name}; use {}", SIGNATURE_ALGORITHMS.join(", ")))),
+        }
+    }
+
+    /// A boolean key (`true` or `false`, any case), or its default.
+    fn boolean(&self, key: &str) -> Result<bool, WorkerConfigError> {
+        match self.text(key).trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            other => Err(self.invalid(key, format!("{key}={other} is not valid: use true or false"))),
         }
     }
 

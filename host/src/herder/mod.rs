@@ -416,6 +416,17 @@ impl Herder {
 
     /// A connector's status as the status store has it, its kind filled in from the plugin
     /// when the status does not say (statuses other workers wrote).
+    /// The topics a connector's tasks have used (topic tracking), sorted.
+    pub fn connector_topics(&self, name: &str) -> Vec<String> {
+        self.worker.statuses().topics(name)
+    }
+
+    /// Forgets the topics a connector's tasks have used; they are recorded again as they are used.
+    pub fn reset_connector_topics(&self, name: &str) {
+        self.worker.statuses().reset_topics(name);
+        tracing::info!("the topics connector {name} used were reset");
+    }
+
     pub fn connector_status(&self, name: &str) -> Option<crate::storage::status::ConnectorStatus> {
         let kind = self.store.snapshot().connectors.get(name).and_then(|entry| self.kind_of(entry));
         self.worker.statuses().get(name).map(|mut status| {

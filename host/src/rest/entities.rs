@@ -429,3 +429,10 @@ mod tests {
             .contains("no partition object"));
     }
 }
+
+/// `GET /connectors/{name}/topics`: `{"<name>": {"topics": [...]}}`, Connect's
+/// `ActiveTopicsInfo` by connector.
+#[derive(Serialize)]
+pub struct ActiveTopicsInfo {
+    pub topics: Vec<String>,
+}

@@ -68,6 +68,8 @@ pub fn router(state: Shared) -> Router {
         .merge(writes)
         .route("/connectors/{name}/status", get(connector_status))
         .route("/connectors/{name}/tasks/{task}/status", get(task_status))
+        .route("/connectors/{name}/topics", get(connector_topics))
+        .route("/connectors/{name}/topics/reset", put(reset_connector_topics))
         .route("/connectors/{name}/restart", post(restart_connector))
         .route("/connectors/{name}/offsets", get(connector_offsets).patch(alter_offsets).delete(reset_offsets))
         .route("/connectors/{name}/tasks/{task}/restart", post(restart_task))
@@ -670,6 +672,32 @@ async fn task_status(
     let id: u32 = task.parse().map_err(|_| not_found())?;
     let status = status(&state, &name).ok_or_else(not_found)?;
     status.tasks.into_iter().find(|t| t.id == id).map(Json).ok_or_else(not_found)
+}
+
+/// `GET /connectors/{name}/topics`: the topics the connector's tasks used. As in Kafka Connect,
+/// a connector that does not exist (or used none) has none.
+async fn connector_topics(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<BTreeMap<String, entities::ActiveTopicsInfo>>, ApiError> {
+    if !state.herder.worker_config().topic_tracking {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "Topic tracking is disabled."));
+    }
+    let topics = state.herder.connector_topics(&name);
+    Ok(Json(BTreeMap::from([(name, entities::ActiveTopicsInfo { topics })])))
+}
+
+/// `PUT /connectors/{name}/topics/reset`: forgets them (202).
+async fn reset_connector_topics(State(state): State<Shared>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    let config = state.herder.worker_config();
+    if !config.topic_tracking {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "Topic tracking is disabled."));
+    }
+    if !config.topic_tracking_allow_reset {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "Topic tracking reset is disabled."));
+    }
+    state.herder.reset_connector_topics(&name);
+    Ok(StatusCode::ACCEPTED)
 }
 
 #[cfg(test)]

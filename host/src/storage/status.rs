@@ -77,13 +77,47 @@ pub trait StatusStore: Send + Sync {
     fn remove_tasks(&self, name: &str);
     /// Forgets one task's status.
     fn remove_task(&self, name: &str, task: u32);
-    /// Forgets a deleted connector.
+    /// Forgets a deleted connector, and the topics it used.
     fn remove(&self, name: &str);
+    /// Records that a task of `connector` used `topic` (Kafka Connect's topic tracking); a topic
+    /// already recorded for the connector is not recorded again.
+    fn put_topic(&self, connector: &str, topic: &str, task: u32, discovered_ms: i64);
+    /// The topics a connector has used, sorted (`GET /connectors/{name}/topics`).
+    fn topics(&self, connector: &str) -> Vec<String>;
+    /// Forgets the topics a connector has used (`PUT /connectors/{name}/topics/reset`).
+    fn reset_topics(&self, connector: &str);
+    /// How many times topics were forgotten here or by another worker: a task that sees it
+    /// change records its topics again as it uses them.
+    fn topic_resets(&self) -> u64;
+}
+
+/// The most topics kept for one connector: a source that routes records to a topic per key
+/// would otherwise grow the record without bound. Topics beyond it are not tracked.
+pub const MAX_TRACKED_TOPICS: usize = 10_000;
+
+/// The topics connectors used, by connector.
+pub type TrackedTopics = BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// Adds `topic` to `connector`'s topics: true when it is new and within `MAX_TRACKED_TOPICS`.
+pub fn track_topic(tracked: &mut TrackedTopics, connector: &str, topic: &str) -> bool {
+    let topics = tracked.entry(connector.to_string()).or_default();
+    if topics.contains(topic) {
+        return false;
+    }
+    if topics.len() >= MAX_TRACKED_TOPICS {
+        tracing::warn!(
+            "connector {connector} has used more than {MAX_TRACKED_TOPICS} topics; {topic} and later ones are not tracked"
+        );
+        return false;
+    }
+    topics.insert(topic.to_string())
 }
 
 #[derive(Default)]
 pub struct MemoryStatusStore {
     connectors: RwLock<BTreeMap<String, ConnectorStatus>>,
+    topics: RwLock<TrackedTopics>,
+    resets: std::sync::atomic::AtomicU64,
 }
 
 impl StatusStore for MemoryStatusStore {
@@ -116,5 +150,23 @@ impl StatusStore for MemoryStatusStore {
 
     fn remove(&self, name: &str) {
         self.connectors.write_locked().remove(name);
+        self.reset_topics(name);
+    }
+
+    fn put_topic(&self, connector: &str, topic: &str, _task: u32, _discovered_ms: i64) {
+        track_topic(&mut self.topics.write_locked(), connector, topic);
+    }
+
+    fn topics(&self, connector: &str) -> Vec<String> {
+        self.topics.read_locked().get(connector).map(|t| t.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    fn reset_topics(&self, connector: &str) {
+        self.topics.write_locked().remove(connector);
+        self.resets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn topic_resets(&self) -> u64 {
+        self.resets.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

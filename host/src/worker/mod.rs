@@ -6,6 +6,7 @@ mod dead_letter;
 mod sink;
 mod source;
 mod tolerance;
+mod topics;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -862,8 +863,14 @@ impl TaskSetup {
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
             transforms,
             tolerance: self.tolerance(),
+            tracked: self.topic_tracker(),
         }
         .run()
+    }
+
+    /// Records the topics the task uses, when the worker tracks them.
+    fn topic_tracker(&self) -> topics::TopicTracker {
+        topics::TopicTracker::new(self.status.clone(), self.worker.topic_tracking, &self.connector.name, self.task.task)
     }
 
     fn run_sink(self) -> TaskReport {
@@ -934,6 +941,7 @@ impl TaskSetup {
             tolerance: self.tolerance(),
             dead_letter,
             class: self.connector.class.clone(),
+            tracked: self.topic_tracker(),
         }
         .run()
     }

@@ -155,6 +155,8 @@ pub struct SinkTaskRun {
     /// The connector's class (its plugin), as the dead-letter queue names it for reported
     /// records.
     pub class: String,
+    /// Records each topic the task reads from (`topic.tracking.enable`).
+    pub tracked: super::topics::TopicTracker,
 }
 
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
@@ -317,6 +319,7 @@ struct Delivery {
     class: String,
     /// Asked of the task: ends the pause between retries early.
     stop: Arc<crate::sync::Stop>,
+    tracked: super::topics::TopicTracker,
 }
 
 impl SinkTaskRun {
@@ -335,6 +338,7 @@ impl SinkTaskRun {
             tolerance,
             dead_letter,
             class,
+            tracked,
         } = self;
         let consumer = Arc::new(consumer);
         let mut delivery = Delivery {
@@ -349,6 +353,7 @@ impl SinkTaskRun {
             dead_letter,
             class,
             stop: stop.clone(),
+            tracked,
         };
         let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
@@ -441,6 +446,9 @@ impl Delivery {
                     )),
                 },
             }
+        }
+        for (tp, _, _) in &ranges {
+            self.tracked.used(&tp.topic);
         }
         // The records as they were read, for the dead-letter queue.
         let originals = self.dead_letter.as_ref().map(|_| batch.clone());

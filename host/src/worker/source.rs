@@ -79,6 +79,8 @@ pub struct SourceTaskRun {
     pub converters: super::converting::RecordConverters,
     pub transforms: crate::transform::TaskChain,
     pub tolerance: super::tolerance::Tolerance,
+    /// Records each topic the task writes to (`topic.tracking.enable`).
+    pub tracked: super::topics::TopicTracker,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -223,6 +225,7 @@ struct Sender {
     /// no offset past a lost record is ever stored. The task then fails or stops, and its
     /// records are polled again from the last stored offsets.
     given_up: bool,
+    tracked: super::topics::TopicTracker,
 }
 
 impl Sender {
@@ -250,6 +253,7 @@ impl Sender {
     }
 
     fn send(&mut self, record: SourceRecord) {
+        self.tracked.used(&record.topic);
         let headers = (!record.headers.is_empty()).then(|| {
             record.headers.iter().fold(OwnedHeaders::new_with_capacity(record.headers.len()), |h, header| {
                 h.insert(KafkaHeader { key: &header.key, value: header.value.as_deref() })
@@ -339,6 +343,7 @@ impl SourceTaskRun {
             converters,
             transforms,
             tolerance,
+            tracked,
         } = self;
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
@@ -350,6 +355,7 @@ impl SourceTaskRun {
             pending: PendingOffsets::default(),
             sent: 0,
             given_up: false,
+            tracked,
         };
         let send_thread =
             match std::thread::Builder::new().name(format!("{label}-send")).spawn(move || sender.run(requests)) {

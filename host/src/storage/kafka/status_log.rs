@@ -10,7 +10,9 @@ use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
 use crate::model::ConnectorKind;
-use crate::storage::status::{upsert_connector, ConnectorStatus, State, Status, StatusStore};
+use crate::storage::status::{
+    track_topic, upsert_connector, ConnectorStatus, State, Status, StatusStore, TrackedTopics,
+};
 use crate::sync::Unpoisoned;
 
 use super::json_bytes;
@@ -22,6 +24,10 @@ use super::writer::{LogWriter, STORE_TIMEOUT};
 pub struct KafkaStatusStore {
     partitions: i32,
     view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>>,
+    /// The topics each connector used, from `status-topic-<topic>:connector-<connector>`.
+    topics: Arc<Mutex<TrackedTopics>>,
+    /// Topics forgotten, by this worker or (read from the topic) another.
+    resets: Arc<std::sync::atomic::AtomicU64>,
     echoes: Arc<Mutex<BTreeMap<String, u32>>>,
     writer: LogWriter,
     _log: KafkaLog,
@@ -119,6 +125,43 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
     Ok(())
 }
 
+/// Kafka Connect's record of a topic a connector used: key
+/// `status-topic-<topic>:connector-<connector>`, value
+/// `{"topic": {"name", "connector", "task", "discoverTimestamp"}}`; a tombstone forgets it.
+const TOPIC_PREFIX: &str = "status-topic-";
+const TOPIC_SEPARATOR: &str = ":connector-";
+
+fn topic_key(connector: &str, topic: &str) -> String {
+    format!("{TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{connector}")
+}
+
+/// Applies a topic record to the topics each connector used.
+fn apply_topic(topics: &mut TrackedTopics, key: &str, value: Option<&[u8]>) -> Result<(), String> {
+    let rest = key.strip_prefix(TOPIC_PREFIX).ok_or("not a topic record")?;
+    // Topic names hold no ':', connector names may: the first separator ends the topic.
+    let (topic, connector) = rest.split_once(TOPIC_SEPARATOR).ok_or("no \":connector-\" in the key")?;
+    if topic.is_empty() || connector.is_empty() {
+        return Err("an empty topic or connector in the key".into());
+    }
+    check_name(connector)?;
+    match value {
+        None => {
+            if let Some(used) = topics.get_mut(connector) {
+                used.remove(topic);
+                if used.is_empty() {
+                    topics.remove(connector);
+                }
+            }
+        }
+        Some(bytes) => {
+            let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("value is not JSON ({e})"))?;
+            v["topic"]["name"].as_str().ok_or("no \"topic\" with a \"name\"")?;
+            track_topic(topics, connector, topic);
+        }
+    }
+    Ok(())
+}
+
 /// The view of a connector whose own status has not arrived yet, only its tasks'.
 fn awaiting_connector(name: &str) -> ConnectorStatus {
     ConnectorStatus {
@@ -161,15 +204,26 @@ impl KafkaStatusStore {
         partitions: i32,
     ) -> anyhow::Result<Self> {
         let view: Arc<Mutex<BTreeMap<String, ConnectorStatus>>> = Arc::default();
+        let topics: Arc<Mutex<TrackedTopics>> = Arc::default();
+        let resets: Arc<std::sync::atomic::AtomicU64> = Arc::default();
         let echoes: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
         let log = {
             let (view, echoes, topic_name) = (view.clone(), echoes.clone(), topic.to_string());
+            let (tracked, forgotten) = (topics.clone(), resets.clone());
             KafkaLog::start(consumer, topic, partitions, move |record: LogRecord<'_>| {
                 let key = record.key.map(String::from_utf8_lossy).unwrap_or_default();
                 if take_echo(&echoes, &key) {
                     return;
                 }
-                let result = apply_status(&mut view.locked(), &key, record.value);
+                let result = match key.starts_with(TOPIC_PREFIX) {
+                    true => {
+                        if record.value.is_none() {
+                            forgotten.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        apply_topic(&mut tracked.locked(), &key, record.value)
+                    }
+                    false => apply_status(&mut view.locked(), &key, record.value),
+                };
                 if let Err(problem) = result {
                     tracing::warn!("skipping status record {key:?} in topic {topic_name}: {problem}");
                 }
@@ -177,7 +231,7 @@ impl KafkaStatusStore {
         };
         log.read_to_end(STORE_TIMEOUT)?;
         let writer = LogWriter::new(producer, topic)?;
-        Ok(KafkaStatusStore { partitions, view, echoes, writer, _log: log })
+        Ok(KafkaStatusStore { partitions, view, topics, resets, echoes, writer, _log: log })
     }
 
     /// Statuses are written without waiting: a task never blocks on reporting its state.
@@ -232,6 +286,32 @@ impl StatusStore for KafkaStatusStore {
         self.remove_tasks(name);
         self.view.locked().remove(name);
         self.send(format!("status-connector-{name}"), None);
+        self.reset_topics(name);
+    }
+
+    fn put_topic(&self, connector: &str, topic: &str, task: u32, discovered_ms: i64) {
+        if !track_topic(&mut self.topics.locked(), connector, topic) {
+            return;
+        }
+        let value =
+            json!({"topic": {"name": topic, "connector": connector, "task": task, "discoverTimestamp": discovered_ms}});
+        self.send(topic_key(connector, topic), json_bytes(value));
+    }
+
+    fn topics(&self, connector: &str) -> Vec<String> {
+        self.topics.locked().get(connector).map(|t| t.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    fn reset_topics(&self, connector: &str) {
+        let used = self.topics.locked().remove(connector).unwrap_or_default();
+        for topic in used {
+            self.send(topic_key(connector, &topic), None);
+        }
+        self.resets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn topic_resets(&self) -> u64 {
+        self.resets.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -339,5 +419,32 @@ mod tests {
         for name in ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"] {
             assert_eq!(state_from_name(name).map(state_name), Some(name));
         }
+    }
+}
+
+#[cfg(test)]
+mod topic_tests {
+    use super::*;
+
+    #[test]
+    fn topic_records_replay_into_each_connectors_topics() {
+        let mut topics = TrackedTopics::new();
+        let value = |topic: &str, connector: &str| {
+            json!({"topic": {"name": topic, "connector": connector, "task": 0, "discoverTimestamp": 1}}).to_string()
+        };
+        apply_topic(&mut topics, &topic_key("src", "orders"), Some(value("orders", "src").as_bytes())).unwrap();
+        apply_topic(&mut topics, &topic_key("src", "users"), Some(value("users", "src").as_bytes())).unwrap();
+        // A connector name may hold ':'; the topic ends at the first separator.
+        apply_topic(&mut topics, &topic_key("a:connector-b", "t"), Some(value("t", "a:connector-b").as_bytes()))
+            .unwrap();
+        assert_eq!(topics["src"].iter().collect::<Vec<_>>(), ["orders", "users"]);
+        assert_eq!(topics["a:connector-b"].iter().collect::<Vec<_>>(), ["t"]);
+        apply_topic(&mut topics, &topic_key("src", "orders"), None).unwrap();
+        apply_topic(&mut topics, &topic_key("src", "users"), None).unwrap();
+        assert!(!topics.contains_key("src"), "{topics:?}");
+        for bad in ["status-topic-orders", "status-topic-:connector-src", "status-topic-orders:connector-"] {
+            assert!(apply_topic(&mut topics, bad, Some(b"{}")).is_err(), "{bad}");
+        }
+        assert!(apply_topic(&mut topics, &topic_key("src", "x"), Some(b"{\"topic\":{}}")).is_err());
     }
 }
