@@ -252,3 +252,39 @@ fn the_topics_a_connector_uses_are_tracked_and_reset() {
     let (code, answer, _) = no_reset.call("PUT", "/connectors/gen/topics/reset", None);
     assert_eq!((code, answer["message"].clone()), (403, json!("Topic tracking reset is disabled.")));
 }
+
+/// `topics.regex`: a sink reads every topic whose whole name matches, one created after it
+/// started included, and no other; its committed offsets cover the matching topics.
+#[test]
+fn a_sink_of_topics_regex_reads_every_matching_topic_and_one_created_later() {
+    let w = Standalone::new(&[]);
+    let worker = w.start();
+    let prefix = unique("rx");
+    let (first, second, other) = (format!("{prefix}-a"), format!("{prefix}-b"), format!("{prefix}x-c"));
+    for topic in [&first, &other] {
+        create_topic(topic, 1, "delete");
+        produce(topic, 0, "k", format!("from {topic}").as_bytes());
+    }
+    let output = w.path("out.txt");
+    let sink = json!({"name": "rx-sink", "config": {"connector.class": "file-sink",
+        "topics.regex": format!("{prefix}-.*"), "file": output.display().to_string(),
+        "wasm.fs.write": w.dir.path().display().to_string()}});
+    let (code, answer) = create(&worker, sink);
+    assert_eq!(code, 201, "{answer}");
+    worker.wait("the matching topic's record", Duration::from_secs(60), || (count_lines(&output) >= 1).then_some(()));
+    create_topic(&second, 1, "delete");
+    produce(&second, 0, "k", format!("from {second}").as_bytes());
+    worker.wait("the record of the topic created later", Duration::from_secs(60), || {
+        (count_lines(&output) >= 2).then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let mut lines = read_lines(&output);
+    lines.sort();
+    assert_eq!(lines, [format!("from {first}"), format!("from {second}")]);
+    worker.wait("offsets committed for both topics", Duration::from_secs(30), || {
+        let offsets = worker.get("/connectors/rx-sink/offsets")?;
+        let topics: Vec<&str> =
+            offsets["offsets"].as_array()?.iter().filter_map(|o| o["partition"]["kafka_topic"].as_str()).collect();
+        (topics.contains(&first.as_str()) && topics.contains(&second.as_str())).then_some(())
+    });
+}

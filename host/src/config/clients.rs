@@ -61,7 +61,7 @@ pub const JAVA_CLIENT_SETTINGS: &[(&str, Client)] = &[
     ("interceptor.classes", Client::Refused("Wharf runs no Java classes; a transform plugin can see or change each record instead")),
     ("default.api.timeout.ms", Client::Refused("librdkafka has no such setting; request.timeout.ms and session.timeout.ms bound its calls")),
     ("socket.connection.setup.timeout.max.ms", Client::Refused("librdkafka has no such setting; socket.connection.setup.timeout.ms bounds a connection attempt")),
-    ("exclude.internal.topics", Client::Refused("librdkafka has no such setting; sink connectors name their topics, and topics.regex does not match internal ones unless asked")),
+    ("exclude.internal.topics", Client::Dropped("a sink's topics.regex never matches Kafka's internal topics (__…), as with the Java consumer's default")),
     ("security.providers", Client::Refused("librdkafka uses OpenSSL, not Java security providers")),
 ];
 

@@ -62,6 +62,8 @@ pub struct ConnectorConfig {
     pub tasks_max: u32,
     /// Sinks: the topics to read (`topics`).
     pub topics: Vec<String>,
+    /// Sinks: every topic whose whole name matches (`topics.regex`), in place of `topics`.
+    pub topics_regex: Option<TopicPattern>,
     pub folders: Vec<FolderGrant>,
     /// `wasm.net.connect`: `host:port` addresses the tasks may open TCP connections to.
     pub connect: Vec<String>,
@@ -81,6 +83,30 @@ pub struct ConnectorConfig {
     pub raw: Vec<(String, String)>,
     /// The keys as the plugin is given them: `raw` with its references resolved.
     pub resolved: Vec<(String, String)>,
+}
+
+/// `topics.regex`: a sink reads every topic whose whole name matches, as Kafka Connect's
+/// `Pattern.matches` decides. Written in Java's syntax, it is compiled by the `regex` crate, which
+/// has the same syntax for what topic patterns use (classes, alternation, repetition) and refuses
+/// what it lacks (look-around, back-references) with its reason.
+#[derive(Debug, Clone)]
+pub struct TopicPattern {
+    pub text: String,
+    whole: regex::Regex,
+}
+
+impl TopicPattern {
+    pub fn new(text: &str) -> Result<Self, String> {
+        regex::Regex::new(&format!("^(?:{text})$"))
+            .map(|whole| TopicPattern { text: text.to_string(), whole })
+            .map_err(|e| format!("topics.regex={text} is not a pattern Wharf can read ({e})"))
+    }
+
+    /// Whether a sink of this pattern reads `topic`. Kafka's internal topics (`__…`) are left out,
+    /// as the Java consumer leaves them out.
+    pub fn matches(&self, topic: &str) -> bool {
+        !topic.starts_with("__") && self.whole.is_match(topic)
+    }
 }
 
 /// A connector's own Kafka client settings (`producer.override.*`, `consumer.override.*`,
@@ -166,10 +192,6 @@ fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Kafka Connect features a user may expect that Wharf does not have yet: refusing them beats
-/// silently ignoring them.
-const NOT_YET_SUPPORTED: &[(&str, &str)] = &[("topics.regex", "list the topics in \"topics\" instead")];
-
 impl ConnectorConfig {
     pub fn from_file(
         path: &Path,
@@ -238,11 +260,6 @@ impl ConnectorConfig {
                     }
                 }
             };
-        }
-        for (key, advice) in NOT_YET_SUPPORTED {
-            if get(key).is_some_and(|v| !v.is_empty()) {
-                problems.push(invalid(key, format!("\"{key}\" is not supported yet: {advice}")));
-            }
         }
         // The name as given, untrimmed: "x " is not "x".
         let name = last_value(&raw, "name").filter(|n| !n.is_empty());
@@ -323,6 +340,35 @@ impl ConnectorConfig {
         let topics: Vec<String> = get("topics")
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
+        let topics_regex = match get("topics.regex").map(str::trim).filter(|r| !r.is_empty()) {
+            None => None,
+            Some(_) if !topics.is_empty() => {
+                problems.push(invalid(
+                    "topics.regex",
+                    "topics.regex and topics are mutually exclusive options, but both are set: keep one".into(),
+                ));
+                None
+            }
+            Some(text) => match TopicPattern::new(text) {
+                Ok(pattern) => Some(pattern),
+                Err(message) => {
+                    problems.push(invalid("topics.regex", message));
+                    None
+                }
+            },
+        };
+        if let (Some(pattern), Some(dlq)) = (&topics_regex, get("errors.deadletterqueue.topic.name").map(str::trim)) {
+            if !dlq.is_empty() && pattern.matches(dlq) {
+                problems.push(invalid(
+                    "errors.deadletterqueue.topic.name",
+                    format!(
+                        "the dead-letter queue topic '{dlq}' matches topics.regex={}, so a failed record would be \
+                         read again: choose a topic the pattern does not match",
+                        pattern.text
+                    ),
+                ));
+            }
+        }
         let errors = match super::tolerance::ErrorPolicy::of_connector(&raw, &topics) {
             Ok(policy) => policy,
             Err(found) => {
@@ -404,6 +450,7 @@ impl ConnectorConfig {
             version,
             tasks_max,
             topics,
+            topics_regex,
             folders,
             connect,
             http,
@@ -679,6 +726,25 @@ mod tests {
     #[test]
     fn relative_grant_is_refused() {
         assert!(parse(&[("name", "a"), ("connector.class", "x"), ("wasm.fs.read", "data")]).is_err());
+    }
+
+    #[test]
+    fn topics_regex_matches_whole_names_and_excludes_topics_and_its_dead_letter_queue() {
+        let c = parse(&[("name", "s"), ("connector.class", "x"), ("topics.regex", "orders-.*|users")]).unwrap();
+        let pattern = c.topics_regex.unwrap();
+        assert!(pattern.matches("orders-eu") && pattern.matches("users"));
+        assert!(!pattern.matches("all-users") && !pattern.matches("users-old") && !pattern.matches("__orders-x"));
+        let both = parse(&[("name", "s"), ("connector.class", "x"), ("topics", "a"), ("topics.regex", "a.*")]);
+        assert!(both.unwrap_err().to_string().contains("mutually exclusive"));
+        let unreadable = parse(&[("name", "s"), ("connector.class", "x"), ("topics.regex", "(?<=a)b")]);
+        assert!(unreadable.unwrap_err().to_string().contains("not a pattern Wharf can read"));
+        let dlq = parse(&[
+            ("name", "s"),
+            ("connector.class", "x"),
+            ("topics.regex", "orders.*"),
+            ("errors.deadletterqueue.topic.name", "orders-dlq"),
+        ]);
+        assert!(dlq.unwrap_err().to_string().contains("matches topics.regex=orders.*"));
     }
 
     #[test]

@@ -291,6 +291,7 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise), as key.converter."),
     key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
     key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
+    key("topics.regex", Str, Text(""), High, "Common", Sink, "A pattern of the names of the topics to read, in place of topics: every topic whose whole name matches (Kafka's internal ones and the worker's aside), looked for again every 10 s. Java's syntax, less look-around and back-references."),
     key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one)."),
     key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException."),
     key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds."),

@@ -658,16 +658,18 @@ impl Herder {
         match self.connector_kind(name)? {
             ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
             ConnectorKind::Sink => {
-                crate::kafka::committed_offsets(self.worker.config(), name, &self.sink_topics(name)?)
-                    .map(ConnectorOffsets::Sink)
-                    .map_err(|e| HerderError::Kafka(format!("{e:#}")))
+                let entry = self.require(name)?;
+                let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
+                crate::kafka::committed_offsets(
+                    self.worker.config(),
+                    name,
+                    &config.topics,
+                    config.topics_regex.as_ref(),
+                )
+                .map(ConnectorOffsets::Sink)
+                .map_err(|e| HerderError::Kafka(format!("{e:#}")))
             }
         }
-    }
-
-    fn sink_topics(&self, name: &str) -> Result<Vec<String>, HerderError> {
-        let entry = self.require(name)?;
-        self.parse(name, &entry.config).map(|c| c.topics).map_err(|e| HerderError::BadConfig(e.to_string()))
     }
 
     /// Alters or resets a stopped connector's offsets; returns what to tell the user.

@@ -256,18 +256,46 @@ fn group_client(worker: &WorkerConfig, connector: &str) -> anyhow::Result<BaseCo
         .map_err(|e| anyhow::anyhow!("cannot create a Kafka consumer (check the worker's consumer.* settings): {e}"))
 }
 
+/// The topics of the cluster whose names match a sink's `topics.regex`, sorted, the worker's
+/// reserved topics left out.
+pub fn topics_matching<C: rdkafka::consumer::ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    pattern: &crate::config::connector::TopicPattern,
+    reserved: &crate::config::ReservedTopics,
+    timeout: Duration,
+) -> KafkaResult<Vec<String>> {
+    let metadata = consumer.fetch_metadata(None, timeout)?;
+    let mut topics: Vec<String> = metadata
+        .topics()
+        .iter()
+        .map(|t| t.name())
+        .filter(|name| pattern.matches(name) && reserved.reason(name).is_none())
+        .map(String::from)
+        .collect();
+    topics.sort();
+    Ok(topics)
+}
+
 /// The offsets a sink connector's consumer group (`connect-<connector>`) committed, per
 /// partition of its topics: (topic, partition, next offset to read). Partitions without a
 /// committed offset are left out.
+///
+/// A sink of `topics.regex` (`pattern`) reads the topics that match it now.
 pub fn committed_offsets(
     worker: &WorkerConfig,
     connector: &str,
     topics: &[String],
+    pattern: Option<&crate::config::connector::TopicPattern>,
 ) -> anyhow::Result<Vec<(String, i32, i64)>> {
     let timeout = worker.bootstrap_timeout;
     let consumer = group_client(worker, connector)?;
+    let matching = match pattern {
+        None => Vec::new(),
+        Some(pattern) => topics_matching(&consumer, pattern, &crate::config::ReservedTopics::of(worker), timeout)
+            .map_err(|e| anyhow::anyhow!("cannot list the topics that topics.regex={} matches: {e}", pattern.text))?,
+    };
     let mut partitions = TopicPartitionList::new();
-    for topic in topics {
+    for topic in topics.iter().chain(&matching) {
         let metadata = consumer
             .fetch_metadata(Some(topic), timeout)
             .map_err(|e| anyhow::anyhow!("cannot read the metadata of topic {topic}: {e}"))?;

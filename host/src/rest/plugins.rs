@@ -139,6 +139,8 @@ pub async fn validate(
                 None if key.name == "name" => {
                     errors.push("Missing required configuration \"name\" which has no default value.".to_string())
                 }
+                // A sink's topics.regex stands in for topics.
+                None if key.name == "topics" && get("topics.regex").is_some_and(|r| !r.trim().is_empty()) => {}
                 None if key.required => errors.push(format!("\"{}\" is required and has no default: set it", key.name)),
                 Some(v) => errors.extend(type_problem(key.type_name, v)),
                 None => {}

@@ -196,16 +196,23 @@ impl Worker {
             .registry
             .find_connector(&config.class, config.version.as_ref())
             .map_err(|source| StartError::NoPlugin { name: config.name.clone(), source })?;
+        // A sink's `topics.regex` stands in for the `topics` its plugin may declare required.
+        let by_pattern = |key: &str| key == "topics" && config.topics_regex.is_some();
         let mut problems: Vec<String> = plugin
             .info
             .config
             .iter()
-            .filter(|key| key.required && config.get(&key.name).is_none_or(|v| v.trim().is_empty()))
+            .filter(|key| key.required && !by_pattern(&key.name))
+            .filter(|key| config.get(&key.name).is_none_or(|v| v.trim().is_empty()))
             .map(|key| format!("\"{}\" is required ({})", key.name, key.documentation))
             .collect();
         let sink = plugin.info.kind == PluginKind::Sink;
-        if sink && config.topics.is_empty() {
-            problems.push("\"topics\" is required for a sink: list the topics to read, separated by commas".into());
+        if sink && config.topics.is_empty() && config.topics_regex.is_none() {
+            problems.push(
+                "\"topics\" or \"topics.regex\" is required for a sink: list the topics to read, separated by commas, \
+                 or give a pattern of their names"
+                    .into(),
+            );
         }
         let ceiling = self.config.tasks_max_per_connector;
         if config.tasks_max > ceiling {
@@ -932,7 +939,12 @@ impl TaskSetup {
             instance,
             consumer,
             fetched,
-            topics: self.connector.topics.clone(),
+            topics: match &self.connector.topics_regex {
+                Some(pattern) => {
+                    sink::Subscription::Matching { pattern: pattern.clone(), reserved: self.reserved.clone() }
+                }
+                None => sink::Subscription::Listed(self.connector.topics.clone()),
+            },
             batch_size,
             flush_interval: self.worker.offset_flush_interval,
             stop: self.stop.clone(),

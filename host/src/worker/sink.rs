@@ -139,12 +139,53 @@ pub fn context(label: &str) -> (SinkContext, Receiver<Fetched>) {
     (context, from_fetch)
 }
 
+/// How often a sink of `topics.regex` looks for topics that began or ceased to match (the
+/// Java consumer looks every `metadata.max.age.ms`, five minutes by default).
+pub const TOPICS_REGEX_REFRESH: Duration = Duration::from_secs(10);
+
+/// What a sink task reads: the topics of `topics`, or those whose names match `topics.regex`,
+/// looked for again every `TOPICS_REGEX_REFRESH`.
+pub enum Subscription {
+    Listed(Vec<String>),
+    Matching { pattern: crate::config::connector::TopicPattern, reserved: Arc<crate::config::ReservedTopics> },
+}
+
+impl Subscription {
+    /// The topics to subscribe to now.
+    fn topics(&self, consumer: &BaseConsumer<SinkContext>) -> Result<Vec<String>, String> {
+        match self {
+            Subscription::Listed(topics) => Ok(topics.clone()),
+            Subscription::Matching { pattern, reserved } => {
+                crate::kafka::topics_matching(consumer, pattern, reserved, Duration::from_secs(10))
+                    .map_err(|e| format!("cannot list the topics that topics.regex={} may match: {e}", pattern.text))
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Subscription::Listed(topics) => topics.join(", "),
+            Subscription::Matching { pattern, .. } => format!("the topics matching topics.regex={}", pattern.text),
+        }
+    }
+}
+
+/// Subscribes to `topics`; none unsubscribes.
+fn subscribe(consumer: &BaseConsumer<SinkContext>, topics: &[String]) -> rdkafka::error::KafkaResult<()> {
+    if topics.is_empty() {
+        consumer.unsubscribe();
+        return Ok(());
+    }
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    consumer.subscribe(&names)
+}
+
 pub struct SinkTaskRun {
     pub label: String,
     pub instance: SinkInstance,
     pub consumer: BaseConsumer<SinkContext>,
     pub fetched: Receiver<Fetched>,
-    pub topics: Vec<String>,
+    pub topics: Subscription,
     pub batch_size: usize,
     pub flush_interval: Duration,
     pub stop: Arc<crate::sync::Stop>,
@@ -225,6 +266,13 @@ impl std::fmt::Display for About {
     }
 }
 
+/// A `topics.regex` subscription: the topics it holds, and when the cluster was last looked at.
+struct Matching {
+    subscription: Subscription,
+    subscribed: Vec<String>,
+    checked: Instant,
+}
+
 /// The fetch thread's side: polls batches until told to stop or until nobody takes them.
 struct Fetcher {
     label: String,
@@ -232,13 +280,41 @@ struct Fetcher {
     queue: Arc<FetchQueue>,
     batch_size: usize,
     stop: Arc<crate::sync::Stop>,
+    matching: Option<Matching>,
 }
 
 impl Fetcher {
-    fn run(self) {
+    /// Subscribes again when the topics `topics.regex` matches changed (a topic was created or
+    /// deleted); a failed look is tried again at the next refresh.
+    fn refresh_matching(&mut self) {
+        let Some(matching) = &mut self.matching else { return };
+        if matching.checked.elapsed() < TOPICS_REGEX_REFRESH {
+            return;
+        }
+        matching.checked = Instant::now();
+        match matching.subscription.topics(&self.consumer) {
+            Ok(topics) if topics == matching.subscribed => {}
+            Ok(topics) => match subscribe(&self.consumer, &topics) {
+                Ok(()) => {
+                    tracing::info!(
+                        task = self.label.as_str(),
+                        "{} now: {}",
+                        matching.subscription.describe(),
+                        if topics.is_empty() { "none".to_string() } else { topics.join(", ") }
+                    );
+                    matching.subscribed = topics;
+                }
+                Err(e) => tracing::warn!(task = self.label.as_str(), "cannot subscribe to {}: {e}", topics.join(", ")),
+            },
+            Err(message) => tracing::warn!(task = self.label.as_str(), "{message}; trying again"),
+        }
+    }
+
+    fn run(mut self) {
         let to_task = self.consumer.context().to_task.clone();
         let mut rewinds = 0u64;
         while !self.stop.is_stopped() {
+            self.refresh_matching();
             let rewind = self.consumer.context().rewind.locked().take();
             if let Some(rewind) = rewind {
                 for (tp, offset) in rewind {
@@ -360,13 +436,31 @@ impl SinkTaskRun {
             return delivery.finish(Err(failure), fetched, None);
         };
         *consumer.context().queue.locked() = Some(queue.clone());
-        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-        if let Err(e) = consumer.subscribe(&names) {
-            let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", topics.join(", ")));
+        let subscribed = match topics.topics(&consumer) {
+            Ok(subscribed) => subscribed,
+            Err(message) => return delivery.finish(Err(TaskFailure::new(message)), fetched, None),
+        };
+        if let Err(e) = subscribe(&consumer, &subscribed) {
+            let failure = TaskFailure::new(format!("cannot subscribe to {}: {e}", topics.describe()));
             return delivery.finish(Err(failure), fetched, None);
         }
+        if let Subscription::Matching { pattern, .. } = &topics {
+            tracing::info!(
+                task = label.as_str(),
+                "topics.regex={} matches {}",
+                pattern.text,
+                if subscribed.is_empty() { "no topic yet".to_string() } else { subscribed.join(", ") }
+            );
+        }
+        let matching = match topics {
+            Subscription::Matching { .. } => {
+                Some(Matching { subscription: topics, subscribed, checked: Instant::now() })
+            }
+            Subscription::Listed(_) => None,
+        };
         let stop_fetching = Arc::new(crate::sync::Stop::default());
-        let fetcher = Fetcher { label: label.clone(), consumer, queue, batch_size, stop: stop_fetching.clone() };
+        let fetcher =
+            Fetcher { label: label.clone(), consumer, queue, batch_size, stop: stop_fetching.clone(), matching };
         let fetch_thread =
             match crate::sync::Stoppable::spawn_with(format!("{label}-fetch"), stop_fetching, move || fetcher.run()) {
                 Ok(handle) => handle,
