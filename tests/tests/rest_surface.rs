@@ -288,3 +288,37 @@ fn a_sink_of_topics_regex_reads_every_matching_topic_and_one_created_later() {
         (topics.contains(&first.as_str()) && topics.contains(&second.as_str())).then_some(())
     });
 }
+
+/// `topic.creation.*` (KIP-158): a source's topics are created before their first record with
+/// the settings of the first group that takes them, or the default group's.
+#[test]
+fn a_sources_topics_are_created_with_its_topic_creation_groups() {
+    let w = Standalone::new(&[]);
+    let worker = w.start();
+    let (plain, compacted) = (unique("created"), unique("state-created"));
+    for (name, topic) in [("plain-gen", &plain), ("state-gen", &compacted)] {
+        // Keyed: a compacted topic refuses records without a key.
+        let config = json!({"connector.class": "datagen", "topic": topic, "rate": "5", "key.size": "8",
+            "topic.creation.groups": "state",
+            "topic.creation.default.replication.factor": "1",
+            "topic.creation.default.partitions": "3",
+            "topic.creation.state.include": "state-.*",
+            "topic.creation.state.partitions": "2",
+            "topic.creation.state.cleanup.policy": "compact"});
+        let (code, answer) = create(&worker, json!({"name": name, "config": config}));
+        assert_eq!(code, 201, "{answer}");
+    }
+    for topic in [&plain, &compacted] {
+        worker.wait(&format!("records in {topic}"), Duration::from_secs(60), || (topic_count(topic) > 0).then_some(()));
+    }
+    assert_eq!(topic_settings(&plain), (3, "delete".to_string()));
+    assert_eq!(topic_settings(&compacted), (2, "compact".to_string()));
+    // Half a group's settings is refused on the key that is missing.
+    let (code, answer) = create(
+        &worker,
+        json!({"name": "half", "config": {"connector.class": "datagen", "topic": unique("half"), "rate": "5",
+            "topic.creation.default.replication.factor": "1"}}),
+    );
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or_default().contains("topic.creation.default.partitions"), "{answer}");
+}

@@ -64,6 +64,8 @@ pub struct ConnectorConfig {
     pub topics: Vec<String>,
     /// Sinks: every topic whose whole name matches (`topics.regex`), in place of `topics`.
     pub topics_regex: Option<TopicPattern>,
+    /// Sources: the topics to create before their first record (`topic.creation.*`).
+    pub topic_creation: Option<super::topic_creation::TopicCreation>,
     pub folders: Vec<FolderGrant>,
     /// `wasm.net.connect`: `host:port` addresses the tasks may open TCP connections to.
     pub connect: Vec<String>,
@@ -369,6 +371,13 @@ impl ConnectorConfig {
                 ));
             }
         }
+        let topic_creation = match super::topic_creation::TopicCreation::of_connector(&raw) {
+            Ok(creation) => creation,
+            Err(found) => {
+                problems.extend(found.into_iter().map(|(key, message)| invalid(&key, message)));
+                None
+            }
+        };
         let errors = match super::tolerance::ErrorPolicy::of_connector(&raw, &topics) {
             Ok(policy) => policy,
             Err(found) => {
@@ -451,6 +460,7 @@ impl ConnectorConfig {
             tasks_max,
             topics,
             topics_regex,
+            topic_creation,
             folders,
             connect,
             http,

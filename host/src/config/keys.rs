@@ -132,7 +132,7 @@ const fn key(
 use self::DefaultValue::{Number, Required, Signed, Text, Unset, Worker};
 use Importance::{High, Low, Medium};
 use Kind::{Boolean, Class, Int, List, Long, Short, String as Str};
-use Scope::{Distributed, Every, Sink, Standalone};
+use Scope::{Distributed, Every, Sink, Source, Standalone};
 
 /// Key prefixes of a worker config whose keys are handed on: to the Kafka clients (without the
 /// prefix) or to a converter.
@@ -205,6 +205,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512."),
     key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas."),
     key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
+    key("topic.creation.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether source connectors that set topic.creation.default.replication.factor and topic.creation.default.partitions have their topics created with their topic.creation.* settings; false leaves topics to the broker's auto.create.topics.enable."),
     key("topic.tracking.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether tasks record the topics they write to or read from, for GET /connectors/{name}/topics (in the status topic, as Kafka Connect records them)."),
     key("topic.tracking.allow.reset", Boolean, Text("true"), Low, "Topics", Every, "Whether PUT /connectors/{name}/topics/reset may forget a connector's topics."),
     key("connector.client.config.override.policy", Class, Text("All"), Medium, "Kafka", Every, "Which of a connector's producer.override.*, consumer.override.* and admin.override.* settings are applied: None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config) or All, or Kafka Connect's class names of these; a connector that gives one the policy does not allow is refused."),
@@ -226,7 +227,6 @@ pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
     ("key.converter.plugin.version", "chooses the version of the key converter's plugin; Wharf's converters are built in and have one version"),
     ("value.converter.plugin.version", "chooses the version of the value converter's plugin; Wharf's converters are built in and have one version"),
     ("header.converter.plugin.version", "chooses the version of the header converter's plugin; Wharf's converters are built in and have one version"),
-    ("topic.creation.enable", "lets source connectors create their topics with topic.creation.* settings; Wharf does not create source topics yet: the broker's auto.create.topics.enable decides"),
     ("admin.listeners", "serves the /admin endpoints on listeners of their own, or, empty, turns them off; Wharf serves /admin/loggers on its one listener, and turns it off when admin.listeners is empty"),
     ("exactly.once.source.support", "turns on exactly-once delivery for source connectors; Wharf's sources deliver at least once, which disabled, Connect's default, also means"),
     ("response.http.headers.config", "adds headers to every REST response; Wharf adds none, and an empty value asks for none"),
@@ -292,6 +292,9 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
     key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
     key("topics.regex", Str, Text(""), High, "Common", Sink, "A pattern of the names of the topics to read, in place of topics: every topic whose whole name matches (Kafka's internal ones and the worker's aside), looked for again every 10 s. Java's syntax, less look-around and back-references."),
+    key("topic.creation.groups", List, Text(""), Low, "Topic Creation", Source, "Groups of topic creation settings besides default, in the order they are tried: each takes the topics its topic.creation.<group>.include patterns match and its exclude patterns do not, with its partitions, replication.factor and topic configs (topic.creation.<group>.<config>)."),
+    key("topic.creation.default.replication.factor", Short, Unset, Low, "Topic Creation", Source, "With topic.creation.default.partitions, turns topic creation on: the replication factor of the topics the connector writes to, created before their first record (-1: the broker's default)."),
+    key("topic.creation.default.partitions", Int, Unset, Low, "Topic Creation", Source, "The partitions of the topics the connector creates (-1: the broker's default)."),
     key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one)."),
     key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException."),
     key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds."),

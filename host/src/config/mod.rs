@@ -10,6 +10,7 @@ pub mod providers;
 pub mod reserved;
 pub mod security;
 pub mod tolerance;
+pub mod topic_creation;
 pub mod worker;
 
 pub use ceiling::GrantCeiling;

@@ -161,6 +161,9 @@ pub struct WorkerConfig {
     pub tasks_max_per_connector: u32,
     /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
     pub tasks_max_per_worker: u32,
+    /// `topic.creation.enable`: whether source connectors' `topic.creation.*` settings create
+    /// their topics.
+    pub topic_creation: bool,
     /// `topic.tracking.enable`: whether tasks record the topics they use.
     pub topic_tracking: bool,
     /// `topic.tracking.allow.reset`: whether `PUT /connectors/{name}/topics/reset` may forget them.
@@ -525,6 +528,7 @@ impl WorkerConfig {
                 .map_err(|m| reader.invalid("connector.client.config.override.policy", m))?;
 
         Ok(WorkerConfig {
+            topic_creation: reader.boolean("topic.creation.enable")?,
             topic_tracking: reader.boolean("topic.tracking.enable")?,
             topic_tracking_allow_reset: reader.boolean("topic.tracking.allow.reset")?,
             admin_endpoints: reader.get("admin.listeners").is_none(),
@@ -876,7 +880,7 @@ mod tests {
             ("exactly.once.source.support", "disabled"),
             ("metrics.num.samples", "2"),
             ("client.id", "connect-1"),
-            ("topic.creation.enable", "true"),
+            ("metrics.recording.level", "INFO"),
             ("worker.unsync.backoff.ms", "5000"),
             ("connect.protocol", "sessioned"),
         ] {

@@ -199,9 +199,13 @@ pub fn ensure_plain_topic(
     topic: &str,
     partitions: i32,
     replication_factor: i32,
+    configs: &[(String, String)],
 ) -> anyhow::Result<()> {
     let settings: Vec<(String, String)> = worker.admin_overrides.iter().chain(overrides).cloned().collect();
-    let admin = admin_client(&super::client_config(worker, &settings))?;
+    let mut config = super::client_config(worker, &settings);
+    // Asking for the topic's metadata must not have the broker create it with its defaults.
+    config.set("allow.auto.create.topics", "false");
+    let admin = admin_client(&config)?;
     if partition_count(&admin, topic)?.is_some() {
         return Ok(());
     }
@@ -210,7 +214,10 @@ pub fn ensure_plain_topic(
         .build()
         .map_err(|e| anyhow::anyhow!("cannot start the admin client's runtime: {e}"))?;
     let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
-    let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replication_factor));
+    let mut new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replication_factor));
+    for (key, value) in configs {
+        new = new.set(key, value);
+    }
     let results = runtime
         .block_on(admin.create_topics([&new], &options))
         .map_err(|e| anyhow::anyhow!("cannot create topic '{topic}': {e}"))?;
@@ -221,9 +228,19 @@ pub fn ensure_plain_topic(
                 "cannot create topic '{topic}' with replication factor {replication_factor}: the cluster has fewer \
                  brokers than that; lower it (-1 takes the broker's default)"
             ),
+            Err((_, RDKafkaErrorCode::InvalidConfig)) => {
+                let given: Vec<String> = configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                anyhow::bail!("cannot create topic '{topic}': the broker refused its configs ({})", given.join(", "))
+            }
             Err((_, code)) => anyhow::bail!("cannot create topic '{topic}': {code}; check the broker's log"),
         }
     }
-    tracing::info!("created topic {topic}: {partitions} partition(s), replication factor {replication_factor}");
+    let shown = |n: i32| if n == -1 { "the broker's default".to_string() } else { n.to_string() };
+    tracing::info!(
+        "created topic {topic}: partitions {}, replication factor {}{}",
+        shown(partitions),
+        shown(replication_factor),
+        configs.iter().map(|(k, v)| format!(", {k}={v}")).collect::<String>()
+    );
     Ok(())
 }

@@ -78,6 +78,7 @@ impl DeadLetterQueue {
             &settings.topic,
             1,
             settings.replication_factor.into(),
+            &[],
         )
         .map_err(|e| {
             TaskFailure::new(format!(

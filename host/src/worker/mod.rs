@@ -6,6 +6,7 @@ mod dead_letter;
 mod sink;
 mod source;
 mod tolerance;
+mod topic_creation;
 mod topics;
 
 use std::collections::BTreeMap;
@@ -871,6 +872,11 @@ impl TaskSetup {
             transforms,
             tolerance: self.tolerance(),
             tracked: self.topic_tracker(),
+            creator: topic_creation::TopicCreator::new(
+                self.connector.topic_creation.as_ref(),
+                &self.worker,
+                &self.connector.client_overrides.admin,
+            ),
         }
         .run()
     }

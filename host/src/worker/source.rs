@@ -81,6 +81,8 @@ pub struct SourceTaskRun {
     pub tolerance: super::tolerance::Tolerance,
     /// Records each topic the task writes to (`topic.tracking.enable`).
     pub tracked: super::topics::TopicTracker,
+    /// Creates each topic the task writes to before its first record (`topic.creation.*`).
+    pub creator: super::topic_creation::TopicCreator,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -226,6 +228,7 @@ struct Sender {
     /// records are polled again from the last stored offsets.
     given_up: bool,
     tracked: super::topics::TopicTracker,
+    creator: super::topic_creation::TopicCreator,
 }
 
 impl Sender {
@@ -253,6 +256,11 @@ impl Sender {
     }
 
     fn send(&mut self, record: SourceRecord) {
+        if let Err(why) = self.creator.ensure(&record.topic) {
+            self.producer.context().fail(why);
+            self.given_up = true;
+            return;
+        }
         self.tracked.used(&record.topic);
         let headers = (!record.headers.is_empty()).then(|| {
             record.headers.iter().fold(OwnedHeaders::new_with_capacity(record.headers.len()), |h, header| {
@@ -344,6 +352,7 @@ impl SourceTaskRun {
             transforms,
             tolerance,
             tracked,
+            creator,
         } = self;
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
@@ -356,6 +365,7 @@ impl SourceTaskRun {
             sent: 0,
             given_up: false,
             tracked,
+            creator,
         };
         let send_thread =
             match std::thread::Builder::new().name(format!("{label}-send")).spawn(move || sender.run(requests)) {
