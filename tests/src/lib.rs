@@ -75,6 +75,30 @@ pub fn write_properties(path: &Path, pairs: &[(&str, String)]) {
     fs::write(path, text).unwrap();
 }
 
+/// A distributed worker's cluster settings on topics of its own (`<group>-configs`, …), each
+/// with one replica, as a one-broker test cluster needs; for Wharf's workers and Kafka Connect's.
+pub fn cluster_properties(group: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("group.id", group.to_string()),
+        ("config.storage.topic", format!("{group}-configs")),
+        ("offset.storage.topic", format!("{group}-offsets")),
+        ("status.storage.topic", format!("{group}-status")),
+        ("config.storage.replication.factor", "1".into()),
+        ("offset.storage.replication.factor", "1".into()),
+        ("status.storage.replication.factor", "1".into()),
+    ]
+}
+
+/// A process that is killed when the test ends, however it ends (a Kafka Connect worker).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// What test workers let connectors grant: temporary folders and the loopback interface.
 fn grant_ceiling() -> Vec<(&'static str, String)> {
     let temp = std::env::temp_dir().display().to_string();

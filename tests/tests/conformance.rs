@@ -612,16 +612,6 @@ fn start_connect(dir: &std::path::Path, connectors: &[(&str, Vec<(&str, String)>
     command.stdout(Stdio::null()).stderr(log).spawn().expect("java could not start Kafka Connect")
 }
 
-/// Kills the Connect worker when the test ends, however it ends.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn lines_cross_between_kafka_connects_file_connectors_and_wharfs_through_json_converter() {
     use std::time::Duration;
@@ -639,7 +629,7 @@ fn lines_cross_between_kafka_connects_file_connectors_and_wharfs_through_json_co
     std::fs::write(&wharf_in, &text).unwrap();
     // Connect's source writes one topic, Wharf's sink reads it; Wharf's source writes another,
     // Connect's sink reads it.
-    let _connect = Killed(start_connect(
+    let _connect = wharf_e2e::KillOnDrop(start_connect(
         &dir,
         &[
             (

@@ -45,7 +45,7 @@ fn shown(value: &Value) -> String {
 const WHARF_EXTRAS: &[&str] = &["wharf_version"];
 
 /// A Kafka Connect 4.1 distributed worker on topics of its own, with JsonConverter.
-fn start_connect(dir: &std::path::Path, port: u16) -> Killed {
+fn start_connect(dir: &std::path::Path, port: u16) -> KillOnDrop {
     let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
     let group = unique("connect-conformance");
     let worker = dir.join("connect-distributed.properties");
@@ -53,21 +53,18 @@ fn start_connect(dir: &std::path::Path, port: u16) -> Killed {
     write_properties(
         &worker,
         &[
-            ("bootstrap.servers", bootstrap()),
-            ("group.id", group.clone()),
-            ("key.converter", json.clone()),
-            ("value.converter", json),
-            ("config.storage.topic", format!("{group}-configs")),
-            ("offset.storage.topic", format!("{group}-offsets")),
-            ("status.storage.topic", format!("{group}-status")),
-            ("config.storage.replication.factor", "1".into()),
-            ("offset.storage.replication.factor", "1".into()),
-            ("status.storage.replication.factor", "1".into()),
-            ("offset.flush.interval.ms", "1000".into()),
-            ("listeners", format!("http://127.0.0.1:{port}")),
-            ("rest.advertised.host.name", "127.0.0.1".into()),
-            ("plugin.discovery", "service_load".into()),
-        ],
+            vec![
+                ("bootstrap.servers", bootstrap()),
+                ("key.converter", json.clone()),
+                ("value.converter", json),
+                ("offset.flush.interval.ms", "1000".into()),
+                ("listeners", format!("http://127.0.0.1:{port}")),
+                ("rest.advertised.host.name", "127.0.0.1".into()),
+                ("plugin.discovery", "service_load".into()),
+            ],
+            cluster_properties(&group),
+        ]
+        .concat(),
     );
     let log = std::fs::File::create(dir.join("connect.log")).unwrap();
     let child = Command::new("java")
@@ -77,17 +74,7 @@ fn start_connect(dir: &std::path::Path, port: u16) -> Killed {
         .stderr(log)
         .spawn()
         .expect("java could not start Kafka Connect");
-    Killed(child)
-}
-
-/// Kills the Connect worker when the test ends, however it ends.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    KillOnDrop(child)
 }
 
 /// One REST call to the worker at `port`: its status code and body (JSON, or the text as a string).
@@ -246,6 +233,11 @@ impl Script<'_> {
         );
         self.call("GET /connectors/{unknown}", "GET", "/connectors/no-such-connector", None);
         self.call("GET /connectors/{unknown}/status", "GET", "/connectors/no-such-connector/status", None);
+        // Connect records a topic once the producer acknowledged a record to it.
+        wait_until(&format!("a tracked topic on the worker at {}", self.port), Duration::from_secs(60), || {
+            let (_, topics) = call(self.port, "GET", "/connectors/conformance-source/topics", None);
+            topics["conformance-source"]["topics"].as_array().is_some_and(|t| !t.is_empty())
+        });
         self.call("GET /connectors/{c}/topics", "GET", "/connectors/conformance-source/topics", None);
         self.call("PUT /connectors/{c}/topics/reset", "PUT", "/connectors/conformance-source/topics/reset", None);
         let mut changed = self.source_config();

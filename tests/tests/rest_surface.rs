@@ -226,10 +226,15 @@ fn the_topics_a_connector_uses_are_tracked_and_reset() {
             (topics == json!({connector: {"topics": [topic]}})).then_some(())
         });
     }
-    let (code, _, _) = worker.call("PUT", "/connectors/sink/topics/reset", None);
-    assert_eq!(code, 202);
+    // Stopped first: a running task would record its topic again with its next batch.
     let (code, _, _) = worker.call("PUT", "/connectors/sink/stop", None);
     assert_eq!(code, 204);
+    worker.wait("the sink to stop", Duration::from_secs(30), || {
+        let status = worker.get("/connectors/sink/status")?;
+        (status["connector"]["state"] == "STOPPED" && status["tasks"] == json!([])).then_some(())
+    });
+    let (code, _, _) = worker.call("PUT", "/connectors/sink/topics/reset", None);
+    assert_eq!(code, 202);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(worker.get("/connectors/sink/topics").unwrap(), json!({"sink": {"topics": []}}));
     // A running task records its topic again once it uses it after a reset.

@@ -23,7 +23,7 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::ClientConfig;
 use rdkafka::Message;
 use serde_json::{json, Value};
-use wharf_e2e::{bootstrap, count_lines, free_port, topic_count, unique, workspace};
+use wharf_e2e::{bootstrap, cluster_properties, count_lines, free_port, topic_count, unique, workspace};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Engine {
@@ -110,19 +110,13 @@ fn write_properties(path: &Path, pairs: &[(&str, String)]) {
 fn start(engine: Engine, dir: &Path, converters: Converters) -> Worker {
     let port = free_port();
     let group = unique("bench");
-    let mut props = vec![
-        ("bootstrap.servers", bootstrap()),
-        ("group.id", group.clone()),
-        ("config.storage.topic", format!("{group}-configs")),
-        ("offset.storage.topic", format!("{group}-offsets")),
-        ("status.storage.topic", format!("{group}-status")),
-        ("config.storage.replication.factor", "1".into()),
-        ("offset.storage.replication.factor", "1".into()),
-        ("status.storage.replication.factor", "1".into()),
+    let mut props = vec![("bootstrap.servers", bootstrap())];
+    props.extend(cluster_properties(&group));
+    props.extend([
         ("listeners", format!("http://127.0.0.1:{port}")),
         ("offset.flush.interval.ms", "1000".into()),
         ("producer.linger.ms", "5".into()),
-    ];
+    ]);
     if converters == Converters::Json {
         props.push(("key.converter", "org.apache.kafka.connect.json.JsonConverter".into()));
         props.push(("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()));
