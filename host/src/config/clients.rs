@@ -173,7 +173,13 @@ pub fn translate(settings: &[(String, String)], prefix: &str) -> Result<Vec<(Str
                 let name = if *key == "partitioner.class" { "partitioner" } else { key.as_str() };
                 out.push((name.to_string(), mapped.to_string()));
             }
-            Client::Host(_) => out.push((key.clone(), value.clone())),
+            // The host's one such setting is a count of records.
+            Client::Host(_) => match trimmed.parse::<u32>() {
+                Ok(n) if n >= 1 => out.push((key.clone(), trimmed.to_string())),
+                _ => {
+                    return Err(problem(format!("{prefix}{key}={trimmed} is not valid: a whole number of at least 1")))
+                }
+            },
             Client::Dropped(_) => dropped.push(format!("{prefix}{key}")),
             Client::Refused(instead) => {
                 return Err(problem(format!("{prefix}{key} is a Java client setting that librdkafka lacks: {instead}")))
@@ -266,6 +272,7 @@ mod tests {
     fn a_java_only_name_or_value_is_refused_naming_the_key_as_written() {
         let cases = [
             ("max.block.ms", "60000", "producer.max.block.ms is a Java client setting", "queue.buffering.max.kbytes"),
+            ("max.poll.records", "lots", "consumer.max.poll.records=lots is not valid", "at least 1"),
             ("buffer.memory", "lots", "producer.buffer.memory=lots is not a number", "KiB"),
             (
                 "partition.assignment.strategy",
@@ -275,7 +282,11 @@ mod tests {
             ),
         ];
         for (key, value, says, and) in cases {
-            let prefix = if key == "partition.assignment.strategy" { "consumer." } else { "producer." };
+            let prefix = if ["partition.assignment.strategy", "max.poll.records"].contains(&key) {
+                "consumer."
+            } else {
+                "producer."
+            };
             let problem = translate(&pairs(&[(key, value)]), prefix).unwrap_err();
             assert_eq!(problem.key, format!("{prefix}{key}"));
             assert!(problem.message.contains(says) && problem.message.contains(and), "{}", problem.message);
