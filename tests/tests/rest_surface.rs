@@ -11,6 +11,11 @@ fn datagen(topic: &str) -> Value {
     json!({"connector.class": "datagen", "topic": topic, "rate": "5", "tasks.max": "2"})
 }
 
+/// `GET /connectors/{name}/topics`'s answer: `{"<name>": {"topics": [...]}}`.
+fn topics_of(connector: &str, topics: Value) -> Value {
+    Value::Object(serde_json::Map::from_iter([(connector.to_string(), json!({"topics": topics}))]))
+}
+
 fn create(worker: &Worker, body: Value) -> (u16, Value) {
     let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
     (code, answer)
@@ -213,41 +218,49 @@ fn the_topics_a_connector_uses_are_tracked_and_reset() {
     let w = Distributed::new(&[]);
     let worker = w.start();
     let topic = unique("tracked");
-    let (code, answer) = create(&worker, json!({"name": "gen", "config": datagen(&topic)}));
+    // Names of their own: a sink's consumer group is connect-<name>, shared with any other sink
+    // of that name on the broker.
+    let (gen, sink) = (unique("gen"), unique("sink"));
+    let (code, answer) = create(&worker, json!({"name": gen, "config": datagen(&topic)}));
     assert_eq!(code, 201, "{answer}");
     let output = w.path("out.txt");
-    let sink = json!({"name": "sink", "config": {"connector.class": "file-sink", "topics": topic,
+    let sink_body = json!({"name": sink, "config": {"connector.class": "file-sink", "topics": topic,
         "file": output.display().to_string(), "wasm.fs.write": w.dir.path().display().to_string()}});
-    let (code, answer) = create(&worker, sink);
+    let (code, answer) = create(&worker, sink_body);
     assert_eq!(code, 201, "{answer}");
-    for connector in ["gen", "sink"] {
+    for connector in [gen.as_str(), sink.as_str()] {
         worker.wait(&format!("{connector}'s topic to be tracked"), Duration::from_secs(60), || {
             let topics = worker.get(&format!("/connectors/{connector}/topics"))?;
-            (topics == json!({connector: {"topics": [topic]}})).then_some(())
+            (topics == topics_of(&connector, json!([topic]))).then_some(())
         });
     }
-    // Stopped first: a running task would record its topic again with its next batch.
-    let (code, _, _) = worker.call("PUT", "/connectors/sink/stop", None);
+    // With its source stopped the sink reads nothing more, so a reset leaves it with none; once
+    // the source runs again, the sink's running task records its topic again.
+    let (code, _, _) = worker.call("PUT", &format!("/connectors/{gen}/stop"), None);
     assert_eq!(code, 204);
-    worker.wait("the sink to stop", Duration::from_secs(30), || {
-        let status = worker.get("/connectors/sink/status")?;
+    worker.wait("the source to stop", Duration::from_secs(30), || {
+        let status = worker.get(&format!("/connectors/{gen}/status"))?;
         (status["connector"]["state"] == "STOPPED" && status["tasks"] == json!([])).then_some(())
     });
-    let (code, _, _) = worker.call("PUT", "/connectors/sink/topics/reset", None);
+    // What the source wrote last reaches the sink first.
+    let written = topic_count(&topic);
+    worker.wait("the sink to read everything", Duration::from_secs(30), || {
+        (count_lines(&output) as i64 >= written).then_some(())
+    });
+    let (code, _, _) = worker.call("PUT", &format!("/connectors/{sink}/topics/reset"), None);
     assert_eq!(code, 202);
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(worker.get("/connectors/sink/topics").unwrap(), json!({"sink": {"topics": []}}));
-    // A running task records its topic again once it uses it after a reset.
-    let (code, _, _) = worker.call("PUT", "/connectors/gen/topics/reset", None);
+    assert_eq!(worker.get(&format!("/connectors/{sink}/topics")).unwrap(), topics_of(&sink, json!([])));
+    let (code, _, _) = worker.call("PUT", &format!("/connectors/{gen}/resume"), None);
     assert_eq!(code, 202);
-    worker.wait("gen's topic to be tracked again", Duration::from_secs(30), || {
-        (worker.get("/connectors/gen/topics")? == json!({"gen": {"topics": [topic]}})).then_some(())
+    worker.wait("the sink's topic to be tracked again", Duration::from_secs(30), || {
+        (worker.get(&format!("/connectors/{sink}/topics"))? == topics_of(&sink, json!([topic]))).then_some(())
     });
     // Deleted, the source's topics are forgotten (a connector that does not exist has none).
-    let (code, _, _) = worker.call("DELETE", "/connectors/gen", None);
+    let (code, _, _) = worker.call("DELETE", &format!("/connectors/{gen}"), None);
     assert_eq!(code, 204);
     worker.wait("the deleted connector's topics to be forgotten", Duration::from_secs(30), || {
-        (worker.get("/connectors/gen/topics")? == json!({"gen": {"topics": []}})).then_some(())
+        (worker.get(&format!("/connectors/{gen}/topics"))? == topics_of(&gen, json!([]))).then_some(())
     });
 
     let off = Distributed::new(&[("topic.tracking.enable", "false".into())]).start();
