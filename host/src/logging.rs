@@ -81,7 +81,9 @@ pub fn global() -> Option<&'static Loggers> {
 pub fn install() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    let given = std::env::var("RUST_LOG").ok().filter(|f| EnvFilter::try_new(f).is_ok());
+    let set = std::env::var("RUST_LOG").ok();
+    let refused = set.as_deref().and_then(|f| EnvFilter::try_new(f).err().map(|e| (f.to_string(), e)));
+    let given = set.filter(|_| refused.is_none());
     let directives = given.as_deref().unwrap_or(DEFAULT_FILTER);
     let (filter, handle) = reload::Layer::new(EnvFilter::new(directives));
     let installed = tracing_subscriber::registry()
@@ -91,14 +93,25 @@ pub fn install() {
         .is_ok();
     let loggers = Loggers::parse(directives, installed.then_some(handle));
     let _ = GLOBAL.set(loggers);
+    if let Some((filter, e)) = refused {
+        tracing::warn!(
+            "RUST_LOG={filter} is not a filter this worker can read ({e}); logging with {DEFAULT_FILTER} instead"
+        );
+    }
 }
 
 /// Whether `level` is one of Log4j's level names, which Kafka Connect's API takes.
 pub fn check_level(level: &str) -> Result<(), LevelError> {
-    match LEVELS.iter().any(|(name, _)| name.eq_ignore_ascii_case(level.trim())) {
-        true => Ok(()),
-        false => Err(LevelError::UnknownLevel(level.to_string())),
-    }
+    log4j_name(level).map(|_| ())
+}
+
+/// Log4j's name of `level`, given in any case.
+fn log4j_name(level: &str) -> Result<&'static str, LevelError> {
+    LEVELS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(level.trim()))
+        .map(|(name, _)| *name)
+        .ok_or_else(|| LevelError::UnknownLevel(level.to_string()))
 }
 
 /// A logger name as a `tracing` target: `wharf.worker` is `wharf::worker`.
@@ -185,9 +198,7 @@ impl Loggers {
     /// Sets `namespace` and every logger below it to `level` (Log4j's names, any case); the names
     /// of the loggers whose level changed, sorted.
     pub fn set(&self, namespace: &str, level: &str, now_ms: i64) -> Result<Vec<String>, LevelError> {
-        let Some((name, _)) = LEVELS.iter().find(|(name, _)| name.eq_ignore_ascii_case(level.trim())) else {
-            return Err(LevelError::UnknownLevel(level.to_string()));
-        };
+        let name = log4j_name(level)?;
         let new = LoggerLevel { level: name.to_string(), last_modified: Some(now_ms) };
         let mut state = self.locked();
         let mut changed = Vec::new();

@@ -196,6 +196,14 @@ pub fn translate(settings: &[(String, String)], prefix: &str) -> Result<Vec<(Str
     Ok(out)
 }
 
+/// A family of client settings (`producer.`, `consumer.override.`, …) as librdkafka reads them:
+/// the security settings translated by `config::security`, then the rest by `translate`.
+pub fn for_librdkafka(settings: &[(String, String)], prefix: &str) -> Result<Vec<(String, String)>, ClientProblem> {
+    let secure =
+        super::security::translate(settings, prefix).map_err(|p| ClientProblem { key: p.key, message: p.message })?;
+    translate(&secure, prefix)
+}
+
 /// The table of `docs/configuration.md`: each Java name and what becomes of it.
 pub fn reference() -> String {
     let mut page = String::from("| Java client setting | In Wharf |\n|---|---|\n");

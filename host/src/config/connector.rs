@@ -94,20 +94,20 @@ pub struct ConnectorConfig {
 #[derive(Debug, Clone)]
 pub struct TopicPattern {
     pub text: String,
-    whole: regex::Regex,
+    whole: crate::transform::FullMatch,
 }
 
 impl TopicPattern {
     pub fn new(text: &str) -> Result<Self, String> {
-        regex::Regex::new(&format!("^(?:{text})$"))
+        crate::transform::FullMatch::new(text)
             .map(|whole| TopicPattern { text: text.to_string(), whole })
-            .map_err(|e| format!("topics.regex={text} is not a pattern Wharf can read ({e})"))
+            .map_err(|e| format!("topics.regex={text} is not a pattern Wharf can read: {e}"))
     }
 
     /// Whether a sink of this pattern reads `topic`. Kafka's internal topics (`__…`) are left out,
     /// as the Java consumer leaves them out.
     pub fn matches(&self, topic: &str) -> bool {
-        !topic.starts_with("__") && self.whole.is_match(topic)
+        !topic.starts_with("__") && self.whole.0.is_match(topic)
     }
 }
 
@@ -138,9 +138,7 @@ impl ClientOverrides {
                 continue;
             }
             overrides.given.extend(given.iter().map(|(k, _)| format!("{prefix}{k}")));
-            let translated = super::security::translate(&given, prefix)
-                .map_err(|p| (p.key, p.message))
-                .and_then(|secure| super::clients::translate(&secure, prefix).map_err(|p| (p.key, p.message)));
+            let translated = super::clients::for_librdkafka(&given, prefix).map_err(|p| (p.key, p.message));
             match translated {
                 Ok(settings) => match prefix {
                     "producer.override." => overrides.producer = settings,

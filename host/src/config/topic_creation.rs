@@ -8,13 +8,15 @@
 /// The most groups a connector may name: each is checked for every new topic.
 pub const MAX_GROUPS: usize = 64;
 
+use crate::transform::FullMatch;
+
 const PREFIX: &str = "topic.creation.";
 
 #[derive(Debug, Clone)]
 pub struct TopicGroup {
     pub name: String,
-    include: Vec<regex::Regex>,
-    exclude: Vec<regex::Regex>,
+    include: Vec<FullMatch>,
+    exclude: Vec<FullMatch>,
     /// -1: the broker's default.
     pub partitions: i32,
     /// -1: the broker's default.
@@ -25,7 +27,7 @@ pub struct TopicGroup {
 
 impl TopicGroup {
     fn takes(&self, topic: &str) -> bool {
-        self.include.iter().any(|r| r.is_match(topic)) && !self.exclude.iter().any(|r| r.is_match(topic))
+        self.include.iter().any(|r| r.0.is_match(topic)) && !self.exclude.iter().any(|r| r.0.is_match(topic))
     }
 }
 
@@ -101,15 +103,15 @@ impl TopicCreation {
             };
             let partitions = number("partitions", &mut problem);
             let replication_factor = number("replication.factor", &mut problem);
-            let mut patterns = |setting: &str| -> Vec<regex::Regex> {
+            let mut patterns = |setting: &str| -> Vec<FullMatch> {
                 let key = key(setting);
                 let default = if name == "default" && setting == "include" { ".*" } else { "" };
                 let mut found = Vec::new();
                 for text in get(&key).unwrap_or(default).split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                    match regex::Regex::new(&format!("^(?:{text})$")) {
+                    match FullMatch::new(text) {
                         Ok(r) => found.push(r),
                         Err(e) => {
-                            problem(&key, format!("{key} holds {text}, which is not a pattern Wharf can read ({e})"))
+                            problem(&key, format!("{key} holds {text}, which is not a pattern Wharf can read: {e}"))
                         }
                     }
                 }

@@ -478,9 +478,7 @@ impl WorkerConfig {
         };
 
         let translated = |settings: Vec<(String, String)>, prefix: &str| {
-            let secure =
-                super::security::translate(&settings, prefix).map_err(|p| reader.invalid(&p.key, p.message))?;
-            super::clients::translate(&secure, prefix).map_err(|p| reader.invalid(&p.key, p.message))
+            super::clients::for_librdkafka(&settings, prefix).map_err(|p| reader.invalid(&p.key, p.message))
         };
         let top_level: Vec<(String, String)> =
             pairs.iter().filter(|(k, _)| super::security::is_security_key(k)).cloned().collect();

@@ -143,6 +143,9 @@ pub fn context(label: &str) -> (SinkContext, Receiver<Fetched>) {
 /// Java consumer looks every `metadata.max.age.ms`, five minutes by default).
 pub const TOPICS_REGEX_REFRESH: Duration = Duration::from_secs(10);
 
+/// How long listing the cluster's topics for `topics.regex` may take.
+const TOPICS_REGEX_LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What a sink task reads: the topics of `topics`, or those whose names match `topics.regex`,
 /// looked for again every `TOPICS_REGEX_REFRESH`.
 pub enum Subscription {
@@ -156,7 +159,7 @@ impl Subscription {
         match self {
             Subscription::Listed(topics) => Ok(topics.clone()),
             Subscription::Matching { pattern, reserved } => {
-                crate::kafka::topics_matching(consumer, pattern, reserved, Duration::from_secs(10))
+                crate::kafka::topics_matching(consumer, pattern, reserved, TOPICS_REGEX_LIST_TIMEOUT)
                     .map_err(|e| format!("cannot list the topics that topics.regex={} may match: {e}", pattern.text))
             }
         }
@@ -541,6 +544,7 @@ impl Delivery {
                 },
             }
         }
+        self.tracked.refresh();
         for (tp, _, _) in &ranges {
             self.tracked.used(&tp.topic);
         }

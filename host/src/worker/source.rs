@@ -236,6 +236,7 @@ impl Sender {
         for request in requests {
             match request {
                 ToSend::Records(records) => {
+                    self.tracked.refresh();
                     for record in records {
                         if self.given_up {
                             break;

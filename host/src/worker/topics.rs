@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::storage::status::{StatusStore, MAX_TRACKED_TOPICS};
 
-/// A task's record of the topics it used. The check runs per record (sources) or per
-/// partition of a batch (sinks): the topic of the last call is compared first, so a task that
-/// writes one topic pays one string comparison per record.
+/// A task's record of the topics it used. `used` runs per record (sources) or per partition of
+/// a batch (sinks) and compares with the last topic first, so a task that writes one topic pays
+/// one string comparison per record; the store's reset count is read once per batch.
 pub struct TopicTracker {
     status: Option<Arc<dyn StatusStore>>,
     connector: String,
@@ -32,15 +32,21 @@ impl TopicTracker {
         }
     }
 
-    pub fn used(&mut self, topic: &str) {
+    /// Once per batch: topics forgotten since (a reset) are recorded again as they are used, as
+    /// Kafka Connect does.
+    pub fn refresh(&mut self) {
         let Some(status) = &self.status else { return };
         let resets = status.topic_resets();
         if resets != self.resets {
-            // Forgotten since: recorded again as they are used, as Kafka Connect does.
             self.resets = resets;
             self.seen.clear();
             self.last.clear();
         }
+    }
+
+    /// Per record (or per partition of a batch): records `topic` the first time.
+    pub fn used(&mut self, topic: &str) {
+        let Some(status) = &self.status else { return };
         if self.last == topic {
             return;
         }
@@ -71,6 +77,7 @@ mod tests {
         assert!(store.topics("d").is_empty());
         store.reset_topics("c");
         assert!(store.topics("c").is_empty());
+        tracker.refresh();
         tracker.used("b");
         assert_eq!(store.topics("c"), ["b"], "a topic used after a reset is recorded again");
     }
