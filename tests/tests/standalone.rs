@@ -521,3 +521,54 @@ fn keyed_source_records_land_in_the_partition_the_java_producer_chooses() {
     }
     assert!(partitions.len() > 1, "300 keys all in one partition: {partitions:?}");
 }
+
+/// Source tasks share the worker's producer for their producer settings, instead of a Kafka
+/// client (and its threads and connections) each: twelve tasks of one connector and six of one
+/// with a producer override run on two producers, and each task still stores its own offsets
+/// once Kafka has its records.
+#[test]
+fn source_tasks_share_a_producer_per_producer_settings() {
+    let (shared, own) = (unique("shared-producer"), unique("own-producer"));
+    let mut w = Standalone::new(&[]);
+    w.add_connector(
+        "gen-shared",
+        &[
+            ("connector.class", "datagen".into()),
+            ("topic", shared.clone()),
+            ("count", "1200".into()),
+            ("tasks.max", "12".into()),
+        ],
+    );
+    w.add_connector(
+        "gen-own",
+        &[
+            ("connector.class", "datagen".into()),
+            ("topic", own.clone()),
+            ("count", "600".into()),
+            ("tasks.max", "6".into()),
+            ("producer.override.linger.ms", "20".into()),
+        ],
+    );
+    let worker = w.start();
+    worker.wait("every record", Duration::from_secs(60), || {
+        (topic_count(&shared) >= 1200 && topic_count(&own) >= 600).then_some(())
+    });
+    for (connector, tasks) in [("gen-shared", 12), ("gen-own", 6)] {
+        let path = format!("/connectors/{connector}/offsets");
+        let offsets = worker.wait("each task's stored offsets", Duration::from_secs(30), || {
+            let offsets = worker.get(&path)?["offsets"].as_array()?.clone();
+            (offsets.len() == tasks).then_some(offsets)
+        });
+        let total: i64 = offsets.iter().map(|o| o["offset"]["sequence"].as_i64().unwrap_or(0)).sum();
+        assert!(total > 0, "{connector}: {offsets:?}");
+    }
+    // Each producer has one thread that serves its delivery reports.
+    let producers = fs::read_dir(format!("/proc/{}/task", worker.pid()))
+        .unwrap()
+        .filter_map(|t| fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with("producer poll"))
+        .count();
+    assert_eq!(producers, 2, "18 source tasks of two producer settings should run on 2 producers");
+    assert_eq!(topic_count(&shared), 1200);
+    assert_eq!(topic_count(&own), 600);
+}

@@ -4,6 +4,7 @@ pub mod admin;
 pub mod batch;
 pub mod log;
 pub mod partitioner;
+pub mod producers;
 
 use std::time::Duration;
 

@@ -4,20 +4,17 @@
 //! `errors.deadletterqueue.context.headers.enable=true`. The task waits until Kafka has them
 //! before it commits offsets past them: a record is in the queue or read again, never lost.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::message::{Header as KafkaHeader, OwnedHeaders};
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
-use rdkafka::ClientContext;
 
 use super::tolerance::{RecordFailure, Stage};
 use super::TaskFailure;
 use crate::config::{DeadLetterQueue as Settings, WorkerConfig};
 use crate::kafka;
+use crate::kafka::producers::{ProducerPool, TaskProducer};
 use crate::model::{Part, SinkRecord, TaskId};
-use crate::sync::Unpoisoned;
 
 /// Connect's header names, under `__connect.errors.`.
 const HEADER_PREFIX: &str = "__connect.errors.";
@@ -32,33 +29,22 @@ const QUEUE_FULL_TRIES: u32 = 2_000;
 /// How long a commit waits for the queue's records to be acknowledged.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Counts deliveries Kafka refused and keeps the first reason.
-#[derive(Default)]
-struct Deliveries {
-    failed: AtomicU64,
-    first: Mutex<Option<String>>,
-}
-
-impl ClientContext for Deliveries {}
-
-impl ProducerContext for Deliveries {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((error, _)) = result {
-            self.failed.fetch_add(1, Ordering::Relaxed);
-            let mut first = self.first.locked();
-            if first.is_none() {
-                *first = Some(error.to_string());
-            }
-        }
-    }
-}
-
 pub struct DeadLetterQueue {
     settings: Settings,
     task: TaskId,
-    producer: ThreadedProducer<Deliveries>,
+    /// The worker's producer for the connector's producer settings, shared with its source
+    /// tasks and other queues of the same settings; this queue waits only for its own records.
+    producer: TaskProducer,
+    producers: Arc<ProducerPool>,
+}
+
+impl Drop for DeadLetterQueue {
+    fn drop(&mut self) {
+        if self.producer.deliveries().refused() > 0 {
+            // No later task inherits a producer that may be in a fatal state.
+            self.producers.retire(&self.producer);
+        }
+    }
 }
 
 impl DeadLetterQueue {
@@ -71,6 +57,7 @@ impl DeadLetterQueue {
         overrides: &crate::config::connector::ClientOverrides,
         settings: &Settings,
         task: &TaskId,
+        producers: &Arc<ProducerPool>,
     ) -> Result<Self, TaskFailure> {
         kafka::admin::ensure_plain_topic(
             worker,
@@ -86,14 +73,14 @@ impl DeadLetterQueue {
                 settings.topic
             ))
         })?;
-        let producer = kafka::producer_config(worker, &overrides.producer, &format!("wharf-{task}-dlq"))
-            .create_with_context(Deliveries::default())
-            .map_err(|e| {
+        let config = kafka::producer_config(worker, &overrides.producer, &format!("wharf-{task}-dlq"));
+        let producer =
+            producers.producer_for(&config, &format!("wharf-{}-producer", worker.worker_id())).map_err(|e| {
                 TaskFailure::new(format!(
                     "cannot create the dead-letter queue's Kafka producer (check the worker's producer.* settings): {e}"
                 ))
             })?;
-        Ok(DeadLetterQueue { settings: settings.clone(), task: task.clone(), producer })
+        Ok(DeadLetterQueue { settings: settings.clone(), task: task.clone(), producer, producers: producers.clone() })
     }
 
     /// Hands the record, as it was read, to the producer.
@@ -137,7 +124,7 @@ impl DeadLetterQueue {
                 &format!("{exception}: {}\n\tat {} ({})\n", failure.message, failure.class, failure.stage.name()),
             );
         }
-        let mut record = BaseRecord::to(&self.settings.topic).headers(headers);
+        let mut record = self.producer.record(&self.settings.topic).headers(headers);
         if let Some(k) = key.as_deref() {
             record = record.key(k);
         }
@@ -173,16 +160,18 @@ impl DeadLetterQueue {
     /// Waits until Kafka acknowledged every record sent so far; an error if any was refused
     /// (the task then fails before committing past it, and reads it again when restarted).
     pub fn flush(&self) -> Result<(), TaskFailure> {
-        kafka::flush(&self.producer, FLUSH_TIMEOUT).map_err(|e| {
-            TaskFailure::new(format!(
-                "the dead-letter queue topic {} did not acknowledge its records within {} s: {e}",
+        let deliveries = self.producer.deliveries();
+        if !deliveries.wait_all(FLUSH_TIMEOUT) {
+            return Err(TaskFailure::new(format!(
+                "the dead-letter queue topic {} did not acknowledge its records within {} s ({} still waiting)",
                 self.settings.topic,
-                FLUSH_TIMEOUT.as_secs()
-            ))
-        })?;
-        let failed = self.producer.context().failed.load(Ordering::Relaxed);
+                FLUSH_TIMEOUT.as_secs(),
+                deliveries.in_flight()
+            )));
+        }
+        let failed = deliveries.refused();
         if failed > 0 {
-            let first = self.producer.context().first.locked().clone().unwrap_or_default();
+            let first = deliveries.failure().unwrap_or_default();
             return Err(TaskFailure::new(format!(
                 "Kafka refused {failed} record(s) for the dead-letter queue topic {} (first: {first}); the task \
                  stops before committing past them",

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::consumer::BaseConsumer;
-use rdkafka::producer::ThreadedProducer;
 
 use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
@@ -96,6 +95,8 @@ pub struct Worker {
     connectors: Mutex<BTreeMap<String, RunningConnector>>,
     /// Task threads alive on this worker, bounded by `wharf.tasks.max.per.worker`.
     task_threads: Arc<AtomicUsize>,
+    /// The producers of source tasks, one per distinct producer config.
+    producers: Arc<kafka::producers::ProducerPool>,
 }
 
 /// One of the worker's task threads, counted while it lives (given back when dropped: when the
@@ -138,6 +139,7 @@ impl Worker {
             status,
             connectors: Mutex::new(BTreeMap::new()),
             task_threads: Arc::default(),
+            producers: Arc::default(),
         }
     }
 
@@ -568,6 +570,7 @@ impl Worker {
             reporter: Reporter { version: Some(plugin.info.version.clone()), ..self.reporter.clone() },
             reserved: self.reserved.clone(),
             stop: stop.clone(),
+            producers: self.producers.clone(),
         };
         let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
             let _slot = thread_slot;
@@ -729,6 +732,7 @@ struct TaskSetup {
     reporter: Reporter,
     reserved: Arc<ReservedTopics>,
     stop: Arc<crate::sync::Stop>,
+    producers: Arc<kafka::producers::ProducerPool>,
 }
 
 impl TaskSetup {
@@ -831,20 +835,20 @@ impl TaskSetup {
 
     fn run_source(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
-        let producer: ThreadedProducer<source::DeliveryTracker> = match kafka::producer_config(
+        let config = kafka::producer_config(
             &self.worker,
             &self.connector.client_overrides.producer,
             &format!("wharf-{}", self.task),
-        )
-        .create_with_context(source::DeliveryTracker::default())
-        {
-            Ok(p) => p,
-            Err(e) => {
-                return failed(TaskFailure::new(format!(
-                    "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
-                )))
-            }
-        };
+        );
+        let producer =
+            match self.producers.producer_for(&config, &format!("wharf-{}-producer", self.worker.worker_id())) {
+                Ok(p) => p,
+                Err(e) => {
+                    return failed(TaskFailure::new(format!(
+                        "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
+                    )))
+                }
+            };
         let instance =
             match self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
                 Ok(i) => i,
@@ -863,6 +867,7 @@ impl TaskSetup {
             label: self.task.to_string(),
             instance,
             producer,
+            producers: self.producers.clone(),
             offsets: self.offsets.clone(),
             reserved: self.reserved.clone(),
             flush_interval: self.worker.offset_flush_interval,
@@ -934,6 +939,7 @@ impl TaskSetup {
                 &self.connector.client_overrides,
                 settings,
                 &self.task,
+                &self.producers,
             ) {
                 Ok(queue) => Some(queue),
                 Err(failure) => return failed(failure),

@@ -4,28 +4,31 @@
 //! Two threads share the work so that the plugin's `poll` overlaps handing records to the
 //! producer: the task thread owns the plugin and the offset store; the send thread owns the
 //! sending, and knows which records reached the producer, so only their offsets are stored.
+//! The producer is the worker's, shared with every task of the same producer settings
+//! (`kafka::producers`); the task counts its own records and waits only for them.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header as KafkaHeader, OwnedHeaders};
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
-use rdkafka::ClientContext;
 
 use super::tolerance::{RecordFailure, Retry, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
+use crate::kafka::producers::{ProducerPool, TaskProducer};
 use crate::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
-use crate::sync::Unpoisoned;
 
-/// Pauses between empty polls grow from the first to the last value.
+/// Pauses between empty polls grow, doubling, from the first to the last value; a batch with
+/// records starts them again from the first. An idle task is polled once a second, as Kafka
+/// Connect's FileStreamSource waits a second when it finds nothing: a thousand idle tasks cost
+/// a thousand calls a second, and a new record waits at most a second.
 const IDLE_BACKOFF_MIN: Duration = Duration::from_millis(1);
-const IDLE_BACKOFF_MAX: Duration = Duration::from_millis(250);
+const IDLE_BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// Pause after a retriable error that errors.tolerance=all went past, before polling again.
 const TOLERATED_RETRY_PAUSE: Duration = Duration::from_millis(300);
 /// Pause when the producer's queue is full, before offering the record again.
@@ -34,43 +37,13 @@ const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(2);
 /// (`queue.buffering.max.messages`) this bounds what a source task holds in memory.
 const SEND_AHEAD_BATCHES: usize = 2;
 
-/// Remembers the first failed delivery; later records are not trusted past it.
-#[derive(Default)]
-pub struct DeliveryTracker {
-    failure: Mutex<Option<String>>,
-}
-
-impl ClientContext for DeliveryTracker {}
-
-impl ProducerContext for DeliveryTracker {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((error, message)) = result {
-            let mut failure = self.failure.locked();
-            if failure.is_none() {
-                use rdkafka::Message;
-                *failure = Some(format!("Kafka did not accept a record for topic {}: {error}", message.topic()));
-            }
-        }
-    }
-}
-
-impl DeliveryTracker {
-    fn failure(&self) -> Option<String> {
-        self.failure.locked().clone()
-    }
-
-    fn fail(&self, message: String) {
-        self.failure.locked().get_or_insert(message);
-    }
-}
-
 pub struct SourceTaskRun {
     pub connector: String,
     pub label: String,
     pub instance: SourceInstance,
-    pub producer: ThreadedProducer<DeliveryTracker>,
+    pub producer: TaskProducer,
+    /// The pool `producer` came from, told when Kafka refused one of the task's records.
+    pub producers: Arc<ProducerPool>,
     pub offsets: Arc<dyn OffsetStore>,
     pub reserved: Arc<ReservedTopics>,
     pub flush_interval: Duration,
@@ -218,7 +191,7 @@ struct Flushed {
 /// The send thread: hands records to the producer, oldest first.
 struct Sender {
     label: String,
-    producer: Arc<ThreadedProducer<DeliveryTracker>>,
+    producer: Arc<TaskProducer>,
     flush_timeout: Duration,
     stop: Arc<crate::sync::Stop>,
     pending: PendingOffsets,
@@ -258,7 +231,7 @@ impl Sender {
 
     fn send(&mut self, record: SourceRecord) {
         if let Err(why) = self.creator.ensure(&record.topic) {
-            self.producer.context().fail(why);
+            self.producer.deliveries().fail(why);
             self.given_up = true;
             return;
         }
@@ -268,7 +241,7 @@ impl Sender {
                 h.insert(KafkaHeader { key: &header.key, value: header.value.as_deref() })
             })
         });
-        let mut message: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&record.topic);
+        let mut message = self.producer.record(&record.topic);
         if let Some(key) = record.key.as_deref() {
             message = message.key(key);
         }
@@ -298,7 +271,7 @@ impl Sender {
                     std::thread::sleep(QUEUE_FULL_BACKOFF);
                 }
                 Err((error, _)) => {
-                    self.producer.context().fail(format!("cannot send a record to topic {}: {error}", record.topic));
+                    self.producer.deliveries().fail(format!("cannot send a record to topic {}: {error}", record.topic));
                     self.given_up = true;
                     return;
                 }
@@ -311,7 +284,7 @@ impl Sender {
     /// Holds a record's source offset for the next flush.
     fn remember(&mut self, source_partition: OffsetMap, source_offset: OffsetMap) {
         if let Err(bytes) = self.pending.record(source_partition, source_offset) {
-            self.producer.context().fail(format!(
+            self.producer.deliveries().fail(format!(
                 "the plugin's source partitions and offsets since the last offset flush take {bytes} bytes, more than \
                  the {MAX_PENDING_OFFSET_BYTES} a task may hold ({} distinct source partitions); a source should name \
                  few partitions (a file, a table) and small offsets",
@@ -322,12 +295,13 @@ impl Sender {
     }
 
     fn flush(&mut self) -> Flushed {
-        if let Err(e) = crate::kafka::flush(&self.producer, self.flush_timeout) {
+        if !self.producer.deliveries().wait_all(self.flush_timeout) {
             tracing::warn!(
                 task = self.label.as_str(),
-                "Kafka did not acknowledge every record within offset.flush.timeout.ms={} ({e}); \
+                "Kafka did not acknowledge every record within offset.flush.timeout.ms={} ({} still waiting); \
                  offsets are kept for the next flush",
-                self.flush_timeout.as_millis()
+                self.flush_timeout.as_millis(),
+                self.producer.deliveries().in_flight()
             );
             return Flushed { sent: self.sent, offsets: Vec::new(), timed_out: true };
         }
@@ -344,6 +318,7 @@ impl SourceTaskRun {
             label,
             instance,
             producer,
+            producers,
             offsets,
             reserved,
             flush_interval,
@@ -393,9 +368,14 @@ impl SourceTaskRun {
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         let flushed = task.flush();
-        let Polling { instance, to_send, .. } = task;
+        let Polling { instance, to_send, producer, .. } = task;
         drop(to_send);
         let _ = send_thread.join();
+        if producer.deliveries().refused() > 0 {
+            // A refusal may have left the shared producer unusable (an idempotent producer's
+            // fatal error): the next task, this one restarted included, gets a new one.
+            producers.retire(&producer);
+        }
         let closed = instance.close().map_err(|e| TaskFailure::from_plugin(&e));
         TaskReport { outcome: outcome.and(flushed).and(closed) }
     }
@@ -406,7 +386,7 @@ struct Polling {
     connector: String,
     label: String,
     instance: SourceInstance,
-    producer: Arc<ThreadedProducer<DeliveryTracker>>,
+    producer: Arc<TaskProducer>,
     offsets: Arc<dyn OffsetStore>,
     reserved: Arc<ReservedTopics>,
     to_send: SyncSender<ToSend>,
@@ -425,7 +405,7 @@ impl Polling {
             if self.stop.is_stopped() {
                 return Ok(());
             }
-            if let Some(failure) = self.producer.context().failure() {
+            if let Some(failure) = self.producer.deliveries().failure() {
                 return Err(TaskFailure::new(failure));
             }
             if last_flush.elapsed() >= flush_interval {
@@ -590,7 +570,7 @@ impl Polling {
         if flushed.timed_out {
             return Ok(());
         }
-        if let Some(failure) = self.producer.context().failure() {
+        if let Some(failure) = self.producer.deliveries().failure() {
             return Err(TaskFailure::new(failure));
         }
         if flushed.sent == 0 && flushed.offsets.is_empty() {

@@ -2,7 +2,8 @@
 //! same data, and against a bare rdkafka producer and consumer as the ceilings. Prints a markdown table of
 //! medians with their spread and writes it to a file. Run it through `./run bench` (or
 //! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker;
-//! `--only wharf` or `--only datagen` runs one side and prints it, for profiling.
+//! `--only wharf` or `--only datagen` runs one side and prints it, for profiling; `--only scale`
+//! prints sections 7 and 8 (many tasks on one worker; restart and join at scale, `scale.rs`).
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters (and, for the `j` rows and row `1t`, JsonConverter with schemas for keys and values
@@ -24,6 +25,9 @@ use rdkafka::ClientConfig;
 use rdkafka::Message;
 use serde_json::{json, Value};
 use wharf_e2e::{bootstrap, cluster_properties, count_lines, free_port, topic_count, unique, workspace};
+
+#[path = "bench/scale.rs"]
+mod scale;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Engine {
@@ -54,9 +58,12 @@ struct Options {
     runs: usize,
     out: PathBuf,
     boundary_seconds: f64,
-    /// `--only wharf` or `--only datagen`: one engine's workloads, printed, not written to a
-    /// file (for profiling one workload).
+    /// `--only wharf`, `--only datagen` or `--only scale`: one engine's workloads, or the scale
+    /// sections, printed, not written to a file (for profiling one workload).
     only: Option<String>,
+    scale: scale::Sizes,
+    /// The tasks of section 8's cluster.
+    cluster_tasks: usize,
 }
 
 fn options() -> Options {
@@ -74,9 +81,18 @@ fn options() -> Options {
     let out = value("--out").map(PathBuf::from).unwrap_or(default_out);
     let only = value("--only");
     if let Some(only) = &only {
-        assert!(only == "wharf" || only == "datagen", "--only takes wharf or datagen, not {only}");
+        assert!(
+            only == "wharf" || only == "datagen" || only == "scale",
+            "--only takes wharf, datagen or scale, not {only}"
+        );
     }
-    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only }
+    let scale = if smoke {
+        scale::Sizes { tasks: vec![1, 10], window: Duration::from_secs(3), settle: Duration::from_secs(1) }
+    } else {
+        scale::Sizes { tasks: vec![1, 10, 100, 1000], window: Duration::from_secs(30), settle: Duration::from_secs(5) }
+    };
+    let cluster_tasks = if smoke { 10 } else { 1000 };
+    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only, scale, cluster_tasks }
 }
 
 /// A worker process of either engine, on fresh internal topics.
@@ -108,10 +124,15 @@ fn write_properties(path: &Path, pairs: &[(&str, String)]) {
 }
 
 fn start(engine: Engine, dir: &Path, converters: Converters) -> Worker {
+    start_in_group(engine, dir, converters, &unique("bench"))
+}
+
+/// A worker of `group`, whose internal topics are named after it (`cluster_properties`); `dir`
+/// holds its properties file and log, one worker to a folder.
+fn start_in_group(engine: Engine, dir: &Path, converters: Converters, group: &str) -> Worker {
     let port = free_port();
-    let group = unique("bench");
     let mut props = vec![("bootstrap.servers", bootstrap())];
-    props.extend(cluster_properties(&group));
+    props.extend(cluster_properties(group));
     props.extend([
         ("listeners", format!("http://127.0.0.1:{port}")),
         ("offset.flush.interval.ms", "1000".into()),
@@ -485,6 +506,10 @@ fn main() {
             writeln!(file, "{i:012} {}", "x".repeat(86)).unwrap();
         }
     }
+    if options.only.as_deref() == Some("scale") {
+        println!("{}", scale_sections(&options));
+        return;
+    }
     if let Some(only) = options.only.as_deref() {
         for run in 1..=options.runs {
             if only == "wharf" {
@@ -610,10 +635,69 @@ fn main() {
         median(&w.sink_steady) / median(&bare_consumer)
     ));
     report.push_str(&format!("\n## 6. The WebAssembly boundary (no Kafka)\n\n{}\n", boundary.trim()));
+    report.push_str(&scale_sections(&options));
     println!("{report}");
     if let Some(parent) = options.out.parent() {
         fs::create_dir_all(parent).unwrap();
     }
     fs::write(&options.out, &report).unwrap();
     eprintln!("written to {}", options.out.display());
+}
+
+/// Sections 7 and 8, one run each.
+fn scale_sections(options: &Options) -> String {
+    let sizes = &options.scale;
+    let mut out = format!(
+        "\n## 7. Many tasks on one worker\n\n\
+         One run each; usage over {} s, {} s after every task was running. Idle: file sources on empty files, \
+         one task each (Kafka Connect: FileStreamSource). At {} records/s: Wharf's datagen, that rate over all tasks \
+         (at most 10 connectors). CPU is the worker process's user and system time.\n\n\
+         | tasks | load | engine | threads | RSS, MiB | CPU s per minute | all running after, s |\n|---:|---|---|---:|---:|---:|---:|\n",
+        sizes.window.as_secs(),
+        sizes.settle.as_secs(),
+        scale::TOTAL_RATE
+    );
+    for &tasks in &sizes.tasks {
+        for (engine, load) in [
+            (Engine::Wharf, scale::Load::Idle),
+            (Engine::Connect, scale::Load::Idle),
+            (Engine::Wharf, scale::Load::Rate),
+        ] {
+            let load_name = match load {
+                scale::Load::Idle => "idle".to_string(),
+                scale::Load::Rate => format!("{} records/s", scale::TOTAL_RATE),
+            };
+            eprintln!("scale: {} with {tasks} task(s), {load_name}", engine.name());
+            let row = match scale::run(engine, tasks, load, sizes) {
+                Some(u) => format!(
+                    "| {} | {:.1} | {:.2} | {:.1} |",
+                    u.threads, u.rss_mib, u.cpu_seconds_per_minute, u.ready_seconds
+                ),
+                None => format!("| not all running within {} s | | | |", 600),
+            };
+            out.push_str(&format!("| {tasks} | {load_name} | {} {row}\n", engine.name()));
+        }
+    }
+    let tasks = options.cluster_tasks;
+    let seconds = |v: Option<f64>| v.map_or("did not within 600 s".to_string(), |s| format!("{s:.1}"));
+    out.push_str(&format!(
+        "\n## 8. Restart and join with {tasks} connectors\n\n\
+         {tasks} idle file sources, one task each, on one distributed worker; the worker is stopped and a new one \
+         started on the same internal topics; then a second worker joins. Seconds.\n\n\
+         | figure | Wharf | Kafka Connect |\n|---|---:|---:|\n"
+    ));
+    let mut figures = Vec::new();
+    for engine in [Engine::Wharf, Engine::Connect] {
+        eprintln!("scale: {} restarting and joining with {tasks} connectors", engine.name());
+        figures.push(scale::cluster(engine, tasks));
+    }
+    let [w, c] = [&figures[0], &figures[1]];
+    for (name, wharf, connect) in [
+        ("restart: REST answering", w.rest_after_restart, c.rest_after_restart),
+        ("restart: every task running on the new worker", w.running_after_restart, c.running_after_restart),
+        ("a second worker joins: each runs at least 45% of the tasks", w.balanced_after_join, c.balanced_after_join),
+    ] {
+        out.push_str(&format!("| {name} | {} | {} |\n", seconds(wharf), seconds(connect)));
+    }
+    out
 }
