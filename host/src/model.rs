@@ -248,6 +248,15 @@ pub struct ConfigProblem {
     pub message: String,
 }
 
+/// One key of the validate answer: its definition, the value it takes (given, or its default),
+/// and every problem found on it, by the host's rules and by the plugin's own `validate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyReport {
+    pub definition: ConfigKey,
+    pub value: Option<String>,
+    pub errors: Vec<String>,
+}
+
 /// A plugin's version as a semantic version; `1` and `1.2` are read as `1.0.0` and `1.2.0`.
 pub fn parse_version(text: &str) -> Result<Version, String> {
     let text = text.trim();

@@ -293,35 +293,37 @@ impl ConnectorConfig {
                     None
                 ),
             };
-        let default_tasks = super::keys::number_default(super::keys::connector_key("tasks.max")).unwrap_or(1) as u32;
-        let tasks_max = match get("tasks.max") {
-            None => default_tasks,
-            Some(raw) => or_note!(
-                raw.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                    invalid("tasks.max", format!("tasks.max={raw} is not valid: expected a whole number of at least 1"))
-                }),
-                default_tasks
-            ),
+        // A host key's value, checked by its definition in `config::keys`.
+        let checked = |name: &str| -> Option<Result<i64, ConnectorConfigError>> {
+            let value = get(name)?;
+            let defined = super::keys::connector_key(name)?;
+            let read = match defined.kind {
+                super::keys::Kind::Boolean => defined.flag(value).map(i64::from),
+                super::keys::Kind::String => defined.check(value).map(|()| 0),
+                _ => defined.number(value),
+            };
+            Some(read.map_err(|message| invalid(name, message)))
         };
-        match get("tasks.max.enforce").map(|v| v.trim().to_ascii_lowercase()) {
-            None => {}
-            Some(v) if v == "true" => {}
-            Some(v) if v == "false" => problems.push(invalid(
+        let default_tasks = super::keys::number_default(super::keys::connector_key("tasks.max")).unwrap_or(1) as u32;
+        let tasks_max = match checked("tasks.max") {
+            None => default_tasks,
+            Some(read) => or_note!(read.map(|n| n.clamp(1, u32::MAX as i64) as u32), default_tasks),
+        };
+        match checked("tasks.max.enforce") {
+            None | Some(Ok(1)) => {}
+            Some(Ok(_)) => problems.push(invalid(
                 "tasks.max.enforce",
                 "tasks.max.enforce=false (deprecated in Kafka Connect) lets a connector run more tasks than \
                  tasks.max; Wharf always holds a connector to tasks.max: raise tasks.max instead"
                     .into(),
             )),
-            Some(v) => problems.push(invalid("tasks.max.enforce", format!("tasks.max.enforce={v}: use true or false"))),
+            Some(Err(e)) => problems.push(e),
         }
         // Kafka Connect restarts a connector when a config provider's value expires; Wharf's
         // providers (file, directory, environment) give no expiry, as Connect's own do not, so
         // both values behave alike.
-        if let Some(v) = get("config.action.reload").map(|v| v.trim().to_ascii_lowercase()) {
-            if v != "restart" && v != "none" {
-                problems
-                    .push(invalid("config.action.reload", format!("config.action.reload={v}: use restart or none")));
-            }
+        if let Some(Err(e)) = checked("config.action.reload") {
+            problems.push(e);
         }
         let converters = or_note!(
             super::ConverterOverrides::of_connector(&raw).map_err(|e| {
@@ -418,15 +420,13 @@ impl ConnectorConfig {
         let http = or_note!(host_ports("wasm.http.allow", "api.example.com:443"), Vec::new());
 
         let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
-            match get(key) {
+            match checked(key) {
                 None => Ok(max),
-                Some(raw) => match raw.parse::<u64>() {
-                    Ok(n) if n >= 1 && n <= max => Ok(n),
-                    _ => Err(invalid(
+                Some(read) => match read? as u64 {
+                    n if n <= max => Ok(n),
+                    n => Err(invalid(
                         key,
-                        format!(
-                            "{key}={raw} is not valid: expected a whole number from 1 to {max} (the worker's limit)"
-                        ),
+                        format!("{key}={n} is not valid: expected a whole number from 1 to {max} (the worker's limit)"),
                     )),
                 },
             }
@@ -760,5 +760,30 @@ mod tests {
         let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")]).unwrap_err();
         assert_eq!(err.key(), Some("transforms.t.type"));
         assert!(err.to_string().contains("transforms.t.type is required"), "{err}");
+    }
+
+    /// The key table drives the parser: a value that a host key's definition refuses is refused
+    /// on that key, in the definition's own words.
+    #[test]
+    fn every_checked_host_key_is_refused_in_the_words_of_its_definition() {
+        let mut checked = 0;
+        for key in super::super::keys::CONNECTOR_KEYS {
+            for bad in ["x", "-2", "99999999999999999999"] {
+                let Err(expected) = key.check(bad) else { continue };
+                let refused = match parse(&[("name", "a"), ("connector.class", "x"), (key.name, bad)]) {
+                    Ok(_) => panic!("{}={bad} was accepted, and its definition refuses it: {expected}", key.name),
+                    Err(e) => e,
+                };
+                let on_key: Vec<String> =
+                    refused.problems().iter().filter(|p| p.key() == Some(key.name)).map(|p| p.to_string()).collect();
+                assert!(
+                    on_key.iter().any(|m| m.contains(&expected)),
+                    "{}={bad}: {refused}\nshould say on the key: {expected}",
+                    key.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "only {checked} refusals checked");
     }
 }

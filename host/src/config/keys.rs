@@ -6,6 +6,9 @@
 
 use crate::model::ConfigKey;
 
+/// The HMAC algorithms workers may sign their requests to each other with, by Java's names.
+pub const SIGNATURE_ALGORITHMS: [&str; 3] = ["HmacSHA256", "HmacSHA384", "HmacSHA512"];
+
 /// Kafka Connect's `ConfigDef.Type` of a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -80,6 +83,42 @@ pub enum Scope {
     Sink,
 }
 
+/// What a key's value must be beyond its type: the one check that the parsers of worker and
+/// connector configs and the validate answer all apply (`Key::check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Whatever the key's type takes.
+    Any,
+    /// A whole number of at least this.
+    AtLeast(i64),
+    /// A whole number from the first to the second.
+    Between(i64, i64),
+    /// Milliseconds, from 0 to `MAX_MILLIS` (Kafka's int range: larger values would overflow
+    /// deadlines and the group protocol's 32-bit fields).
+    Millis,
+    /// -1 (the broker's default) or a whole number of at least 1.
+    BrokerDefaultOrPositive,
+    /// One of these words, in any case.
+    OneOf(&'static [&'static str]),
+}
+
+impl Check {
+    /// The values the check takes, as the reference page shows them; empty for `Any`.
+    pub fn describe(self) -> String {
+        match self {
+            Check::Any => String::new(),
+            Check::AtLeast(min) => format!("at least {min}"),
+            Check::Between(min, max) => format!("{min} to {max}"),
+            Check::Millis => format!("0 to {MAX_MILLIS}"),
+            Check::BrokerDefaultOrPositive => "-1, or at least 1".into(),
+            Check::OneOf(words) => words.join(", "),
+        }
+    }
+}
+
+/// The longest duration a key in milliseconds may give: Kafka's int range, about 24 days.
+pub const MAX_MILLIS: u64 = i32::MAX as u64;
+
 /// One key.
 #[derive(Debug, Clone, Copy)]
 pub struct Key {
@@ -90,9 +129,114 @@ pub struct Key {
     pub group: &'static str,
     pub scope: Scope,
     pub doc: &'static str,
+    pub check: Check,
 }
 
 impl Key {
+    /// The key with `check` in place of `Check::Any`.
+    const fn checked(self, check: Check) -> Key {
+        Key { check, ..self }
+    }
+
+    /// Whether `value` is a value of this key: its type and its `check`. The refusal names the
+    /// key and the value and says what the key takes.
+    pub fn check(&self, value: &str) -> Result<(), String> {
+        self.number_or_word(value).map(|_| ())
+    }
+
+    /// A number key's value, checked.
+    pub fn number(&self, value: &str) -> Result<i64, String> {
+        self.number_as(self.name, value)
+    }
+
+    /// The value of a key of the family this key defines (`topic.creation.<group>.partitions` by
+    /// `topic.creation.default.partitions`), checked as this key's and refused under `name`.
+    pub fn number_as(&self, name: &str, value: &str) -> Result<i64, String> {
+        match self.number_or_word_as(name, value)? {
+            Checked::Number(n) => Ok(n),
+            _ => Err(format!("{}={value}: the key is not a number (a bug in the host's key table)", self.name)),
+        }
+    }
+
+    /// A boolean key's value, checked.
+    pub fn flag(&self, value: &str) -> Result<bool, String> {
+        match self.number_or_word(value)? {
+            Checked::Flag(b) => Ok(b),
+            _ => Err(format!("{}={value}: the key is not a boolean (a bug in the host's key table)", self.name)),
+        }
+    }
+
+    /// A `Check::OneOf` key's value, as the table spells it.
+    pub fn word(&self, value: &str) -> Result<&'static str, String> {
+        match self.number_or_word(value)? {
+            Checked::Word(w) => Ok(w),
+            _ => Err(format!("{}={value}: the key takes no list of words (a bug in the host's key table)", self.name)),
+        }
+    }
+
+    fn number_or_word(&self, value: &str) -> Result<Checked, String> {
+        self.number_or_word_as(self.name, value)
+    }
+
+    fn number_or_word_as(&self, name: &str, value: &str) -> Result<Checked, String> {
+        let value = value.trim();
+        let range = match self.kind {
+            Kind::Int => (i32::MIN as i64, i32::MAX as i64),
+            Kind::Long => (i64::MIN, i64::MAX),
+            Kind::Short => (i16::MIN as i64, i16::MAX as i64),
+            Kind::Boolean => {
+                return match value.to_ascii_lowercase().as_str() {
+                    "true" => Ok(Checked::Flag(true)),
+                    "false" => Ok(Checked::Flag(false)),
+                    _ => Err(format!("{name}={value} is not valid: use true or false")),
+                }
+            }
+            Kind::String | Kind::List | Kind::Class | Kind::Password => {
+                return match self.check {
+                    Check::OneOf(words) => match words.iter().find(|w| w.eq_ignore_ascii_case(value)) {
+                        Some(word) => Ok(Checked::Word(word)),
+                        None => Err(format!("{name}={value} is not valid: use {}", one_of(words))),
+                    },
+                    _ => Ok(Checked::Text),
+                }
+            }
+        };
+        let (min, max) = match self.check {
+            Check::AtLeast(min) => (min.max(range.0), range.1),
+            Check::Between(min, max) => (min.max(range.0), max.min(range.1)),
+            Check::Millis => (0, MAX_MILLIS as i64),
+            Check::BrokerDefaultOrPositive => (-1, range.1),
+            Check::Any | Check::OneOf(_) => range,
+        };
+        let expected = match self.check {
+            Check::AtLeast(_) => format!("expected a whole number of at least {min}"),
+            Check::Millis => format!("expected milliseconds, a whole number from 0 to {max}"),
+            Check::BrokerDefaultOrPositive => "expected -1 (the broker's default) or a number of at least 1".into(),
+            _ => format!("expected a whole number from {min} to {max}"),
+        };
+        let invalid = || Err(format!("{name}={value} is not valid: {expected}"));
+        let digits = value.strip_prefix('-').unwrap_or(value);
+        let n: i128 = match value.parse::<i128>() {
+            Ok(n) => n,
+            // More digits than any integer holds: too large (or too small) rather than no number.
+            Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                match value.starts_with('-') {
+                    true => i128::MIN,
+                    false => i128::MAX,
+                }
+            }
+            Err(_) => return invalid(),
+        };
+        if n > max as i128 {
+            let unit = if self.check == Check::Millis { " ms (about 24 days)" } else { "" };
+            return Err(format!("{name}={value} is too large: at most {max}{unit}"));
+        }
+        if n < min as i128 || (self.check == Check::BrokerDefaultOrPositive && n == 0) {
+            return invalid();
+        }
+        Ok(Checked::Number(n as i64))
+    }
+
     /// The default as a properties file would write it; none when there is none to write.
     pub fn default_text(&self) -> Option<String> {
         match self.default {
@@ -126,9 +270,27 @@ const fn key(
     scope: Scope,
     doc: &'static str,
 ) -> Key {
-    Key { name, kind, default, importance, group, scope, doc }
+    Key { name, kind, default, importance, group, scope, doc, check: Check::Any }
 }
 
+/// A value that passed `Key::check`, as its type reads it.
+enum Checked {
+    Number(i64),
+    Flag(bool),
+    Word(&'static str),
+    Text,
+}
+
+/// "a, b or c".
+fn one_of(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+use self::Check::{AtLeast, Between, BrokerDefaultOrPositive, Millis, OneOf};
 use self::DefaultValue::{Number, Required, Signed, Text, Unset, Worker};
 use Importance::{High, Low, Medium};
 use Kind::{Boolean, Class, Int, List, Long, Short, String as Str};
@@ -154,10 +316,10 @@ pub const WORKER_PREFIXES: &[(&str, &str)] = &[
 pub const WORKER_KEYS: &[Key] = &[
     key("bootstrap.servers", List, Required, High, "Kafka", Every, "The Kafka brokers to connect to, host:port separated by commas."),
     key("plugin.path", List, Required, High, "Plugins", Every, "Folders that hold .wasm plugins, separated by commas."),
-    key("plugin.scan.interval.ms", Long, Number(2_000), Low, "Plugins", Every, "How often plugin.path is checked for added, replaced or removed plugins (at least 100)."),
+    key("plugin.scan.interval.ms", Long, Number(2_000), Low, "Plugins", Every, "How often plugin.path is checked for added, replaced or removed plugins (at least 100).").checked(Millis),
     key("listeners", List, Text("http://localhost:8083"), High, "REST", Every, "The REST API's listener: one http://HOST:PORT or https://HOST:PORT (with listeners.https.ssl.*)."),
     key("rest.advertised.host.name", Str, Unset, Low, "REST", Every, "The host other workers and statuses know this worker by (the listener's otherwise)."),
-    key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise)."),
+    key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise).").checked(Between(1, 65535)),
     key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served."),
     key("config.providers", List, Text(""), Low, "Secrets", Every, "Names of config providers (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) that ${name:path:key} references in connector configs are resolved with, separated by commas."),
     key("rest.extension.classes", List, Text(""), Low, "REST", Every, "REST extensions: org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension (HTTP Basic authentication, with wharf.rest.basic.auth.credentials.file) is the one Wharf has."),
@@ -165,46 +327,46 @@ pub const WORKER_KEYS: &[Key] = &[
     key("access.control.allow.origin", Str, Text(""), Low, "REST", Every, "Web origins whose pages may call the REST API, separated by commas (* for any); none by default."),
     key("access.control.allow.methods", Str, Text(""), Low, "REST", Every, "Methods a CORS preflight answer allows (GET,POST,HEAD when empty)."),
     key("offset.storage.file.filename", Str, Required, High, "Offsets", Standalone, "The file a standalone worker keeps source offsets in."),
-    key("offset.flush.interval.ms", Long, Number(60_000), Low, "Offsets", Every, "How often tasks commit their offsets."),
-    key("offset.flush.timeout.ms", Long, Number(5_000), Low, "Offsets", Every, "How long a commit waits for outstanding records to be delivered."),
-    key("task.shutdown.graceful.timeout.ms", Long, Number(5_000), Low, "Tasks", Every, "How long a stopping task is given to finish."),
+    key("offset.flush.interval.ms", Long, Number(60_000), Low, "Offsets", Every, "How often tasks commit their offsets.").checked(Millis),
+    key("offset.flush.timeout.ms", Long, Number(5_000), Low, "Offsets", Every, "How long a commit waits for outstanding records to be delivered.").checked(Millis),
+    key("task.shutdown.graceful.timeout.ms", Long, Number(5_000), Low, "Tasks", Every, "How long a stopping task is given to finish.").checked(Millis),
     key("key.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record keys, by Kafka Connect's class name: JsonConverter, StringConverter, ByteArrayConverter, LongConverter, IntegerConverter, ShortConverter, DoubleConverter, FloatConverter or BooleanConverter; its settings take the prefix key.converter. (Bytes a plugin hands over as bytes pass through unchanged.)"),
     key("value.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record values, as key.converter; its settings take the prefix value.converter."),
     key("header.converter", Class, Text("org.apache.kafka.connect.storage.SimpleHeaderConverter"), Low, "Converters", Every, "Converter of header values that plugins give or take as data (SimpleHeaderConverter: Connect's text form; any of the converters above also works; ByteArrayConverter passes bytes as they are)."),
-    key("wasm.memory.max.bytes", Long, Number(256 * 1024 * 1024), Medium, "Sandbox", Every, "Linear memory one plugin instance may grow to, across all its memories (at least 1 MiB)."),
-    key("wasm.call.timeout.ms", Long, Number(5_000), Medium, "Sandbox", Every, "How long one call into a plugin may take, waits inside WASI included."),
-    key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives (at most 1000000)."),
-    key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets (at least 1024)."),
-    key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once (at least 16)."),
-    key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut (at least 256)."),
-    key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped."),
+    key("wasm.memory.max.bytes", Long, Number(256 * 1024 * 1024), Medium, "Sandbox", Every, "Linear memory one plugin instance may grow to, across all its memories (at least 1 MiB).").checked(AtLeast(1 << 20)),
+    key("wasm.call.timeout.ms", Long, Number(5_000), Medium, "Sandbox", Every, "How long one call into a plugin may take, waits inside WASI included.").checked(Millis),
+    key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives (at most 1000000).").checked(Between(1, 1_000_000)),
+    key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets (at least 1024).").checked(AtLeast(1024)),
+    key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once (at least 16).").checked(AtLeast(16)),
+    key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut (at least 256).").checked(AtLeast(256)),
+    key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped.").checked(AtLeast(1)),
     key("wasm.cache.dir", Str, Unset, Low, "Sandbox", Every, "A private folder for compiled plugins ($WHARF_CACHE/compiled, or ~/.cache/wharf/compiled, when unset)."),
     key("wasm.ceiling.fs.read", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may read, separated by commas; none by default."),
     key("wasm.ceiling.fs.write", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may write (and read); none by default."),
     key("wasm.ceiling.net.connect", List, Text(""), High, "Sandbox", Every, "host:port patterns (* for any port) connector grants may connect to; none by default."),
     key("wasm.ceiling.http.allow", List, Text(""), High, "Sandbox", Every, "host:port patterns connector grants may send HTTP requests to; none by default."),
-    key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start."),
-    key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for."),
-    key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail."),
-    key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429 (at most 1024)."),
+    key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start.").checked(Millis),
+    key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1)),
+    key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1)),
+    key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429 (at most 1024).").checked(AtLeast(1)),
     key("group.id", Str, Required, High, "Cluster", Distributed, "The cluster this worker joins: workers with one group.id share their connectors."),
     key("config.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task configs."),
     key("offset.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds source offsets."),
     key("status.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task statuses."),
-    key("config.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the config topic when it is created (-1: the broker's default)."),
-    key("offset.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the offset topic when it is created (-1: the broker's default)."),
-    key("status.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the status topic when it is created (-1: the broker's default)."),
-    key("offset.storage.partitions", Int, Number(25), Low, "Cluster", Distributed, "Partitions of the offset topic when it is created."),
-    key("status.storage.partitions", Int, Number(5), Low, "Cluster", Distributed, "Partitions of the status topic when it is created."),
-    key("session.timeout.ms", Int, Number(10_000), Low, "Cluster", Distributed, "A worker not heard from for this long leaves the group."),
-    key("heartbeat.interval.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How often a worker tells the group coordinator it is alive (below session.timeout.ms)."),
-    key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts."),
-    key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others."),
-    key("inter.worker.key.ttl.ms", Int, Number(3_600_000), Low, "Cluster", Distributed, "How long the leader's session key, with which workers sign their requests to each other, is used before the leader makes a new one."),
-    key("inter.worker.key.generation.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "The algorithm of the session key: HmacSHA256, HmacSHA384 or HmacSHA512."),
-    key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512."),
+    key("config.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the config topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive),
+    key("offset.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the offset topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive),
+    key("status.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the status topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive),
+    key("offset.storage.partitions", Int, Number(25), Low, "Cluster", Distributed, "Partitions of the offset topic when it is created.").checked(AtLeast(1)),
+    key("status.storage.partitions", Int, Number(5), Low, "Cluster", Distributed, "Partitions of the status topic when it is created.").checked(AtLeast(1)),
+    key("session.timeout.ms", Int, Number(10_000), Low, "Cluster", Distributed, "A worker not heard from for this long leaves the group.").checked(Millis),
+    key("heartbeat.interval.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How often a worker tells the group coordinator it is alive (below session.timeout.ms).").checked(Millis),
+    key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts.").checked(Millis),
+    key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others.").checked(Millis),
+    key("inter.worker.key.ttl.ms", Int, Number(3_600_000), Low, "Cluster", Distributed, "How long the leader's session key, with which workers sign their requests to each other, is used before the leader makes a new one.").checked(Millis),
+    key("inter.worker.key.generation.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "The algorithm of the session key: HmacSHA256, HmacSHA384 or HmacSHA512.").checked(OneOf(&SIGNATURE_ALGORITHMS)),
+    key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512.").checked(OneOf(&SIGNATURE_ALGORITHMS)),
     key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas."),
-    key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins."),
+    key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins.").checked(Millis),
     key("topic.creation.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether source connectors that set topic.creation.default.replication.factor and topic.creation.default.partitions have their topics created with their topic.creation.* settings; false leaves topics to the broker's auto.create.topics.enable."),
     key("topic.tracking.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether tasks record the topics they write to or read from, for GET /connectors/{name}/topics (in the status topic, as Kafka Connect records them)."),
     key("topic.tracking.allow.reset", Boolean, Text("true"), Low, "Topics", Every, "Whether PUT /connectors/{name}/topics/reset may forget a connector's topics."),
@@ -281,10 +443,10 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("name", Str, Required, High, "Common", Every, "The connector's unique name."),
     key("connector.class", Str, Required, High, "Common", Every, "The plugin that runs the connector (its name, or a Kafka Connect class name it stands for)."),
     key("connector.version", Str, Unset, Medium, "Common", Every, "Which plugin versions may run it: a version or a range; the newest otherwise."),
-    key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into."),
+    key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into.").checked(AtLeast(1)),
     key("connector.plugin.version", Str, Unset, Medium, "Common", Every, "Kafka Connect 4.1's name of connector.version; connector.version wins when both are given."),
     key("tasks.max.enforce", Boolean, Text("true"), Low, "Common", Every, "Whether a connector is held to tasks.max; Wharf always holds it, and refuses false."),
-    key("config.action.reload", Str, Text("restart"), Low, "Common", Every, "What a config provider's expired value does: restart or none. Wharf's providers give no expiry (as Kafka Connect's own), so both behave alike."),
+    key("config.action.reload", Str, Text("restart"), Low, "Common", Every, "What a config provider's expired value does: restart or none. Wharf's providers give no expiry (as Kafka Connect's own), so both behave alike.").checked(OneOf(&["restart", "none"])),
     key("transforms", List, Text(""), Low, "Transforms", Every, "Aliases of the transforms each record goes through, in order; each is set with transforms.<alias>.type and its settings (docs/transforms.md)."),
     key("predicates", List, Text(""), Low, "Predicates", Every, "Aliases of the predicates transforms may name with transforms.<alias>.predicate; each is set with predicates.<alias>.type."),
     key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise, with the worker's settings); a connector that names one gives its settings with the prefix key.converter."),
@@ -293,27 +455,27 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
     key("topics.regex", Str, Text(""), High, "Common", Sink, "A pattern of the names of the topics to read, in place of topics: every topic whose whole name matches (Kafka's internal ones and the worker's aside), looked for again every 10 s. Java's syntax, less look-around and back-references."),
     key("topic.creation.groups", List, Text(""), Low, "Topic Creation", Source, "Groups of topic creation settings besides default, in the order they are tried: each takes the topics its topic.creation.<group>.include patterns match and its exclude patterns do not, with its partitions, replication.factor and topic configs (topic.creation.<group>.<config>)."),
-    key("topic.creation.default.replication.factor", Short, Unset, Low, "Topic Creation", Source, "With topic.creation.default.partitions, turns topic creation on: the replication factor of the topics the connector writes to, created before their first record (-1: the broker's default)."),
-    key("topic.creation.default.partitions", Int, Unset, Low, "Topic Creation", Source, "The partitions of the topics the connector creates (-1: the broker's default)."),
-    key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one)."),
-    key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException."),
-    key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds."),
+    key("topic.creation.default.replication.factor", Short, Unset, Low, "Topic Creation", Source, "With topic.creation.default.partitions, turns topic creation on: the replication factor of the topics the connector writes to, created before their first record (-1: the broker's default).").checked(BrokerDefaultOrPositive),
+    key("topic.creation.default.partitions", Int, Unset, Low, "Topic Creation", Source, "The partitions of the topics the connector creates (-1: the broker's default).").checked(BrokerDefaultOrPositive),
+    key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one).").checked(OneOf(&["none", "all"])),
+    key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException.").checked(AtLeast(-1)),
+    key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds.").checked(AtLeast(1)),
     key("errors.log.enable", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether each skipped record's failure is logged."),
     key("errors.log.include.messages", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether the log names the record that failed (its topic, partition, offset and timestamp)."),
     key("errors.deadletterqueue.topic.name", Str, Text(""), Medium, "Error Handling", Sink, "The topic a sink writes skipped records to, as they were read; none when empty."),
-    key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it."),
+    key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it.").checked(BrokerDefaultOrPositive),
     key("errors.deadletterqueue.context.headers.enable", Boolean, Text("false"), Medium, "Error Handling", Sink, "Whether records in the dead-letter queue carry __connect.errors.* headers saying where and why they failed."),
     key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write."),
     key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write."),
     key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect."),
     key("wasm.http.allow", List, Text(""), Medium, "Sandbox", Every, "host:port authorities the plugin may send HTTP requests to, inside wasm.ceiling.http.allow."),
-    key("wasm.memory.max.bytes", Long, Worker, Low, "Sandbox", Every, "Memory cap of each task (at most the worker's)."),
-    key("wasm.call.timeout.ms", Long, Worker, Low, "Sandbox", Every, "Deadline of each plugin call (at most the worker's)."),
-    key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's)."),
-    key("wasm.max.bytes.per.call", Long, Worker, Low, "Sandbox", Every, "Most bytes per call (at most the worker's)."),
-    key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's)."),
-    key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's)."),
-    key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's)."),
+    key("wasm.memory.max.bytes", Long, Worker, Low, "Sandbox", Every, "Memory cap of each task (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.call.timeout.ms", Long, Worker, Low, "Sandbox", Every, "Deadline of each plugin call (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.max.bytes.per.call", Long, Worker, Low, "Sandbox", Every, "Most bytes per call (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's).").checked(AtLeast(1)),
 ];
 
 pub fn worker_key(name: &str) -> Option<&'static Key> {
@@ -378,8 +540,8 @@ pub fn reference() -> String {
 }
 
 fn table(page: &mut String, keys: &[Key]) {
-    page.push_str("| Key | Type | Default | Importance | Where | Description |\n");
-    page.push_str("|---|---|---|---|---|---|\n");
+    page.push_str("| Key | Type | Default | Valid values | Importance | Where | Description |\n");
+    page.push_str("|---|---|---|---|---|---|---|\n");
     for k in keys {
         let default = match k.default {
             DefaultValue::Required => "required".to_string(),
@@ -398,11 +560,16 @@ fn table(page: &mut String, keys: &[Key]) {
             Scope::Source => "sources",
             Scope::Sink => "sinks",
         };
+        let valid = match (k.check, k.kind) {
+            (Check::Any, Kind::Boolean) => "true, false".to_string(),
+            (check, _) => check.describe(),
+        };
         page.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             k.name,
             k.kind.name(),
             default,
+            valid,
             k.importance.name(),
             scope,
             k.doc.replace('|', "\\|")

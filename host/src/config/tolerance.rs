@@ -76,68 +76,31 @@ impl ErrorPolicy {
         let mut policy = ErrorPolicy::default();
         let mut problem = |key: &'static str, message: String| problems.push(PolicyProblem { key, message });
 
-        match get("errors.tolerance") {
-            None => {}
-            Some(v) if v.eq_ignore_ascii_case("none") => {}
-            Some(v) if v.eq_ignore_ascii_case("all") => policy.tolerate_all = true,
-            Some(v) => problem(
-                "errors.tolerance",
-                format!(
-                    "errors.tolerance={v} is not valid: expected none (a failed record fails the task) or all (it is skipped)"
-                ),
-            ),
-        }
-        match get("errors.retry.timeout") {
-            None => {}
-            Some(v) => match v.parse::<i64>() {
-                Ok(-1) => policy.retry_timeout = RetryTimeout::Forever,
-                Ok(ms) if ms >= 0 => policy.retry_timeout = RetryTimeout::Within(Duration::from_millis(ms as u64)),
-                _ => problem(
-                    "errors.retry.timeout",
-                    format!(
-                        "errors.retry.timeout={v} is not valid: expected milliseconds (0 for no retries, -1 to retry for ever)"
-                    ),
-                ),
-            },
-        }
-        match get("errors.retry.delay.max.ms") {
-            None => {}
-            Some(v) => match v.parse::<u64>() {
-                Ok(ms) if ms >= 1 => policy.retry_delay_max = Duration::from_millis(ms),
-                _ => problem(
-                    "errors.retry.delay.max.ms",
-                    format!("errors.retry.delay.max.ms={v} is not valid: expected milliseconds, at least 1"),
-                ),
-            },
-        }
-        let mut boolean = |key: &'static str| match get(key) {
-            None => false,
-            Some(v) if v.eq_ignore_ascii_case("true") => true,
-            Some(v) if v.eq_ignore_ascii_case("false") => false,
-            Some(v) => {
-                problem(key, format!("{key}={v} is not valid: expected true or false"));
-                false
-            }
+        // Each value checked by its definition in `config::keys`.
+        let mut checked = |name: &'static str| -> Option<i64> {
+            let value = get(name)?;
+            let defined = super::keys::connector_key(name)?;
+            let read = match defined.kind {
+                super::keys::Kind::Boolean => defined.flag(value).map(i64::from),
+                super::keys::Kind::String => defined.word(value).map(|w| i64::from(w == "all")),
+                _ => defined.number(value),
+            };
+            read.map_err(|message| problem(name, message)).ok()
         };
-        policy.log = boolean("errors.log.enable");
-        policy.log_messages = boolean("errors.log.include.messages");
-        let context_headers = boolean("errors.deadletterqueue.context.headers.enable");
-        let replication_factor = match get("errors.deadletterqueue.topic.replication.factor") {
-            None => 3,
-            Some(v) => match v.parse::<i16>() {
-                Ok(n) if n >= 1 || n == -1 => n,
-                _ => {
-                    problem(
-                        "errors.deadletterqueue.topic.replication.factor",
-                        format!(
-                            "errors.deadletterqueue.topic.replication.factor={v} is not valid: expected a whole number \
-                             of at least 1 (or -1 for the broker's default)"
-                        ),
-                    );
-                    3
-                }
-            },
-        };
+        policy.tolerate_all = checked("errors.tolerance") == Some(1);
+        match checked("errors.retry.timeout") {
+            None => {}
+            Some(-1) => policy.retry_timeout = RetryTimeout::Forever,
+            Some(ms) => policy.retry_timeout = RetryTimeout::Within(Duration::from_millis(ms.max(0) as u64)),
+        }
+        if let Some(ms) = checked("errors.retry.delay.max.ms") {
+            policy.retry_delay_max = Duration::from_millis(ms.max(1) as u64);
+        }
+        policy.log = checked("errors.log.enable") == Some(1);
+        policy.log_messages = checked("errors.log.include.messages") == Some(1);
+        let context_headers = checked("errors.deadletterqueue.context.headers.enable") == Some(1);
+        let replication_factor = checked("errors.deadletterqueue.topic.replication.factor")
+            .map_or(3, |n| n.clamp(-1, i16::MAX as i64) as i16);
         if let Some(topic) = get("errors.deadletterqueue.topic.name").filter(|t| !t.is_empty()) {
             if topics.iter().any(|t| t == topic) {
                 problem(

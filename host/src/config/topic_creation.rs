@@ -92,10 +92,17 @@ impl TopicCreation {
                         );
                         None
                     }
-                    Some(text) => match text.parse::<i32>() {
-                        Ok(n) if n == -1 || n >= 1 => Some(n),
-                        _ => {
-                            problem(&key, format!("{key}={text} is not valid: a whole number of at least 1, or -1 for the broker's default"));
+                    // Every group's settings take what the default group's definitions take.
+                    Some(text) => match super::keys::connector_key(&format!("{PREFIX}default.{setting}")) {
+                        Some(defined) => match defined.number_as(&key, text) {
+                            Ok(n) => Some(n.clamp(-1, i32::MAX as i64) as i32),
+                            Err(message) => {
+                                problem(&key, message);
+                                None
+                            }
+                        },
+                        None => {
+                            problem(&key, format!("{key} has no definition in the host's key table (a bug)"));
                             None
                         }
                     },

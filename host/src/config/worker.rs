@@ -59,8 +59,7 @@ pub struct DistributedConfig {
     pub verification_algorithms: Vec<String>,
 }
 
-/// The HMAC algorithms workers may sign their requests to each other with, by Java's names.
-pub const SIGNATURE_ALGORITHMS: [&str; 3] = ["HmacSHA256", "HmacSHA384", "HmacSHA512"];
+pub use super::keys::SIGNATURE_ALGORITHMS;
 
 /// Limits applied to every plugin instance unless a connector asks for less.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,12 +176,6 @@ pub struct WorkerConfig {
     /// connector writes, offsets) answered at once; more wait briefly, then get a 429.
     pub rest_max_concurrent_expensive: usize,
 }
-
-/// The longest duration a `*.ms` setting may give: Kafka's int range.
-pub const MAX_MILLIS: u64 = i32::MAX as u64;
-
-/// The most records one call may move: beyond this, a batch's bookkeeping alone is gigabytes.
-pub const MAX_RECORDS_PER_CALL: u64 = 1_000_000;
 
 impl WorkerConfig {
     pub fn from_file(path: &Path, mode: Mode) -> Result<Self, WorkerConfigError> {
@@ -356,19 +349,12 @@ impl WorkerConfig {
         }
 
         let mut wasm = WasmLimits {
-            memory_max_bytes: reader.number("wasm.memory.max.bytes", 1 << 20)? as usize,
+            memory_max_bytes: reader.number("wasm.memory.max.bytes")? as usize,
             call_timeout: reader.millis("wasm.call.timeout.ms")?,
-            max_records_per_call: match reader.number("wasm.max.records.per.call", 1)? {
-                n if n > MAX_RECORDS_PER_CALL => {
-                    return Err(reader.invalid(
-                        "wasm.max.records.per.call",
-                        format!("wasm.max.records.per.call={n} is too large: at most {MAX_RECORDS_PER_CALL}"),
-                    ))
-                }
-                n => n as u32,
-            },
-            max_bytes_per_call: reader.number("wasm.max.bytes.per.call", 1024)? as usize,
-            max_host_handles: reader.number("wasm.max.host.handles", 16)?.min(1 << 20) as usize,
+            // At most a million (the table's check): beyond, a batch's bookkeeping alone is gigabytes.
+            max_records_per_call: reader.number("wasm.max.records.per.call")? as u32,
+            max_bytes_per_call: reader.number("wasm.max.bytes.per.call")? as usize,
+            max_host_handles: reader.number("wasm.max.host.handles")?.min(1 << 20) as usize,
             ceiling: GrantCeiling {
                 read: ceiling::parse_folders(ceiling::FS_READ, reader.get(ceiling::FS_READ))
                     .map_err(|m| reader.invalid(ceiling::FS_READ, m))?,
@@ -380,8 +366,8 @@ impl WorkerConfig {
                     .map_err(|m| reader.invalid(ceiling::HTTP_ALLOW, m))?,
                 protected: Vec::new(),
             },
-            log_line_max_bytes: reader.number("wasm.log.line.max.bytes", 256)?.min(1 << 20) as usize,
-            log_lines_per_second: reader.number("wasm.log.lines.per.second", 1)?.min(u32::MAX as u64) as u32,
+            log_line_max_bytes: reader.number("wasm.log.line.max.bytes")?.min(1 << 20) as usize,
+            log_lines_per_second: reader.number("wasm.log.lines.per.second")?.min(u32::MAX as u64) as u32,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
         for folder in &plugin_path {
@@ -410,8 +396,8 @@ impl WorkerConfig {
                 config_replication: reader.replication("config.storage.replication.factor")?,
                 offset_replication: reader.replication("offset.storage.replication.factor")?,
                 status_replication: reader.replication("status.storage.replication.factor")?,
-                offset_partitions: reader.number("offset.storage.partitions", 1)?.min(i32::MAX as u64) as i32,
-                status_partitions: reader.number("status.storage.partitions", 1)?.min(i32::MAX as u64) as i32,
+                offset_partitions: reader.number("offset.storage.partitions")?.min(i32::MAX as u64) as i32,
+                status_partitions: reader.number("status.storage.partitions")?.min(i32::MAX as u64) as i32,
                 session_timeout: reader.millis("session.timeout.ms")?,
                 heartbeat_interval: reader.millis("heartbeat.interval.ms")?,
                 rebalance_timeout: reader.millis("rebalance.timeout.ms")?,
@@ -468,11 +454,7 @@ impl WorkerConfig {
             let host = reader.get("rest.advertised.host.name").unwrap_or(bind_host);
             let port = match reader.get("rest.advertised.port") {
                 None => bind_port.to_string(),
-                Some(p) if p.parse::<u16>().is_ok() => p.to_string(),
-                Some(p) => {
-                    return Err(reader
-                        .invalid("rest.advertised.port", format!("rest.advertised.port={p} is not a port number")))
-                }
+                Some(_) => reader.number("rest.advertised.port")?.to_string(),
             };
             format!("{host}:{port}")
         };
@@ -567,9 +549,9 @@ impl WorkerConfig {
                 .filter(|m| !m.trim().is_empty())
                 .unwrap_or("GET,POST,HEAD")
                 .to_string(),
-            tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector", 1)?.min(u32::MAX as u64) as u32,
-            tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker", 1)?.min(u32::MAX as u64) as u32,
-            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive", 1)?.min(1024) as usize,
+            tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector")?.min(u32::MAX as u64) as u32,
+            tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker")?.min(u32::MAX as u64) as u32,
+            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive")?.min(1024) as usize,
         })
     }
 
@@ -665,70 +647,49 @@ impl Reader<'_> {
         }
     }
 
-    /// The key's default, from its definition in `keys::WORKER_KEYS`.
-    fn default_number(&self, key: &str) -> Result<u64, WorkerConfigError> {
-        match keys::worker_key(key).map(|k| k.default) {
-            Some(keys::DefaultValue::Number(n)) => Ok(n),
-            _ => Err(self.invalid(key, format!("{key} has no numeric default in the host's key table (a bug)"))),
-        }
+    /// The key's definition in `keys::WORKER_KEYS`, whose check its value passes.
+    fn defined(&self, key: &str) -> Result<&'static keys::Key, WorkerConfigError> {
+        keys::worker_key(key)
+            .ok_or_else(|| self.invalid(key, format!("{key} is not in the host's key table (a bug in the host)")))
     }
 
-    fn number(&self, key: &str, min: u64) -> Result<u64, WorkerConfigError> {
+    /// A number key's value, or its default from the table, within the table's check.
+    fn signed(&self, key: &str) -> Result<i64, WorkerConfigError> {
+        let defined = self.defined(key)?;
         match self.get(key) {
-            None => self.default_number(key),
-            Some(raw) => {
-                match raw.parse::<u64>() {
-                    Ok(n) if n >= min => Ok(n),
-                    _ => Err(self
-                        .invalid(key, format!("{key}={raw} is not valid: expected a whole number of at least {min}"))),
-                }
-            }
-        }
-    }
-
-    /// A replication factor: -1 (the broker's default) or at least 1; Kafka Connect's default 3.
-    fn replication(&self, key: &str) -> Result<i32, WorkerConfigError> {
-        match self.get(key) {
-            None => match keys::worker_key(key).map(|k| k.default) {
-                Some(keys::DefaultValue::Signed(n)) => Ok(n as i32),
+            Some(raw) => defined.number(raw).map_err(|m| self.invalid(key, m)),
+            None => match defined.default {
+                keys::DefaultValue::Number(n) => Ok(n as i64),
+                keys::DefaultValue::Signed(n) => Ok(n),
                 _ => Err(self.invalid(key, format!("{key} has no numeric default in the host's key table (a bug)"))),
             },
-            Some(raw) => match raw.parse::<i32>() {
-                Ok(n) if n == -1 || n >= 1 => Ok(n),
-                _ => Err(self.invalid(
-                    key,
-                    format!("{key}={raw} is not valid: expected -1 (the broker's default) or a number of at least 1"),
-                )),
-            },
         }
     }
 
-    /// A duration in milliseconds, at most `MAX_MILLIS` (Kafka's int range): larger values would
-    /// overflow deadlines and the group protocol's 32-bit fields.
+    /// A number key whose check keeps it at 0 or more.
+    fn number(&self, key: &str) -> Result<u64, WorkerConfigError> {
+        let n = self.signed(key)?;
+        u64::try_from(n).map_err(|_| self.invalid(key, format!("{key}={n} is below 0 (a bug in the host's key table)")))
+    }
+
+    /// A replication factor: -1 (the broker's default) or at least 1.
+    fn replication(&self, key: &str) -> Result<i32, WorkerConfigError> {
+        Ok(self.signed(key)?.clamp(-1, i32::MAX as i64) as i32)
+    }
+
+    /// A duration in milliseconds, at most `keys::MAX_MILLIS` (the table's `Check::Millis`).
     fn millis(&self, key: &str) -> Result<Duration, WorkerConfigError> {
-        let ms = self.number(key, 0)?;
-        if ms > MAX_MILLIS {
-            return Err(self.invalid(key, format!("{key}={ms} is too large: at most {MAX_MILLIS} ms (about 24 days)")));
-        }
-        Ok(Duration::from_millis(ms))
+        Ok(Duration::from_millis(self.number(key)?))
     }
 
     /// One of `SIGNATURE_ALGORITHMS`, by its Java name.
     fn algorithm(&self, key: &str) -> Result<String, WorkerConfigError> {
-        let name = self.text(key).trim();
-        match SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) {
-            Some(known) => Ok(known.to_string()),
-            None => Err(self.invalid(key, format!("{key}={name}; use {}", SIGNATURE_ALGORITHMS.join(", ")))),
-        }
+        self.defined(key)?.word(self.text(key)).map(String::from).map_err(|m| self.invalid(key, m))
     }
 
     /// A boolean key (`true` or `false`, any case), or its default.
     fn boolean(&self, key: &str) -> Result<bool, WorkerConfigError> {
-        match self.text(key).trim().to_ascii_lowercase().as_str() {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            other => Err(self.invalid(key, format!("{key}={other} is not valid: use true or false"))),
-        }
+        self.defined(key)?.flag(self.text(key)).map_err(|m| self.invalid(key, m))
     }
 
     fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {
@@ -982,5 +943,30 @@ mod tests {
         assert!(config(&format!("{MINIMAL}listeners=https://x:1\n")).is_err());
         assert!(config(&format!("{MINIMAL}listeners=http://x\n")).is_err());
         assert_eq!(config(&format!("{MINIMAL}listeners=http://0.0.0.0:9000\n")).unwrap().rest_bind, "0.0.0.0:9000");
+    }
+
+    /// The key table drives the parser: a value that a key's definition refuses is refused by
+    /// the worker with the definition's own words, for every checked key.
+    #[test]
+    fn every_checked_key_is_refused_in_the_words_of_its_definition() {
+        let mut checked = 0;
+        for key in keys::WORKER_KEYS {
+            for bad in ["x", "-2", "99999999999999999999"] {
+                let Err(expected) = key.check(bad) else { continue };
+                let (base, mode) = match key.scope {
+                    Scope::Distributed => (DISTRIBUTED, Mode::Distributed),
+                    _ => (MINIMAL, Mode::Standalone),
+                };
+                let text = format!("{base}{}={bad}\n", key.name);
+                let props = properties::parse(&text, "worker.properties").unwrap();
+                let refused = match WorkerConfig::from_properties(&props, "worker.properties", mode) {
+                    Ok(_) => panic!("{}={bad} was accepted, and its definition refuses it: {expected}", key.name),
+                    Err(e) => e.to_string(),
+                };
+                assert!(refused.contains(&expected), "{}={bad}: {refused}\nshould say: {expected}", key.name);
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} refusals checked");
     }
 }

@@ -22,6 +22,9 @@ pub enum HerderError {
     Conflict(String),
     #[error("Task {1} of connector {0} not found")]
     TaskNotFound(String, u32),
+    /// No plugin of `plugin.path` answers to the name (and version) asked for.
+    #[error("{0}")]
+    PluginNotFound(String),
     #[error("{0}")]
     BadConfig(String),
     #[error("{0}")]
@@ -454,37 +457,46 @@ impl Herder {
         self.worker.registry().find(name, version)
     }
 
-    /// Checks a config the way a start would check the host's keys (limits, grants inside the
-    /// ceiling, what the plugin's declared keys name). Blocking: grants read the file system.
-    pub fn check_host_keys(
+    /// The validate answer for a config of the plugin `requested` (its name, or a Kafka Connect
+    /// class name it stands for): the plugin validated with, and every key with its problems,
+    /// found by the same check a create makes (`Worker::validation`). Blocking: grants read the
+    /// file system and the plugin's `validate` runs.
+    pub fn validate_connector(
         &self,
-        config: Pairs,
-        plugin: &crate::runtime::Plugin,
-    ) -> Result<(), crate::config::connector::ConnectorConfigError> {
-        ConnectorConfig::resolving(
-            config,
-            "being validated",
-            &self.worker.config().wasm,
-            &self.worker.config().config_providers,
-        )
-        .and_then(|checked| checked.with_declared(&plugin.info.grants))
-        .map(|_| ())
-    }
-
-    /// The plugin's own `validate` of a config. Blocking: a plugin call, within
-    /// `wasm.call.timeout.ms`.
-    pub fn plugin_validate(
-        &self,
-        plugin: &crate::runtime::Plugin,
-        label: &str,
-        config: &Pairs,
-    ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
-        // With its references resolved, as a start gives it; one that cannot be resolved is
-        // reported by `check_host_keys`, and the plugin sees it as written.
-        match self.worker.config().config_providers.resolve(config) {
-            Ok(resolved) => self.worker.plugin_validate(plugin, label, &resolved),
-            Err(_) => self.worker.plugin_validate(plugin, label, config),
+        requested: &str,
+        mut config: Pairs,
+    ) -> Result<(Arc<crate::runtime::Plugin>, Vec<crate::model::KeyReport>), HerderError> {
+        let registry = self.worker.registry();
+        match crate::model::last_value(&config, "connector.class").map(String::from) {
+            None => config.push(("connector.class".into(), requested.to_string())),
+            // A short name, a Kafka Connect class name and the plugin's own name are one plugin.
+            Some(class) if class != requested => {
+                let plugin_name = |given: &str| registry.find(given, None).ok().map(|p| p.info.name.clone());
+                if plugin_name(&class).is_none() || plugin_name(&class) != plugin_name(requested) {
+                    return Err(HerderError::BadConfig(format!(
+                        "Included connector type {class} does not match request type {requested}: connector.class in \
+                         the body names another plugin than the URL"
+                    )));
+                }
+            }
+            Some(_) => {}
         }
+        let version = crate::model::last_value(&config, "connector.version")
+            .or_else(|| crate::model::last_value(&config, "connector.plugin.version"))
+            .filter(|v| !v.trim().is_empty())
+            .map(crate::model::parse_version_requirement)
+            .transpose()
+            .map_err(HerderError::BadConfig)?;
+        let plugin =
+            registry.find(requested, version.as_ref()).map_err(|e| HerderError::PluginNotFound(e.to_string()))?;
+        if plugin.info.kind.connector().is_none() {
+            return Err(HerderError::BadConfig(format!(
+                "{requested} is a transform plugin: validate the config of a connector that uses it \
+                 (transforms.<alias>.type={requested}) with PUT /connector-plugins/<the connector's plugin>/config/validate"
+            )));
+        }
+        let reports = self.worker.validation(&plugin, config)?;
+        Ok((plugin, reports))
     }
 
     /// The group's view now; none for a standalone worker.

@@ -126,7 +126,9 @@ async fn not_found() -> ApiError {
 impl From<HerderError> for ApiError {
     fn from(e: HerderError) -> Self {
         let status = match &e {
-            HerderError::NotFound(_) | HerderError::TaskNotFound(..) => StatusCode::NOT_FOUND,
+            HerderError::NotFound(_) | HerderError::TaskNotFound(..) | HerderError::PluginNotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
             HerderError::Conflict(_) => StatusCode::CONFLICT,
             HerderError::BadConfig(_) => StatusCode::BAD_REQUEST,
             HerderError::Store(_) | HerderError::Kafka(_) | HerderError::Plugin(_) | HerderError::Bug(_) => {

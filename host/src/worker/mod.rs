@@ -8,6 +8,7 @@ mod source;
 mod tolerance;
 mod topic_creation;
 mod topics;
+mod validation;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -19,7 +20,7 @@ use rdkafka::consumer::BaseConsumer;
 use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
-use crate::model::{ConnectorKind, OffsetMap, PluginKind, TaskId};
+use crate::model::{ConfigProblem, ConnectorKind, OffsetMap, PluginKind, TaskId};
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
@@ -178,7 +179,9 @@ impl Worker {
             let found = instance
                 .validate(&config.resolved)
                 .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
-            problems.extend(found.into_iter().map(|p| format!("\"{}\": {}", p.name, p.message)));
+            problems.extend(
+                found.into_iter().map(|p| ConfigProblem { message: format!("\"{}\": {}", p.name, p.message), ..p }),
+            );
         }
         refuse_problems(config, problems)?;
         Ok(plugin)
@@ -193,52 +196,57 @@ impl Worker {
         Ok(plugin)
     }
 
-    /// The connector's plugin, and what the host's own rules find wrong with the config.
-    fn host_problems(&self, config: &ConnectorConfig) -> Result<(Arc<Plugin>, Vec<String>), StartError> {
+    /// The connector's plugin, and what the host's own rules find wrong with the config, each on
+    /// its key (`validation` answers them key by key; a create refuses them all).
+    pub(super) fn host_problems(
+        &self,
+        config: &ConnectorConfig,
+    ) -> Result<(Arc<Plugin>, Vec<ConfigProblem>), StartError> {
         let plugin = self
             .registry
             .find_connector(&config.class, config.version.as_ref())
             .map_err(|source| StartError::NoPlugin { name: config.name.clone(), source })?;
-        // A sink's `topics.regex` stands in for the `topics` its plugin may declare required.
-        let by_pattern = |key: &str| key == "topics" && config.topics_regex.is_some();
-        let mut problems: Vec<String> = plugin
-            .info
-            .config
-            .iter()
-            .filter(|key| key.required && !by_pattern(&key.name))
-            .filter(|key| config.get(&key.name).is_none_or(|v| v.trim().is_empty()))
-            .map(|key| format!("\"{}\" is required ({})", key.name, key.documentation))
-            .collect();
+        let on = |name: &str, message: String| ConfigProblem { name: name.to_string(), message };
+        let mut problems = validation::definition_problems(&plugin, &config.resolved);
         let sink = plugin.info.kind == PluginKind::Sink;
         if sink && config.topics.is_empty() && config.topics_regex.is_none() {
-            problems.push(
+            problems.push(on(
+                "topics",
                 "\"topics\" or \"topics.regex\" is required for a sink: list the topics to read, separated by commas, \
                  or give a pattern of their names"
                     .into(),
-            );
+            ));
         }
         let ceiling = self.config.tasks_max_per_connector;
         if config.tasks_max > ceiling {
-            problems.push(format!(
-                "tasks.max={} is above this worker's ceiling wharf.tasks.max.per.connector={ceiling}; lower tasks.max \
-                 or raise the ceiling in the worker config",
-                config.tasks_max
+            problems.push(on(
+                "tasks.max",
+                format!(
+                    "tasks.max={} is above this worker's ceiling wharf.tasks.max.per.connector={ceiling}; lower \
+                     tasks.max or raise the ceiling in the worker config",
+                    config.tasks_max
+                ),
             ));
         }
         if sink {
             problems.extend(config.topics.iter().filter_map(|topic| {
                 self.reserved.reason(topic).map(|why| {
-                    format!("\"topics\" names \"{topic}\", {why}; a sink may not read Kafka's or the worker's internal topics")
+                    on(
+                        "topics",
+                        format!("\"topics\" names \"{topic}\", {why}; a sink may not read Kafka's or the worker's internal topics"),
+                    )
                 })
             }));
         }
         let policy = self.config.client_override_policy;
-        problems.extend(config.client_overrides.given.iter().filter_map(|key| policy.refusal(key)));
+        problems.extend(config.client_overrides.given.iter().filter_map(|key| policy.refusal(key).map(|m| on(key, m))));
         if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
-            problems.push(match e {
-                ConnectorConfigError::Invalid { message, .. } => message,
-                other => other.to_string(),
-            });
+            problems.extend(e.problems().into_iter().map(|problem| match problem {
+                ConnectorConfigError::Invalid { key, message, .. } => {
+                    on(key.as_deref().unwrap_or(validation::WHOLE_CONFIG_KEY), message.clone())
+                }
+                other => on(validation::WHOLE_CONFIG_KEY, other.to_string()),
+            }));
         }
         Ok((plugin, problems))
     }
@@ -246,48 +254,54 @@ impl Worker {
     /// Problems with the transform plugins a connector's chain names: each must be a transform
     /// plugin in `plugin.path` (of a version `transforms.<alias>.version` allows), given every
     /// setting its definition requires, and pass its own `validate`.
-    fn check_transform_plugins(&self, config: &ConnectorConfig) -> Vec<String> {
+    fn check_transform_plugins(&self, config: &ConnectorConfig) -> Vec<ConfigProblem> {
         let mut problems = Vec::new();
+        let on = |name: String, message: String| ConfigProblem { name, message };
         for (alias, step) in config.transforms.plugin_steps() {
             let key = format!("transforms.{alias}.type");
             let plugin = match self.registry.find(&step.name, step.version.as_ref()) {
                 Ok(plugin) if plugin.info.kind == PluginKind::Transform => plugin,
                 Ok(plugin) => {
-                    problems.push(format!(
+                    let message = format!(
                         "{key}={}: the plugin is a {} connector, not a transform",
                         step.name,
                         plugin.info.kind.name()
-                    ));
+                    );
+                    problems.push(on(key, message));
                     continue;
                 }
                 Err(crate::runtime::registry::FindError::Unknown { found, .. }) => {
-                    problems.push(format!(
+                    let message = format!(
                         "{key}={} is neither one of Kafka Connect's transforms nor a transform plugin in plugin.path \
                          (plugins found: {found})",
                         step.name
-                    ));
+                    );
+                    problems.push(on(key, message));
                     continue;
                 }
                 Err(e) => {
-                    problems.push(format!("{key}={}: {e}", step.name));
+                    problems.push(on(key.clone(), format!("{key}={}: {e}", step.name)));
                     continue;
                 }
             };
             for required in plugin.info.config.iter().filter(|k| k.required) {
                 let given = step.settings.iter().rev().find(|(k, _)| *k == required.name);
                 if given.is_none_or(|(_, v)| v.trim().is_empty()) {
-                    problems.push(format!(
-                        "transforms.{alias}.{} is required by the transform plugin {} ({})",
-                        required.name, step.name, required.documentation
-                    ));
+                    let name = format!("transforms.{alias}.{}", required.name);
+                    let message = format!(
+                        "{name} is required by the transform plugin {} ({})",
+                        step.name, required.documentation
+                    );
+                    problems.push(on(name, message));
                 }
             }
             let settings = with_defaults(&plugin, &step.settings);
             match self.plugin_validate(&plugin, &format!("{}-{alias}", config.name), &settings) {
-                Ok(found) => {
-                    problems.extend(found.into_iter().map(|p| format!("transforms.{alias}.{}: {}", p.name, p.message)))
-                }
-                Err(e) => problems.push(format!("{key}={}: its validate failed: {e}", step.name)),
+                Ok(found) => problems.extend(found.into_iter().map(|p| {
+                    let name = format!("transforms.{alias}.{}", p.name);
+                    on(name.clone(), format!("{name}: {}", p.message))
+                })),
+                Err(e) => problems.push(on(key.clone(), format!("{key}={}: its validate failed: {e}", step.name))),
             }
         }
         problems
@@ -663,11 +677,12 @@ impl Reporter {
 }
 
 /// A config with problems is invalid, with every problem said.
-fn refuse_problems(config: &ConnectorConfig, problems: Vec<String>) -> Result<(), StartError> {
+fn refuse_problems(config: &ConnectorConfig, problems: Vec<ConfigProblem>) -> Result<(), StartError> {
     if problems.is_empty() {
         return Ok(());
     }
-    Err(StartError::Invalid { name: config.name.clone(), problems: problems.join("; ") })
+    let messages: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+    Err(StartError::Invalid { name: config.name.clone(), problems: messages.join("; ") })
 }
 
 /// A transform plugin a connector's chain names, found for a task: the step's alias, the plugin,

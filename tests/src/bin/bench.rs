@@ -87,9 +87,19 @@ fn options() -> Options {
         );
     }
     let scale = if smoke {
-        scale::Sizes { tasks: vec![1, 10], window: Duration::from_secs(3), settle: Duration::from_secs(1) }
+        scale::Sizes {
+            tasks: vec![1, 10],
+            window: Duration::from_secs(3),
+            settle: Duration::from_secs(1),
+            ready_timeout: Duration::from_secs(60),
+        }
     } else {
-        scale::Sizes { tasks: vec![1, 10, 100, 1000], window: Duration::from_secs(30), settle: Duration::from_secs(5) }
+        scale::Sizes {
+            tasks: vec![1, 10, 100, 1000],
+            window: Duration::from_secs(30),
+            settle: Duration::from_secs(5),
+            ready_timeout: Duration::from_secs(600),
+        }
     };
     let cluster_tasks = if smoke { 10 } else { 1000 };
     Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only, scale, cluster_tasks }
@@ -673,13 +683,14 @@ fn scale_sections(options: &Options) -> String {
                     "| {} | {:.1} | {:.2} | {:.1} |",
                     u.threads, u.rss_mib, u.cpu_seconds_per_minute, u.ready_seconds
                 ),
-                None => format!("| not all running within {} s | | | |", 600),
+                None => format!("| not all running within {} s | | | |", sizes.ready_timeout.as_secs()),
             };
             out.push_str(&format!("| {tasks} | {load_name} | {} {row}\n", engine.name()));
         }
     }
     let tasks = options.cluster_tasks;
-    let seconds = |v: Option<f64>| v.map_or("did not within 600 s".to_string(), |s| format!("{s:.1}"));
+    let limit = options.scale.ready_timeout.as_secs();
+    let seconds = |v: Option<f64>| v.map_or(format!("did not within {limit} s"), |s| format!("{s:.1}"));
     out.push_str(&format!(
         "\n## 8. Restart and join with {tasks} connectors\n\n\
          {tasks} idle file sources, one task each, on one distributed worker; the worker is stopped and a new one \
@@ -689,7 +700,7 @@ fn scale_sections(options: &Options) -> String {
     let mut figures = Vec::new();
     for engine in [Engine::Wharf, Engine::Connect] {
         eprintln!("scale: {} restarting and joining with {tasks} connectors", engine.name());
-        figures.push(scale::cluster(engine, tasks));
+        figures.push(scale::cluster(engine, tasks, options.scale.ready_timeout));
     }
     let [w, c] = [&figures[0], &figures[1]];
     for (name, wharf, connect) in [

@@ -12,14 +12,14 @@ use wharf_e2e::unique;
 
 use super::{source_config, start_in_group, Converters, Engine, Worker};
 
-/// How long a worker may take to have every task running (or to balance after a join) before
-/// the cell says it did not.
-const READY_TIMEOUT: Duration = Duration::from_secs(600);
 /// The total rate of the loaded rows, over all tasks.
 pub const TOTAL_RATE: u64 = 1_000;
 
 pub struct Sizes {
     pub tasks: Vec<usize>,
+    /// How long a worker may take to have every task running (or to balance after a join)
+    /// before the cell says it did not.
+    pub ready_timeout: Duration,
     /// How long usage is measured, after `settle`.
     pub window: Duration,
     pub settle: Duration,
@@ -152,7 +152,7 @@ fn create(worker: &Worker, engine: Engine, data: &Path, tasks: usize, load: Load
 }
 
 /// One cell row: `tasks` tasks of `load` on a fresh worker of `engine`. None when the worker
-/// did not have them all running within `READY_TIMEOUT`.
+/// did not have them all running within `Sizes::ready_timeout`.
 pub fn run(engine: Engine, tasks: usize, load: Load, sizes: &Sizes) -> Option<Usage> {
     let dir = tempfile::tempdir().unwrap();
     let group = unique("bench-scale");
@@ -162,7 +162,7 @@ pub fn run(engine: Engine, tasks: usize, load: Load, sizes: &Sizes) -> Option<Us
     fs::create_dir_all(&data).unwrap();
     let created = Instant::now();
     create(&worker, engine, &data, tasks, load);
-    worker.wait_tasks(READY_TIMEOUT, |running| running.iter().map(|(_, n)| n).sum::<usize>() >= tasks)?;
+    worker.wait_tasks(sizes.ready_timeout, |running| running.iter().map(|(_, n)| n).sum::<usize>() >= tasks)?;
     let ready_seconds = created.elapsed().as_secs_f64();
     std::thread::sleep(sizes.settle);
     let (threads, rss_mib, cpu_seconds_per_minute) = worker.usage_over(sizes.window);
@@ -170,7 +170,7 @@ pub fn run(engine: Engine, tasks: usize, load: Load, sizes: &Sizes) -> Option<Us
 }
 
 /// What section 8 measures for one engine, in seconds; None where it did not happen within
-/// `READY_TIMEOUT`.
+/// `ready_timeout`.
 #[derive(Default)]
 pub struct Cluster {
     /// A worker restarted on the internal topics of `tasks` idle connectors: to REST answering.
@@ -181,7 +181,7 @@ pub struct Cluster {
     pub balanced_after_join: Option<f64>,
 }
 
-pub fn cluster(engine: Engine, tasks: usize) -> Cluster {
+pub fn cluster(engine: Engine, tasks: usize, ready_timeout: Duration) -> Cluster {
     let dir = tempfile::tempdir().unwrap();
     let group = unique("bench-cluster");
     let data = dir.path().join("data");
@@ -190,33 +190,37 @@ pub fn cluster(engine: Engine, tasks: usize) -> Cluster {
     first.wait_rest();
     create(&first, engine, &data, tasks, Load::Idle);
     let all = |running: &[(String, usize)]| running.iter().map(|(_, n)| n).sum::<usize>() >= tasks;
-    if first.wait_tasks(READY_TIMEOUT, all).is_none() {
+    if first.wait_tasks(ready_timeout, all).is_none() {
         return Cluster::default();
     }
     drop(first);
 
     let mut result = Cluster::default();
+    // Each worker's file ceiling is its folder's `data`: the same folder for all three, where the
+    // connectors' files are.
     let second_dir = dir.path().join("second");
     fs::create_dir_all(&second_dir).unwrap();
+    std::os::unix::fs::symlink(&data, second_dir.join("data")).unwrap();
     let mut restarted = start_in_group(engine, &second_dir, Converters::Plain, &group);
     let spawned = Instant::now();
     restarted.wait_rest();
     result.rest_after_restart = Some(spawned.elapsed().as_secs_f64());
     let id = restarted.id();
-    if restarted.wait_tasks(READY_TIMEOUT, |running| running_on(running, &id) >= tasks).is_none() {
+    if restarted.wait_tasks(ready_timeout, |running| running_on(running, &id) >= tasks).is_none() {
         return result;
     }
     result.running_after_restart = Some(spawned.elapsed().as_secs_f64());
 
     let third_dir = dir.path().join("third");
     fs::create_dir_all(&third_dir).unwrap();
+    std::os::unix::fs::symlink(&data, third_dir.join("data")).unwrap();
     let mut joining = start_in_group(engine, &third_dir, Converters::Plain, &group);
     let joined = Instant::now();
     joining.wait_rest();
     let (old, new) = (restarted.id(), joining.id());
     let least = tasks * 45 / 100;
     let balanced = restarted
-        .wait_tasks(READY_TIMEOUT, |running| running_on(running, &old) >= least && running_on(running, &new) >= least);
+        .wait_tasks(ready_timeout, |running| running_on(running, &old) >= least && running_on(running, &new) >= least);
     result.balanced_after_join = balanced.map(|_| joined.elapsed().as_secs_f64());
     result
 }
