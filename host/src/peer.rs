@@ -103,6 +103,14 @@ pub fn use_tls(config: ureq::tls::TlsConfig) {
 
 /// Sends a request to another worker and returns its status and body. `headers` go along: the
 /// `Authorization` of the user's request it carries out, or the request's signature.
+/// The body of `POST /connectors/{name}/tasks`, a follower's task configs for the leader: a JSON
+/// array of objects, one per task, each key with its last value.
+pub fn task_configs_body(tasks: &[Vec<(String, String)>]) -> Result<Vec<u8>, serde_json::Error> {
+    let objects: Vec<std::collections::BTreeMap<&str, &str>> =
+        tasks.iter().map(|task| task.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()).collect();
+    serde_json::to_vec(&objects)
+}
+
 pub fn send(
     method: &str,
     url: &str,
@@ -143,6 +151,13 @@ pub fn send(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn task_configs_go_to_the_leader_as_an_array_of_objects_with_each_keys_last_value() {
+        let task = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let body = task_configs_body(&[task(&[("file", "a"), ("quote", "\"x\""), ("file", "b")]), task(&[])]).unwrap();
+        assert_eq!(String::from_utf8(body).unwrap(), r#"[{"file":"b","quote":"\"x\""},{}]"#);
+    }
 
     #[test]
     fn a_signature_checks_out_with_its_key_and_body_only() {

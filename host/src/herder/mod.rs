@@ -963,14 +963,9 @@ impl Herder {
         if owned.busy_with(&forward.name) {
             return;
         }
-        let body: Vec<serde_json::Value> = forward
-            .tasks
-            .iter()
-            .map(|t| serde_json::Value::Object(t.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()))
-            .collect();
         let segment = crate::peer::path_segment(&forward.name);
         let url = format!("{}/connectors/{segment}/tasks", forward.leader_url);
-        let body = match serde_json::to_vec(&body) {
+        let body = match crate::peer::task_configs_body(&forward.tasks) {
             Ok(body) => body,
             Err(e) => {
                 tracing::error!("connector {}: cannot write its task configs as JSON ({e})", forward.name);

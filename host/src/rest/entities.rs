@@ -159,6 +159,17 @@ pub struct ConnectorOffset {
     pub offset: serde_json::Value,
 }
 
+impl ConnectorOffset {
+    /// A sink's offset in Kafka Connect's shape: the partition as `kafka_topic` and
+    /// `kafka_partition`, the offset as `kafka_offset`.
+    pub fn of_sink(topic: String, partition: i32, offset: i64) -> Self {
+        ConnectorOffset {
+            partition: serde_json::json!({"kafka_topic": topic, "kafka_partition": partition}),
+            offset: serde_json::json!({"kafka_offset": offset}),
+        }
+    }
+}
+
 /// One entry of `GET /connector-plugins`; a file that failed to load (with
 /// `connectorsOnly=false`) has type `invalid`, no version and its `error`.
 #[derive(Serialize)]

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use std::collections::BTreeMap;
 
@@ -303,10 +303,7 @@ async fn connector_offsets(
             .collect(),
         ConnectorOffsets::Sink(offsets) => offsets
             .into_iter()
-            .map(|(topic, partition, offset)| entities::ConnectorOffset {
-                partition: json!({"kafka_topic": topic, "kafka_partition": partition}),
-                offset: json!({"kafka_offset": offset}),
-            })
+            .map(|(topic, partition, offset)| entities::ConnectorOffset::of_sink(topic, partition, offset))
             .collect(),
     };
     Ok(Json(entities::ConnectorOffsets { offsets }))
