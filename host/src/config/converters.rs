@@ -34,7 +34,7 @@ impl ConverterChoice {
     /// The choice a config makes for `role`: its class key and prefixed settings, or none when
     /// the class key is absent. The error names the key and says what is accepted.
     pub fn from_config(role: Role, config: &[(String, String)]) -> Result<Option<Self>, ConverterConfigError> {
-        let Some(given) = config.iter().rev().find(|(k, _)| k == role.key()).map(|(_, v)| v.trim()) else {
+        let Some(given) = crate::model::last_value(config, role.key()).map(str::trim) else {
             return Ok(None);
         };
         Self::new(role, given, config).map(Some)
