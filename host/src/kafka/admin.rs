@@ -1,6 +1,7 @@
 //! Creates the internal topics when they are missing and refuses to start when an existing one
 //! would lose or disorder state.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
@@ -31,15 +32,14 @@ pub fn admin_client(config: &ClientConfig) -> anyhow::Result<AdminClient<Default
 }
 
 /// Makes sure `spec.name` exists with the right settings; returns its partition count.
-pub async fn ensure_topic(admin: &AdminClient<DefaultClientContext>, spec: &TopicSpec) -> anyhow::Result<i32> {
+pub async fn ensure_topic(admin: &Arc<AdminClient<DefaultClientContext>>, spec: &TopicSpec) -> anyhow::Result<i32> {
     let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
-    // librdkafka's metadata call blocks: off the async threads' work (tokio moves it).
-    let existing = match tokio::runtime::Handle::current().runtime_flavor() {
-        tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| partition_count(admin, &spec.name))?
-        }
-        _ => partition_count(admin, &spec.name)?,
-    };
+    // librdkafka's metadata call blocks: on a blocking thread, never on the runtime's own.
+    let (counting, name) = (admin.clone(), spec.name.clone());
+    let existing = tokio::task::spawn_blocking(move || partition_count(&counting, &name))
+        .await
+        .map_err(|e| anyhow::anyhow!("reading the metadata of topic '{}' failed: {e}", spec.name))??;
+    let admin = admin.as_ref();
     let partitions = match existing {
         Some(count) => {
             check_cleanup_policy(admin, spec, &options).await?;

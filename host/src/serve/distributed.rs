@@ -34,7 +34,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     let mut admin_config = client_config(&worker, &worker.admin_overrides);
     // Asking for a missing topic's metadata must not create it with the broker's defaults.
     admin_config.set("allow.auto.create.topics", "false");
-    let admin = admin::admin_client(&admin_config)?;
+    let admin = std::sync::Arc::new(admin::admin_client(&admin_config)?);
     let specs = [
         TopicSpec {
             name: d.config_topic.clone(),
