@@ -133,6 +133,17 @@ fn write_properties(path: &Path, pairs: &[(&str, String)]) {
     fs::write(path, text).unwrap();
 }
 
+/// A number field of `/proc/<pid>/status` (`Threads:`, `VmRSS:` in KiB, …); 0 when unreadable.
+fn proc_status_field(pid: u32, name: &str) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 fn start(engine: Engine, dir: &Path, converters: Converters) -> Worker {
     start_in_group(engine, dir, converters, &unique("bench"))
 }
@@ -220,16 +231,8 @@ impl Worker {
 
     /// Resident memory now and at its peak, in KiB.
     fn memory(&self) -> (u64, u64) {
-        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-        };
-        (field("VmRSS:"), field("VmHWM:"))
+        let pid = self.child.id();
+        (proc_status_field(pid, "VmRSS:"), proc_status_field(pid, "VmHWM:"))
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use wharf_e2e::unique;
 
-use super::{source_config, start_in_group, Converters, Engine, Worker};
+use super::{proc_status_field, source_config, start_in_group, Converters, Engine, Worker};
 
 /// The total rate of the loaded rows, over all tasks.
 pub const TOTAL_RATE: u64 = 1_000;
@@ -45,16 +45,7 @@ pub enum Load {
 
 /// Process figures read from `/proc`.
 fn threads_and_rss(pid: u32) -> (u64, f64) {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| -> u64 {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("Threads:"), field("VmRSS:") as f64 / 1024.0)
+    (proc_status_field(pid, "Threads:"), proc_status_field(pid, "VmRSS:") as f64 / 1024.0)
 }
 
 /// CPU seconds the process used so far (user and system).
