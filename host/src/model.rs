@@ -17,6 +17,43 @@ pub enum Scalar {
 /// A source partition or a source offset: string keys to scalars.
 pub type OffsetMap = Vec<(String, Scalar)>;
 
+fn scalar_to_json(s: &Scalar) -> serde_json::Value {
+    use serde_json::Value;
+    match s {
+        Scalar::Null => Value::Null,
+        Scalar::Boolean(b) => Value::Bool(*b),
+        Scalar::Integer(i) => Value::from(*i),
+        // A float JSON cannot hold (NaN, infinity) is written as null, as serde_json does.
+        Scalar::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+        Scalar::Text(t) => Value::String(t.clone()),
+    }
+}
+
+fn scalar_from_json(v: &serde_json::Value) -> Option<Scalar> {
+    use serde_json::Value;
+    Some(match v {
+        Value::Null => Scalar::Null,
+        Value::Bool(b) => Scalar::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Scalar::Integer(i),
+            None => Scalar::Float(n.as_f64()?),
+        },
+        Value::String(s) => Scalar::Text(s.clone()),
+        Value::Array(_) | Value::Object(_) => return None,
+    })
+}
+
+/// An offset map as a JSON object, Kafka Connect's form of a source partition or offset (keys
+/// sorted, so equal maps give equal bytes).
+pub fn map_to_json(map: &OffsetMap) -> serde_json::Value {
+    serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), scalar_to_json(v))).collect())
+}
+
+/// A JSON object of scalars as an offset map; none for anything else.
+pub fn map_from_json(value: &serde_json::Value) -> Option<OffsetMap> {
+    value.as_object()?.iter().map(|(k, v)| Some((k.clone(), scalar_from_json(v)?))).collect()
+}
+
 /// A Kafka record header: its value's bytes, none for a null header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
@@ -187,6 +224,13 @@ pub fn last_value<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a st
     pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
+/// The plugin versions a connector config asks for, as written: `connector.version`, or Kafka
+/// Connect 4.1's name of it, `connector.plugin.version`; none when neither is given.
+pub fn requested_version(pairs: &[(String, String)]) -> Option<&str> {
+    let given = |key: &str| last_value(pairs, key).map(str::trim).filter(|v| !v.is_empty());
+    given("connector.version").or_else(|| given("connector.plugin.version"))
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigKey {
     pub name: String,
@@ -318,4 +362,78 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+// The states of connectors and tasks, what a user asked them to be, and configs as pairs: kept
+// by the stores, reported by REST, decided on by the herder.
+
+/// A config as written: keys and values in order, the last value of a key winning.
+pub type Pairs = Vec<(String, String)>;
+
+/// What a user asked a connector to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetState {
+    Started,
+    Paused,
+    Stopped,
+}
+
+impl TargetState {
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetState::Started => "STARTED",
+            TargetState::Paused => "PAUSED",
+            TargetState::Stopped => "STOPPED",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "STARTED" => Some(TargetState::Started),
+            "PAUSED" => Some(TargetState::Paused),
+            "STOPPED" => Some(TargetState::Stopped),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum State {
+    Unassigned,
+    Running,
+    Paused,
+    Stopped,
+    Failed,
+    Restarting,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Status {
+    pub state: State,
+    pub worker_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Records a running task skipped under `errors.tolerance=all`, as last published.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub records_skipped: u64,
+    /// The group generation the writer was in; a lower one from another worker is stale.
+    #[serde(skip)]
+    pub generation: i32,
+    /// The version of the connector's plugin, when the writer had it loaded (Connect 4.1's
+    /// `version`).
+    #[serde(skip)]
+    pub version: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorStatus {
+    pub name: String,
+    pub kind: Option<ConnectorKind>,
+    pub connector: Status,
+    pub tasks: std::collections::BTreeMap<u32, Status>,
 }

@@ -31,24 +31,50 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("scaffold", &[]),
 ];
 
-/// The `crate::<module>` names used in Rust source text, comments left out.
+/// The `crate::<module>` names used in Rust source text, comments left out: in paths
+/// (`crate::model::Scalar`) and in groups (`use crate::{model, storage::Status};`), over lines.
 fn used_modules(source: &str) -> BTreeSet<String> {
+    let code: String = source
+        .lines()
+        .map(|line| line.trim_start())
+        .filter(|line| !line.starts_with("//"))
+        .map(|line| line.split(" //").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let identifier = |text: &str| -> String {
+        text.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+    };
     let mut used = BTreeSet::new();
-    for line in source.lines() {
-        let code = line.trim_start();
-        if code.starts_with("//") {
-            continue;
-        }
-        let code = code.split(" //").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            let after = &rest[at + "crate::".len()..];
-            let name: String = after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("crate::") {
+        let after = &rest["crate::".len() + at..];
+        if let Some(group) = after.strip_prefix('{') {
+            // The first name of each entry at the group's own depth.
+            let mut depth = 0;
+            let mut entry_start = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => entry_start = true,
+                    c if entry_start && !c.is_whitespace() => {
+                        entry_start = false;
+                        let name = identifier(&group[i..]);
+                        if !name.is_empty() && name != "self" {
+                            used.insert(name);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name = identifier(after);
             if !name.is_empty() {
                 used.insert(name);
             }
-            rest = after;
         }
+        rest = after;
     }
     used
 }
@@ -108,4 +134,35 @@ fn the_scanner_finds_paths_in_code_and_skips_comments() {
     let source = "use crate::rest::forward;\n// crate::serve is only named here\nlet x = crate::model::Scalar::Null; // crate::dev\n";
     let used: Vec<String> = used_modules(source).into_iter().collect();
     assert_eq!(used, ["model", "rest"]);
+}
+
+#[test]
+fn the_scanner_finds_the_modules_of_a_group_over_lines() {
+    let source =
+        "use crate::{\n    config::{keys, Mode},\n    // crate::dev\n    sync::Stop, self,\n};\nuse crate::{herder};";
+    let used: Vec<String> = used_modules(source).into_iter().collect();
+    assert_eq!(used, ["config", "herder", "sync"]);
+}
+
+/// The table itself runs one way: no module may use, through others, a module that uses it.
+#[test]
+fn the_table_of_allowed_uses_has_no_cycle() {
+    fn reaches(from: &str, to: &str, seen: &mut Vec<String>) -> bool {
+        let Some((_, uses)) = ALLOWED.iter().find(|(name, _)| *name == from) else { return false };
+        for next in uses.iter() {
+            if *next == to {
+                return true;
+            }
+            if !seen.iter().any(|s| s == next) {
+                seen.push(next.to_string());
+                if reaches(next, to, seen) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    for (module, _) in ALLOWED {
+        assert!(!reaches(module, module, &mut Vec::new()), "{module} may use, through others, itself");
+    }
 }

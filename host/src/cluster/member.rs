@@ -189,7 +189,7 @@ impl Member {
                             );
                         }
                         failures += 1;
-                        std::thread::sleep(RETRY_BACKOFF);
+                        self.stop.sleep(RETRY_BACKOFF);
                         Next::Rediscover
                     }
                 },
@@ -247,7 +247,7 @@ impl Member {
             Ok(bytes) => bytes,
             Err(e) => {
                 tracing::error!("cannot write this worker's group metadata ({e}); retrying");
-                std::thread::sleep(RETRY_BACKOFF);
+                self.stop.sleep(RETRY_BACKOFF);
                 return Next::Rejoin;
             }
         };
@@ -280,7 +280,7 @@ impl Member {
                 Ok(list) => assignments = list,
                 Err(e) => {
                     tracing::error!("as leader of group {}, cannot assign work: {e}; rejoining", self.config.group_id);
-                    std::thread::sleep(RETRY_BACKOFF);
+                    self.stop.sleep(RETRY_BACKOFF);
                     return Next::Rejoin;
                 }
             }
@@ -304,7 +304,7 @@ impl Member {
                      another version in the group? Rejoining",
                     self.config.group_id
                 );
-                std::thread::sleep(RETRY_BACKOFF);
+                self.stop.sleep(RETRY_BACKOFF);
                 return Next::Rejoin;
             }
         };
@@ -580,7 +580,7 @@ impl Member {
             | ResponseError::CoordinatorNotAvailable
             | ResponseError::CoordinatorLoadInProgress => {
                 tracing::info!("the coordinator of group {group} moved ({call}: {error}); looking for it again");
-                std::thread::sleep(RETRY_BACKOFF);
+                self.stop.sleep(RETRY_BACKOFF);
                 Next::Rediscover
             }
             ResponseError::InconsistentGroupProtocol => {
@@ -588,7 +588,7 @@ impl Member {
                     "group {group} is in use by clients that are not Wharf workers of this version ({call}: {error}). \
                      Give this cluster a group.id of its own; retrying in 5 s"
                 );
-                std::thread::sleep(Duration::from_secs(5));
+                self.stop.sleep(Duration::from_secs(5));
                 Next::Rejoin
             }
             ResponseError::InvalidSessionTimeout => {
@@ -598,19 +598,19 @@ impl Member {
                      default). Change session.timeout.ms; retrying in 5 s",
                     self.config.session_timeout.as_millis()
                 );
-                std::thread::sleep(Duration::from_secs(5));
+                self.stop.sleep(Duration::from_secs(5));
                 Next::Rejoin
             }
             ResponseError::GroupAuthorizationFailed => {
                 tracing::error!(
                     "Kafka refuses this worker access to group {group} ({call}: {error}); grant it, retrying in 5 s"
                 );
-                std::thread::sleep(Duration::from_secs(5));
+                self.stop.sleep(Duration::from_secs(5));
                 Next::Rejoin
             }
             other => {
                 tracing::warn!("{call} in group {group} failed: {other}; retrying");
-                std::thread::sleep(RETRY_BACKOFF);
+                self.stop.sleep(RETRY_BACKOFF);
                 Next::Rejoin
             }
         }

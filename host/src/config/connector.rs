@@ -283,16 +283,15 @@ impl ConnectorConfig {
             ""
         );
         // `connector.plugin.version` is Kafka Connect 4.1's name of the key.
-        let version =
-            match get("connector.version").or_else(|| get("connector.plugin.version")).filter(|v| !v.is_empty()) {
-                None => None,
-                Some(text) => or_note!(
-                    crate::model::parse_version_requirement(text)
-                        .map(Some)
-                        .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
-                    None
-                ),
-            };
+        let version = match crate::model::requested_version(&raw) {
+            None => None,
+            Some(text) => or_note!(
+                crate::model::parse_version_requirement(text)
+                    .map(Some)
+                    .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
+                None
+            ),
+        };
         // A host key's value, checked by its definition in `config::keys`.
         let checked = |name: &str| -> Option<Result<i64, ConnectorConfigError>> {
             let value = get(name)?;

@@ -1,8 +1,9 @@
 //! Every key the host itself reads, defined once: the worker's (`WORKER_KEYS`) and the
 //! host-level keys of every connector (`CONNECTOR_KEYS`). One definition drives the parsers'
-//! defaults and their list of known keys (`config/worker.rs`), the validate answer's common keys
-//! (`rest/plugins.rs`), and the reference page `docs/configuration.md` (`reference`, kept
-//! current by a test).
+//! defaults, their list of known keys and their checks of values (`Check`: `config/worker.rs`,
+//! `config/connector.rs`, `config/tolerance.rs`, `config/topic_creation.rs`), the validate
+//! answer's common keys (`worker/validation.rs`), and the reference page `docs/configuration.md`
+//! (`reference`, kept current by a test).
 
 use crate::model::ConfigKey;
 

@@ -9,8 +9,9 @@ use std::time::Duration;
 use crate::cluster::{ClusterView, Membership, Work};
 use crate::config::ConnectorConfig;
 use crate::model::{ConnectorKind, OffsetMap};
-use crate::storage::config::{ConfigStoreError, ConnectorEntry, Pairs};
-use crate::storage::{ConfigSnapshot, ConfigStore, State, Status, TargetState};
+use crate::model::{Pairs, State, Status, TargetState};
+use crate::storage::config::{ConfigStoreError, ConnectorEntry};
+use crate::storage::{ConfigSnapshot, ConfigStore};
 use crate::sync::Unpoisoned;
 use crate::worker::{StartError, Worker};
 
@@ -430,7 +431,7 @@ impl Herder {
         tracing::info!("the topics connector {name} used were reset");
     }
 
-    pub fn connector_status(&self, name: &str) -> Option<crate::storage::status::ConnectorStatus> {
+    pub fn connector_status(&self, name: &str) -> Option<crate::model::ConnectorStatus> {
         let kind = self.store.snapshot().connectors.get(name).and_then(|entry| self.kind_of(entry));
         self.worker.statuses().get(name).map(|mut status| {
             status.kind = status.kind.or(kind);
@@ -441,6 +442,12 @@ impl Herder {
     /// The plugins this worker has loaded, every version.
     pub fn plugins(&self) -> Vec<Arc<crate::runtime::Plugin>> {
         self.worker.registry().plugins()
+    }
+
+    /// The converters, transforms and predicates built into the worker, by Kafka Connect's
+    /// class names, with their kind.
+    pub fn built_in_plugins(&self) -> Vec<(String, &'static str)> {
+        crate::config::built_in_plugins()
     }
 
     /// Files of `plugin.path` that failed to load, with why.
@@ -481,9 +488,7 @@ impl Herder {
             }
             Some(_) => {}
         }
-        let version = crate::model::last_value(&config, "connector.version")
-            .or_else(|| crate::model::last_value(&config, "connector.plugin.version"))
-            .filter(|v| !v.trim().is_empty())
+        let version = crate::model::requested_version(&config)
             .map(crate::model::parse_version_requirement)
             .transpose()
             .map_err(HerderError::BadConfig)?;

@@ -8,9 +8,7 @@ use serde::Serialize;
 
 use crate::herder::HIDDEN;
 use crate::model::ConnectorKind;
-use crate::storage::config::Pairs;
-use crate::storage::status::{ConnectorStatus, Status};
-use crate::storage::{State, TargetState};
+use crate::model::{ConnectorStatus, Pairs, State, Status, TargetState};
 
 /// Every error: `{"error_code": 404, "message": "…"}`.
 #[derive(Serialize)]

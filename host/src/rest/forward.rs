@@ -53,6 +53,30 @@ pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
     }
 }
 
+/// Asks the worker at `base` (another worker's REST URL) to restart task `task` of `connector`,
+/// which it runs, with the user's credentials; what went wrong otherwise.
+pub async fn restart_task_on(
+    base: &str,
+    connector: &str,
+    task: u32,
+    me: &str,
+    authorization: Option<String>,
+) -> Result<(), String> {
+    let url = format!("{base}/connectors/{}/tasks/{task}/restart", crate::peer::path_segment(connector));
+    let me = me.to_string();
+    let sent = tokio::task::spawn_blocking(move || {
+        let headers: Vec<(String, String)> =
+            authorization.into_iter().map(|a| ("authorization".to_string(), a)).collect();
+        send("POST", &url, None, &me, &headers)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    match sent? {
+        (status, _) if status < 300 => Ok(()),
+        (status, body) => Err(format!("the worker running it answered {status}: {}", String::from_utf8_lossy(&body))),
+    }
+}
+
 /// The user's `Authorization` header, which a request carried out by another worker takes along.
 pub fn authorization(request: &Request) -> Option<String> {
     request.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string)

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use crate::herder::{
     ConnectorOffsets, Health, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written,
 };
+use crate::model::TargetState;
+use crate::model::{map_from_json, map_to_json};
 use crate::model::{ConnectorKind, OffsetMap};
-use crate::storage::offsets::{map_from_json, map_to_json};
-use crate::storage::TargetState;
 
 pub mod auth;
 mod entities;
@@ -431,10 +431,10 @@ async fn restart_connector(
     let mut body = status(&state, &name)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("Status for connector {name} not found")))?;
     if plan.connector {
-        body.connector.state = crate::storage::State::Restarting;
+        body.connector.state = crate::model::State::Restarting;
     }
     for task in body.tasks.iter_mut().filter(|t| plan.tasks.contains(&t.id)) {
-        task.state.state = crate::storage::State::Restarting;
+        task.state.state = crate::model::State::Restarting;
     }
     // Carried out after the answer, as Kafka Connect does.
     tokio::spawn(carry_out_restart(state.clone(), name, plan, authorization));
@@ -456,22 +456,8 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan, autho
         let owner = membership.as_ref().and_then(|m| m.task_owner(&id));
         match owner {
             Some(owner) if owner.worker_id != me => {
-                let url = format!("{}/connectors/{}/tasks/{task}/restart", owner.url, crate::peer::path_segment(&name));
-                let (me, authorization) = (me.clone(), authorization.clone());
-                let sent = tokio::task::spawn_blocking(move || {
-                    let headers: Vec<(String, String)> =
-                        authorization.into_iter().map(|a| ("authorization".to_string(), a)).collect();
-                    crate::peer::send("POST", &url, None, &me, &headers)
-                })
-                .await;
-                match sent {
-                    Ok(Ok((status, _))) if status < 300 => {}
-                    Ok(Ok((status, body))) => tracing::warn!(
-                        "restarting task {task} of connector {name}: the worker running it answered {status}: {}",
-                        String::from_utf8_lossy(&body)
-                    ),
-                    Ok(Err(e)) => tracing::warn!("restarting task {task} of connector {name}: {e}"),
-                    Err(e) => tracing::warn!("restarting task {task} of connector {name}: {e}"),
+                if let Err(e) = forward::restart_task_on(&owner.url, &name, task, &me, authorization.clone()).await {
+                    tracing::warn!("restarting task {task} of connector {name}: {e}");
                 }
             }
             None if membership.is_some() => {

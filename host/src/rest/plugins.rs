@@ -44,7 +44,7 @@ pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
             error: None,
         };
-        entries.extend(crate::config::built_in_plugins().into_iter().map(|(class, kind)| built_in(class, kind)));
+        entries.extend(state.herder.built_in_plugins().into_iter().map(|(class, kind)| built_in(class, kind)));
         entries.extend(state.herder.plugin_problems().into_iter().map(|(path, reason)| PluginInfo {
             class: path.display().to_string(),
             kind: "invalid",

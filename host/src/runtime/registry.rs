@@ -185,13 +185,16 @@ impl PluginRegistry {
         }
     }
 
-    /// Rescans every `interval` on a thread of its own, for as long as the registry lives.
-    pub fn watch(self: &Arc<Self>, runtime: Arc<Runtime>, interval: Duration) {
+    /// Rescans every `interval` on a thread of its own, until `stop` is set or the registry is
+    /// gone.
+    pub fn watch(self: &Arc<Self>, runtime: Arc<Runtime>, interval: Duration, stop: Arc<crate::sync::Stop>) {
         let registry = Arc::downgrade(self);
         std::thread::Builder::new()
             .name("plugin-scan".into())
             .spawn(move || loop {
-                std::thread::sleep(interval);
+                if stop.sleep(interval) {
+                    return;
+                }
                 let Some(registry) = registry.upgrade() else { return };
                 registry.rescan(&runtime);
             })

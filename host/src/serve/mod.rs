@@ -89,10 +89,13 @@ pub async fn run(
     let cache_dir = config.compile_cache_dir.clone();
     let plugin_path = config.plugin_path.clone();
     let scan_interval = config.plugin_scan_interval;
+    // Asks the herder's thread and the plugin scan to stop once the REST server has.
+    let stop_loop = Arc::new(crate::sync::Stop::default());
+    let stop_scan = stop_loop.clone();
     let (runtime, registry) = tokio::task::spawn_blocking(move || -> Result<_> {
         let runtime = Arc::new(Runtime::new(cache_dir)?);
         let registry = Arc::new(PluginRegistry::scan(&runtime, &plugin_path));
-        registry.watch(runtime.clone(), scan_interval);
+        registry.watch(runtime.clone(), scan_interval, stop_scan);
         Ok((runtime, registry))
     })
     .await??;
@@ -117,7 +120,6 @@ pub async fn run(
         stop(worker).await;
         return Err(e);
     }
-    let stop_loop = Arc::new(crate::sync::Stop::default());
     let herder_loop = herder.spawn_loop(stop_loop.clone());
     let member = join.map(|join| join(herder.clone()));
 

@@ -6,34 +6,7 @@ use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 
-pub type Pairs = Vec<(String, String)>;
-
-/// What a user asked a connector to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetState {
-    Started,
-    Paused,
-    Stopped,
-}
-
-impl TargetState {
-    pub fn name(self) -> &'static str {
-        match self {
-            TargetState::Started => "STARTED",
-            TargetState::Paused => "PAUSED",
-            TargetState::Stopped => "STOPPED",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "STARTED" => Some(TargetState::Started),
-            "PAUSED" => Some(TargetState::Paused),
-            "STOPPED" => Some(TargetState::Stopped),
-            _ => None,
-        }
-    }
-}
+pub use crate::model::{Pairs, TargetState};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectorEntry {
@@ -116,7 +89,10 @@ impl ChangeSignal {
     /// Waits until the version differs from `seen`, or `timeout` passes; returns the version.
     pub fn wait_past(&self, seen: u64, timeout: std::time::Duration) -> u64 {
         let guard = self.version.locked();
-        let (guard, _) = self.changed.wait_timeout_while(guard, timeout, |v| *v == seen).expect("change lock");
+        let (guard, _) = self
+            .changed
+            .wait_timeout_while(guard, timeout, |v| *v == seen)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *guard
     }
 }

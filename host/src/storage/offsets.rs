@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::model::{OffsetMap, Scalar};
+use crate::model::OffsetMap;
 use crate::sync::Unpoisoned;
 
 #[derive(Debug, thiserror::Error)]
@@ -67,37 +67,7 @@ pub fn offsets_of(entries: &BTreeMap<String, Value>, connector: &str) -> Vec<(Of
         .collect()
 }
 
-fn scalar_to_json(s: &Scalar) -> Value {
-    match s {
-        Scalar::Null => Value::Null,
-        Scalar::Boolean(b) => json!(b),
-        Scalar::Integer(i) => json!(i),
-        Scalar::Float(f) => json!(f),
-        Scalar::Text(t) => json!(t),
-    }
-}
-
-fn scalar_from_json(v: &Value) -> Option<Scalar> {
-    Some(match v {
-        Value::Null => Scalar::Null,
-        Value::Bool(b) => Scalar::Boolean(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => Scalar::Integer(i),
-            None => Scalar::Float(n.as_f64()?),
-        },
-        Value::String(s) => Scalar::Text(s.clone()),
-        Value::Array(_) | Value::Object(_) => return None,
-    })
-}
-
-/// An offset map as a JSON object (keys sorted, so equal maps give equal bytes).
-pub fn map_to_json(map: &OffsetMap) -> Value {
-    Value::Object(map.iter().map(|(k, v)| (k.clone(), scalar_to_json(v))).collect::<Map<_, _>>())
-}
-
-pub fn map_from_json(value: &Value) -> Option<OffsetMap> {
-    value.as_object()?.iter().map(|(k, v)| Some((k.clone(), scalar_from_json(v)?))).collect()
-}
+pub use crate::model::{map_from_json, map_to_json};
 
 /// Kafka Connect's offset key: `["<connector>",{partition}]`.
 pub fn offset_key(connector: &str, partition: &OffsetMap) -> String {
@@ -221,6 +191,7 @@ impl OffsetStore for FileOffsetStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Scalar;
 
     fn partition(file: &str) -> OffsetMap {
         vec![("filename".into(), Scalar::Text(file.into()))]

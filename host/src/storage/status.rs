@@ -3,51 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-use serde::Serialize;
-
 use crate::model::ConnectorKind;
 use crate::sync::UnpoisonedRw;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum State {
-    Unassigned,
-    Running,
-    Paused,
-    Stopped,
-    Failed,
-    Restarting,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Status {
-    pub state: State,
-    pub worker_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// Records a running task skipped under `errors.tolerance=all`, as last published.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub records_skipped: u64,
-    /// The group generation the writer was in; a lower one from another worker is stale.
-    #[serde(skip)]
-    pub generation: i32,
-    /// The version of the connector's plugin, when the writer had it loaded (Connect 4.1's
-    /// `version`).
-    #[serde(skip)]
-    pub version: Option<String>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConnectorStatus {
-    pub name: String,
-    pub kind: Option<ConnectorKind>,
-    pub connector: Status,
-    pub tasks: BTreeMap<u32, Status>,
-}
+pub use crate::model::{ConnectorStatus, State, Status};
 
 /// Records a connector's status in a view, keeping its task statuses and its known kind.
 pub fn upsert_connector(

@@ -209,14 +209,6 @@ impl Worker {
         let on = |name: &str, message: String| ConfigProblem { name: name.to_string(), message };
         let mut problems = validation::definition_problems(&plugin, &config.resolved);
         let sink = plugin.info.kind == PluginKind::Sink;
-        if sink && config.topics.is_empty() && config.topics_regex.is_none() {
-            problems.push(on(
-                "topics",
-                "\"topics\" or \"topics.regex\" is required for a sink: list the topics to read, separated by commas, \
-                 or give a pattern of their names"
-                    .into(),
-            ));
-        }
         let ceiling = self.config.tasks_max_per_connector;
         if config.tasks_max > ceiling {
             problems.push(on(
@@ -355,7 +347,8 @@ impl Worker {
     pub fn plugin_of(&self, config: &[(String, String)]) -> Option<Arc<Plugin>> {
         let get = |key: &str| crate::model::last_value(config, key).map(str::trim);
         let class = get("connector.class")?;
-        let version = get("connector.version").and_then(|v| crate::model::parse_version_requirement(v).ok());
+        let version =
+            crate::model::requested_version(config).and_then(|v| crate::model::parse_version_requirement(v).ok());
         self.registry.find(class, version.as_ref()).ok()
     }
 

@@ -27,7 +27,9 @@ fn type_problem(type_name: &str, value: &str) -> Option<String> {
 }
 
 /// The problems with the keys a plugin defines: a required one missing or empty, a value not of
-/// its type. A sink's `topics` is the host's to check (`topics.regex` stands in for it).
+/// its type; and a sink's topics, which `topics` or `topics.regex` name (the one place where the
+/// pattern stands in for the list, whatever the plugin declares). Needs no parsed config, so the
+/// validate answer has these even when the host's keys do not parse.
 pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)]) -> Vec<ConfigProblem> {
     let sink = plugin.info.kind == PluginKind::Sink;
     let mut problems = Vec::new();
@@ -42,6 +44,15 @@ pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)]) 
             ),
             None => {}
         }
+    }
+    let names_a_topic = |key: &str| last_value(config, key).is_some_and(|v| v.split(',').any(|t| !t.trim().is_empty()));
+    if sink && !names_a_topic("topics") && !names_a_topic("topics.regex") {
+        problems.push(ConfigProblem {
+            name: "topics".into(),
+            message: "\"topics\" or \"topics.regex\" is required for a sink: list the topics to read, separated by \
+                      commas, or give a pattern of their names"
+                .into(),
+        });
     }
     problems
 }
