@@ -21,7 +21,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cluster", &["config", "model", "storage", "sync"]),
     ("worker", &["config", "convert", "kafka", "model", "runtime", "storage", "sync", "transform"]),
     ("herder", &["cluster", "config", "kafka", "logging", "model", "peer", "runtime", "storage", "sync", "worker"]),
-    ("rest", &["cluster", "config", "herder", "logging", "model", "peer", "runtime", "storage"]),
+    ("rest", &["config", "herder", "logging", "model", "peer", "runtime"]),
     (
         "serve",
         &["cluster", "config", "herder", "kafka", "model", "peer", "rest", "runtime", "storage", "sync", "worker"],
