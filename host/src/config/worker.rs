@@ -354,7 +354,7 @@ impl WorkerConfig {
             // At most a million (the table's check): beyond, a batch's bookkeeping alone is gigabytes.
             max_records_per_call: reader.number("wasm.max.records.per.call")? as u32,
             max_bytes_per_call: reader.number("wasm.max.bytes.per.call")? as usize,
-            max_host_handles: reader.number("wasm.max.host.handles")?.min(1 << 20) as usize,
+            max_host_handles: reader.number("wasm.max.host.handles")? as usize,
             ceiling: GrantCeiling {
                 read: ceiling::parse_folders(ceiling::FS_READ, reader.get(ceiling::FS_READ))
                     .map_err(|m| reader.invalid(ceiling::FS_READ, m))?,
@@ -366,7 +366,7 @@ impl WorkerConfig {
                     .map_err(|m| reader.invalid(ceiling::HTTP_ALLOW, m))?,
                 protected: Vec::new(),
             },
-            log_line_max_bytes: reader.number("wasm.log.line.max.bytes")?.min(1 << 20) as usize,
+            log_line_max_bytes: reader.number("wasm.log.line.max.bytes")? as usize,
             log_lines_per_second: reader.number("wasm.log.lines.per.second")?.min(u32::MAX as u64) as u32,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
@@ -525,7 +525,7 @@ impl WorkerConfig {
             distributed,
             bootstrap_servers: bootstrap_servers.to_string(),
             plugin_path,
-            plugin_scan_interval: reader.millis("plugin.scan.interval.ms")?.max(Duration::from_millis(100)),
+            plugin_scan_interval: reader.millis("plugin.scan.interval.ms")?,
             rest_bind,
             offset_storage_file,
             offset_flush_interval: reader.millis("offset.flush.interval.ms")?,
@@ -551,7 +551,7 @@ impl WorkerConfig {
                 .to_string(),
             tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector")?.min(u32::MAX as u64) as u32,
             tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker")?.min(u32::MAX as u64) as u32,
-            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive")?.min(1024) as usize,
+            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive")? as usize,
         })
     }
 
