@@ -141,3 +141,38 @@ fn a_start_failure_answers_by_its_kind() {
     assert!(matches!(kind(StartError::Bug { name: name(), message: message() }), HerderError::Bug(_)));
     assert!(matches!(kind(StartError::Conflict { name: name(), message: message() }), HerderError::Bug(_)));
 }
+
+/// A cluster member's herder over in-memory stores: its group gives it `owned`.
+fn member_fixture() -> (Fixture, Arc<crate::cluster::ClusterView>) {
+    let (worker, dir) = crate::worker::tests::worker_without_plugins();
+    let store = Arc::new(MemoryConfigStore::default());
+    let view = Arc::new(crate::cluster::ClusterView::default());
+    view.update(|m| m.generation = 7);
+    let herder = Herder::new(Arc::new(worker), store.clone(), Some(view.clone()));
+    (Fixture { herder, store, _dir: dir }, view)
+}
+
+#[test]
+fn a_member_starts_and_reports_only_the_connectors_its_group_gave_it() {
+    let (f, view) = member_fixture();
+    let _running = Running::start(&f.herder);
+    f.store.put_connector("elsewhere", &config("elsewhere", "no-such-plugin"), None).unwrap();
+    // Rounds run (woken on purpose) and leave the connector to the worker that owns it.
+    for _ in 0..20 {
+        f.herder.wake();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(f.herder.connector_status("elsewhere").is_none(), "a member reported a connector it does not own");
+    assert_eq!(f.herder.generations.load(std::sync::atomic::Ordering::Relaxed), 0, "it asked a plugin all the same");
+
+    // Given to this member, the connector is tried here, and its status carries the generation.
+    view.update(|m| {
+        m.owned.connectors.insert("elsewhere".into());
+    });
+    f.herder.wake();
+    eventually("the FAILED status", || {
+        f.herder.connector_status("elsewhere").is_some_and(|s| s.connector.state == State::Failed)
+    });
+    let status = f.herder.connector_status("elsewhere").map(|s| s.connector);
+    assert_eq!(status.map(|s| s.generation), Some(7));
+}
