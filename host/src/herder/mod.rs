@@ -164,12 +164,12 @@ enum Request {
     },
     /// A health check: answered as soon as the herder's thread gets to it.
     Health(Answer<()>),
-    /// The leader's answer to task configs sent to it off the herder's thread: `accepted` when
-    /// it wrote them.
+    /// What became of task configs delivered off the herder's thread, to the config store or
+    /// to the leader.
     Forwarded {
         name: String,
         from: Pairs,
-        accepted: bool,
+        delivery: Delivery,
     },
 }
 
@@ -209,8 +209,9 @@ impl Owned {
 }
 
 /// Connectors whose task configs are generated (the plugin's validate and task-configs calls,
-/// each within `wasm.call.timeout.ms`) or sent to the leader (within the peer timeout) at once,
-/// each on a thread of its own; the rest wait for a later round.
+/// each within `wasm.call.timeout.ms`) or delivered (written to the config store within its
+/// timeouts, or sent to the leader within the peer timeout) at once, each on a thread of its
+/// own; the rest wait for a later round.
 const MAX_GENERATING: usize = 4;
 
 /// Requests that may wait for the herder's thread at once; more are refused as busy.
@@ -243,20 +244,39 @@ const RECONCILE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// How task configs reached the config topic.
 enum Submitted {
-    Written,
+    /// To be delivered there (`deliver_task_configs`).
+    Deliver(Destination),
     /// The group has no leader at the moment; try again later.
     Later(String),
-    /// To be sent to the leader at this URL (`forward_task_configs`).
-    Forward(String),
 }
 
-/// Task configs on their way to the leader.
+/// Where task configs go, off the herder's thread.
+enum Destination {
+    /// Into the config store, by this worker (`as_leader`: the group's leader, whose writer may
+    /// have been fenced by a newer one).
+    Store { as_leader: bool },
+    /// To the leader, at this REST URL.
+    Leader(String),
+}
+
+/// Task configs on their way to the config store or to the leader.
 struct Forward {
     name: String,
     /// The connector config they were generated from.
     from: Pairs,
     tasks: Vec<Pairs>,
-    leader_url: String,
+    to: Destination,
+}
+
+/// What became of task configs delivered off the herder's thread.
+enum Delivery {
+    /// Written to the config store (by this worker or by the leader).
+    Accepted,
+    /// Not taken this time (no leader, a fenced writer, a leader that did not answer); a later
+    /// round tries again.
+    Later,
+    /// The config store refused them: the connector fails.
+    Failed(StartError),
 }
 
 impl Herder {
@@ -372,10 +392,20 @@ impl Herder {
                 Request::Health(answer) => {
                     let _ = answer.try_send(());
                 }
-                Request::Forwarded { name, from, accepted } => {
+                Request::Forwarded { name, from, delivery } => {
                     owned.forwarding.remove(&name);
-                    if accepted {
-                        owned.generated_from.insert(name, from);
+                    match delivery {
+                        Delivery::Accepted => {
+                            owned.failed.remove(&name);
+                            owned.generated_from.insert(name, from);
+                        }
+                        Delivery::Later => {}
+                        Delivery::Failed(e) => {
+                            if let Some(entry) = self.store.snapshot().connectors.get(&name) {
+                                self.fail_connector(&name, entry, &e);
+                            }
+                            owned.failed.insert(name, (from, std::time::Instant::now()));
+                        }
                     }
                 }
             }
@@ -904,27 +934,20 @@ impl Herder {
             // Changed, moved or stopped meanwhile: the next round sees to it.
             return;
         }
-        let taken = configs.and_then(|fresh| {
-            if entry.tasks.as_ref() != Some(&fresh) {
-                match self.submit_task_configs(name, &fresh, place.as_ref())? {
-                    Submitted::Written => {}
-                    Submitted::Later(why) => {
-                        tracing::info!("connector {name}: task configs wait for a leader ({why})");
-                        return Ok(());
-                    }
-                    Submitted::Forward(leader_url) => {
-                        forwards.push(Forward { name: name.to_string(), from: from.clone(), tasks: fresh, leader_url });
-                        return Ok(());
-                    }
+        let taken = configs.map(|fresh| {
+            if entry.tasks.as_ref() == Some(&fresh) {
+                owned.generated_from.insert(name.to_string(), from.clone());
+                return;
+            }
+            match submit_task_configs(place.as_ref()) {
+                Submitted::Later(why) => tracing::info!("connector {name}: task configs wait for a leader ({why})"),
+                Submitted::Deliver(to) => {
+                    forwards.push(Forward { name: name.to_string(), from: from.clone(), tasks: fresh, to })
                 }
             }
-            owned.generated_from.insert(name.to_string(), from.clone());
-            Ok(())
         });
         match taken {
-            Ok(()) => {
-                owned.failed.remove(name);
-            }
+            Ok(()) => {}
             Err(e) => {
                 self.fail_connector(name, entry, &e);
                 owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
@@ -960,56 +983,72 @@ impl Herder {
         }
     }
 
-    /// Sends task configs this worker generated to the leader, which writes them, on a thread of
-    /// its own (the leader may be slow to answer, or gone); the answer comes back as a
-    /// `Forwarded` request. Left to a later round when the connector's configs are on their way
-    /// already or `MAX_GENERATING` threads are busy.
+    /// Delivers task configs this worker generated, on a thread of its own: into the config
+    /// store (a transactional write read back from the config topic, which Kafka may be slow to
+    /// answer) or to the leader, which writes them (it may be slow to answer, or gone). What
+    /// became of them comes back as a `Forwarded` request. Left to a later round when the
+    /// connector's configs are on their way already or `MAX_GENERATING` threads are busy.
     fn forward_task_configs(self: &Arc<Self>, owned: &mut Owned, forward: Forward) {
         if owned.busy_with(&forward.name) {
             return;
         }
-        let segment = crate::peer::path_segment(&forward.name);
-        let url = format!("{}/connectors/{segment}/tasks", forward.leader_url);
-        let body = match crate::peer::task_configs_body(&forward.tasks) {
-            Ok(body) => body,
-            Err(e) => {
-                tracing::error!("connector {}: cannot write its task configs as JSON ({e})", forward.name);
-                return;
+        let Forward { name, from, tasks, to } = forward;
+        let herder = self.clone();
+        let label = name.clone();
+        let deliver: Box<dyn FnOnce() -> Delivery + Send> = match to {
+            Destination::Store { as_leader } => Box::new(move || match herder.store.put_task_configs(&name, &tasks) {
+                Ok(()) => Delivery::Accepted,
+                Err(e @ ConfigStoreError::NotLeader(_)) if as_leader => {
+                    tracing::info!("connector {name}: task configs wait for a leader ({})", herder.store_failed(e));
+                    Delivery::Later
+                }
+                Err(e) => Delivery::Failed(StartError::Store { name: name.clone(), message: e.to_string() }),
+            }),
+            Destination::Leader(leader_url) => {
+                let segment = crate::peer::path_segment(&name);
+                let url = format!("{leader_url}/connectors/{segment}/tasks");
+                let body = match crate::peer::task_configs_body(&tasks) {
+                    Ok(body) => body,
+                    Err(e) => {
+                        tracing::error!("connector {name}: cannot write its task configs as JSON ({e})");
+                        return;
+                    }
+                };
+                // Signed with the cluster's session key, which the leader checks.
+                let headers = match (self.store.snapshot().session_key, &self.worker.config().distributed) {
+                    (Some(key), Some(d)) => crate::peer::signature_headers(&key, &d.signature_algorithm, &body),
+                    _ => Vec::new(),
+                };
+                Box::new(move || match crate::peer::send("POST", &url, Some(body), herder.worker.id(), &headers) {
+                    Ok((status, _)) if (200..300).contains(&status) => Delivery::Accepted,
+                    Ok((status, body)) => {
+                        tracing::info!(
+                            "connector {name}: the leader at {leader_url} answered {status} to its task configs \
+                             ({}); trying again shortly",
+                            String::from_utf8_lossy(&body)
+                        );
+                        Delivery::Later
+                    }
+                    Err(e) => {
+                        tracing::info!("connector {name}: task configs wait for the leader ({e})");
+                        Delivery::Later
+                    }
+                })
             }
         };
-        // Signed with the cluster's session key, which the leader checks.
-        let headers = match (self.store.snapshot().session_key, &self.worker.config().distributed) {
-            (Some(key), Some(d)) => crate::peer::signature_headers(&key, &d.signature_algorithm, &body),
-            _ => Vec::new(),
-        };
-        let herder = self.clone();
-        let Forward { name, from, leader_url, .. } = forward;
-        let label = name.clone();
-        let spawned = std::thread::Builder::new().name(format!("forward-{name}")).spawn(move || {
-            let accepted = match crate::peer::send("POST", &url, Some(body), herder.worker.id(), &headers) {
-                Ok((status, _)) if (200..300).contains(&status) => true,
-                Ok((status, body)) => {
-                    tracing::info!(
-                        "connector {name}: the leader at {leader_url} answered {status} to its task configs ({}); \
-                         trying again shortly",
-                        String::from_utf8_lossy(&body)
-                    );
-                    false
-                }
-                Err(e) => {
-                    tracing::info!("connector {name}: task configs wait for the leader ({e})");
-                    false
-                }
-            };
-            let _ = herder.ask(Request::Forwarded { name, from, accepted });
+        let (herder, name) = (self.clone(), label.clone());
+        let spawned = std::thread::Builder::new().name(format!("deliver-{label}")).spawn(move || {
+            let delivery = deliver();
+            if let Err(e) = herder.ask(Request::Forwarded { name: name.clone(), from, delivery }) {
+                tracing::warn!("connector {name}: the herder did not take what became of its task configs ({e})");
+            }
         });
         match spawned {
             Ok(_) => {
                 owned.forwarding.insert(label);
             }
             Err(e) => tracing::error!(
-                "connector {label}: cannot start a thread to send its task configs to the leader ({e}); trying again \
-                 shortly"
+                "connector {label}: cannot start a thread to deliver its task configs ({e}); trying again shortly"
             ),
         }
     }
@@ -1168,16 +1207,15 @@ impl Herder {
         let plugin = self.worker.plugin_of(&entry.config);
         if entry.target == TargetState::Stopped {
             if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
-                match self.submit_task_configs(name, &[], place)? {
-                    Submitted::Written => {}
+                match submit_task_configs(place) {
                     Submitted::Later(why) => {
                         tracing::info!("connector {name}: the empty task list waits for a leader ({why})")
                     }
-                    Submitted::Forward(leader_url) => forwards.push(Forward {
+                    Submitted::Deliver(to) => forwards.push(Forward {
                         name: name.to_string(),
                         from: entry.config.clone(),
                         tasks: Vec::new(),
-                        leader_url,
+                        to,
                     }),
                 }
             }
@@ -1218,28 +1256,16 @@ impl Herder {
         self.worker.put_status(name, plugin.as_deref(), state, None);
         Ok(())
     }
+}
 
-    /// Task configs go to the config topic: directly on the leader (or a standalone worker),
-    /// through the leader's REST API otherwise.
-    fn submit_task_configs(
-        &self,
-        name: &str,
-        tasks: &[Pairs],
-        place: &dyn place::Place,
-    ) -> Result<Submitted, StartError> {
-        let store_error = |e: ConfigStoreError| StartError::Store { name: name.to_string(), message: e.to_string() };
-        match place.task_configs_go() {
-            place::Destination::Store => {
-                self.store.put_task_configs(name, tasks).map(|_| Submitted::Written).map_err(store_error)
-            }
-            place::Destination::StoreAsLeader => match self.store.put_task_configs(name, tasks) {
-                Ok(()) => Ok(Submitted::Written),
-                Err(e @ ConfigStoreError::NotLeader(_)) => Ok(Submitted::Later(self.store_failed(e).to_string())),
-                Err(e) => Err(store_error(e)),
-            },
-            place::Destination::Leader(url) => Ok(Submitted::Forward(url)),
-            place::Destination::NoLeader => Ok(Submitted::Later("a rebalance is in progress".into())),
-        }
+/// Where task configs go: the config topic, written by the leader (or a standalone worker), or
+/// the leader's REST API.
+fn submit_task_configs(place: &dyn place::Place) -> Submitted {
+    match place.task_configs_go() {
+        place::Destination::Store => Submitted::Deliver(Destination::Store { as_leader: false }),
+        place::Destination::StoreAsLeader => Submitted::Deliver(Destination::Store { as_leader: true }),
+        place::Destination::Leader(url) => Submitted::Deliver(Destination::Leader(url)),
+        place::Destination::NoLeader => Submitted::Later("a rebalance is in progress".into()),
     }
 }
 
