@@ -136,6 +136,8 @@ pub struct Herder {
     requests: Mutex<std::collections::VecDeque<Request>>,
     /// Task-config generations started so far (a count for measurements and tests).
     generations: std::sync::atomic::AtomicU64,
+    /// A new session key is being written, off the herder's thread.
+    writing_session_key: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What other threads ask of the herder's thread. Those that wait for the answer carry where to
@@ -291,6 +293,7 @@ impl Herder {
             writing: Mutex::new(()),
             requests: Mutex::default(),
             generations: std::sync::atomic::AtomicU64::new(0),
+            writing_session_key: Arc::default(),
         })
     }
 
@@ -957,8 +960,12 @@ impl Herder {
 
     /// The leader makes a session key when there is none, or the last one is older than
     /// `inter.worker.key.ttl.ms`, and distributes it through the config topic.
-    fn renew_session_key(&self, snapshot: &ConfigSnapshot) {
+    fn renew_session_key(self: &Arc<Self>, snapshot: &ConfigSnapshot) {
         let Some(d) = &self.worker.config().distributed else { return };
+        let writing = &self.writing_session_key;
+        if writing.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -974,12 +981,24 @@ impl Herder {
                 return;
             }
         };
-        match self.store.put_session_key(&key) {
-            Ok(()) => tracing::info!(
-                "distributed a new {} session key; workers sign their requests to each other with it",
-                key.algorithm
-            ),
-            Err(e) => tracing::warn!("cannot distribute a new session key: {e}; trying again shortly"),
+        // Written on a thread of its own: a config-topic write is a Kafka round trip, which never
+        // holds up the herder's thread; the next round after it sees the key in the snapshot.
+        writing.store(true, std::sync::atomic::Ordering::Release);
+        let herder = self.clone();
+        let spawned = std::thread::Builder::new().name("session-key".into()).spawn(move || {
+            match herder.store.put_session_key(&key) {
+                Ok(()) => tracing::info!(
+                    "distributed a new {} session key; workers sign their requests to each other with it",
+                    key.algorithm
+                ),
+                Err(e) => tracing::warn!("cannot distribute a new session key: {e}; trying again shortly"),
+            }
+            herder.writing_session_key.store(false, std::sync::atomic::Ordering::Release);
+            herder.wake();
+        });
+        if let Err(e) = spawned {
+            writing.store(false, std::sync::atomic::Ordering::Release);
+            tracing::error!("cannot start a thread to distribute a new session key ({e}); trying again shortly");
         }
     }
 
