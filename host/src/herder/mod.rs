@@ -170,7 +170,7 @@ enum Request {
     /// to the leader.
     Forwarded {
         name: String,
-        from: Pairs,
+        from: Option<Pairs>,
         delivery: Delivery,
     },
 }
@@ -264,8 +264,9 @@ enum Destination {
 /// Task configs on their way to the config store or to the leader.
 struct Forward {
     name: String,
-    /// The connector config they were generated from.
-    from: Pairs,
+    /// The connector config they were generated from; none for the empty task list of a
+    /// stopped connector, which a resume must generate anew.
+    from: Option<Pairs>,
     tasks: Vec<Pairs>,
     to: Destination,
 }
@@ -399,15 +400,17 @@ impl Herder {
                     owned.forwarding.remove(&name);
                     match delivery {
                         Delivery::Accepted => {
-                            owned.failed.remove(&name);
-                            owned.generated_from.insert(name, from);
+                            if let Some(from) = from {
+                                owned.generated_from.insert(name, from);
+                            }
                         }
                         Delivery::Later => {}
                         Delivery::Failed(e) => {
-                            if let Some(entry) = self.store.snapshot().connectors.get(&name) {
-                                self.fail_connector(&name, entry, &e);
+                            let entry = self.store.snapshot().connectors.get(&name).cloned();
+                            if let Some(entry) = entry {
+                                self.fail_connector(&name, &entry, &e);
+                                owned.failed.insert(name, (from.unwrap_or(entry.config), std::time::Instant::now()));
                             }
-                            owned.failed.insert(name, (from, std::time::Instant::now()));
                         }
                     }
                 }
@@ -568,7 +571,7 @@ impl Herder {
             &self.worker.config().config_providers,
         )
         .map_err(|e| HerderError::BadConfig(e.to_string()))?;
-        self.worker.validate(&parsed)?;
+        self.worker.validate(&parsed, crate::worker::validation::Types::Checked)?;
         Ok(parsed)
     }
 
@@ -877,9 +880,14 @@ impl Herder {
 
     /// Brings the running tasks in line with the desired state and this worker's assignment,
     /// then sends the task configs that go to the leader (`forwards`, with those of this round).
-    fn reconcile(self: &Arc<Self>, owned: &mut Owned, mut forwards: Vec<Forward>) {
-        forwards.extend(self.reconcile_work(owned));
+    fn reconcile(self: &Arc<Self>, owned: &mut Owned, forwards: Vec<Forward>) {
+        // Those taken from generations first: their connectors are then on their way (and their
+        // generations' slots, freed by the answers, go to them), so this round does not
+        // generate them again.
         for forward in forwards {
+            self.forward_task_configs(owned, forward);
+        }
+        for forward in self.reconcile_work(owned) {
             self.forward_task_configs(owned, forward);
         }
     }
@@ -945,12 +953,14 @@ impl Herder {
             match submit_task_configs(place.as_ref()) {
                 Submitted::Later(why) => tracing::info!("connector {name}: task configs wait for a leader ({why})"),
                 Submitted::Deliver(to) => {
-                    forwards.push(Forward { name: name.to_string(), from: from.clone(), tasks: fresh, to })
+                    forwards.push(Forward { name: name.to_string(), from: Some(from.clone()), tasks: fresh, to })
                 }
             }
         });
         match taken {
-            Ok(()) => {}
+            Ok(()) => {
+                owned.failed.remove(name);
+            }
             Err(e) => {
                 self.fail_connector(name, entry, &e);
                 owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
@@ -1230,13 +1240,15 @@ impl Herder {
                     Submitted::Later(why) => {
                         tracing::info!("connector {name}: the empty task list waits for a leader ({why})")
                     }
-                    Submitted::Deliver(to) => forwards.push(Forward {
-                        name: name.to_string(),
-                        from: entry.config.clone(),
-                        tasks: Vec::new(),
-                        to,
-                    }),
+                    Submitted::Deliver(to) => {
+                        forwards.push(Forward { name: name.to_string(), from: None, tasks: Vec::new(), to })
+                    }
                 }
+                // STOPPED is reported in a later round, once the empty task list is in the config
+                // topic, as Kafka Connect reports it: an offsets change asked for once the
+                // connector is STOPPED finds no task configs left.
+                owned.generated_from.remove(name);
+                return Ok(());
             }
             self.worker.statuses().remove_tasks(name);
             self.worker.put_status(name, plugin.as_deref(), State::Stopped, None);

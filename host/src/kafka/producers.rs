@@ -111,13 +111,22 @@ pub struct ProducerPool {
 const MAX_SHARED_CONFIGS: usize = 10_000;
 
 impl ProducerPool {
-    /// A task's handle on the producer for `config` (its `client.id` aside, which names the
-    /// shared producer instead: `<client.id prefix>-<n>`), made when no task uses one yet.
-    pub fn producer_for(&self, config: &ClientConfig, client_id_prefix: &str) -> KafkaResult<TaskProducer> {
+    /// A task's handle on the producer for `config`, made when no task uses one yet. A
+    /// `client.id` of `task_client_id`, the id the host gives a task's producer by default, is
+    /// left aside, and the shared producer is named `<client_id_prefix>-<n>` instead; one a user
+    /// set (`producer.client.id`, `producer.override.client.id`) is kept, and only tasks that give
+    /// the same share the producer.
+    pub fn producer_for(
+        &self,
+        config: &ClientConfig,
+        task_client_id: &str,
+        client_id_prefix: &str,
+    ) -> KafkaResult<TaskProducer> {
+        let own_id = config.get("client.id").is_some_and(|id| id != task_client_id);
         let key: Vec<(String, String)> = config
             .config_map()
             .into_iter()
-            .filter(|(k, _)| *k != "client.id")
+            .filter(|(k, _)| own_id || *k != "client.id")
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let mut producers = self.producers.locked();
@@ -127,7 +136,9 @@ impl ProducerPool {
         producers.retain(|_, p| p.strong_count() > 0);
         let n = self.made.fetch_add(1, Ordering::Relaxed) + 1;
         let mut config = config.clone();
-        config.set("client.id", format!("{client_id_prefix}-{n}"));
+        if !own_id {
+            config.set("client.id", format!("{client_id_prefix}-{n}"));
+        }
         let producer = config.create_with_context(Routed)?;
         let shared = Arc::new(Shared { producer, key: key.clone() });
         if producers.len() < MAX_SHARED_CONFIGS {
@@ -208,9 +219,9 @@ mod tests {
     #[test]
     fn tasks_with_the_same_settings_share_one_producer_while_any_uses_it() {
         let pool = ProducerPool::default();
-        let a = pool.producer_for(&config("task-a", "5"), "shared").unwrap();
-        let b = pool.producer_for(&config("task-b", "5"), "shared").unwrap();
-        let other = pool.producer_for(&config("task-c", "50"), "shared").unwrap();
+        let a = pool.producer_for(&config("task-a", "5"), "task-a", "shared").unwrap();
+        let b = pool.producer_for(&config("task-b", "5"), "task-b", "shared").unwrap();
+        let other = pool.producer_for(&config("task-c", "50"), "task-c", "shared").unwrap();
         assert!(same(&a, &b), "the client id alone should not part two tasks");
         assert!(!same(&a, &other), "other settings should get a producer of their own");
         assert_eq!(pool.live(), 2);
@@ -221,23 +232,33 @@ mod tests {
     }
 
     #[test]
+    fn a_client_id_a_user_set_is_kept_and_parts_the_producers() {
+        let pool = ProducerPool::default();
+        let a = pool.producer_for(&config("billing", "5"), "task-a", "shared").unwrap();
+        let b = pool.producer_for(&config("billing", "5"), "task-b", "shared").unwrap();
+        let c = pool.producer_for(&config("task-c", "5"), "task-c", "shared").unwrap();
+        assert!(same(&a, &b), "one user-set id, one producer");
+        assert!(!same(&a, &c), "a user-set id is not the host's default");
+    }
+
+    #[test]
     fn a_retired_producer_is_not_handed_to_later_tasks() {
         let pool = ProducerPool::default();
-        let a = pool.producer_for(&config("task-a", "5"), "shared").unwrap();
+        let a = pool.producer_for(&config("task-a", "5"), "task-a", "shared").unwrap();
         pool.retire(&a);
-        let b = pool.producer_for(&config("task-b", "5"), "shared").unwrap();
+        let b = pool.producer_for(&config("task-b", "5"), "task-b", "shared").unwrap();
         assert!(!same(&a, &b));
         // Retiring a producer no longer in the pool leaves its successor there.
         pool.retire(&a);
-        let c = pool.producer_for(&config("task-c", "5"), "shared").unwrap();
+        let c = pool.producer_for(&config("task-c", "5"), "task-c", "shared").unwrap();
         assert!(same(&b, &c));
     }
 
     #[test]
     fn each_task_counts_and_waits_for_its_own_records() {
         let pool = ProducerPool::default();
-        let a = pool.producer_for(&config("task-a", "5"), "shared").unwrap();
-        let b = pool.producer_for(&config("task-b", "5"), "shared").unwrap();
+        let a = pool.producer_for(&config("task-a", "5"), "task-a", "shared").unwrap();
+        let b = pool.producer_for(&config("task-b", "5"), "task-b", "shared").unwrap();
         for _ in 0..3 {
             a.send(a.record("topic-a").payload(&b"x"[..])).map_err(|(e, _)| e).unwrap();
         }

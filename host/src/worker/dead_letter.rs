@@ -40,7 +40,7 @@ pub struct DeadLetterQueue {
 
 impl Drop for DeadLetterQueue {
     fn drop(&mut self) {
-        if self.producer.deliveries().refused() > 0 {
+        if self.producer.deliveries().refused() > 0 || self.producer.deliveries().failure().is_some() {
             // No later task inherits a producer that may be in a fatal state.
             self.producers.retire(&self.producer);
         }
@@ -73,13 +73,14 @@ impl DeadLetterQueue {
                 settings.topic
             ))
         })?;
-        let config = kafka::producer_config(worker, &overrides.producer, &format!("wharf-{task}-dlq"));
-        let producer =
-            producers.producer_for(&config, &format!("wharf-{}-producer", worker.worker_id())).map_err(|e| {
-                TaskFailure::new(format!(
-                    "cannot create the dead-letter queue's Kafka producer (check the worker's producer.* settings): {e}"
-                ))
-            })?;
+        let task_client_id = format!("wharf-{task}-dlq");
+        let config = kafka::producer_config(worker, &overrides.producer, &task_client_id);
+        let shared_client_id = format!("wharf-{}-producer", worker.worker_id());
+        let producer = producers.producer_for(&config, &task_client_id, &shared_client_id).map_err(|e| {
+            TaskFailure::new(format!(
+                "cannot create the dead-letter queue's Kafka producer (check the worker's producer.* settings): {e}"
+            ))
+        })?;
         Ok(DeadLetterQueue { settings: settings.clone(), task: task.clone(), producer, producers: producers.clone() })
     }
 

@@ -8,7 +8,7 @@ mod source;
 mod tolerance;
 mod topic_creation;
 mod topics;
-mod validation;
+pub mod validation;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -169,8 +169,8 @@ impl Worker {
 
     /// Checks a connector config against the plugin's definition and its own validation. Calls
     /// plugins (the connector's and its transforms' `validate`), so never on the herder's thread.
-    pub fn validate(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
-        let (plugin, mut problems) = self.host_problems(config)?;
+    pub fn validate(&self, config: &ConnectorConfig, types: validation::Types) -> Result<Arc<Plugin>, StartError> {
+        let (plugin, mut problems) = self.host_problems(config, types)?;
         problems.extend(self.check_transform_plugins(config));
         if problems.is_empty() {
             let mut instance = plugin
@@ -191,7 +191,7 @@ impl Worker {
     /// plugin call: the config passed `validate` when its task configs were generated, and the
     /// host's rules (the ceilings, reserved topics, grants) may have changed since.
     fn plugin_to_start(&self, config: &ConnectorConfig) -> Result<Arc<Plugin>, StartError> {
-        let (plugin, problems) = self.host_problems(config)?;
+        let (plugin, problems) = self.host_problems(config, validation::Types::Unchecked)?;
         refuse_problems(config, problems)?;
         Ok(plugin)
     }
@@ -201,13 +201,14 @@ impl Worker {
     pub(super) fn host_problems(
         &self,
         config: &ConnectorConfig,
+        types: validation::Types,
     ) -> Result<(Arc<Plugin>, Vec<ConfigProblem>), StartError> {
         let plugin = self
             .registry
             .find_connector(&config.class, config.version.as_ref())
             .map_err(|source| StartError::NoPlugin { name: config.name.clone(), source })?;
         let on = |name: &str, message: String| ConfigProblem { name: name.to_string(), message };
-        let mut problems = validation::definition_problems(&plugin, &config.resolved);
+        let mut problems = validation::definition_problems(&plugin, &config.resolved, types);
         let sink = plugin.info.kind == PluginKind::Sink;
         let ceiling = self.config.tasks_max_per_connector;
         if config.tasks_max > ceiling {
@@ -311,7 +312,7 @@ impl Worker {
 
     /// Validates a connector and asks its plugin to split it into at most `tasks.max` task configs.
     pub fn task_configs(&self, config: &ConnectorConfig) -> Result<Vec<Vec<(String, String)>>, StartError> {
-        let plugin = self.validate(config)?;
+        let plugin = self.validate(config, validation::Types::Unchecked)?;
         let configs = plugin
             .connector(&self.runtime, &config.name, &config.limits)
             .and_then(|mut c| c.task_configs(&config.resolved, config.tasks_max))
@@ -843,20 +844,17 @@ impl TaskSetup {
 
     fn run_source(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
-        let config = kafka::producer_config(
-            &self.worker,
-            &self.connector.client_overrides.producer,
-            &format!("wharf-{}", self.task),
-        );
-        let producer =
-            match self.producers.producer_for(&config, &format!("wharf-{}-producer", self.worker.worker_id())) {
-                Ok(p) => p,
-                Err(e) => {
-                    return failed(TaskFailure::new(format!(
-                        "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
-                    )))
-                }
-            };
+        let task_client_id = format!("wharf-{}", self.task);
+        let config = kafka::producer_config(&self.worker, &self.connector.client_overrides.producer, &task_client_id);
+        let shared_client_id = format!("wharf-{}-producer", self.worker.worker_id());
+        let producer = match self.producers.producer_for(&config, &task_client_id, &shared_client_id) {
+            Ok(p) => p,
+            Err(e) => {
+                return failed(TaskFailure::new(format!(
+                    "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
+                )))
+            }
+        };
         let instance =
             match self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
                 Ok(i) => i,

@@ -371,9 +371,10 @@ impl SourceTaskRun {
         let Polling { instance, to_send, producer, .. } = task;
         drop(to_send);
         let _ = send_thread.join();
-        if producer.deliveries().refused() > 0 {
-            // A refusal may have left the shared producer unusable (an idempotent producer's
-            // fatal error): the next task, this one restarted included, gets a new one.
+        if producer.deliveries().refused() > 0 || producer.deliveries().failure().is_some() {
+            // A refusal, or a send the producer did not take, may have left the shared producer
+            // unusable (an idempotent producer's fatal error): the next task, this one restarted
+            // included, gets a new one (a failure of another kind only costs a new producer).
             producers.retire(&producer);
         }
         let closed = instance.close().map_err(|e| TaskFailure::from_plugin(&e));

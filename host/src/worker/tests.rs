@@ -47,7 +47,9 @@ fn connector(f: &Fixture, pairs: &[(&str, &str)]) -> ConnectorConfig {
 fn a_config_whose_plugin_is_missing_is_refused_naming_the_plugin() {
     let f = fixture();
     let config = connector(&f, &[("name", "c"), ("connector.class", "no-such-plugin")]);
-    let Err(refused) = f.worker.validate(&config) else { panic!("a config without its plugin passed") };
+    let Err(refused) = f.worker.validate(&config, super::validation::Types::Checked) else {
+        panic!("a config without its plugin passed")
+    };
     assert!(matches!(refused, StartError::NoPlugin { ref name, .. } if name == "c"), "{refused}");
     assert!(refused.to_string().contains("no-such-plugin"), "{refused}");
     // Starting tasks checks the same, without a plugin call, and starts nothing.

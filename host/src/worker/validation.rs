@@ -10,6 +10,15 @@ use crate::config::ConnectorConfig;
 use crate::model::{last_value, ConfigKey, ConfigProblem, KeyReport, PluginKind};
 use crate::runtime::Plugin;
 
+/// Whether the values of the keys a plugin defines are checked against their types: for a config
+/// given now (a create, the validate answer), not for one stored already (a start, a generation),
+/// which was taken before the check existed and keeps running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Types {
+    Checked,
+    Unchecked,
+}
+
 /// Where a problem of no one key is reported, as Kafka Connect does.
 pub(super) const WHOLE_CONFIG_KEY: &str = "connector.class";
 
@@ -30,7 +39,7 @@ fn type_problem(type_name: &str, value: &str) -> Option<String> {
 /// its type; and a sink's topics, which `topics` or `topics.regex` name (the one place where the
 /// pattern stands in for the list, whatever the plugin declares). Needs no parsed config, so the
 /// validate answer has these even when the host's keys do not parse.
-pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)]) -> Vec<ConfigProblem> {
+pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)], types: Types) -> Vec<ConfigProblem> {
     let sink = plugin.info.kind == PluginKind::Sink;
     let mut problems = Vec::new();
     for key in plugin.info.config.iter().filter(|k| !(sink && k.name == "topics")) {
@@ -39,9 +48,10 @@ pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)]) 
                 name: key.name.clone(),
                 message: format!("\"{}\" is required and has no default: set it ({})", key.name, key.documentation),
             }),
-            Some(value) => problems.extend(
+            Some(value) if types == Types::Checked => problems.extend(
                 type_problem(key.type_name, value).map(|message| ConfigProblem { name: key.name.clone(), message }),
             ),
+            Some(_) => {}
             None => {}
         }
     }
@@ -84,12 +94,12 @@ impl Worker {
             });
         }
         let config = &self.config;
+        // The grants the plugin declares are checked by `host_problems`, with the host's other rules.
         let parsed =
-            ConnectorConfig::resolving(given.clone(), "being validated", &config.wasm, &config.config_providers)
-                .and_then(|parsed| parsed.with_declared(&plugin.info.grants));
+            ConnectorConfig::resolving(given.clone(), "being validated", &config.wasm, &config.config_providers);
         let resolved = match parsed {
             Ok(parsed) => {
-                let (_, found) = self.host_problems(&parsed)?;
+                let (_, found) = self.host_problems(&parsed, Types::Checked)?;
                 problems.extend(found);
                 problems.extend(self.check_transform_plugins(&parsed));
                 parsed.resolved
@@ -103,10 +113,10 @@ impl Worker {
                     let name = problem.key().unwrap_or(WHOLE_CONFIG_KEY).to_string();
                     problems.push(ConfigProblem { name, message: problem.to_string() });
                 }
-                problems.extend(definition_problems(plugin, &given));
+                problems.extend(definition_problems(plugin, &given, Types::Checked));
                 // With its references resolved, as a start gives it; one that cannot be resolved
                 // is reported above, and the plugin sees it as written.
-                config.config_providers.resolve(&given).unwrap_or(given)
+                config.config_providers.resolve(&given).unwrap_or_else(|_| given.clone())
             }
         };
         let label = last_value(&resolved, "name").unwrap_or(&plugin.info.name).to_string();
@@ -128,7 +138,8 @@ impl Worker {
                         documentation: String::new(),
                         group: None,
                     },
-                    value: last_value(&resolved, &problem.name).map(String::from),
+                    // As written: a resolved reference would show a secret.
+                    value: last_value(&given, &problem.name).map(String::from),
                     errors: vec![problem.message],
                 }),
             }
