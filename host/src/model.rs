@@ -408,26 +408,19 @@ pub enum State {
     Restarting,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// A connector's or a task's state as a worker wrote it; REST shows it as `StateInfo`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     pub state: State,
     pub worker_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
     /// Records a running task skipped under `errors.tolerance=all`, as last published.
-    #[serde(skip_serializing_if = "is_zero")]
     pub records_skipped: u64,
     /// The group generation the writer was in; a lower one from another worker is stale.
-    #[serde(skip)]
     pub generation: i32,
     /// The version of the connector's plugin, when the writer had it loaded (Connect 4.1's
     /// `version`).
-    #[serde(skip)]
     pub version: Option<String>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq)]
