@@ -293,23 +293,23 @@ impl ConnectorConfig {
             ),
         };
         // A host key's value, checked by its definition in `config::keys`.
-        let checked = |name: &str| -> Option<Result<i64, ConnectorConfigError>> {
-            let value = get(name)?;
-            let defined = super::keys::connector_key(name)?;
-            let read = match defined.kind {
-                super::keys::Kind::Boolean => defined.flag(value).map(i64::from),
-                super::keys::Kind::String => defined.check(value).map(|()| 0),
-                _ => defined.number(value),
-            };
-            Some(read.map_err(|message| invalid(name, message)))
+        let checked = |name: &str| {
+            super::keys::connector_value(&raw, name).map(|read| read.map_err(|message| invalid(name, message)))
         };
+        use super::keys::Checked::{Flag, Number};
         let default_tasks = super::keys::number_default(super::keys::connector_key("tasks.max")).unwrap_or(1) as u32;
         let tasks_max = match checked("tasks.max") {
             None => default_tasks,
-            Some(read) => or_note!(read.map(|n| n.clamp(1, u32::MAX as i64) as u32), default_tasks),
+            Some(read) => or_note!(
+                read.map(|value| match value {
+                    Number(n) => n.clamp(1, u32::MAX as i64) as u32,
+                    _ => default_tasks,
+                }),
+                default_tasks
+            ),
         };
         match checked("tasks.max.enforce") {
-            None | Some(Ok(1)) => {}
+            None | Some(Ok(Flag(true))) => {}
             Some(Ok(_)) => problems.push(invalid(
                 "tasks.max.enforce",
                 "tasks.max.enforce=false (deprecated in Kafka Connect) lets a connector run more tasks than \
@@ -421,12 +421,14 @@ impl ConnectorConfig {
         let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
             match checked(key) {
                 None => Ok(max),
-                Some(read) => match read? as u64 {
-                    n if n <= max => Ok(n),
-                    n => Err(invalid(
+                Some(read) => match read? {
+                    Number(n) if n as u64 <= max => Ok(n as u64),
+                    Number(n) => Err(invalid(
                         key,
                         format!("{key}={n} is not valid: expected a whole number from 1 to {max} (the worker's limit)"),
                     )),
+                    // The sandbox limits are numbers in the key table: nothing else passes the check.
+                    _ => Ok(max),
                 },
             }
         };

@@ -275,7 +275,8 @@ const fn key(
 }
 
 /// A value that passed `Key::check`, as its type reads it.
-enum Checked {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checked {
     Number(i64),
     Flag(bool),
     Word(&'static str),
@@ -485,6 +486,13 @@ pub fn worker_key(name: &str) -> Option<&'static Key> {
 
 pub fn connector_key(name: &str) -> Option<&'static Key> {
     CONNECTOR_KEYS.iter().find(|k| k.name == name)
+}
+
+/// The value a connector config gives a host key (its last), read and checked by the key's
+/// definition; none when the config does not give it (or the key has no definition).
+pub fn connector_value(config: &[(String, String)], name: &str) -> Option<Result<Checked, String>> {
+    let value = crate::model::last_value(config, name)?;
+    Some(connector_key(name)?.number_or_word(value))
 }
 
 /// A numeric key's default, as the table gives it.

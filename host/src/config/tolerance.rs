@@ -76,31 +76,31 @@ impl ErrorPolicy {
         let mut policy = ErrorPolicy::default();
         let mut problem = |key: &'static str, message: String| problems.push(PolicyProblem { key, message });
 
-        // Each value checked by its definition in `config::keys`.
-        let mut checked = |name: &'static str| -> Option<i64> {
-            let value = get(name)?;
-            let defined = super::keys::connector_key(name)?;
-            let read = match defined.kind {
-                super::keys::Kind::Boolean => defined.flag(value).map(i64::from),
-                super::keys::Kind::String => defined.word(value).map(|w| i64::from(w == "all")),
-                _ => defined.number(value),
-            };
-            read.map_err(|message| problem(name, message)).ok()
+        // Each value checked by its definition in `config::keys`; a refused one is noted.
+        let mut checked = |name: &'static str| match super::keys::connector_value(config, name)? {
+            Ok(value) => Some(value),
+            Err(message) => {
+                problem(name, message);
+                None
+            }
         };
-        policy.tolerate_all = checked("errors.tolerance") == Some(1);
+        use super::keys::Checked::{Flag, Number, Word};
+        policy.tolerate_all = checked("errors.tolerance") == Some(Word("all"));
         match checked("errors.retry.timeout") {
-            None => {}
-            Some(-1) => policy.retry_timeout = RetryTimeout::Forever,
-            Some(ms) => policy.retry_timeout = RetryTimeout::Within(Duration::from_millis(ms.max(0) as u64)),
+            Some(Number(-1)) => policy.retry_timeout = RetryTimeout::Forever,
+            Some(Number(ms)) => policy.retry_timeout = RetryTimeout::Within(Duration::from_millis(ms.max(0) as u64)),
+            _ => {}
         }
-        if let Some(ms) = checked("errors.retry.delay.max.ms") {
+        if let Some(Number(ms)) = checked("errors.retry.delay.max.ms") {
             policy.retry_delay_max = Duration::from_millis(ms.max(1) as u64);
         }
-        policy.log = checked("errors.log.enable") == Some(1);
-        policy.log_messages = checked("errors.log.include.messages") == Some(1);
-        let context_headers = checked("errors.deadletterqueue.context.headers.enable") == Some(1);
-        let replication_factor = checked("errors.deadletterqueue.topic.replication.factor")
-            .map_or(3, |n| n.clamp(-1, i16::MAX as i64) as i16);
+        policy.log = checked("errors.log.enable") == Some(Flag(true));
+        policy.log_messages = checked("errors.log.include.messages") == Some(Flag(true));
+        let context_headers = checked("errors.deadletterqueue.context.headers.enable") == Some(Flag(true));
+        let replication_factor = match checked("errors.deadletterqueue.topic.replication.factor") {
+            Some(Number(n)) => n.clamp(-1, i16::MAX as i64) as i16,
+            _ => 3,
+        };
         if let Some(topic) = get("errors.deadletterqueue.topic.name").filter(|t| !t.is_empty()) {
             if topics.iter().any(|t| t == topic) {
                 problem(
