@@ -515,7 +515,8 @@ impl Herder {
             // A short name, a Kafka Connect class name and the plugin's own name are one plugin.
             Some(class) if class != requested => {
                 let plugin_name = |given: &str| registry.find(given, None).ok().map(|p| p.info.name.clone());
-                if plugin_name(&class).is_none() || plugin_name(&class) != plugin_name(requested) {
+                let named = plugin_name(&class);
+                if named.is_none() || named != plugin_name(requested) {
                     return Err(HerderError::BadConfig(format!(
                         "Included connector type {class} does not match request type {requested}: connector.class in \
                          the body names another plugin than the URL"
