@@ -423,6 +423,20 @@ pub struct Status {
     pub version: Option<String>,
 }
 
+impl Status {
+    /// Whether `other` says what this says, whatever generation each was written in: a state
+    /// is written when it changes, as Kafka Connect writes it, not again in every generation
+    /// (each rebalance would then rewrite every status of the cluster).
+    pub fn says_the_same(&self, other: &Status) -> bool {
+        let Status { state, worker_id, trace, records_skipped, generation: _, version } = self;
+        *state == other.state
+            && *worker_id == other.worker_id
+            && *trace == other.trace
+            && *records_skipped == other.records_skipped
+            && *version == other.version
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectorStatus {
     pub name: String,

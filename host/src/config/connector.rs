@@ -445,6 +445,7 @@ impl ConnectorConfig {
             ceiling: worker_limits.ceiling.clone(),
             log_line_max_bytes: limit("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64) as usize,
             log_lines_per_second: limit("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64) as u32,
+            fs_inline: worker_limits.fs_inline,
         };
         match problems.len() {
             0 => {}

@@ -85,6 +85,8 @@ pub struct WasmLimits {
     /// `wasm.log.lines.per.second`: lines one instance may log in a second; more are counted and
     /// dropped.
     pub log_lines_per_second: u32,
+    /// `wasm.fs.inline`: file system calls run on the task's thread rather than the I/O pool.
+    pub fs_inline: bool,
 }
 
 impl Default for WasmLimits {
@@ -98,6 +100,7 @@ impl Default for WasmLimits {
             ceiling: GrantCeiling::default(),
             log_line_max_bytes: 8192,
             log_lines_per_second: 500,
+            fs_inline: true,
         }
     }
 }
@@ -368,6 +371,7 @@ impl WorkerConfig {
             },
             log_line_max_bytes: reader.number("wasm.log.line.max.bytes")? as usize,
             log_lines_per_second: reader.number("wasm.log.lines.per.second")?.min(u32::MAX as u64) as u32,
+            fs_inline: reader.boolean("wasm.fs.inline")?,
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
         for folder in &plugin_path {

@@ -37,6 +37,9 @@ pub struct LogRecord<'a> {
 
 /// How long one poll of the follower waits.
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+/// How often waiters (`wait_for`, `read_to_end`) are told of progress while the follower reads
+/// records that came before the end of their partitions.
+const TELL_EVERY: Duration = Duration::from_millis(5);
 /// Pause before asking again for the end offsets of a topic the client does not know yet.
 const END_OFFSETS_BACKOFF: Duration = Duration::from_millis(20);
 
@@ -90,8 +93,20 @@ impl KafkaLog {
         let follower = {
             let (consumer, progress, topic) = (consumer.clone(), progress.clone(), topic.to_string());
             crate::sync::Stoppable::spawn(format!("log-{topic}"), move |stop| {
+                // When waiters were last told, and whether the follower got further since.
+                let (mut told, mut untold) = (Instant::now(), false);
+                let tell = |told: &mut Instant, untold: &mut bool| {
+                    progress.1.notify_all();
+                    (*told, *untold) = (Instant::now(), false);
+                };
                 while !stop.is_stopped() {
-                    let Some(result) = consumer.poll(POLL_TIMEOUT) else { continue };
+                    let Some(result) = consumer.poll(POLL_TIMEOUT) else {
+                        if untold {
+                            tell(&mut told, &mut untold);
+                        }
+                        continue;
+                    };
+                    let at_end = matches!(result, Err(KafkaError::PartitionEOF(_)));
                     let reached = match result {
                         Ok(message) => {
                             apply(LogRecord {
@@ -114,11 +129,16 @@ impl KafkaLog {
                         }
                     };
                     if let Some((partition, next)) = reached {
-                        let (lock, changed) = &*progress;
-                        let mut positions = lock.locked();
+                        let mut positions = progress.0.locked();
                         let entry = positions.entry(partition).or_insert(0);
                         *entry = (*entry).max(next);
-                        changed.notify_all();
+                        untold = true;
+                    }
+                    // Waiters are woken at the end of a partition, and every `TELL_EVERY` while
+                    // catching up: woken for each record, a reader of a long topic spent more
+                    // time switching threads than reading.
+                    if untold && (at_end || told.elapsed() >= TELL_EVERY) {
+                        tell(&mut told, &mut untold);
                     }
                 }
             })?
@@ -137,7 +157,7 @@ impl KafkaLog {
         let positions = lock.locked();
         let (positions, _) = changed
             .wait_timeout_while(positions, timeout, |p| p.get(&partition).copied().unwrap_or(0) < offset)
-            .expect("log lock");
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         positions.get(&partition).copied().unwrap_or(0) >= offset
     }
 
@@ -199,7 +219,10 @@ impl KafkaLog {
                     positions.get(partition).copied().unwrap_or(0)
                 );
             }
-            positions = changed.wait_timeout(positions, left.min(Duration::from_millis(200))).expect("log lock").0;
+            positions = changed
+                .wait_timeout(positions, left.min(Duration::from_millis(200)))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
     }
 }

@@ -4,6 +4,7 @@ pub mod admin;
 pub mod batch;
 pub mod log;
 pub mod partitioner;
+pub mod polled;
 pub mod producers;
 
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::{KafkaError, KafkaResult};
-use rdkafka::producer::{BaseProducer, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::producer::{BaseProducer, Producer, ProducerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
 use crate::config::WorkerConfig;
@@ -235,10 +236,10 @@ fn start_failure(worker: &WorkerConfig, reason: &str, timeout: Duration) -> Stri
 }
 
 /// Waits until Kafka answered for every record handed to `producer` and each delivery callback
-/// ran. rdkafka's own `flush` sleeps in steps of 100 ms when, as in a `ThreadedProducer`,
+/// ran. rdkafka's own `flush` sleeps in steps of 100 ms when, as in a `PolledProducer`,
 /// another thread serves the delivery reports: every flush then took at least 100 ms.
 /// librdkafka's flush waits for the count of outstanding records itself.
-pub fn flush<C: ProducerContext>(producer: &ThreadedProducer<C>, timeout: Duration) -> KafkaResult<()> {
+pub fn flush<C: ProducerContext>(producer: &BaseProducer<C>, timeout: Duration) -> KafkaResult<()> {
     let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
     // SAFETY: the handle is alive for as long as `producer` is borrowed, and librdkafka allows
     // flushing from any thread.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, KafkaResult};
-use rdkafka::producer::{BaseRecord, DeliveryResult, ProducerContext, ThreadedProducer};
+use rdkafka::producer::{BaseRecord, DeliveryResult, ProducerContext};
 use rdkafka::ClientContext;
 
 use crate::sync::Unpoisoned;
@@ -95,7 +95,7 @@ impl ProducerContext for Routed {
 }
 
 struct Shared {
-    producer: ThreadedProducer<Routed>,
+    producer: super::polled::PolledProducer<Routed>,
     key: Vec<(String, String)>,
 }
 
@@ -139,7 +139,7 @@ impl ProducerPool {
         if !own_id {
             config.set("client.id", format!("{client_id_prefix}-{n}"));
         }
-        let producer = config.create_with_context(Routed)?;
+        let producer = super::polled::PolledProducer::create(&config, Routed)?;
         let shared = Arc::new(Shared { producer, key: key.clone() });
         if producers.len() < MAX_SHARED_CONFIGS {
             producers.insert(key, Arc::downgrade(&shared));

@@ -19,9 +19,12 @@ use super::sandbox::{GrantedLookup, TaskState};
 /// How often the epoch advances. Call deadlines are rounded up to whole ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// Threads of the plugins' I/O runtime that run blocking WASI work (file reads and writes, name
-/// lookups). One stuck on a file that never answers stays stuck, but its plugin call still ends
-/// at its deadline; at the bound, further blocking work of every plugin waits for a free thread.
+/// Threads of the plugins' I/O runtime that run blocking WASI work (streamed file reads and
+/// writes, name lookups, and every file system call when `wasm.fs.inline=false`). One stuck on a
+/// file that never answers stays stuck, but its plugin call still ends at its deadline; at the
+/// bound, further blocking work of every plugin waits for a free thread. With `wasm.fs.inline`
+/// (the default) the other file system calls run on the task's thread: two hand-offs fewer per
+/// call, and a call that a hung file system holds ends when the system answers.
 pub const WASI_BLOCKING_THREADS: usize = 64;
 
 pub struct Runtime {

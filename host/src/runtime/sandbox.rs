@@ -38,6 +38,9 @@ pub struct Grants {
     /// `wasm.log.line.max.bytes` and `wasm.log.lines.per.second`.
     pub log_line_max_bytes: usize,
     pub log_lines_per_second: u32,
+    /// `wasm.fs.inline`: file system calls block the calling (task) thread instead of going
+    /// through the I/O runtime's blocking pool.
+    pub fs_inline: bool,
     pub offsets: Option<OffsetLookup>,
 }
 
@@ -53,6 +56,7 @@ impl Grants {
             max_host_handles: limits.max_host_handles,
             log_line_max_bytes: limits.log_line_max_bytes,
             log_lines_per_second: limits.log_lines_per_second,
+            fs_inline: limits.fs_inline,
             offsets: None,
         }
     }
@@ -188,6 +192,7 @@ impl TaskState {
         let log = PluginLog::new(&grants.label, grants.log_line_max_bytes, grants.log_lines_per_second);
         let stderr = StderrTail::new(log.clone());
         let mut builder = WasiCtxBuilder::new();
+        builder.allow_blocking_current_thread(grants.fs_inline);
         builder.stderr(stderr.clone());
         for folder in &grants.folders {
             let perms = if folder.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };

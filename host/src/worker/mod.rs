@@ -492,21 +492,25 @@ impl Worker {
         self.reporter.status(state, trace)
     }
 
-    /// Records a connector's state unless it is already recorded so (reconciling repeats itself),
-    /// with the kind and version of its plugin when that is loaded.
+    /// Records a connector's state unless it is already recorded so, in whichever generation
+    /// (reconciling repeats itself), with the kind and version of its plugin when that is loaded.
     pub fn put_status(&self, name: &str, plugin: Option<&Plugin>, state: State, trace: Option<String>) {
         let kind = plugin.and_then(|p| p.info.kind.connector());
         let status = Status { version: plugin.map(|p| p.info.version.clone()), ..self.status_of(state, trace) };
-        if self.status.get(name).is_some_and(|s| s.connector == status && (kind.is_none() || s.kind == kind)) {
+        if self
+            .status
+            .get(name)
+            .is_some_and(|s| s.connector.says_the_same(&status) && (kind.is_none() || s.kind == kind))
+        {
             return;
         }
         self.status.put_connector(name, kind, status);
     }
 
-    /// Records a task's state unless it is already recorded so.
+    /// Records a task's state unless it is already recorded so, in whichever generation.
     pub fn put_task_status(&self, name: &str, id: u32, plugin: Option<&Plugin>, state: State) {
         let status = Status { version: plugin.map(|p| p.info.version.clone()), ..self.status_of(state, None) };
-        if self.status.get(name).is_some_and(|s| s.tasks.get(&id) == Some(&status)) {
+        if self.status.get(name).is_some_and(|s| s.tasks.get(&id).is_some_and(|known| known.says_the_same(&status))) {
             return;
         }
         self.status.put_task(name, id, status);
@@ -794,6 +798,7 @@ impl TaskSetup {
             max_host_handles: self.connector.limits.max_host_handles,
             log_line_max_bytes: self.connector.limits.log_line_max_bytes,
             log_lines_per_second: self.connector.limits.log_lines_per_second,
+            fs_inline: self.connector.limits.fs_inline,
             offsets: Some(lookup),
         }
     }

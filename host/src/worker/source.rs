@@ -364,6 +364,7 @@ impl SourceTaskRun {
             converters,
             transforms,
             tolerance,
+            unflushed: false,
         };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
@@ -396,6 +397,9 @@ struct Polling {
     transforms: crate::transform::TaskChain,
     /// What a record that a transform or a converter fails on does (errors.*).
     tolerance: super::tolerance::Tolerance,
+    /// Records (or dropped records' offsets) went to the send thread since the last flush that
+    /// Kafka acknowledged in full.
+    unflushed: bool,
 }
 
 impl Polling {
@@ -475,6 +479,7 @@ impl Polling {
             if self.to_send.send(ToSend::Records(records)).is_err() {
                 return Err(send_thread_gone());
             }
+            self.unflushed = true;
         }
     }
 
@@ -563,6 +568,11 @@ impl Polling {
     /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
     /// tells the plugin. If Kafka is slow the offsets stay pending for the next flush.
     fn flush(&mut self) -> Result<(), TaskFailure> {
+        if !self.unflushed {
+            // Nothing was handed over since the last flush that Kafka acknowledged in full: an
+            // idle task asks nothing of its send thread.
+            return Ok(());
+        }
         let (answer, answered) = mpsc::channel();
         if self.to_send.send(ToSend::Flush(answer)).is_err() {
             return Err(send_thread_gone());
@@ -571,6 +581,7 @@ impl Polling {
         if flushed.timed_out {
             return Ok(());
         }
+        self.unflushed = false;
         if let Some(failure) = self.producer.deliveries().failure() {
             return Err(TaskFailure::new(failure));
         }

@@ -140,8 +140,17 @@ impl SourceTask for FileSourceTask {
     }
 
     fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
-        if self.reader.is_none() && !self.open_reader()? {
-            return Ok(Vec::new());
+        if self.reader.is_none() {
+            // One look at the file's length tells whether anything was appended since the end
+            // was reached, before the dearer open, seek and read: an idle task costs one call
+            // to the host per poll. An error (no such file yet) is for `open_reader` to tell.
+            let read_up_to = self.position + self.partial.len() as u64;
+            if std::fs::metadata(&self.path).is_ok_and(|m| m.len() <= read_up_to) {
+                return Ok(Vec::new());
+            }
+            if !self.open_reader()? {
+                return Ok(Vec::new());
+            }
         }
         let partition = self.partition();
         let limit = max_records.min(self.batch_size) as usize;

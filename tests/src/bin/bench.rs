@@ -498,6 +498,16 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), {memory} memory")
 }
 
+/// The time now, as the reports give it.
+fn utc_now() -> String {
+    Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
 /// The `wharf` built beside this harness: the release build for a measured run, the debug build
 /// that the test suite already made for `--smoke`, which checks that the harness works and times
 /// nothing.
@@ -520,7 +530,14 @@ fn main() {
         }
     }
     if options.only.as_deref() == Some("scale") {
-        println!("{}", scale_sections(&options));
+        // Sections 7 and 8 alone take their own run: they replace those of the results file,
+        // whose other sections keep the date of theirs.
+        let sections = scale_sections(&options);
+        println!("{sections}");
+        let written = fs::read_to_string(&options.out).unwrap_or_default();
+        let kept = written.find(SCALE_HEADING).map_or(written.as_str(), |at| &written[..at]);
+        fs::write(&options.out, format!("{}\n{sections}", kept.trim_end())).unwrap();
+        eprintln!("sections 7 and 8 written to {}", options.out.display());
         return;
     }
     if let Some(only) = options.only.as_deref() {
@@ -606,12 +623,7 @@ fn main() {
         ("5. start-up to REST answering, ms", &w.startup_ms, &c.startup_ms),
     ];
     let mut report = String::new();
-    let date = Command::new("date")
-        .arg("-u")
-        .arg("+%Y-%m-%d %H:%M UTC")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
+    let date = utc_now();
     report.push_str(&format!("# Benchmark results\n\n{date}; {}; Apache Kafka 4.1.1 broker on loopback.\n", machine()));
     report.push_str(&format!(
         "{} lines of 100 bytes; median of {} run(s), (min–max) when there are several; Wharf {} build, distributed worker.\n\n",
@@ -657,15 +669,21 @@ fn main() {
     eprintln!("written to {}", options.out.display());
 }
 
+/// Where sections 7 and 8 begin in the results file.
+const SCALE_HEADING: &str = "\n## 7. Many tasks on one worker";
+
 /// Sections 7 and 8, one run each.
 fn scale_sections(options: &Options) -> String {
     let sizes = &options.scale;
     let mut out = format!(
-        "\n## 7. Many tasks on one worker\n\n\
+        "{SCALE_HEADING}\n\n{}; {}; Wharf {} build, distributed worker. \
          One run each; usage over {} s, {} s after every task was running. Idle: file sources on empty files, \
          one task each (Kafka Connect: FileStreamSource). At {} records/s: Wharf's datagen, that rate over all tasks \
          (at most 10 connectors). CPU is the worker process's user and system time.\n\n\
          | tasks | load | engine | threads | RSS, MiB | CPU s per minute | all running after, s |\n|---:|---|---|---:|---:|---:|---:|\n",
+        utc_now(),
+        machine(),
+        if cfg!(debug_assertions) { "debug" } else { "release" },
         sizes.window.as_secs(),
         sizes.settle.as_secs(),
         scale::TOTAL_RATE

@@ -3,9 +3,10 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
+use crate::kafka::polled::PolledProducer;
 use crate::sync::Unpoisoned;
 
 /// How long a write may wait for the broker's acknowledgement, and a read for the log's end.
@@ -42,7 +43,7 @@ impl ProducerContext for WriteTracker {
 /// Writes keyed records to one topic and waits for the broker's acknowledgement.
 pub struct LogWriter {
     topic: String,
-    producer: ThreadedProducer<WriteTracker>,
+    producer: PolledProducer<WriteTracker>,
 }
 
 impl LogWriter {
@@ -59,8 +60,7 @@ impl LogWriter {
     fn open(producer_config: &ClientConfig, topic: &str, idempotent: bool) -> anyhow::Result<Self> {
         let mut config = producer_config.clone();
         config.set("enable.idempotence", idempotent.to_string()).set("acks", "all").set("linger.ms", "0");
-        let producer = config
-            .create_with_context(WriteTracker::default())
+        let producer = PolledProducer::create(&config, WriteTracker::default())
             .map_err(|e| anyhow::anyhow!("cannot create a producer for topic {topic}: {e}"))?;
         Ok(LogWriter { topic: topic.to_string(), producer })
     }
@@ -103,7 +103,7 @@ impl Drop for LogWriter {
 /// leadership cannot write once its successor could.
 pub(super) struct FencedWriter {
     topic: String,
-    producer: ThreadedProducer<WriteTracker>,
+    producer: PolledProducer<WriteTracker>,
 }
 
 /// The transactional id of a cluster's config writer (Kafka Connect's name for it).
@@ -119,8 +119,7 @@ impl FencedWriter {
             .set("enable.idempotence", "true")
             .set("acks", "all")
             .set("linger.ms", "0");
-        let producer: ThreadedProducer<WriteTracker> = config
-            .create_with_context(WriteTracker::default())
+        let producer = PolledProducer::create(&config, WriteTracker::default())
             .map_err(|e| anyhow::anyhow!("cannot create the config topic writer: {e}"))?;
         producer.init_transactions(STORE_TIMEOUT).map_err(|e| {
             anyhow::anyhow!(
