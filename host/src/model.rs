@@ -444,3 +444,30 @@ pub struct ConnectorStatus {
     pub connector: Status,
     pub tasks: std::collections::BTreeMap<u32, Status>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_says_the_same_in_another_generation_only() {
+        let running = Status {
+            state: State::Running,
+            worker_id: "w:8083".into(),
+            trace: None,
+            records_skipped: 0,
+            generation: 3,
+            version: Some("1.0".into()),
+        };
+        assert!(running.says_the_same(&Status { generation: 40, ..running.clone() }));
+        for changed in [
+            Status { state: State::Paused, ..running.clone() },
+            Status { worker_id: "v:8083".into(), ..running.clone() },
+            Status { trace: Some("boom".into()), ..running.clone() },
+            Status { records_skipped: 1, ..running.clone() },
+            Status { version: None, ..running.clone() },
+        ] {
+            assert!(!running.says_the_same(&changed), "{changed:?}");
+        }
+    }
+}

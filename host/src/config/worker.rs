@@ -745,9 +745,17 @@ mod tests {
             )
         );
         assert_eq!(
-            (parsed.max_host_handles, parsed.log_line_max_bytes, parsed.log_lines_per_second),
-            (defaults.max_host_handles, defaults.log_line_max_bytes, defaults.log_lines_per_second)
+            (parsed.max_host_handles, parsed.log_line_max_bytes, parsed.log_lines_per_second, parsed.fs_inline),
+            (defaults.max_host_handles, defaults.log_line_max_bytes, defaults.log_lines_per_second, defaults.fs_inline)
         );
+    }
+
+    #[test]
+    fn file_system_calls_leave_the_task_thread_when_asked() {
+        assert!(config(MINIMAL).unwrap().wasm.fs_inline);
+        assert!(!config(&format!("{MINIMAL}wasm.fs.inline=false\n")).unwrap().wasm.fs_inline);
+        let err = config(&format!("{MINIMAL}wasm.fs.inline=sometimes\n")).unwrap_err();
+        assert!(err.to_string().contains("wasm.fs.inline"), "{err}");
     }
 
     #[test]
