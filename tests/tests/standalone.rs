@@ -562,11 +562,11 @@ fn source_tasks_share_a_producer_per_producer_settings() {
         let total: i64 = offsets.iter().map(|o| o["offset"]["sequence"].as_i64().unwrap_or(0)).sum();
         assert!(total > 0, "{connector}: {offsets:?}");
     }
-    // Each producer has one thread that serves its delivery reports.
+    // Each producer has one thread that serves its delivery reports (`kafka::polled`).
     let producers = fs::read_dir(format!("/proc/{}/task", worker.pid()))
         .unwrap()
         .filter_map(|t| fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .filter(|name| name.starts_with("producer poll"))
+        .filter(|name| name.trim_end() == "producer-poll")
         .count();
     assert_eq!(producers, 2, "18 source tasks of two producer settings should run on 2 producers");
     assert_eq!(topic_count(&shared), 1200);
