@@ -244,23 +244,6 @@ pub fn canonical(pairs: Pairs) -> Pairs {
 /// of task configs that could not reach the leader).
 const RECONCILE_INTERVAL: Duration = Duration::from_secs(5);
 
-/// How task configs reached the config topic.
-enum Submitted {
-    /// To be delivered there (`deliver_task_configs`).
-    Deliver(Destination),
-    /// The group has no leader at the moment; try again later.
-    Later(String),
-}
-
-/// Where task configs go, off the herder's thread.
-enum Destination {
-    /// Into the config store, by this worker (`as_leader`: the group's leader, whose writer may
-    /// have been fenced by a newer one).
-    Store { as_leader: bool },
-    /// To the leader, at this REST URL.
-    Leader(String),
-}
-
 /// Task configs on their way to the config store or to the leader.
 struct Forward {
     name: String,
@@ -268,7 +251,8 @@ struct Forward {
     /// stopped connector, which a resume must generate anew.
     from: Option<Pairs>,
     tasks: Vec<Pairs>,
-    to: Destination,
+    /// Never `NoLeader`: a round without a leader leaves task configs to a later one.
+    to: place::Destination,
 }
 
 /// What became of task configs delivered off the herder's thread.
@@ -951,11 +935,11 @@ impl Herder {
                 owned.generated_from.insert(name.to_string(), from.clone());
                 return;
             }
-            match submit_task_configs(place.as_ref()) {
-                Submitted::Later(why) => tracing::info!("connector {name}: task configs wait for a leader ({why})"),
-                Submitted::Deliver(to) => {
-                    forwards.push(Forward { name: name.to_string(), from: Some(from.clone()), tasks: fresh, to })
+            match place.task_configs_go() {
+                place::Destination::NoLeader => {
+                    tracing::info!("connector {name}: task configs wait for a leader ({NO_LEADER})")
                 }
+                to => forwards.push(Forward { name: name.to_string(), from: Some(from.clone()), tasks: fresh, to }),
             }
         });
         match taken {
@@ -1025,16 +1009,21 @@ impl Herder {
         let Forward { name, from, tasks, to } = forward;
         let herder = self.clone();
         let label = name.clone();
+        // The leader's writer may have been fenced by a newer leader's: then the configs wait.
+        let as_leader = matches!(to, place::Destination::StoreAsLeader);
         let deliver: Box<dyn FnOnce() -> Delivery + Send> = match to {
-            Destination::Store { as_leader } => Box::new(move || match herder.store.put_task_configs(&name, &tasks) {
-                Ok(()) => Delivery::Accepted,
-                Err(e @ ConfigStoreError::NotLeader(_)) if as_leader => {
-                    tracing::info!("connector {name}: task configs wait for a leader ({})", herder.store_failed(e));
-                    Delivery::Later
-                }
-                Err(e) => Delivery::Failed(StartError::Store { name: name.clone(), message: e.to_string() }),
-            }),
-            Destination::Leader(leader_url) => {
+            place::Destination::NoLeader => return,
+            place::Destination::Store | place::Destination::StoreAsLeader => {
+                Box::new(move || match herder.store.put_task_configs(&name, &tasks) {
+                    Ok(()) => Delivery::Accepted,
+                    Err(e @ ConfigStoreError::NotLeader(_)) if as_leader => {
+                        tracing::info!("connector {name}: task configs wait for a leader ({})", herder.store_failed(e));
+                        Delivery::Later
+                    }
+                    Err(e) => Delivery::Failed(StartError::Store { name: name.clone(), message: e.to_string() }),
+                })
+            }
+            place::Destination::Leader(leader_url) => {
                 let segment = crate::peer::path_segment(&name);
                 let url = format!("{leader_url}/connectors/{segment}/tasks");
                 let body = match crate::peer::task_configs_body(&tasks) {
@@ -1237,13 +1226,11 @@ impl Herder {
         let plugin = self.worker.plugin_of(&entry.config);
         if entry.target == TargetState::Stopped {
             if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
-                match submit_task_configs(place) {
-                    Submitted::Later(why) => {
-                        tracing::info!("connector {name}: the empty task list waits for a leader ({why})")
+                match place.task_configs_go() {
+                    place::Destination::NoLeader => {
+                        tracing::info!("connector {name}: the empty task list waits for a leader ({NO_LEADER})")
                     }
-                    Submitted::Deliver(to) => {
-                        forwards.push(Forward { name: name.to_string(), from: None, tasks: Vec::new(), to })
-                    }
+                    to => forwards.push(Forward { name: name.to_string(), from: None, tasks: Vec::new(), to }),
                 }
                 // STOPPED is reported in a later round, once the empty task list is in the config
                 // topic, as Kafka Connect reports it: an offsets change asked for once the
@@ -1290,16 +1277,8 @@ impl Herder {
     }
 }
 
-/// Where task configs go: the config topic, written by the leader (or a standalone worker), or
-/// the leader's REST API.
-fn submit_task_configs(place: &dyn place::Place) -> Submitted {
-    match place.task_configs_go() {
-        place::Destination::Store => Submitted::Deliver(Destination::Store { as_leader: false }),
-        place::Destination::StoreAsLeader => Submitted::Deliver(Destination::Store { as_leader: true }),
-        place::Destination::Leader(url) => Submitted::Deliver(Destination::Leader(url)),
-        place::Destination::NoLeader => Submitted::Later("a rebalance is in progress".into()),
-    }
-}
+/// Why task configs wait when the group has no leader.
+const NO_LEADER: &str = "a rebalance is in progress";
 
 mod place;
 
