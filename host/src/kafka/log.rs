@@ -95,20 +95,13 @@ impl KafkaLog {
             crate::sync::Stoppable::spawn(format!("log-{topic}"), move |stop| {
                 // When waiters were last told, and whether the follower got further since.
                 let (mut told, mut untold) = (Instant::now(), false);
-                let tell = |told: &mut Instant, untold: &mut bool| {
-                    progress.1.notify_all();
-                    (*told, *untold) = (Instant::now(), false);
-                };
                 while !stop.is_stopped() {
-                    let Some(result) = consumer.poll(POLL_TIMEOUT) else {
-                        if untold {
-                            tell(&mut told, &mut untold);
-                        }
-                        continue;
-                    };
-                    let at_end = matches!(result, Err(KafkaError::PartitionEOF(_)));
-                    let reached = match result {
-                        Ok(message) => {
+                    let polled = consumer.poll(POLL_TIMEOUT);
+                    // Nothing more to read for now: the end of a partition, or a quiet poll.
+                    let caught_up = matches!(polled, None | Some(Err(KafkaError::PartitionEOF(_))));
+                    let reached = match polled {
+                        None => None,
+                        Some(Ok(message)) => {
                             apply(LogRecord {
                                 partition: message.partition(),
                                 offset: message.offset(),
@@ -117,13 +110,13 @@ impl KafkaLog {
                             });
                             Some((message.partition(), message.offset() + 1))
                         }
-                        Err(KafkaError::PartitionEOF(partition)) => consumer
+                        Some(Err(KafkaError::PartitionEOF(partition))) => consumer
                             .position()
                             .ok()
                             .and_then(|list| list.find_partition(&topic, partition).and_then(|e| e.offset().to_raw()))
                             .filter(|o| *o >= 0)
                             .map(|o| (partition, o)),
-                        Err(e) => {
+                        Some(Err(e)) => {
                             tracing::warn!("reading topic {topic}: {e}");
                             None
                         }
@@ -134,11 +127,12 @@ impl KafkaLog {
                         *entry = (*entry).max(next);
                         untold = true;
                     }
-                    // Waiters are woken at the end of a partition, and every `TELL_EVERY` while
-                    // catching up: woken for each record, a reader of a long topic spent more
-                    // time switching threads than reading.
-                    if untold && (at_end || told.elapsed() >= TELL_EVERY) {
-                        tell(&mut told, &mut untold);
+                    // Waiters are woken once caught up, and every `TELL_EVERY` while catching up:
+                    // woken for each record, a reader of a long topic spent more time switching
+                    // threads than reading.
+                    if untold && (caught_up || told.elapsed() >= TELL_EVERY) {
+                        progress.1.notify_all();
+                        (told, untold) = (Instant::now(), false);
                     }
                 }
             })?
