@@ -212,6 +212,11 @@ mod tests {
         config
     }
 
+    /// The producer of task `task` whose client id is the host's default for it.
+    fn for_task(pool: &ProducerPool, task: &str, linger: &str) -> TaskProducer {
+        pool.producer_for(&config(task, linger), task, "shared").unwrap()
+    }
+
     fn same(a: &TaskProducer, b: &TaskProducer) -> bool {
         Arc::ptr_eq(&a.shared, &b.shared)
     }
@@ -219,9 +224,9 @@ mod tests {
     #[test]
     fn tasks_with_the_same_settings_share_one_producer_while_any_uses_it() {
         let pool = ProducerPool::default();
-        let a = pool.producer_for(&config("task-a", "5"), "task-a", "shared").unwrap();
-        let b = pool.producer_for(&config("task-b", "5"), "task-b", "shared").unwrap();
-        let other = pool.producer_for(&config("task-c", "50"), "task-c", "shared").unwrap();
+        let a = for_task(&pool, "task-a", "5");
+        let b = for_task(&pool, "task-b", "5");
+        let other = for_task(&pool, "task-c", "50");
         assert!(same(&a, &b), "the client id alone should not part two tasks");
         assert!(!same(&a, &other), "other settings should get a producer of their own");
         assert_eq!(pool.live(), 2);
@@ -236,7 +241,7 @@ mod tests {
         let pool = ProducerPool::default();
         let a = pool.producer_for(&config("billing", "5"), "task-a", "shared").unwrap();
         let b = pool.producer_for(&config("billing", "5"), "task-b", "shared").unwrap();
-        let c = pool.producer_for(&config("task-c", "5"), "task-c", "shared").unwrap();
+        let c = for_task(&pool, "task-c", "5");
         assert!(same(&a, &b), "one user-set id, one producer");
         assert!(!same(&a, &c), "a user-set id is not the host's default");
     }
@@ -244,21 +249,21 @@ mod tests {
     #[test]
     fn a_retired_producer_is_not_handed_to_later_tasks() {
         let pool = ProducerPool::default();
-        let a = pool.producer_for(&config("task-a", "5"), "task-a", "shared").unwrap();
+        let a = for_task(&pool, "task-a", "5");
         pool.retire(&a);
-        let b = pool.producer_for(&config("task-b", "5"), "task-b", "shared").unwrap();
+        let b = for_task(&pool, "task-b", "5");
         assert!(!same(&a, &b));
         // Retiring a producer no longer in the pool leaves its successor there.
         pool.retire(&a);
-        let c = pool.producer_for(&config("task-c", "5"), "task-c", "shared").unwrap();
+        let c = for_task(&pool, "task-c", "5");
         assert!(same(&b, &c));
     }
 
     #[test]
     fn each_task_counts_and_waits_for_its_own_records() {
         let pool = ProducerPool::default();
-        let a = pool.producer_for(&config("task-a", "5"), "task-a", "shared").unwrap();
-        let b = pool.producer_for(&config("task-b", "5"), "task-b", "shared").unwrap();
+        let a = for_task(&pool, "task-a", "5");
+        let b = for_task(&pool, "task-b", "5");
         for _ in 0..3 {
             a.send(a.record("topic-a").payload(&b"x"[..])).map_err(|(e, _)| e).unwrap();
         }

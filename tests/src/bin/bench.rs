@@ -498,6 +498,9 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), {memory} memory")
 }
 
+/// The build of Wharf beside this harness, as the reports name it.
+const BUILD: &str = if cfg!(debug_assertions) { "debug" } else { "release" };
+
 /// The time now, as the reports give it.
 fn utc_now() -> String {
     Command::new("date")
@@ -629,7 +632,7 @@ fn main() {
         "{} lines of 100 bytes; median of {} run(s), (min–max) when there are several; Wharf {} build, distributed worker.\n\n",
         options.lines,
         options.runs,
-        if cfg!(debug_assertions) { "debug" } else { "release" }
+        BUILD
     ));
     report.push_str("| figure | Wharf | Kafka Connect | Wharf / Connect |\n|---|---:|---:|---:|\n");
     for (name, wharf, connect) in rows {
@@ -683,7 +686,7 @@ fn scale_sections(options: &Options) -> String {
          | tasks | load | engine | threads | RSS, MiB | CPU s per minute | all running after, s |\n|---:|---|---|---:|---:|---:|---:|\n",
         utc_now(),
         machine(),
-        if cfg!(debug_assertions) { "debug" } else { "release" },
+        BUILD,
         sizes.window.as_secs(),
         sizes.settle.as_secs(),
         scale::TOTAL_RATE
