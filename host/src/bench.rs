@@ -1,6 +1,8 @@
 //! `wharf bench boundary`: how fast records cross the WebAssembly boundary, without Kafka, at
 //! several batch sizes, with the sandbox's limits (call deadlines and a memory cap) and without;
 //! with `--transform`, what a transform plugin costs per record beside Wharf's native transforms.
+//! `wharf bench tiers`: what compiling a component costs at each of the code generator's
+//! optimisation levels, and what its code then does per second.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -205,6 +207,53 @@ pub fn boundary(plugin_file: &Path, seconds: f64, transform: Option<&Path>) -> R
         println!("|---:|---:|---:|---:|---:|");
         for (batch, (plugin, native)) in BATCH_SIZES.iter().zip(rates) {
             println!("| {batch} | {plugin:.0} | {:.2} | {native:.0} | {:.2} |", 1e6 / plugin, 1e6 / native);
+        }
+    }
+    Ok(())
+}
+
+/// Compile seconds and records/s of `poll` (batches of 100, `seconds` long) of each source
+/// plugin, compiled at each Cranelift optimisation level.
+pub fn tiers(plugins: &[std::path::PathBuf], seconds: f64) -> Result<()> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("Compiling at each optimisation level ({cores} core(s), no compile cache), then `poll` in batches of 100 for {seconds} s");
+    println!();
+    println!("| plugin | level | compile, s | records/s | records/s / Speed's |");
+    println!("|---|---|---:|---:|---:|");
+    for file in plugins {
+        let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut speed_rate = None;
+        for (label, level) in [("Speed", wasmtime::OptLevel::Speed), ("None", wasmtime::OptLevel::None)] {
+            let cache = std::env::temp_dir().join(format!("wharf-tiers-{}", std::process::id()));
+            let runtime = Runtime::with_opt_level(cache.clone(), level)?;
+            let started = Instant::now();
+            let component = wasmtime::component::Component::new(&runtime.engine, &bytes)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("cannot compile {}", file.display()))?;
+            let compile = started.elapsed().as_secs_f64();
+            let plugin = Plugin::inspect(&runtime, component, file.clone())?;
+            let config: Vec<(String, String)> =
+                [("topic", "bench"), ("count", "-1")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let limits = WasmLimits {
+                call_timeout: Duration::from_secs(30),
+                max_records_per_call: 100,
+                max_bytes_per_call: usize::MAX,
+                ..WasmLimits::default()
+            };
+            let mut instance = plugin
+                .open_source(&runtime, Grants::none("bench-tiers", &limits), &config, &limits)
+                .map_err(anyhow::Error::msg)?;
+            let run_for = Duration::from_secs_f64(seconds);
+            let (started, mut records) = (Instant::now(), 0usize);
+            while started.elapsed() < run_for {
+                records += instance.poll().map_err(anyhow::Error::msg)?.len();
+            }
+            let rate = records as f64 / started.elapsed().as_secs_f64();
+            instance.close().map_err(anyhow::Error::msg)?;
+            let _ = std::fs::remove_dir_all(&cache);
+            let base = *speed_rate.get_or_insert(rate);
+            println!("| {name} | {label} | {compile:.1} | {rate:.0} | {:.2} |", rate / base);
         }
     }
     Ok(())

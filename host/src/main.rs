@@ -63,6 +63,17 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Compile seconds and records/s of source plugins compiled at each of the code
+    /// generator's optimisation levels.
+    Tiers {
+        /// Source plugins that produce records endlessly with `count=-1` (datagen and the
+        /// orders examples do).
+        #[arg(long = "plugin", required = true)]
+        plugins: Vec<PathBuf>,
+        /// Seconds of polling per measurement.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+    },
     /// Records/s across the WebAssembly boundary at batch sizes 1 to 10000, with and without the
     /// sandbox's limits.
     Boundary {
@@ -95,6 +106,9 @@ enum PluginCommand {
         /// Plugin files (.wasm), or folders whose .wasm files to compile.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Files compiled at once (as a worker's `wasm.compile.threads`).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+        threads: u16,
     },
     /// Write a new plugin project that builds as it is (`./build.sh`).
     New {
@@ -117,6 +131,10 @@ enum PluginCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     wharf::logging::install();
+    // Workers compile plugins in processes of this executable (`wharf plugin compile`).
+    if let Ok(executable) = std::env::current_exe() {
+        wharf::runtime::engine::compile_in_processes_of(executable);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -163,7 +181,9 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Plugin { command: PluginCommand::Inspect { file } } => inspect(&file),
-        Command::Plugin { command: PluginCommand::Compile { cache_dir, paths } } => compile(cache_dir, &paths),
+        Command::Plugin { command: PluginCommand::Compile { cache_dir, paths, threads } } => {
+            compile(cache_dir, &paths, usize::from(threads))
+        }
         Command::Plugin { command: PluginCommand::New { lang, kind, name, dir } } => {
             let dir = wharf::scaffold::create(lang, kind, &name, dir.as_deref())?;
             println!(
@@ -176,10 +196,11 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench { command: BenchCommand::Boundary { plugin, seconds, transform } } => {
             wharf::bench::boundary(&plugin, seconds, transform.as_deref())
         }
+        Command::Bench { command: BenchCommand::Tiers { plugins, seconds } } => wharf::bench::tiers(&plugins, seconds),
     }
 }
 
-fn compile(cache_dir: PathBuf, paths: &[PathBuf]) -> Result<()> {
+fn compile(cache_dir: PathBuf, paths: &[PathBuf], threads: usize) -> Result<()> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -198,24 +219,38 @@ fn compile(cache_dir: PathBuf, paths: &[PathBuf]) -> Result<()> {
     if runtime.cache_dir().is_none() {
         anyhow::bail!("{} cannot be used as a compile cache (see the warning above)", cache_dir.display());
     }
-    let mut failed = 0;
-    for file in &files {
-        let started = std::time::Instant::now();
-        match runtime.load_component(file) {
-            Ok((_, wharf::runtime::LoadedFrom::Cache)) => println!("{}: compiled already", file.display()),
-            Ok((_, wharf::runtime::LoadedFrom::Compiled)) => {
-                println!("{}: compiled in {:.1} s", file.display(), started.elapsed().as_secs_f64())
-            }
-            Err(e) => {
-                eprintln!("{}: {e:#}", file.display());
-                failed += 1;
-            }
+    // Each file on one of `threads` threads, taking the next file when done.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicUsize::new(0);
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(files.len()) {
+            scope.spawn(|| loop {
+                let Some(file) = files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else { return };
+                let began = std::time::Instant::now();
+                match runtime.load_component(file) {
+                    Ok((_, wharf::runtime::LoadedFrom::Cache)) => println!("{}: compiled already", file.display()),
+                    Ok((_, wharf::runtime::LoadedFrom::Compiled)) => {
+                        println!("{}: compiled in {:.1} s", file.display(), began.elapsed().as_secs_f64())
+                    }
+                    Err(e) => {
+                        eprintln!("{}: {e:#}", file.display());
+                        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
         }
-    }
+    });
+    let failed = failed.into_inner();
     if failed > 0 {
         anyhow::bail!("{failed} of {} plugin file(s) could not be compiled (see above)", files.len());
     }
-    println!("{} plugin file(s) ready in {}", files.len(), cache_dir.display());
+    println!(
+        "{} plugin file(s) ready in {} ({:.1} s, {threads} at once)",
+        files.len(),
+        cache_dir.display(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -68,7 +68,7 @@ fn plugins_dropped_in_while_running_are_usable_and_versions_live_side_by_side() 
     assert_eq!(first_value(&worker, &ranged), "1.0.0");
 
     let (code, error, _) = create_versioned(&worker, "missing", Some("3.0.0"));
-    assert_eq!(code, 400);
+    assert_eq!(code, 400, "{error}");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("no version matches connector.version") && message.contains("1.0.0, 2.0.0"), "{message}");
 
@@ -176,9 +176,17 @@ fn plugin_config_definitions_and_validation_use_kafka_connects_shapes() {
 #[test]
 fn a_second_start_loads_compiled_plugins_from_the_cache() {
     let cache = tempfile::tempdir().unwrap();
-    let w = Standalone::new(&[("wasm.cache.dir", cache.path().display().to_string())]);
+    // The shipped plugins only: they compile in a moment, beside the other tests.
+    let w = Standalone::new(&[
+        ("wasm.cache.dir", cache.path().display().to_string()),
+        ("plugin.path", workspace().join("target/plugins").display().to_string()),
+    ]);
     let first = w.start();
-    let log = first.log();
+    // Compiled in the background: the worker serves before.
+    let log = first.wait("file-source to be compiled", Duration::from_secs(60), || {
+        let log = first.log();
+        log.contains("loaded plugin file-source").then_some(log)
+    });
     let compiled: Vec<&str> = log.lines().filter(|l| l.contains("loaded plugin file-source")).collect();
     assert!(!compiled.is_empty() && compiled.iter().all(|l| !l.contains("from cache")), "{log}");
     drop(first);
@@ -189,4 +197,99 @@ fn a_second_start_loads_compiled_plugins_from_the_cache() {
     for line in compiled.iter().chain(loaded.iter()) {
         eprintln!("{line}");
     }
+}
+
+/// A copy of a component that no compile cache has seen: its bytes with a custom section of its
+/// own at the end.
+fn uncompiled_copy(source: &Path, target: &Path) {
+    let mut bytes = fs::read(source).unwrap();
+    let (name, salt) = (b"wharf-test-salt", unique("salt"));
+    let mut section = vec![name.len() as u8];
+    section.extend_from_slice(name);
+    section.extend_from_slice(salt.as_bytes());
+    assert!(section.len() < 128, "one byte of length");
+    bytes.extend_from_slice(&[0, section.len() as u8]);
+    bytes.extend_from_slice(&section);
+    fs::write(target, bytes).unwrap();
+}
+
+fn state_and_trace(worker: &Worker, connector: &str) -> Option<(String, String)> {
+    let status = worker.get(&format!("/connectors/{connector}/status"))?;
+    let state = status["connector"]["state"].as_str()?.to_string();
+    Some((state, status["connector"]["trace"].as_str().unwrap_or("").to_string()))
+}
+
+#[test]
+fn a_plugin_compiles_in_the_background_while_others_run_and_its_connectors_wait_for_it() {
+    // The suite's compile cache holds every plugin but the copy below, which must compile.
+    let cache = tempfile::tempdir().unwrap();
+    for entry in fs::read_dir(workspace().join("target/test-compile-cache")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "cwasm") {
+            fs::copy(&path, cache.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let compiling = tempfile::tempdir().unwrap();
+    let example = workspace().join("target/example-plugins/jsonl-source.wasm");
+    uncompiled_copy(&example, &compiling.path().join("jsonl-source.wasm"));
+    let data = tempfile::tempdir().unwrap();
+    let input = data.path().join("in.jsonl");
+    fs::write(&input, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n").unwrap();
+    let shipped = workspace().join("target/plugins");
+    let mut w = Standalone::new(&[
+        ("plugin.path", format!("{},{}", shipped.display(), compiling.path().display())),
+        ("wasm.cache.dir", cache.path().display().to_string()),
+    ]);
+    let jsonl = |topic: &str| {
+        vec![
+            ("connector.class", "jsonl-source".to_string()),
+            ("file", input.display().to_string()),
+            ("topic", topic.to_string()),
+            ("wasm.fs.read", data.path().display().to_string()),
+        ]
+    };
+    let first_topic = unique("compiled-late");
+    w.add_connector("waits", &jsonl(&first_topic));
+    let worker = w.start();
+
+    // The connector given at start waits, and says why.
+    let trace = worker.wait("the connector to wait for its plugin", Duration::from_secs(30), || {
+        let (state, trace) = state_and_trace(&worker, "waits")?;
+        (state == "UNASSIGNED" && trace.contains("still compiling")).then_some(trace)
+    });
+    assert!(trace.contains("jsonl-source") && trace.contains("jsonl-source.wasm"), "{trace}");
+
+    // A plugin in the cache runs meanwhile.
+    let (lines, other_topic) = (data.path().join("lines.txt"), unique("runs-meanwhile"));
+    fs::write(&lines, "a\nb\n").unwrap();
+    let config = json!({"name": "meanwhile", "config": {"connector.class": "FileStreamSource",
+        "file": lines.display().to_string(), "topic": other_topic,
+        "wasm.fs.read": data.path().display().to_string()}});
+    let (code, body, _) = worker.call("POST", "/connectors", Some(&config.to_string()));
+    assert_eq!(code, 201, "{body}");
+    worker.wait_task_state("meanwhile", 0, "RUNNING");
+    worker.wait("two lines", Duration::from_secs(30), || (topic_count(&other_topic) >= 2).then_some(()));
+    assert!(
+        !worker.log().contains("loaded plugin jsonl-source"),
+        "the Python component was still compiling while the other connector started"
+    );
+
+    // A create over REST waits for the compilation rather than refusing the unknown name.
+    let second_topic = unique("created-while-compiling");
+    let mut second = serde_json::Map::new();
+    for (key, value) in jsonl(&second_topic) {
+        second.insert(key.to_string(), json!(value));
+    }
+    let body = json!({"name": "created-while-compiling", "config": second});
+    let (code, body, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{body}");
+
+    // Both run once it is compiled, the first without a restart.
+    for (connector, topic) in [("waits", &first_topic), ("created-while-compiling", &second_topic)] {
+        worker.wait_task_state(connector, 0, "RUNNING");
+        worker.wait("three records", Duration::from_secs(60), || (topic_count(topic) >= 3).then_some(()));
+    }
+    let log = worker.log();
+    assert!(log.contains("compiling") && log.contains("in the background"), "{log}");
+    assert!(log.lines().any(|l| l.contains("loaded plugin jsonl-source") && l.contains("compiled now")), "{log}");
 }

@@ -118,6 +118,8 @@ pub struct WorkerConfig {
     /// `plugin.scan.interval.ms`: how often `plugin.path` is checked for added, replaced or
     /// removed plugins.
     pub plugin_scan_interval: Duration,
+    /// `wasm.compile.threads`: plugin files compiled at once, off the worker's other work.
+    pub compile_threads: usize,
     /// `host:port` the REST API binds to, from `listeners` (`http://` only).
     pub rest_bind: String,
     /// `offset.storage.file.filename` (standalone).
@@ -530,6 +532,7 @@ impl WorkerConfig {
             bootstrap_servers: bootstrap_servers.to_string(),
             plugin_path,
             plugin_scan_interval: reader.millis("plugin.scan.interval.ms")?,
+            compile_threads: reader.number("wasm.compile.threads")? as usize,
             rest_bind,
             offset_storage_file,
             offset_flush_interval: reader.millis("offset.flush.interval.ms")?,

@@ -10,6 +10,7 @@ use crate::cluster::{ClusterView, Membership, Work};
 use crate::config::ConnectorConfig;
 use crate::model::{ConnectorKind, OffsetMap};
 use crate::model::{Pairs, State, Status, TargetState};
+use crate::runtime::registry::COMPILE_WAIT;
 use crate::storage::config::{ConfigStoreError, ConnectorEntry};
 use crate::storage::{ConfigSnapshot, ConfigStore};
 use crate::sync::Unpoisoned;
@@ -59,6 +60,12 @@ impl From<ConfigStoreError> for HerderError {
 /// A start's failure by its kind: the plugin's or the store's is not the user's input.
 impl From<StartError> for HerderError {
     fn from(e: StartError) -> Self {
+        if e.waits_for_compile() {
+            return HerderError::Busy(format!(
+                "{e} (waited {} s); try again once they are compiled",
+                COMPILE_WAIT.as_secs()
+            ));
+        }
         match e {
             StartError::Plugin { .. } => HerderError::Plugin(e.to_string()),
             StartError::Store { .. } => HerderError::Store(e.to_string()),
@@ -166,6 +173,8 @@ enum Request {
     },
     /// A health check: answered as soon as the herder's thread gets to it.
     Health(Answer<()>),
+    /// A plugin finished compiling: connectors that waited for one try again now.
+    PluginsChanged,
     /// What became of task configs delivered off the herder's thread, to the config store or
     /// to the leader.
     Forwarded {
@@ -197,6 +206,9 @@ struct Owned {
     /// standalone worker runs no tasks for them, and the same config is tried again only after
     /// `RECONCILE_INTERVAL` (or a restart).
     failed: BTreeMap<String, (Pairs, std::time::Instant)>,
+    /// Connectors among `failed` that wait for a plugin still compiling: tried again as soon as
+    /// a compiled plugin arrives (`Request::PluginsChanged`).
+    awaiting_compile: std::collections::BTreeSet<String>,
     /// Connectors this worker has reported a status for, so that a deleted one loses it even
     /// if it never ran.
     reported: std::collections::BTreeSet<String>,
@@ -380,6 +392,11 @@ impl Herder {
                 Request::Health(answer) => {
                     let _ = answer.try_send(());
                 }
+                Request::PluginsChanged => {
+                    for name in std::mem::take(&mut owned.awaiting_compile) {
+                        owned.failed.remove(&name);
+                    }
+                }
                 Request::Forwarded { name, from, delivery } => {
                     owned.forwarding.remove(&name);
                     match delivery {
@@ -392,7 +409,7 @@ impl Herder {
                         Delivery::Failed(e) => {
                             let entry = self.store.snapshot().connectors.get(&name).cloned();
                             if let Some(entry) = entry {
-                                self.fail_connector(&name, &entry, &e);
+                                self.fail_connector(owned, &name, &entry, &e);
                                 owned.failed.insert(name, (from.unwrap_or(entry.config), std::time::Instant::now()));
                             }
                         }
@@ -422,6 +439,12 @@ impl Herder {
     /// Wakes the herder's thread for a round (the group assigned work, the worker stops).
     pub fn wake(&self) {
         self.store.changes().notify();
+    }
+
+    /// A plugin finished compiling: connectors waiting for one try again at once (at worst, when
+    /// the request queue is full, after `RECONCILE_INTERVAL`).
+    pub fn plugins_changed(&self) {
+        let _ = self.ask(Request::PluginsChanged);
     }
 
     /// What other workers and statuses know this worker by.
@@ -513,8 +536,9 @@ impl Herder {
             .map(crate::model::parse_version_requirement)
             .transpose()
             .map_err(HerderError::BadConfig)?;
-        let plugin =
-            registry.find(requested, version.as_ref()).map_err(|e| HerderError::PluginNotFound(e.to_string()))?;
+        let plugin = registry
+            .find_waiting(requested, version.as_ref(), COMPILE_WAIT)
+            .map_err(|e| HerderError::PluginNotFound(e.to_string()))?;
         if plugin.info.kind.connector().is_none() {
             return Err(HerderError::BadConfig(format!(
                 "{requested} is a transform plugin: validate the config of a connector that uses it \
@@ -547,8 +571,9 @@ impl Herder {
     }
 
     /// Checks a config the way a start would: host keys, then the plugin's definition and its
-    /// own validation.
-    pub fn check(&self, name: &str, config: &Pairs) -> Result<ConnectorConfig, HerderError> {
+    /// own validation. A plugin still compiling is waited for (up to `COMPILE_WAIT`), or, with
+    /// `Compiling::Accept`, the config is taken as it is and checked when the plugin is there.
+    fn check(&self, name: &str, config: &Pairs, compiling: Compiling) -> Result<ConnectorConfig, HerderError> {
         let parsed = ConnectorConfig::resolving(
             config.clone(),
             &format!("of {name}"),
@@ -556,18 +581,36 @@ impl Herder {
             &self.worker.config().config_providers,
         )
         .map_err(|e| HerderError::BadConfig(e.to_string()))?;
-        self.worker.validate(&parsed, crate::worker::validation::Types::Checked)?;
-        Ok(parsed)
+        if compiling == Compiling::Wait {
+            let registry = self.worker.registry();
+            let _ = registry.find_waiting(&parsed.class, parsed.version.as_ref(), COMPILE_WAIT);
+            for (_, step) in parsed.transforms.plugin_steps() {
+                let _ = registry.find_waiting(&step.name, step.version.as_ref(), COMPILE_WAIT);
+            }
+        }
+        match self.worker.validate(&parsed, crate::worker::validation::Types::Checked) {
+            Err(e) if compiling == Compiling::Accept && e.waits_for_compile() => {
+                tracing::info!("{e}; its config is taken now and checked when the plugin is compiled");
+                Ok(parsed)
+            }
+            checked => checked.map(|_| parsed).map_err(HerderError::from),
+        }
     }
 
     /// Creates a connector, or replaces its config when `replace` is set.
     pub fn put_connector(&self, name: &str, config: Pairs, replace: bool) -> Result<Written, HerderError> {
-        self.write_connector(name, config, replace, None)
+        self.write_connector(name, config, replace, None, Compiling::Wait)
+    }
+
+    /// A connector given at start (a standalone worker's connector files): its plugin may still
+    /// be compiling, and the worker does not wait for it before it serves.
+    pub fn put_connector_at_start(&self, name: &str, config: Pairs) -> Result<Written, HerderError> {
+        self.write_connector(name, config, false, None, Compiling::Accept)
     }
 
     /// Creates a connector in the state asked for (`initial_state`); RUNNING when none is.
     pub fn create_connector(&self, name: &str, config: Pairs, initial: Option<TargetState>) -> Result<(), HerderError> {
-        self.write_connector(name, config, false, initial).map(|_| ())
+        self.write_connector(name, config, false, initial, Compiling::Wait).map(|_| ())
     }
 
     /// Changes some keys of a connector's config (KIP-477): `Some` sets a key, `None` removes
@@ -580,7 +623,7 @@ impl Herder {
                 None => config.remove(&key),
             };
         }
-        self.write_connector(name, config.into_iter().collect(), true, None).map(|_| ())
+        self.write_connector(name, config.into_iter().collect(), true, None, Compiling::Wait).map(|_| ())
     }
 
     fn write_connector(
@@ -589,6 +632,7 @@ impl Herder {
         mut config: Pairs,
         replace: bool,
         initial: Option<TargetState>,
+        compiling: Compiling,
     ) -> Result<Written, HerderError> {
         // The last `name` counts, as everywhere a config is read.
         match crate::model::last_value(&config, "name") {
@@ -617,7 +661,7 @@ impl Herder {
         if stored.is_some() && !replace {
             return Err(HerderError::Conflict(name.to_string()));
         }
-        self.check(name, &config)?;
+        self.check(name, &config, compiling)?;
         let written = self.writing.locked();
         let exists = self.store.snapshot().connectors.contains_key(name);
         if exists && !replace {
@@ -811,10 +855,17 @@ impl Herder {
         self.store.snapshot().connectors.get(name).cloned().ok_or_else(|| HerderError::NotFound(name.to_string()))
     }
 
-    /// Records that a connector failed, with why.
-    fn fail_connector(&self, name: &str, entry: &ConnectorEntry, e: &StartError) {
-        tracing::error!("connector {name} failed: {e}");
+    /// Records that a connector failed, with why; one whose plugin is still compiling is
+    /// UNASSIGNED until it is, and says so.
+    fn fail_connector(&self, owned: &mut Owned, name: &str, entry: &ConnectorEntry, e: &StartError) {
         let plugin = self.worker.plugin_of(&entry.config);
+        if e.waits_for_compile() {
+            tracing::info!("connector {name} waits: {e}");
+            owned.awaiting_compile.insert(name.to_string());
+            self.worker.put_status(name, plugin.as_deref(), State::Unassigned, Some(e.to_string()));
+            return;
+        }
+        tracing::error!("connector {name} failed: {e}");
         self.worker.put_status(name, plugin.as_deref(), State::Failed, Some(e.to_string()));
     }
 
@@ -947,7 +998,7 @@ impl Herder {
                 owned.failed.remove(name);
             }
             Err(e) => {
-                self.fail_connector(name, entry, &e);
+                self.fail_connector(owned, name, entry, &e);
                 owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
             }
         }
@@ -1092,7 +1143,7 @@ impl Herder {
             }
             owned.reported.insert(name.clone());
             if let Err(e) = self.reconcile_connector(owned, name, entry, place.as_ref(), &mut forwards) {
-                self.fail_connector(name, entry, &e);
+                self.fail_connector(owned, name, entry, &e);
                 failed.push(name.clone());
             }
         }
@@ -1185,9 +1236,17 @@ impl Herder {
                     let started =
                         self.parse(name, &entry.config).and_then(|parsed| self.worker.start_tasks(parsed, missing));
                     if let Err(e) = started {
-                        tracing::error!("cannot start task(s) of connector {name}: {e}");
+                        // Tried again at every reconciliation; one that waits for its plugin's
+                        // compilation says so, UNASSIGNED.
+                        let state = if e.waits_for_compile() {
+                            tracing::info!("task(s) of connector {name} wait: {e}");
+                            State::Unassigned
+                        } else {
+                            tracing::error!("cannot start task(s) of connector {name}: {e}");
+                            State::Failed
+                        };
                         for id in ids {
-                            let status = self.worker.status_of(State::Failed, Some(e.to_string()));
+                            let status = self.worker.status_of(state, Some(e.to_string()));
                             self.worker.statuses().put_task(name, id, status);
                         }
                     }
@@ -1275,6 +1334,16 @@ impl Herder {
         self.worker.put_status(name, plugin.as_deref(), state, None);
         Ok(())
     }
+}
+
+/// What a config check does when the plugin it names is still compiling.
+#[derive(Clone, Copy, PartialEq)]
+enum Compiling {
+    /// Wait for it, up to `COMPILE_WAIT` (REST calls).
+    Wait,
+    /// Take the config unchecked; the connector waits, UNASSIGNED, and is checked once the
+    /// plugin is compiled.
+    Accept,
 }
 
 /// Why task configs wait when the group has no leader.

@@ -57,7 +57,8 @@ pub struct TaskInfo {
     pub config: ConfigMap,
 }
 
-/// The state of a connector or a task; `trace` only when it failed with one, and
+/// The state of a connector or a task; `trace` only when it failed with one (or, UNASSIGNED,
+/// waits for its plugin to finish compiling: Wharf's own), and
 /// `records_skipped` (Wharf's own field) only when a task skipped records under
 /// `errors.tolerance=all`.
 #[derive(Serialize)]

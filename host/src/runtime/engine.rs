@@ -27,8 +27,31 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// call, and a call that a hung file system holds ends when the system answers.
 pub const WASI_BLOCKING_THREADS: usize = 64;
 
+/// The executable that compiles plugins in processes of their own (`wharf plugin compile`), set
+/// by the `wharf` binary (`compile_in_processes_of`). Without it (the library in tests) plugins
+/// compile in this process.
+static COMPILER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// How long a compile process may take before it is killed and its file reported.
+pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The end of a compile process's error output kept for the report.
+const COMPILER_OUTPUT_BYTES: usize = 8192;
+
+/// Compile processes run at this niceness, below the worker's tasks and REST.
+const COMPILER_NICENESS: i32 = 10;
+
+/// Has `load_component_apart` compile in processes of `executable` (the `wharf` binary), so that
+/// what compiling takes (hundreds of MiB for a large component, which the allocator keeps once
+/// freed) never stays in the worker, and a compiler that fails on a file cannot take it down.
+pub fn compile_in_processes_of(executable: PathBuf) {
+    let _ = COMPILER.set(executable);
+}
+
 pub struct Runtime {
     pub engine: Engine,
+    /// The engine's settings, for the short-lived engines that compile (`load_component`).
+    config: Config,
     /// Whether calls run under `wasm.call.timeout.ms` (epoch interruption). Always on in a
     /// worker; off only to measure what the deadlines cost.
     pub call_deadlines: bool,
@@ -69,10 +92,20 @@ impl Runtime {
     /// A runtime whose calls may run without deadlines: for measuring their cost, never for
     /// running connectors.
     pub fn with_deadlines(cache_dir: PathBuf, call_deadlines: bool) -> Result<Self> {
+        Self::build(cache_dir, call_deadlines, wasmtime::OptLevel::Speed)
+    }
+
+    /// A runtime whose code generator optimises at `level`: for measuring what compiling costs
+    /// at each level, never for running connectors.
+    pub fn with_opt_level(cache_dir: PathBuf, level: wasmtime::OptLevel) -> Result<Self> {
+        Self::build(cache_dir, true, level)
+    }
+
+    fn build(cache_dir: PathBuf, call_deadlines: bool, opt_level: wasmtime::OptLevel) -> Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(call_deadlines);
-        config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        config.cranelift_opt_level(opt_level);
         // Plugin calls are futures (see `bindings`); each runs on a stack of its own, kept by
         // the store between calls.
         config.async_stack_size(ASYNC_STACK_BYTES);
@@ -129,7 +162,7 @@ impl Runtime {
             }
         };
         let io = PluginIo::new()?;
-        Ok(Runtime { engine, call_deadlines, linker, io, cache_dir, _ticker: ticker })
+        Ok(Runtime { engine, config, call_deadlines, linker, io, cache_dir, _ticker: ticker })
     }
 
     /// The compile cache in use; `None` when the configured folder is not private to this user.
@@ -147,38 +180,92 @@ impl Runtime {
     pub fn load_component(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         let cached = self.cache_dir.as_ref().map(|dir| dir.join(format!("{}.cwasm", self.cache_key(&bytes))));
-        if let Some(cached) = cached.as_ref().filter(|c| c.exists()) {
-            if let Err(problem) = private_entry(cached) {
-                tracing::warn!("ignoring compiled cache entry {}: {problem}; compiling again", cached.display());
-            } else {
-                // SAFETY: the entry is a plain file of this user's that no one else may write, in a
-                // folder only this user may write (both checked), so it was written by
-                // `Component::serialize` of an engine with the same compatibility hash (part of
-                // its name) or by this user on purpose.
-                match unsafe { Component::deserialize_file(&self.engine, cached) } {
-                    Ok(component) => return Ok((component, LoadedFrom::Cache)),
-                    Err(e) => tracing::warn!(
-                        "ignoring unreadable compiled cache entry {}: {e:#}; compiling again",
-                        cached.display()
-                    ),
-                }
-            }
+        if let Some(component) = cached.as_deref().and_then(|c| self.from_cache(c)) {
+            return Ok((component, LoadedFrom::Cache));
         }
         let started = Instant::now();
-        let component = Component::new(&self.engine, &bytes)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("{} is not a valid WebAssembly component", path.display()))?;
+        let serialized =
+            self.compile(&bytes).with_context(|| format!("{} is not a valid WebAssembly component", path.display()))?;
         tracing::debug!("compiled {} in {:?}", path.display(), started.elapsed());
         if let Some(cached) = &cached {
-            if let Err(e) = self.store_in_cache(&component, cached) {
-                tracing::warn!(
+            match store_in_cache(&serialized, cached) {
+                // Mapped from the cache file, the code and memory images are the page cache's,
+                // not this process's private memory.
+                Ok(()) => {
+                    if let Some(mapped) = self.from_cache(cached) {
+                        return Ok((mapped, LoadedFrom::Compiled));
+                    }
+                }
+                Err(e) => tracing::warn!(
                     "cannot cache compiled {} as {}: {e:#}; it will be compiled again next start",
                     path.display(),
                     cached.display()
-                );
+                ),
             }
         }
+        // SAFETY: the bytes are what `compile` serialized a moment ago, with this engine's
+        // settings.
+        let component = unsafe { Component::deserialize(&self.engine, &serialized) }
+            .map_err(anyhow::Error::from)
+            .context("cannot load the code just compiled")?;
         Ok((component, LoadedFrom::Compiled))
+    }
+
+    /// Compiles a component on an engine of its own with this one's settings, so that its
+    /// code generator goes when it is done: a code generator keeps the buffers it grew for the
+    /// largest function it ever compiled (hundreds of MiB for an interpreter's), and this
+    /// engine lives as long as the worker. The result loads in this engine.
+    fn compile(&self, bytes: &[u8]) -> Result<Vec<u8>> {
+        let compiler = Engine::new(&self.config).map_err(anyhow::Error::from).context("cannot start a compiler")?;
+        let component = Component::new(&compiler, bytes).map_err(anyhow::Error::from)?;
+        let serialized = component.serialize().map_err(anyhow::Error::from)?;
+        Ok(serialized)
+    }
+
+    /// Like `load_component`, compiling in a process of its own (`compile_in_processes_of`)
+    /// into the compile cache and mapping the result from there; in this process when there is
+    /// no compiler executable or no usable cache.
+    pub fn load_component_apart(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
+        let (Some(compiler), Some(dir)) = (COMPILER.get(), &self.cache_dir) else { return self.load_component(path) };
+        if let Some(component) = self.cached_component(path)? {
+            return Ok((component, LoadedFrom::Cache));
+        }
+        compile_apart(compiler, dir, path)?;
+        match self.cached_component(path)? {
+            Some(component) => Ok((component, LoadedFrom::Compiled)),
+            // Replaced meanwhile, or its entry not taken: compiled here, as without a cache.
+            None => self.load_component(path),
+        }
+    }
+
+    /// The component of `path` from the compile cache; `None` when it must be compiled.
+    pub fn cached_component(&self, path: &Path) -> Result<Option<Component>> {
+        let Some(dir) = &self.cache_dir else { return Ok(None) };
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(self.from_cache(&dir.join(format!("{}.cwasm", self.cache_key(&bytes)))))
+    }
+
+    /// A cache entry's component, when there is a usable one.
+    fn from_cache(&self, cached: &Path) -> Option<Component> {
+        if !cached.exists() {
+            return None;
+        }
+        if let Err(problem) = private_entry(cached) {
+            tracing::warn!("ignoring compiled cache entry {}: {problem}; compiling again", cached.display());
+            return None;
+        }
+        // SAFETY: the entry is a plain file of this user's that no one else may write, in a
+        // folder only this user may write (both checked), so it was written by
+        // `Component::serialize` of an engine with the same compatibility hash (part of its
+        // name) or by this user on purpose. Its code and memory images are mapped from the
+        // file, not copied: every task of a plugin shares them.
+        match unsafe { Component::deserialize_file(&self.engine, cached) } {
+            Ok(component) => Some(component),
+            Err(e) => {
+                tracing::warn!("ignoring unreadable compiled cache entry {}: {e:#}; compiling again", cached.display());
+                None
+            }
+        }
     }
 
     fn cache_key(&self, bytes: &[u8]) -> String {
@@ -188,20 +275,97 @@ impl Runtime {
         let hex: String = file_hash.iter().map(|b| format!("{b:02x}")).collect();
         format!("{hex}-{:016x}", engine_hash.finish())
     }
+}
 
-    fn store_in_cache(&self, component: &Component, target: &Path) -> Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let serialized = component.serialize()?;
-        // Write then rename, so a reader never sees half a file; the temporary name is new
-        // (create_new), so nothing planted under it is written through.
-        let temp = target.with_extension(format!("tmp{}-{}", std::process::id(), COUNTER.next()));
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
-        file.write_all(&serialized)?;
-        drop(file);
-        std::fs::rename(&temp, target)?;
-        Ok(())
+/// Runs `wharf plugin compile` on one file into `cache_dir`, at a lower priority, within
+/// `COMPILE_TIMEOUT`; its error output is the error.
+fn compile_apart(compiler: &Path, cache_dir: &Path, file: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut child = std::process::Command::new(compiler)
+        .args(["plugin", "compile", "--threads", "1", "--cache-dir"])
+        .arg(cache_dir)
+        .arg(file)
+        .env("RUST_LOG", "error")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {} to compile {}", compiler.display(), file.display()))?;
+    // SAFETY: setpriority only changes the scheduling priority of our own child.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, child.id(), COMPILER_NICENESS);
     }
+    let reader = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut kept: Vec<u8> = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                kept.extend_from_slice(&chunk[..n]);
+                if kept.len() > COMPILER_OUTPUT_BYTES {
+                    kept.drain(..kept.len() - COMPILER_OUTPUT_BYTES);
+                }
+            }
+            String::from_utf8_lossy(&kept).trim().to_string()
+        })
+    });
+    let deadline = Instant::now() + COMPILE_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(anyhow::anyhow!(
+                    "compiling it took longer than {} s; it was given up",
+                    COMPILE_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => break Err(anyhow::Error::from(e).context("cannot wait for the compile process")),
+        }
+    };
+    let output = reader.and_then(|r| r.join().ok()).unwrap_or_default();
+    let status = status?;
+    if status.success() {
+        return Ok(());
+    }
+    // `wharf plugin compile` names the file and says what is wrong with it.
+    let named = format!("{}: ", file.display());
+    let reason = match output.lines().rev().find_map(|l| l.strip_prefix(&named)) {
+        Some(reason) => reason.to_string(),
+        None => output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string(),
+    };
+    Err(anyhow::anyhow!(if reason.is_empty() { format!("the compile process failed ({status})") } else { reason }))
+}
+
+/// The pieces a cache entry is written in.
+const CACHE_WRITE_BYTES: usize = 64 << 10;
+
+/// Writes a compiled component into the cache as `target`: written in full and flushed to disk,
+/// then renamed, so a reader (or the next start, after a crash) never sees half a file; the
+/// temporary name is new (create_new), so nothing planted under it is written through.
+fn store_in_cache(serialized: &[u8], target: &Path) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let temp = target.with_extension(format!("tmp{}-{}", std::process::id(), COUNTER.next()));
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
+    // In pieces: the page cache keeps a file written in one go in large folios, and a worker
+    // that maps it is then charged whole folios of code it never runs.
+    let written = serialized
+        .chunks(CACHE_WRITE_BYTES)
+        .try_for_each(|piece| file.write_all(piece))
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            std::fs::rename(&temp, target)
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    Ok(written?)
 }
 
 /// The stack a plugin call runs on: wasmtime's default for WebAssembly's own stack (512 KiB)

@@ -89,12 +89,13 @@ pub async fn run(
     let cache_dir = config.compile_cache_dir.clone();
     let plugin_path = config.plugin_path.clone();
     let scan_interval = config.plugin_scan_interval;
+    let compile_threads = config.compile_threads;
     // Asks the herder's thread and the plugin scan to stop once the REST server has.
     let stop_loop = Arc::new(crate::sync::Stop::default());
     let stop_scan = stop_loop.clone();
     let (runtime, registry) = tokio::task::spawn_blocking(move || -> Result<_> {
         let runtime = Arc::new(Runtime::new(cache_dir)?);
-        let registry = Arc::new(PluginRegistry::scan(&runtime, &plugin_path));
+        let registry = PluginRegistry::scan(&runtime, &plugin_path, compile_threads);
         registry.watch(runtime.clone(), scan_interval, stop_scan);
         Ok((runtime, registry))
     })
@@ -107,11 +108,17 @@ pub async fn run(
         None => (None, None),
     };
     let herder = Herder::new(worker.clone(), stores.config, view);
+    let listening = Arc::downgrade(&herder);
+    worker.registry().on_change(move || {
+        if let Some(herder) = listening.upgrade() {
+            herder.plugins_changed();
+        }
+    });
     let starter = herder.clone();
     // The herder's thread reconciles first thing once it runs.
     let start_result = tokio::task::spawn_blocking(move || -> Result<()> {
         for connector in connectors {
-            starter.put_connector(&connector.name, connector.raw.clone(), false)?;
+            starter.put_connector_at_start(&connector.name, connector.raw.clone())?;
         }
         Ok(())
     })

@@ -21,6 +21,7 @@ use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
 use crate::model::{ConfigProblem, ConnectorKind, OffsetMap, PluginKind, TaskId};
+use crate::runtime::registry::FindError;
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
@@ -66,6 +67,14 @@ pub enum StartError {
     /// connector only).
     #[error("connector {name}: {message}")]
     Bug { name: String, message: String },
+}
+
+impl StartError {
+    /// Whether the connector waits for its plugin (or a transform plugin) to finish compiling,
+    /// rather than failed.
+    pub fn waits_for_compile(&self) -> bool {
+        matches!(self, StartError::NoPlugin { source: FindError::Compiling { .. }, .. })
+    }
 }
 
 /// A task's thread.
@@ -207,6 +216,12 @@ impl Worker {
             .registry
             .find_connector(&config.class, config.version.as_ref())
             .map_err(|source| StartError::NoPlugin { name: config.name.clone(), source })?;
+        // A transform plugin still compiling is waited for like the connector's own.
+        for (_, step) in config.transforms.plugin_steps() {
+            if let Err(source @ FindError::Compiling { .. }) = self.registry.find(&step.name, step.version.as_ref()) {
+                return Err(StartError::NoPlugin { name: config.name.clone(), source });
+            }
+        }
         let on = |name: &str, message: String| ConfigProblem { name: name.to_string(), message };
         let mut problems = validation::definition_problems(&plugin, &config.resolved, types);
         let sink = plugin.info.kind == PluginKind::Sink;

@@ -32,7 +32,7 @@ pub(crate) fn worker_without_plugins() -> (Worker, tempfile::TempDir) {
     let props = properties::parse(&text, "test").unwrap();
     let config = WorkerConfig::from_properties(&props, "test", Mode::Standalone).unwrap();
     let runtime = Arc::new(Runtime::new(config.compile_cache_dir.clone()).unwrap());
-    let registry = Arc::new(PluginRegistry::scan(&runtime, &config.plugin_path));
+    let registry = PluginRegistry::scan(&runtime, &config.plugin_path, config.compile_threads);
     let offsets = Arc::new(FileOffsetStore::open(&dir.path().join("offsets")).unwrap());
     let worker = Worker::new(config, runtime, registry, offsets, Arc::new(MemoryStatusStore::default()));
     (worker, dir)

@@ -3,7 +3,8 @@
 //! medians with their spread and writes it to a file. Run it through `./run bench` (or
 //! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker;
 //! `--only wharf` or `--only datagen` runs one side and prints it, for profiling; `--only scale`
-//! prints sections 7 and 8 (many tasks on one worker; restart and join at scale, `scale.rs`).
+//! prints sections 7 and 8 (many tasks on one worker; restart and join at scale, `scale.rs`);
+//! `--only languages` section 9 (Python and JavaScript plugins beside Rust, `languages.rs`).
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters (and, for the `j` rows and row `1t`, JsonConverter with schemas for keys and values
@@ -26,6 +27,8 @@ use rdkafka::Message;
 use serde_json::{json, Value};
 use wharf_e2e::{bootstrap, cluster_properties, count_lines, free_port, topic_count, unique, workspace};
 
+#[path = "bench/languages.rs"]
+mod languages;
 #[path = "bench/scale.rs"]
 mod scale;
 
@@ -64,6 +67,7 @@ struct Options {
     scale: scale::Sizes,
     /// The tasks of section 8's cluster.
     cluster_tasks: usize,
+    languages: languages::Sizes,
 }
 
 fn options() -> Options {
@@ -82,8 +86,8 @@ fn options() -> Options {
     let only = value("--only");
     if let Some(only) = &only {
         assert!(
-            only == "wharf" || only == "datagen" || only == "scale",
-            "--only takes wharf, datagen or scale, not {only}"
+            only == "wharf" || only == "datagen" || only == "scale" || only == "languages",
+            "--only takes wharf, datagen, scale or languages, not {only}"
         );
     }
     let scale = if smoke {
@@ -102,7 +106,13 @@ fn options() -> Options {
         }
     };
     let cluster_tasks = if smoke { 10 } else { 1000 };
-    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only, scale, cluster_tasks }
+    let languages = languages::Sizes {
+        tasks: if smoke { vec![1, 2] } else { vec![1, 10, 100] },
+        settle: Duration::from_secs(if smoke { 1 } else { 5 }),
+        ready_timeout: Duration::from_secs(if smoke { 120 } else { 600 }),
+        compile_timeout: Duration::from_secs(600),
+    };
+    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only, scale, cluster_tasks, languages }
 }
 
 /// A worker process of either engine, on fresh internal topics.
@@ -537,10 +547,15 @@ fn main() {
         // whose other sections keep the date of theirs.
         let sections = scale_sections(&options);
         println!("{sections}");
-        let written = fs::read_to_string(&options.out).unwrap_or_default();
-        let kept = written.find(SCALE_HEADING).map_or(written.as_str(), |at| &written[..at]);
-        fs::write(&options.out, format!("{}\n{sections}", kept.trim_end())).unwrap();
+        replace_sections(&options.out, SCALE_HEADING, Some(LANGUAGES_HEADING), &sections);
         eprintln!("sections 7 and 8 written to {}", options.out.display());
+        return;
+    }
+    if options.only.as_deref() == Some("languages") {
+        let section = languages_section(&options);
+        println!("{section}");
+        replace_sections(&options.out, LANGUAGES_HEADING, None, &section);
+        eprintln!("section 9 written to {}", options.out.display());
         return;
     }
     if let Some(only) = options.only.as_deref() {
@@ -664,6 +679,7 @@ fn main() {
     ));
     report.push_str(&format!("\n## 6. The WebAssembly boundary (no Kafka)\n\n{}\n", boundary.trim()));
     report.push_str(&scale_sections(&options));
+    report.push_str(&languages_section(&options));
     println!("{report}");
     if let Some(parent) = options.out.parent() {
         fs::create_dir_all(parent).unwrap();
@@ -674,6 +690,24 @@ fn main() {
 
 /// Where sections 7 and 8 begin in the results file.
 const SCALE_HEADING: &str = "\n## 7. Many tasks on one worker";
+
+/// Where section 9 begins in the results file.
+const LANGUAGES_HEADING: &str = "\n## 9. Plugins in Python and JavaScript";
+
+/// Puts `sections` in the results file in place of the text from `from` up to `until` (or the
+/// end); the other sections keep theirs, and their date.
+fn replace_sections(out: &Path, from: &str, until: Option<&str>, sections: &str) {
+    let written = fs::read_to_string(out).unwrap_or_default();
+    let start = written.find(from).unwrap_or(written.len());
+    let end = until.and_then(|u| written[start..].find(u).map(|at| start + at)).unwrap_or(written.len());
+    let (before, after) = (written[..start].trim_end(), &written[end..]);
+    fs::write(out, format!("{before}\n{}\n{after}", sections.trim_end())).unwrap();
+}
+
+/// Section 9, one run.
+fn languages_section(options: &Options) -> String {
+    languages::section(&options.languages, LANGUAGES_HEADING, &utc_now(), &machine(), BUILD)
+}
 
 /// Sections 7 and 8, one run each.
 fn scale_sections(options: &Options) -> String {
