@@ -228,9 +228,9 @@ fn compile(cache_dir: PathBuf, paths: &[PathBuf], threads: usize) -> Result<()> 
             scope.spawn(|| loop {
                 let Some(file) = files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else { return };
                 let began = std::time::Instant::now();
-                match runtime.load_component(file) {
-                    Ok((_, wharf::runtime::LoadedFrom::Cache)) => println!("{}: compiled already", file.display()),
-                    Ok((_, wharf::runtime::LoadedFrom::Compiled)) => {
+                match wharf::runtime::registry::compile_into_cache(&runtime, file) {
+                    Ok(wharf::runtime::LoadedFrom::Cache) => println!("{}: compiled already", file.display()),
+                    Ok(wharf::runtime::LoadedFrom::Compiled) => {
                         println!("{}: compiled in {:.1} s", file.display(), began.elapsed().as_secs_f64())
                     }
                     Err(e) => {

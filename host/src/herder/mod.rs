@@ -860,7 +860,7 @@ impl Herder {
     fn fail_connector(&self, owned: &mut Owned, name: &str, entry: &ConnectorEntry, e: &StartError) {
         let plugin = self.worker.plugin_of(&entry.config);
         if e.waits_for_compile() {
-            tracing::info!("connector {name} waits: {e}");
+            tracing::info!("{e}; the connector waits");
             owned.awaiting_compile.insert(name.to_string());
             self.worker.put_status(name, plugin.as_deref(), State::Unassigned, Some(e.to_string()));
             return;
@@ -1239,7 +1239,7 @@ impl Herder {
                         // Tried again at every reconciliation; one that waits for its plugin's
                         // compilation says so, UNASSIGNED.
                         let state = if e.waits_for_compile() {
-                            tracing::info!("task(s) of connector {name} wait: {e}");
+                            tracing::info!("{e}; its task(s) wait");
                             State::Unassigned
                         } else {
                             tracing::error!("cannot start task(s) of connector {name}: {e}");

@@ -188,7 +188,7 @@ impl Runtime {
             self.compile(&bytes).with_context(|| format!("{} is not a valid WebAssembly component", path.display()))?;
         tracing::debug!("compiled {} in {:?}", path.display(), started.elapsed());
         if let Some(cached) = &cached {
-            match store_in_cache(&serialized, cached) {
+            match write_privately(&serialized, cached) {
                 // Mapped from the cache file, the code and memory images are the page cache's,
                 // not this process's private memory.
                 Ok(()) => {
@@ -225,24 +225,27 @@ impl Runtime {
     /// Like `load_component`, compiling in a process of its own (`compile_in_processes_of`)
     /// into the compile cache and mapping the result from there; in this process when there is
     /// no compiler executable or no usable cache.
-    pub fn load_component_apart(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
-        let (Some(compiler), Some(dir)) = (COMPILER.get(), &self.cache_dir) else { return self.load_component(path) };
-        if let Some(component) = self.cached_component(path)? {
-            return Ok((component, LoadedFrom::Cache));
+    /// Also the cache entry it is mapped from, when it is.
+    pub fn load_component_apart(&self, path: &Path) -> Result<(Component, LoadedFrom, Option<PathBuf>)> {
+        let in_process = |runtime: &Self| runtime.load_component(path).map(|(c, from)| (c, from, None));
+        let (Some(compiler), Some(dir)) = (COMPILER.get(), &self.cache_dir) else { return in_process(self) };
+        if let Some((component, entry)) = self.cached_component(path)? {
+            return Ok((component, LoadedFrom::Cache, Some(entry)));
         }
         compile_apart(compiler, dir, path)?;
         match self.cached_component(path)? {
-            Some(component) => Ok((component, LoadedFrom::Compiled)),
+            Some((component, entry)) => Ok((component, LoadedFrom::Compiled, Some(entry))),
             // Replaced meanwhile, or its entry not taken: compiled here, as without a cache.
-            None => self.load_component(path),
+            None => in_process(self),
         }
     }
 
     /// The component of `path` from the compile cache; `None` when it must be compiled.
-    pub fn cached_component(&self, path: &Path) -> Result<Option<Component>> {
+    pub fn cached_component(&self, path: &Path) -> Result<Option<(Component, PathBuf)>> {
         let Some(dir) = &self.cache_dir else { return Ok(None) };
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        Ok(self.from_cache(&dir.join(format!("{}.cwasm", self.cache_key(&bytes)))))
+        let entry = dir.join(format!("{}.cwasm", self.cache_key(&bytes)));
+        Ok(self.from_cache(&entry).map(|component| (component, entry)))
     }
 
     /// A cache entry's component, when there is a usable one.
@@ -344,17 +347,17 @@ fn compile_apart(compiler: &Path, cache_dir: &Path, file: &Path) -> Result<()> {
 /// The pieces a cache entry is written in.
 const CACHE_WRITE_BYTES: usize = 64 << 10;
 
-/// Writes a compiled component into the cache as `target`: written in full and flushed to disk,
-/// then renamed, so a reader (or the next start, after a crash) never sees half a file; the
-/// temporary name is new (create_new), so nothing planted under it is written through.
-fn store_in_cache(serialized: &[u8], target: &Path) -> Result<()> {
+/// Writes `bytes` as `target`, a file only this user may read or write: written in full (in
+/// pieces: the page cache keeps a file written in one go in large folios, and a worker that maps
+/// it is then charged whole folios of code it never runs) and flushed to disk, then renamed, so
+/// a reader (or the next start, after a crash) never sees half a file; the temporary name is new
+/// (create_new), so nothing planted under it is written through.
+pub(crate) fn write_privately(bytes: &[u8], target: &Path) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let temp = target.with_extension(format!("tmp{}-{}", std::process::id(), COUNTER.next()));
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
-    // In pieces: the page cache keeps a file written in one go in large folios, and a worker
-    // that maps it is then charged whole folios of code it never runs.
-    let written = serialized
+    let written = bytes
         .chunks(CACHE_WRITE_BYTES)
         .try_for_each(|piece| file.write_all(piece))
         .and_then(|()| file.sync_all())
@@ -365,7 +368,7 @@ fn store_in_cache(serialized: &[u8], target: &Path) -> Result<()> {
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
-    Ok(written?)
+    written
 }
 
 /// The stack a plugin call runs on: wasmtime's default for WebAssembly's own stack (512 KiB)
@@ -442,7 +445,7 @@ fn private_folder(dir: &Path) -> Result<(), String> {
 }
 
 /// A cache entry is taken only if it is a plain file of this user's that no one else may write.
-fn private_entry(file: &Path) -> Result<(), String> {
+pub(crate) fn private_entry(file: &Path) -> Result<(), String> {
     let meta = std::fs::symlink_metadata(file).map_err(|e| format!("cannot read it ({e})"))?;
     if !meta.is_file() {
         return Err("it is not a plain file".into());

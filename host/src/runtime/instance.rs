@@ -122,8 +122,8 @@ const SINK_TASK_EXPORT: &str = "wharf:connector/sink-task@0.1.";
 const TRANSFORMER_EXPORT: &str = "wharf:connector/transformer@0.1.";
 
 impl Plugin {
-    /// Checks that `component` is a Wharf plugin, links it, and asks it to describe itself.
-    pub fn inspect(runtime: &Runtime, component: Component, path: PathBuf) -> anyhow::Result<Plugin> {
+    /// Checks that `component` is a Wharf plugin and links it; its `info` is still empty.
+    fn link(runtime: &Runtime, component: Component, path: PathBuf) -> anyhow::Result<Plugin> {
         let exports: Vec<String> =
             component.component_type().exports(&runtime.engine).map(|(name, _)| name.to_string()).collect();
         let pre = runtime.linker.instantiate_pre(&component).map_err(|e| {
@@ -152,7 +152,7 @@ impl Plugin {
         } else {
             return Err(not_a_plugin(&path, &exports, anyhow::anyhow!("no task export")));
         };
-        let mut plugin = Plugin {
+        Ok(Plugin {
             info: PluginInfo {
                 name: String::new(),
                 version: String::new(),
@@ -164,12 +164,36 @@ impl Plugin {
             path,
             pre,
             grants,
-        };
+        })
+    }
+
+    /// Checks that `component` is a Wharf plugin, links it, and asks it to describe itself.
+    pub fn inspect(runtime: &Runtime, component: Component, path: PathBuf) -> anyhow::Result<Plugin> {
+        let mut plugin = Plugin::link(runtime, component, path)?;
         let limits = WasmLimits::default();
         let mut connector = plugin.connector(runtime, "inspect", &limits).map_err(anyhow::Error::msg)?;
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
-        let world_kind = match plugin.pre {
+        plugin.accept(info)?;
+        Ok(plugin)
+    }
+
+    /// Checks that `component` is a Wharf plugin and links it, taking what it said of itself
+    /// when it was inspected before (`described`) instead of running it.
+    pub fn described(
+        runtime: &Runtime,
+        component: Component,
+        path: PathBuf,
+        info: PluginInfo,
+    ) -> anyhow::Result<Plugin> {
+        let mut plugin = Plugin::link(runtime, component, path)?;
+        plugin.accept(info)?;
+        Ok(plugin)
+    }
+
+    /// Takes the plugin's description if it fits the world the plugin implements.
+    fn accept(&mut self, info: PluginInfo) -> anyhow::Result<()> {
+        let world_kind = match self.pre {
             PluginPre::Source(_) | PluginPre::DataSource(_) => PluginKind::Source,
             PluginPre::Sink(_) | PluginPre::DataSink(_) => PluginKind::Sink,
             PluginPre::Transform(_) => PluginKind::Transform,
@@ -177,16 +201,16 @@ impl Plugin {
         if info.kind != world_kind {
             anyhow::bail!(
                 "{} describes itself as a {:?} plugin but implements the {:?} world",
-                plugin.path.display(),
+                self.path.display(),
                 info.kind,
                 world_kind
             );
         }
         if info.name.trim().is_empty() {
-            anyhow::bail!("{} describes itself with an empty name", plugin.path.display());
+            anyhow::bail!("{} describes itself with an empty name", self.path.display());
         }
-        plugin.info = info;
-        Ok(plugin)
+        self.info = info;
+        Ok(())
     }
 
     fn instantiate(

@@ -2,6 +2,7 @@
 
 mod batch;
 mod bindings;
+mod described;
 pub mod engine;
 mod http_out;
 pub mod instance;

@@ -192,8 +192,9 @@ impl PluginRegistry {
         for path in changed {
             let stamp = stamps[&path];
             match runtime.cached_component(&path) {
-                Ok(Some(component)) => {
-                    let loaded = load(runtime, &path, stamp, Ok((component, LoadedFrom::Cache)), Instant::now());
+                Ok(Some((component, entry))) => {
+                    let component = Ok((component, LoadedFrom::Cache, Some(entry)));
+                    let loaded = load(runtime, &path, stamp, component, Instant::now());
                     self.catalogue.write_locked().take(path, loaded);
                 }
                 Ok(None) => self.queue(runtime, path, stamp),
@@ -425,6 +426,20 @@ impl Catalogue {
     }
 }
 
+/// Compiles `file` into the compile cache unless it is there, and keeps what the plugin says of
+/// itself beside it, so that a worker loading it links it without running it: what `wharf plugin
+/// compile` does for each file, and so what a worker's compile processes do.
+pub fn compile_into_cache(runtime: &Runtime, file: &Path) -> anyhow::Result<LoadedFrom> {
+    let (_, from) = runtime.load_component(file)?;
+    if let Some((component, entry)) = runtime.cached_component(file)? {
+        if super::described::read(&entry).is_none() {
+            let plugin = Plugin::inspect(runtime, component, file.to_path_buf())?;
+            super::described::write(&entry, &plugin.info);
+        }
+    }
+    Ok(from)
+}
+
 /// Takes queued files until there are none, then ends (or when the registry is gone).
 fn compile_thread(registry: std::sync::Weak<PluginRegistry>, runtime: Arc<Runtime>) {
     loop {
@@ -474,11 +489,26 @@ fn load(
     runtime: &Runtime,
     path: &Path,
     stamp: (SystemTime, u64),
-    component: anyhow::Result<(wasmtime::component::Component, LoadedFrom)>,
+    component: anyhow::Result<(wasmtime::component::Component, LoadedFrom, Option<PathBuf>)>,
     since: Instant,
 ) -> (FileEntry, Option<Arc<Plugin>>) {
     let result = component
-        .and_then(|(component, from)| Ok((Plugin::inspect(runtime, component, path.to_path_buf())?, from)))
+        .and_then(|(component, from, entry)| {
+            // What the plugin said of itself when it was compiled, if kept beside its code;
+            // otherwise it is asked (and the answer kept).
+            let kept = entry.as_deref().and_then(super::described::read);
+            let plugin = match kept {
+                Some(info) => Plugin::described(runtime, component, path.to_path_buf(), info)?,
+                None => {
+                    let plugin = Plugin::inspect(runtime, component, path.to_path_buf())?;
+                    if let Some(entry) = &entry {
+                        super::described::write(entry, &plugin.info);
+                    }
+                    plugin
+                }
+            };
+            Ok((plugin, from))
+        })
         .and_then(|(plugin, from)| {
             let version = parse_version(&plugin.info.version)
                 .map_err(|e| anyhow::anyhow!("plugin {} has version {e}", plugin.info.name))?;

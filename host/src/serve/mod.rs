@@ -100,7 +100,17 @@ pub async fn run(
         Ok((runtime, registry))
     })
     .await??;
-    tracing::info!("plugins available: {}", registry.names().join(", "));
+    let compiling = registry.compiling().len();
+    match compiling {
+        0 => tracing::info!("plugins available: {}", registry.names().join(", ")),
+        n => tracing::info!(
+            "plugins available now: {}; {n} plugin file(s) compiling in the background",
+            match registry.names() {
+                names if names.is_empty() => "none yet".to_string(),
+                names => names.join(", "),
+            }
+        ),
+    }
 
     let worker = Arc::new(Worker::new(config, runtime, registry, stores.offsets, stores.status));
     let (view, join) = match stores.cluster {
