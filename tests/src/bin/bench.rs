@@ -111,6 +111,7 @@ fn options() -> Options {
         settle: Duration::from_secs(if smoke { 1 } else { 5 }),
         ready_timeout: Duration::from_secs(if smoke { 120 } else { 600 }),
         compile_timeout: Duration::from_secs(600),
+        tier_seconds: if smoke { 0.2 } else { 3.0 },
     };
     Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only, scale, cluster_tasks, languages }
 }

@@ -26,6 +26,8 @@ pub struct Sizes {
     pub ready_timeout: Duration,
     /// How long a worker may take to compile every plugin with a fresh cache.
     pub compile_timeout: Duration,
+    /// Seconds of polling per optimisation level.
+    pub tier_seconds: f64,
 }
 
 /// The plugins compared: a Rust, a Python and a JavaScript source that each make 10 records
@@ -270,5 +272,16 @@ pub fn section(sizes: &Sizes, heading: &str, when: &str, machine: &str, build: &
         let cached = loads.cached.iter().find(|(n, _)| n == name).map_or(String::new(), |(_, ms)| format!("{ms:.1}"));
         out.push_str(&format!("| {name} | {cold_ms:.0} | {cached} |\n"));
     }
+
+    // Whether a cheaper tier would pay: the same plugins compiled without optimisation.
+    eprintln!("languages: compiling at each optimisation level");
+    let mut tiers = Command::new(wharf_binary());
+    tiers.args(["bench", "tiers", "--seconds", &sizes.tier_seconds.to_string()]).env("RUST_LOG", "warn");
+    for (_, plugin) in PLUGINS {
+        let folder = if plugin == "datagen" { "target/plugins" } else { "target/example-plugins" };
+        tiers.arg("--plugin").arg(workspace().join(folder).join(format!("{plugin}.wasm")));
+    }
+    let tiers = tiers.output().expect("run wharf bench tiers");
+    out.push_str(&format!("\n{}\n", String::from_utf8_lossy(&tiers.stdout).trim()));
     out
 }
