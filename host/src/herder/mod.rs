@@ -517,6 +517,8 @@ impl Herder {
         mut config: Pairs,
     ) -> Result<(Arc<crate::runtime::Plugin>, Vec<crate::model::KeyReport>), HerderError> {
         let registry = self.worker.registry();
+        // A plugin still compiling is waited for (up to `COMPILE_WAIT`) before names are compared.
+        let _ = registry.find_waiting(requested, None, COMPILE_WAIT);
         match crate::model::last_value(&config, "connector.class").map(String::from) {
             None => config.push(("connector.class".into(), requested.to_string())),
             // A short name, a Kafka Connect class name and the plugin's own name are one plugin.

@@ -191,7 +191,17 @@ impl PluginRegistry {
         changed.sort_by_key(|path| stamps[path].1);
         for path in changed {
             let stamp = stamps[&path];
-            match runtime.cached_component(&path) {
+            let cached = runtime.cached_component(&path);
+            if !matches!(cached, Ok(None)) {
+                // Taken now: an earlier version of the file still compiling must not replace it
+                // when its compile ends.
+                let mut compiles = self.compiles.locked();
+                if compiles.pending.remove(&path).is_some() {
+                    compiles.queue.retain(|p| *p != path);
+                    compiles.changes += 1;
+                }
+            }
+            match cached {
                 Ok(Some((component, entry))) => {
                     let component = Ok((component, LoadedFrom::Cache, Some(entry)));
                     let loaded = load(runtime, &path, stamp, component, Instant::now());
