@@ -179,7 +179,7 @@ impl Runtime {
     /// this exact engine, compiling and caching it otherwise.
     pub fn load_component(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let cached = self.cache_dir.as_ref().map(|dir| dir.join(format!("{}.cwasm", self.cache_key(&bytes))));
+        let cached = self.cache_entry(&bytes);
         if let Some(component) = cached.as_deref().and_then(|c| self.from_cache(c)) {
             return Ok((component, LoadedFrom::Cache));
         }
@@ -242,10 +242,16 @@ impl Runtime {
 
     /// The component of `path` from the compile cache; `None` when it must be compiled.
     pub fn cached_component(&self, path: &Path) -> Result<Option<(Component, PathBuf)>> {
-        let Some(dir) = &self.cache_dir else { return Ok(None) };
+        if self.cache_dir.is_none() {
+            return Ok(None);
+        }
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let entry = dir.join(format!("{}.cwasm", self.cache_key(&bytes)));
-        Ok(self.from_cache(&entry).map(|component| (component, entry)))
+        Ok(self.cache_entry(&bytes).and_then(|entry| self.from_cache(&entry).map(|component| (component, entry))))
+    }
+
+    /// Where the compiled code of a file with these bytes is kept, when there is a usable cache.
+    fn cache_entry(&self, bytes: &[u8]) -> Option<PathBuf> {
+        self.cache_dir.as_ref().map(|dir| dir.join(format!("{}.cwasm", self.cache_key(bytes))))
     }
 
     /// A cache entry's component, when there is a usable one.

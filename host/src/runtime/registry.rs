@@ -37,6 +37,9 @@ const MAX_SCAN_DEPTH: usize = 8;
 /// Files waiting for or under compilation at once; more wait for a later scan.
 pub const MAX_QUEUED_COMPILES: usize = 256;
 
+/// Files still compiling that a `FindError::Compiling` names; it counts the rest.
+const NAMED_COMPILES: usize = 5;
+
 /// How long a REST call that names a plugin not loaded yet waits for the files still compiling.
 pub const COMPILE_WAIT: Duration = Duration::from_secs(60);
 
@@ -359,12 +362,16 @@ impl PluginRegistry {
         if compiles.pending.is_empty() {
             return Err(missing);
         }
-        let files = compiles
+        let mut files = compiles
             .pending
             .iter()
+            .take(NAMED_COMPILES)
             .map(|(path, (_, since))| format!("{} for {:.0} s", path.display(), since.elapsed().as_secs_f64()))
             .collect::<Vec<_>>()
             .join(", ");
+        if compiles.pending.len() > NAMED_COMPILES {
+            files.push_str(&format!(" and {} more", compiles.pending.len() - NAMED_COMPILES));
+        }
         Err(FindError::Compiling { class: class.to_string(), files, changes: compiles.changes })
     }
 
@@ -471,26 +478,9 @@ fn compile_thread(registry: std::sync::Weak<PluginRegistry>, runtime: Arc<Runtim
                 }
             }
         };
-        let Some((path, stamp, since)) = next else {
-            if this.compiles.locked().threads == 0 {
-                give_back_freed_memory();
-            }
-            return;
-        };
+        let Some((path, stamp, since)) = next else { return };
         let loaded = load(&runtime, &path, stamp, runtime.load_component_apart(&path), since);
         this.compiled(path, stamp, loaded);
-    }
-}
-
-/// Compiling a large component takes hundreds of MiB of the heap for a while; once the last
-/// compile ends, the allocator hands what it freed back to the system instead of keeping it
-/// resident for later allocations that will not come.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator's own; it has no
-    // preconditions.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
