@@ -19,7 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("runtime", &["config", "data", "model", "sync"]),
     ("storage", &["config", "kafka", "model", "sync"]),
     ("cluster", &["config", "model", "storage", "sync"]),
-    ("worker", &["config", "convert", "kafka", "model", "runtime", "storage", "sync", "transform"]),
+    ("worker", &["cluster", "config", "convert", "kafka", "model", "runtime", "storage", "sync", "transform"]),
     ("herder", &["cluster", "config", "kafka", "logging", "model", "peer", "runtime", "storage", "sync", "worker"]),
     ("rest", &["config", "herder", "logging", "model", "peer", "runtime"]),
     (

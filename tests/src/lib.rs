@@ -705,3 +705,48 @@ pub fn committed_offset(group: &str, topic: &str) -> Option<i64> {
     let committed = consumer.committed_offsets(list, Duration::from_secs(10)).ok()?;
     committed.find_partition(topic, 0)?.offset().to_raw().filter(|o| *o >= 0)
 }
+
+/// Writes numbered records to the partitions of a topic in turn until stopped, 20 every 20 ms:
+/// values `p<partition>-<n>`, `n` counting over all partitions.
+pub struct CountedStream {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<String>>>,
+}
+
+impl CountedStream {
+    pub fn start(topic: &str, partitions: i32) -> Self {
+        use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (topic, stopped) = (topic.to_string(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let producer: BaseProducer =
+                ClientConfig::new().set("bootstrap.servers", bootstrap()).set("linger.ms", "5").create().unwrap();
+            let mut written = Vec::new();
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                for _ in 0..20 {
+                    let partition = written.len() as i32 % partitions;
+                    let value = format!("p{partition}-{:09}", written.len());
+                    let record = BaseRecord::<(), _>::to(&topic).payload(&value).partition(partition);
+                    producer.send(record).map_err(|(e, _)| e).unwrap();
+                    written.push(value);
+                }
+                producer.poll(Duration::from_millis(20));
+            }
+            producer.flush(Duration::from_secs(30)).unwrap();
+            written
+        });
+        CountedStream { stop, thread: Some(thread) }
+    }
+
+    /// Stops writing; every value written, each acknowledged by the broker.
+    pub fn stop(mut self) -> Vec<String> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().expect("running").join().unwrap()
+    }
+}
+
+impl Drop for CountedStream {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}

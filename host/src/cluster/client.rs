@@ -41,6 +41,16 @@ impl WireError {
     }
 }
 
+/// `host:port` of each of `bootstrap.servers`, without a listener name.
+pub fn bootstrap_addresses(servers: &str) -> Vec<String> {
+    servers
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.rsplit_once("://").map_or(s, |(_, address)| address).to_string())
+        .collect()
+}
+
 fn wire(message: impl Into<String>) -> WireError {
     WireError::new(message)
 }

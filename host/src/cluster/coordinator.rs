@@ -181,6 +181,44 @@ impl Coordinator for WireCoordinator {
     }
 }
 
+impl WireCoordinator {
+    /// One LeaveGroup naming the member by both ids (version 3, Kafka 2.4, and later).
+    fn remove_static_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: &str,
+    ) -> Result<Removal, WireError> {
+        let version = self.0.version_of::<LeaveGroupRequest>(4)?;
+        if version < 3 {
+            return Err(WireError::fatal(format!(
+                "the broker at {} cannot remove a static member from a group (LeaveGroup version 3, Kafka 2.4, \
+                 is needed)",
+                self.0.address()
+            )));
+        }
+        let request = LeaveGroupRequest::default().with_group_id(GroupId(text(group_id))).with_members(vec![
+            MemberIdentity::default().with_member_id(text(member_id)).with_group_instance_id(Some(text(instance_id))),
+        ]);
+        let response = self.0.call(&request, version, REQUEST_TIMEOUT)?;
+        let code = match response.error_code {
+            0 => response.members.first().map_or(0, |m| m.error_code),
+            whole => whole,
+        };
+        match error_of(code) {
+            None => Ok(Removal::Removed),
+            Some(ResponseError::UnknownMemberId) => Ok(Removal::NotThere),
+            Some(ResponseError::FencedInstanceId) => Ok(Removal::Replaced),
+            Some(
+                e @ (ResponseError::NotCoordinator
+                | ResponseError::CoordinatorNotAvailable
+                | ResponseError::CoordinatorLoadInProgress),
+            ) => Err(WireError::new(e.to_string())),
+            Some(e) => Err(WireError::fatal(format!("the coordinator of group {group_id} refused: {e}"))),
+        }
+    }
+}
+
 fn millis(d: Duration) -> i32 {
     i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
 }
@@ -194,6 +232,49 @@ pub struct WireDiscovery {
 
 impl Discovery for WireDiscovery {
     fn find(&mut self, group_id: &str) -> Result<Box<dyn Coordinator>, WireError> {
+        self.connect(group_id).map(|c| Box::new(c) as Box<dyn Coordinator>)
+    }
+}
+
+/// What became of a static member asked to leave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    Removed,
+    /// The group had no such member: its session ran out, or it never joined.
+    NotThere,
+    /// Another consumer holds the `group.instance.id` now, and keeps it.
+    Replaced,
+}
+
+/// How many times a removal asks again after the coordinator moved or was loading.
+const REMOVE_ATTEMPTS: usize = 3;
+
+impl WireDiscovery {
+    /// Removes a static member (KIP-345) from a group, as the admin API's member removal does.
+    /// `member_id` is the id the coordinator gave that consumer: when a newer consumer has taken
+    /// over the `group.instance.id`, the coordinator keeps it and answers `Replaced`.
+    pub fn remove_static_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: &str,
+    ) -> Result<Removal, WireError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let answer =
+                self.connect(group_id).and_then(|mut c| c.remove_static_member(group_id, member_id, instance_id));
+            match answer {
+                Err(e) if !e.fatal && attempt < REMOVE_ATTEMPTS => {
+                    tracing::debug!("removing member {instance_id} from group {group_id}: {e}; asking again");
+                    std::thread::sleep(Duration::from_millis(200 * attempt as u64));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn connect(&mut self, group_id: &str) -> Result<WireCoordinator, WireError> {
         let mut problems = Vec::new();
         let mut fatal = false;
         for broker in &self.bootstrap {
@@ -224,7 +305,7 @@ impl Discovery for WireDiscovery {
                 Ok(if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") })
             });
             match found.and_then(|address| WireCoordinator::open(&address, &self.client_id, &self.security)) {
-                Ok(coordinator) => return Ok(Box::new(coordinator)),
+                Ok(coordinator) => return Ok(coordinator),
                 Err(e) => {
                     // Credentials or certificates one broker refuses need fixing even when
                     // another broker is merely down.

@@ -242,14 +242,25 @@ const HEALTH_DEADLINE: Duration = Duration::from_secs(10);
 /// call timeouts) before the member rejoins, so that no task runs on two workers.
 const REVOKE_DEADLINE: Duration = Duration::from_secs(600);
 
-/// A config in a canonical order (by key, the last value of a repeated key winning), so that
-/// configs compare equal however they were written or read back.
 /// What REST answers show for a value of a PASSWORD key, as Kafka Connect does.
 pub const HIDDEN: &str = "[hidden]";
 
+/// A config in a canonical order (by key, the last value of a repeated key winning), so that
+/// configs compare equal however they were written or read back.
 pub fn canonical(pairs: Pairs) -> Pairs {
     let map: BTreeMap<String, String> = pairs.into_iter().collect();
     map.into_iter().collect()
+}
+
+/// Whether a task will not run again under the config as it stands: its connector is deleted or
+/// stopped, or the task is past its connector's task count.
+fn gone_for_good(snapshot: &ConfigSnapshot, name: &str, id: u32) -> bool {
+    match snapshot.connectors.get(name) {
+        None => true,
+        Some(entry) => {
+            entry.target == TargetState::Stopped || entry.tasks.as_ref().is_some_and(|t| id as usize >= t.len())
+        }
+    }
 }
 
 /// How often the herder reconciles even without a change signal (a safety net, and the retry
@@ -907,6 +918,7 @@ impl Herder {
         for name in &work.connectors {
             owned.generated_from.remove(name);
         }
+        self.worker.release_members(|name, id| gone_for_good(&snapshot, name, id));
     }
 
     /// Called on the leader before it assigns: remembers the work the assignment covers.
@@ -1255,6 +1267,10 @@ impl Herder {
                 }
             }
         }
+
+        // Sink tasks that stopped here and will not run again give their place in their consumer
+        // group up.
+        self.worker.release_members(|name, id| gone_for_good(&snapshot, name, id));
 
         // The leader rebalances when the config names other work than it assigned.
         if place.leads() {

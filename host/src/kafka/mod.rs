@@ -90,11 +90,72 @@ pub fn consumer_config(
         // the default caps it near 130k records/s. Fetch again within 10 ms instead.
         .set("fetch.queue.backoff.ms", "10");
     for (key, value) in worker.consumer_overrides.iter().chain(overrides) {
-        if !HOST_CONSUMER_KEYS.contains(&key.as_str()) {
+        if !HOST_CONSUMER_KEYS.contains(&key.as_str()) && key != GROUP_INSTANCE_ID {
             config.set(key, value);
         }
     }
     config
+}
+
+/// The consumer setting of static group membership (KIP-345). The host sets it for each sink
+/// task itself (`sink_consumer_config`); a client that only reads or commits a group's offsets
+/// never has it.
+pub const GROUP_INSTANCE_ID: &str = "group.instance.id";
+
+/// The longest `group.instance.id` Kafka takes (as for a topic name).
+const MAX_INSTANCE_ID_LEN: usize = 249;
+
+/// A sink task's place in its consumer group when it joins as a static member: the task's next
+/// run, on whichever worker, takes the place over at once, and the consumer it replaces is
+/// fenced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaticMember {
+    pub group: String,
+    pub instance: String,
+}
+
+/// A sink task's consumer: `consumer_config`, and the task's static identity in its group unless
+/// `group.instance.id` is set empty (in the worker's `consumer.*` or the connector's
+/// `consumer.override.*`). The identity is `<prefix>-<connector>-<task>`; the prefix is a value
+/// given there, or `wharf-` and the cluster's `group.id` (a standalone worker's id), so that two
+/// clusters that name a connector alike and share its group do not fence each other. Characters
+/// Kafka does not take in an id, or an id too long, are replaced and the whole is hashed, so
+/// that two ids never meet.
+pub fn sink_consumer_config(
+    worker: &WorkerConfig,
+    connector: &str,
+    overrides: &[(String, String)],
+    client_id: &str,
+    task: u32,
+) -> (ClientConfig, Option<StaticMember>) {
+    let mut config = consumer_config(worker, connector, overrides, client_id);
+    let given = worker.consumer_overrides.iter().chain(overrides).rev().find(|(k, _)| k == GROUP_INSTANCE_ID);
+    let prefix = match given {
+        Some((_, value)) if value.trim().is_empty() => return (config, None),
+        Some((_, value)) => value.trim().to_string(),
+        None => match &worker.distributed {
+            Some(cluster) => format!("wharf-{}", cluster.group_id),
+            None => format!("wharf-{}", worker.worker_id()),
+        },
+    };
+    let instance = instance_id(&format!("{prefix}-{connector}-{task}"));
+    let group = config.get("group.id").unwrap_or_default().to_string();
+    config.set(GROUP_INSTANCE_ID, &instance);
+    (config, Some(StaticMember { group, instance }))
+}
+
+/// `wanted` as a `group.instance.id` Kafka takes: letters, digits, `.`, `_` and `-`, at most
+/// 249 characters. Anything else is replaced, and a digest of `wanted` added.
+fn instance_id(wanted: &str) -> String {
+    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if wanted.len() <= MAX_INSTANCE_ID_LEN && wanted.chars().all(legal) {
+        return wanted.to_string();
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(wanted.as_bytes());
+    let tag: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let kept: String = wanted.chars().map(|c| if legal(c) { c } else { '_' }).take(200).collect();
+    format!("{kept}-{tag}")
 }
 
 /// The errors librdkafka reported (the first few), so that a failed start says why.
@@ -250,6 +311,23 @@ pub fn flush<C: ProducerContext>(producer: &BaseProducer<C>, timeout: Duration) 
     }
 }
 
+/// The member id a consumer's group coordinator gave it; none before it joined.
+pub fn member_id<C: rdkafka::consumer::ConsumerContext>(consumer: &BaseConsumer<C>) -> Option<String> {
+    let handle = consumer.client().native_ptr();
+    // SAFETY: the handle is alive for as long as `consumer` is borrowed; librdkafka answers a
+    // copy of the id (or null), which is read here and then freed with its own allocator.
+    let id = unsafe {
+        let raw = rdkafka::bindings::rd_kafka_memberid(handle);
+        if raw.is_null() {
+            return None;
+        }
+        let id = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
+        rdkafka::bindings::rd_kafka_mem_free(handle, raw.cast());
+        id
+    };
+    (!id.is_empty()).then_some(id)
+}
+
 /// A client of a sink connector's group (`connect-<connector>`) that never joins it: for
 /// reading and committing the group's offsets from outside.
 fn group_client(worker: &WorkerConfig, connector: &str) -> anyhow::Result<BaseConsumer> {
@@ -339,4 +417,85 @@ pub fn commit_group_offsets(
              which takes a moment after the connector stopped"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{properties, Mode};
+
+    fn worker(text: &str, mode: Mode) -> WorkerConfig {
+        let storage = match mode {
+            Mode::Standalone => "offset.storage.file.filename=/o",
+            Mode::Distributed => {
+                "group.id=east\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s"
+            }
+        };
+        let text =
+            format!("bootstrap.servers=localhost:1\nplugin.path=/p\nlisteners=http://w1:8083\n{storage}\n{text}");
+        WorkerConfig::from_properties(&properties::parse(&text, "test").unwrap(), "test", mode).unwrap()
+    }
+
+    fn pairs(given: &[(&str, &str)]) -> Vec<(String, String)> {
+        given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn instance_of(worker: &WorkerConfig, connector: &str, overrides: &[(&str, &str)], task: u32) -> Option<String> {
+        let (config, member) = sink_consumer_config(worker, connector, &pairs(overrides), "c", task);
+        assert_eq!(config.get(GROUP_INSTANCE_ID), member.as_ref().map(|m| m.instance.as_str()));
+        member.map(|m| m.instance)
+    }
+
+    #[test]
+    fn a_sink_task_joins_as_a_static_member_named_after_its_cluster_connector_and_task() {
+        let cluster = worker("", Mode::Distributed);
+        assert_eq!(instance_of(&cluster, "orders", &[], 2).as_deref(), Some("wharf-east-orders-2"));
+        let (_, member) = sink_consumer_config(&cluster, "orders", &[], "c", 0);
+        assert_eq!(member.unwrap().group, "connect-orders");
+        // The group a connector names is the one its member leaves.
+        let (_, member) = sink_consumer_config(&cluster, "orders", &pairs(&[("group.id", "mine")]), "c", 0);
+        assert_eq!(member.unwrap().group, "mine");
+        // A standalone worker is known by its id.
+        let alone = worker("", Mode::Standalone);
+        let id = instance_of(&alone, "orders", &[], 0).unwrap();
+        assert!(id.starts_with("wharf-w1_8083-orders-0-"), "{id}");
+    }
+
+    #[test]
+    fn an_empty_group_instance_id_turns_static_membership_off_and_a_given_one_is_the_prefix() {
+        let alone = worker("", Mode::Standalone);
+        assert_eq!(instance_of(&alone, "orders", &[("group.instance.id", "")], 0), None);
+        assert_eq!(
+            instance_of(&alone, "orders", &[("group.instance.id", "blue")], 1).as_deref(),
+            Some("blue-orders-1")
+        );
+        let off = worker("consumer.group.instance.id=\n", Mode::Standalone);
+        assert_eq!(instance_of(&off, "orders", &[], 0), None);
+        // The connector's own setting wins over the worker's.
+        assert_eq!(
+            instance_of(&off, "orders", &[("group.instance.id", "green")], 0).as_deref(),
+            Some("green-orders-0")
+        );
+        // A client that only reads or commits a group's offsets never joins it as a member.
+        let reader = consumer_config(&alone, "orders", &pairs(&[("group.instance.id", "blue")]), "c");
+        assert_eq!(reader.get(GROUP_INSTANCE_ID), None);
+    }
+
+    #[test]
+    fn ids_kafka_would_refuse_are_mended_without_two_meeting() {
+        assert_eq!(instance_id("wharf-a.b_c-0"), "wharf-a.b_c-0");
+        let spaced = instance_id("wharf-x-my connector-0");
+        let slashed = instance_id("wharf-x-my/connector-0");
+        for id in [&spaced, &slashed] {
+            assert!(
+                id.starts_with("wharf-x-my_connector-0-")
+                    && id.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)),
+                "{id}"
+            );
+        }
+        assert_ne!(spaced, slashed);
+        let long = instance_id(&format!("wharf-x-{}-0", "n".repeat(300)));
+        assert!(long.len() <= MAX_INSTANCE_ID_LEN, "{}", long.len());
+        assert_ne!(long, instance_id(&format!("wharf-x-{}-1", "n".repeat(300))));
+    }
 }

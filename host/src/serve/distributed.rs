@@ -99,7 +99,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
             Box::new(move |herder| {
                 let member = MemberConfig {
                     group_id: d.group_id.clone(),
-                    bootstrap: bootstrap_addresses(&worker.bootstrap_servers),
+                    bootstrap: crate::cluster::client::bootstrap_addresses(&worker.bootstrap_servers),
                     client_id: format!("wharf-{}-member", d.group_id),
                     url: format!("{}://{}", worker.rest_scheme(), worker.advertised),
                     worker_id: worker.worker_id(),
@@ -122,16 +122,6 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         })
     })
     .await?
-}
-
-/// `host:port` of each bootstrap server, without a listener name.
-fn bootstrap_addresses(servers: &str) -> Vec<String> {
-    servers
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.rsplit_once("://").map_or(s, |(_, address)| address).to_string())
-        .collect()
 }
 
 /// What the group membership asks of a distributed worker.

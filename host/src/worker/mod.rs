@@ -3,6 +3,7 @@
 
 mod converting;
 mod dead_letter;
+mod membership;
 mod sink;
 mod source;
 mod tolerance;
@@ -32,15 +33,23 @@ use crate::sync::Unpoisoned;
 pub struct TaskFailure {
     pub message: String,
     pub trace: String,
+    /// Another run of the task took its place (its consumer was fenced): in a cluster that run
+    /// reports the task's state, not this one.
+    pub superseded: bool,
 }
 
 impl TaskFailure {
     pub fn new(message: String) -> Self {
-        TaskFailure { trace: message.clone(), message }
+        TaskFailure { trace: message.clone(), message, superseded: false }
     }
 
     pub fn from_plugin(e: &PluginError) -> Self {
-        TaskFailure { message: e.to_string(), trace: e.trace() }
+        TaskFailure { message: e.to_string(), trace: e.trace(), superseded: false }
+    }
+
+    /// The task stopped because another run of it took its place.
+    pub fn superseded(message: String) -> Self {
+        TaskFailure { superseded: true, ..TaskFailure::new(message) }
     }
 }
 
@@ -107,6 +116,9 @@ pub struct Worker {
     task_threads: Arc<AtomicUsize>,
     /// The producers of source tasks, one per distinct producer config.
     producers: Arc<kafka::producers::ProducerPool>,
+    /// Static members of sink tasks that stopped here, kept until the task is known to be gone
+    /// for good (or a later run of it here stops and takes the entry over).
+    members: Arc<membership::ParkedMembers>,
 }
 
 /// One of the worker's task threads, counted while it lives (given back when dropped: when the
@@ -150,6 +162,7 @@ impl Worker {
             connectors: Mutex::new(BTreeMap::new()),
             task_threads: Arc::default(),
             producers: Arc::default(),
+            members: Arc::default(),
         }
     }
 
@@ -476,7 +489,8 @@ impl Worker {
         true
     }
 
-    /// Stops one task and starts it again with the same config.
+    /// Stops one task and starts it again with the same config (a sink's consumer keeps its
+    /// place in the group).
     pub fn restart_task(&self, name: &str, id: u32) -> Result<bool, StartError> {
         let (config, task_config, handle) = {
             let mut connectors = self.connectors.locked();
@@ -598,6 +612,7 @@ impl Worker {
             reserved: self.reserved.clone(),
             stop: stop.clone(),
             producers: self.producers.clone(),
+            members: self.members.clone(),
         };
         let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
             let _slot = thread_slot;
@@ -655,6 +670,14 @@ impl Worker {
                 );
             }
         }
+    }
+
+    /// Removes from their groups the static members of sink tasks that stopped here and that
+    /// `gone` says will not run again (their connector deleted or stopped, their task count
+    /// lowered), so that their partitions go to the group's other members at once. The removals
+    /// run on a thread of their own.
+    pub fn release_members(&self, gone: impl Fn(&str, u32) -> bool) {
+        self.members.release(gone);
     }
 
     /// Stops tasks that are to run elsewhere: as `stop_tasks`, but waits for a task's last call
@@ -761,6 +784,8 @@ struct TaskSetup {
     reserved: Arc<ReservedTopics>,
     stop: Arc<crate::sync::Stop>,
     producers: Arc<kafka::producers::ProducerPool>,
+    /// Where a sink task's static member waits when the task stops.
+    members: Arc<membership::ParkedMembers>,
 }
 
 impl TaskSetup {
@@ -772,6 +797,7 @@ impl TaskSetup {
         let name = self.connector.name.clone();
         let (task, status) = (self.task.clone(), self.status.clone());
         let reporter = self.reporter.clone();
+        let distributed = self.worker.distributed.is_some();
         // A bug that panics fails this task, reported as any failure, and nothing else.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
             PluginKind::Source => self.run_source(),
@@ -792,6 +818,11 @@ impl TaskSetup {
         });
         match report.outcome {
             Ok(()) => tracing::info!(task = task.to_string(), "task stopped"),
+            // In a cluster the run that took this one's place reports the task; a standalone
+            // worker's task was taken over from outside, which its status says.
+            Err(failure) if failure.superseded && distributed => {
+                tracing::error!(task = task.to_string(), "task stopped: {}", failure.message)
+            }
             Err(failure) => {
                 tracing::error!(task = task.to_string(), "task failed: {}", failure.message);
                 let failed = reporter.status(State::Failed, Some(failure.trace));
@@ -942,15 +973,16 @@ impl TaskSetup {
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(usize::MAX)
             .clamp(1, instance.max_records_per_call() as usize);
-        let (context, fetched) = sink::context(&self.task.to_string());
-        let consumer: BaseConsumer<sink::SinkContext> = match kafka::consumer_config(
+        let (mut consumer_config, member) = kafka::sink_consumer_config(
             &self.worker,
             &self.connector.name,
             &self.connector.client_overrides.consumer,
             &format!("wharf-{}", self.task),
-        )
-        .create_with_context(context)
-        {
+            self.task.task,
+        );
+        let departure = member.and_then(|member| self.departure(&mut consumer_config, member));
+        let (context, fetched) = sink::context(&self.task.to_string(), departure.as_ref().map(|d| d.member.clone()));
+        let consumer: BaseConsumer<sink::SinkContext> = match consumer_config.create_with_context(context) {
             Ok(c) => c,
             Err(e) => {
                 return failed(TaskFailure::new(format!(
@@ -992,8 +1024,55 @@ impl TaskSetup {
             dead_letter,
             class: self.connector.class.clone(),
             tracked: self.topic_tracker(),
+            departure,
         }
         .run()
+    }
+
+    /// How the sink task's static member leaves its group for good, over the wire protocol with
+    /// the consumer's own security settings. When those are ones the wire client cannot speak,
+    /// the task joins as a dynamic member instead, which leaves on close.
+    fn departure(
+        &self,
+        config: &mut rdkafka::ClientConfig,
+        member: kafka::StaticMember,
+    ) -> Option<membership::Departure> {
+        let settings: Vec<(String, String)> =
+            config.config_map().into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        match crate::cluster::security::WireSecurity::from_settings(&settings) {
+            Ok(security) => {
+                tracing::info!(
+                    task = self.task.to_string(),
+                    "joins group {} as static member {}",
+                    member.group,
+                    member.instance
+                );
+                Some(membership::Departure {
+                    connector: self.connector.name.clone(),
+                    task: self.task.task,
+                    parked: self.members.clone(),
+                    coordinators: crate::cluster::coordinator::WireDiscovery {
+                        bootstrap: crate::cluster::client::bootstrap_addresses(
+                            config.get("bootstrap.servers").unwrap_or(&self.worker.bootstrap_servers),
+                        ),
+                        client_id: format!("wharf-{}-leave", self.task),
+                        security,
+                    },
+                    member,
+                })
+            }
+            Err(e) => {
+                tracing::info!(
+                    task = self.task.to_string(),
+                    "joins group {} as a dynamic member, not as static member {}: leaving the group for good \
+                     would need the consumer's security settings, and {e}",
+                    member.group,
+                    member.instance
+                );
+                config.remove(kafka::GROUP_INSTANCE_ID);
+                None
+            }
+        }
     }
 }
 

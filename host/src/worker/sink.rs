@@ -24,6 +24,7 @@ use super::tolerance::{RecordFailure, Retry, Stage, Tolerance};
 use super::{TaskFailure, TaskReport};
 use crate::config::RetryTimeout;
 use crate::kafka::batch::{FetchQueue, RawMessage};
+use crate::kafka::StaticMember;
 use crate::model::{Part, PartHeader, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{ErrantReport, PluginError, Put, SinkInstance};
 use crate::sync::Unpoisoned;
@@ -66,15 +67,48 @@ pub struct SinkContext {
     rebalances: AtomicU64,
     /// Where assigned partitions' records go; taken (and destroyed) before the consumer is.
     queue: Mutex<Option<Arc<FetchQueue>>>,
+    /// The task's static identity in its group, if it has one.
+    member: Option<StaticMember>,
+}
+
+impl SinkContext {
+    /// The task's failure when its consumer can no longer take part in the group: for a static
+    /// member, because another consumer joined with its `group.instance.id` (the task's next
+    /// run), which fenced this one.
+    fn fenced(&self, consumer: &BaseConsumer<SinkContext>) -> Option<TaskFailure> {
+        let (code, reason) = consumer.client().fatal_error()?;
+        if code != rdkafka::types::RDKafkaErrorCode::FencedInstanceId {
+            return Some(TaskFailure::new(format!("the task's Kafka consumer failed for good: {reason}")));
+        }
+        let (group, instance) =
+            self.member.as_ref().map_or(("its group", "its id"), |m| (m.group.as_str(), m.instance.as_str()));
+        Some(TaskFailure::superseded(format!(
+            "the task's consumer was fenced: another consumer joined group {group} as group.instance.id={instance}, \
+             so another run of this task took its place (the worker group moved the task while this worker was \
+             out of touch, or another worker runs a connector of this name in the same group); it stopped without \
+             delivering or committing more"
+        )))
+    }
 }
 
 impl ClientContext for SinkContext {}
 
 impl ConsumerContext for SinkContext {
-    fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         self.rebalances.fetch_add(1, Ordering::Relaxed);
         if let Rebalance::Revoke(list) = rebalance {
             let partitions = to_partitions(list);
+            if self.fenced(consumer).is_some() {
+                // Lost, not handed back: another consumer reads them now, so nothing of theirs is
+                // flushed or committed here, and the task thread stops at its next step.
+                tracing::warn!(
+                    task = self.label.as_str(),
+                    "partitions lost to another consumer: {}",
+                    describe(&partitions)
+                );
+                self.revoked.locked().extend(partitions);
+                return;
+            }
             tracing::info!(task = self.label.as_str(), "partitions revoked: {}", describe(&partitions));
             self.revoked.locked().extend(partitions.iter().cloned());
             let (done, handled) = mpsc::channel();
@@ -126,7 +160,7 @@ fn describe(partitions: &[TopicPartition]) -> String {
 }
 
 /// The consumer's context and the task thread's end of the queue it fills.
-pub fn context(label: &str) -> (SinkContext, Receiver<Fetched>) {
+pub fn context(label: &str, member: Option<StaticMember>) -> (SinkContext, Receiver<Fetched>) {
     let (to_task, from_fetch) = mpsc::sync_channel(PREFETCH_BATCHES);
     let context = SinkContext {
         label: label.to_string(),
@@ -135,6 +169,7 @@ pub fn context(label: &str) -> (SinkContext, Receiver<Fetched>) {
         revoked: Mutex::new(Vec::new()),
         rebalances: Default::default(),
         queue: Mutex::new(None),
+        member,
     };
     (context, from_fetch)
 }
@@ -201,6 +236,8 @@ pub struct SinkTaskRun {
     pub class: String,
     /// Records each topic the task reads from (`topic.tracking.enable`).
     pub tracked: super::topics::TopicTracker,
+    /// Where the task's static member waits once the task stopped, if it joined as one.
+    pub departure: Option<super::membership::Departure>,
 }
 
 fn to_record(message: &BorrowedMessage<'_>) -> SinkRecord {
@@ -350,6 +387,11 @@ impl Fetcher {
                 None => break,
                 Some(Ok(message)) => batch.push(to_record(&message)),
                 Some(Err(e)) => {
+                    if let Some(failure) = self.consumer.context().fenced(&self.consumer) {
+                        let _ = self.consumer.context().to_task.send(Fetched::Failed(failure));
+                        self.stop.stop();
+                        break;
+                    }
                     if e.rdkafka_error_code()
                         .is_some_and(|c| c == rdkafka::types::RDKafkaErrorCode::UnknownTopicOrPartition)
                     {
@@ -399,6 +441,7 @@ struct Delivery {
     /// Asked of the task: ends the pause between retries early.
     stop: Arc<crate::sync::Stop>,
     tracked: super::topics::TopicTracker,
+    departure: Option<super::membership::Departure>,
 }
 
 impl SinkTaskRun {
@@ -418,6 +461,7 @@ impl SinkTaskRun {
             dead_letter,
             class,
             tracked,
+            departure,
         } = self;
         let consumer = Arc::new(consumer);
         let mut delivery = Delivery {
@@ -433,6 +477,7 @@ impl SinkTaskRun {
             class,
             stop: stop.clone(),
             tracked,
+            departure,
         };
         let Some(queue) = FetchQueue::new(&consumer).map(Arc::new) else {
             let failure = TaskFailure::new("cannot create a librdkafka queue for the consumer".into());
@@ -525,6 +570,10 @@ impl Delivery {
     }
 
     fn deliver(&mut self, batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
+        // One load of librdkafka's fatal error state per batch: a fenced task delivers no more.
+        if let Some(failure) = self.consumer.context().fenced(&self.consumer) {
+            return Err(failure);
+        }
         // (partition, first offset, next offset) of the batch; records of one partition
         // usually come together, so the last entry is checked first. The offsets cover every
         // record fetched: those a transform drops, or that are skipped under
@@ -765,6 +814,9 @@ impl Delivery {
         if self.uncommitted.is_empty() {
             return Ok(());
         }
+        if let Some(failure) = self.consumer.context().fenced(&self.consumer) {
+            return Err(failure);
+        }
         // Skipped records reach their dead-letter queue before anything past them is committed.
         if let Some(queue) = &self.dead_letter {
             queue.flush()?;
@@ -781,9 +833,11 @@ impl Delivery {
             list.add_partition_offset(&o.topic, o.partition, Offset::Offset(o.offset))
                 .map_err(|e| TaskFailure::new(format!("cannot build the offset commit: {e}")))?;
         }
-        self.consumer
-            .commit(&list, CommitMode::Sync)
-            .map_err(|e| TaskFailure::new(format!("cannot commit offsets to Kafka after the plugin flushed: {e}")))?;
+        self.consumer.commit(&list, CommitMode::Sync).map_err(|e| {
+            self.consumer.context().fenced(&self.consumer).unwrap_or_else(|| {
+                TaskFailure::new(format!("cannot commit offsets to Kafka after the plugin flushed: {e}"))
+            })
+        })?;
         tracing::debug!(
             task = self.label.as_str(),
             "committed offsets {}",
@@ -800,10 +854,15 @@ impl Delivery {
         fetch_thread: Option<crate::sync::Stoppable>,
     ) -> TaskReport {
         let committed = if outcome.is_ok() { self.flush_and_commit() } else { Ok(()) };
+        let superseded = [&outcome, &committed].iter().any(|r| r.as_ref().is_err_and(|f| f.superseded));
         // The plugin is closed before the consumer leaves the group, so the revocation that
-        // leaving causes finds nothing left to flush.
-        let Delivery { instance, consumer, .. } = self;
-        let closed = instance.close().map_err(|e| TaskFailure::from_plugin(&e));
+        // leaving causes finds nothing left to flush. A superseded task's plugin is not asked to
+        // close: closing may write what it holds, and another run owns those records now.
+        let Delivery { instance, consumer, departure, .. } = self;
+        let closed = match superseded {
+            true => Ok(()),
+            false => instance.close().map_err(|e| TaskFailure::from_plugin(&e)),
+        };
         // Dropping the queue frees a fetch thread blocked on handing over a batch or waiting
         // for a revocation to be handled; records not handed to the plugin are read again by
         // whoever owns their partitions next.
@@ -814,7 +873,12 @@ impl Delivery {
         }
         // The fetch queue goes before the consumer, as librdkafka requires.
         consumer.context().queue.locked().take();
+        let member_id = crate::kafka::member_id(&consumer);
         drop(consumer);
+        // A superseded member's place is another run's now: there is nothing of its own to leave.
+        if let (Some(departure), Some(member_id), false) = (departure, member_id, superseded) {
+            departure.park(member_id);
+        }
         TaskReport { outcome: outcome.and(committed).and(closed) }
     }
 }

@@ -6,7 +6,8 @@
 //! and the text for bytes. With `errant.marker` set, a record whose value holds that text is not
 //! written but reported to the host as errant (the errant record reporter). With `refuse.marker`
 //! set, every put whose batch holds a record whose value holds that text is refused with a
-//! retriable error, as by a system that never takes that record.
+//! retriable error, as by a system that never takes that record. With `file.per.task=true` the
+//! connector runs `tasks.max` tasks, task `i` appending to `<file>.<i>`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -34,12 +35,28 @@ impl Connector for FlakySink {
                     "",
                     "Refuse every put of a record whose value holds this text",
                 ),
+                optional_key(
+                    "file.per.task",
+                    ConfigType::Boolean,
+                    "false",
+                    "Run tasks.max tasks, task i appending to <file>.<i>",
+                ),
             ],
         }
     }
 
-    fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
-        Ok(vec![config.clone()])
+    fn task_configs(config: &Config, max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
+        if !config.parse_or("file.per.task", false)? {
+            return Ok(vec![config.clone()]);
+        }
+        let file = config.require("file")?.to_string();
+        Ok((0..max_tasks.max(1))
+            .map(|i| {
+                let mut task = config.clone();
+                task.set("file", format!("{file}.{i}"));
+                task
+            })
+            .collect())
     }
 }
 
