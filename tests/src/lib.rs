@@ -750,3 +750,15 @@ impl Drop for CountedStream {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// Worker settings for quick failure detection in a cluster: the test broker allows sessions this
+/// short (scripts/kafka); a departed worker's work waits `delay_ms` for it.
+pub fn quick_failover(delay_ms: u64) -> Vec<(&'static str, String)> {
+    vec![
+        ("session.timeout.ms", "3000".into()),
+        ("heartbeat.interval.ms", "500".into()),
+        ("rebalance.timeout.ms", "10000".into()),
+        ("scheduled.rebalance.max.delay.ms", delay_ms.to_string()),
+        ("offset.flush.interval.ms", "300".into()),
+    ]
+}

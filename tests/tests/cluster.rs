@@ -14,17 +14,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 use wharf_e2e::*;
 
-/// Quick failure detection for tests: the broker allows sessions this short (scripts/kafka).
-fn settings(delay_ms: u64) -> Vec<(&'static str, String)> {
-    vec![
-        ("session.timeout.ms", "3000".into()),
-        ("heartbeat.interval.ms", "500".into()),
-        ("rebalance.timeout.ms", "10000".into()),
-        ("scheduled.rebalance.max.delay.ms", delay_ms.to_string()),
-        ("offset.flush.interval.ms", "300".into()),
-    ]
-}
-
 fn id_of(worker: &Worker) -> String {
     format!("127.0.0.1:{}", worker.port)
 }
@@ -240,9 +229,9 @@ fn feed(path: &Path, stop: Arc<AtomicBool>, written: Arc<AtomicUsize>) -> std::t
 
 #[test]
 fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
-    let d = Distributed::new(&settings(2000));
+    let d = Distributed::new(&quick_failover(2000));
     // Each worker has a folder (and log) of its own, kept until the end.
-    let homes: Vec<Distributed> = (0..3).map(|_| d.again(&settings(2000))).collect();
+    let homes: Vec<Distributed> = (0..3).map(|_| d.again(&quick_failover(2000))).collect();
     let mut workers: Vec<Worker> = vec![d.start(), homes[0].start(), homes[1].start()];
     let data = tempfile::tempdir().unwrap();
     let (input, output, topic) = (data.path().join("in.txt"), data.path().join("out.txt"), unique("cluster-lines"));
@@ -354,8 +343,8 @@ fn three_workers_share_the_work_survive_a_kill_and_rebalance_for_a_newcomer() {
 
 #[test]
 fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
-    let d = Distributed::new(&settings(2000));
-    let second = d.again(&settings(2000));
+    let d = Distributed::new(&quick_failover(2000));
+    let second = d.again(&quick_failover(2000));
     let workers = [d.start(), second.start()];
     let topic = unique("fw");
     let body = json!({"name": "gen", "config": {"connector.class": "datagen", "topic": topic, "rate": "5"}});
@@ -434,7 +423,7 @@ fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
 #[test]
 fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
     // A session timeout far longer than the wait below: only leaving the group explains the move.
-    let mut slow = settings(0);
+    let mut slow = quick_failover(0);
     slow.retain(|(k, _)| *k != "session.timeout.ms" && *k != "heartbeat.interval.ms");
     slow.push(("session.timeout.ms", "45000".into()));
     slow.push(("heartbeat.interval.ms", "1000".into()));
@@ -466,8 +455,8 @@ fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
 
 #[test]
 fn a_write_to_a_follower_whose_leader_died_is_answered_409_with_retry() {
-    let d = Distributed::new(&settings(2000));
-    let second = d.again(&settings(2000));
+    let d = Distributed::new(&quick_failover(2000));
+    let second = d.again(&quick_failover(2000));
     let mut workers = [d.start(), second.start()];
     let leader = workers[0].wait("a leader", Duration::from_secs(30), || {
         let led = |w: &Worker| {

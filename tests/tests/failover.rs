@@ -137,17 +137,8 @@ fn a_consumer_whose_place_another_took_is_fenced_and_stops_its_task() {
 
 #[test]
 fn a_sink_whose_worker_is_killed_reads_again_on_another_within_the_worker_groups_failover() {
-    let settings = |delay: &str| {
-        vec![
-            ("session.timeout.ms", "3000".to_string()),
-            ("heartbeat.interval.ms", "500".into()),
-            ("rebalance.timeout.ms", "10000".into()),
-            ("scheduled.rebalance.max.delay.ms", delay.into()),
-            ("offset.flush.interval.ms", "300".into()),
-        ]
-    };
-    let d = Distributed::new(&settings("2000"));
-    let others: Vec<Distributed> = (0..2).map(|_| d.again(&settings("2000"))).collect();
+    let d = Distributed::new(&quick_failover(2000));
+    let others: Vec<Distributed> = (0..2).map(|_| d.again(&quick_failover(2000))).collect();
     let mut workers = vec![d.start(), others[0].start(), others[1].start()];
     let topic = unique("failover-cluster");
     create_topic(&topic, 2, "delete");

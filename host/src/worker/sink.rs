@@ -524,7 +524,11 @@ impl SinkTaskRun {
             }
             let handled = match fetched.recv_timeout(POLL_TIMEOUT) {
                 Ok(next) => delivery.handle(next),
-                Err(RecvTimeoutError::Timeout) => Ok(()),
+                // A quiet task learns it was fenced too.
+                Err(RecvTimeoutError::Timeout) => match delivery.consumer.context().fenced(&delivery.consumer) {
+                    Some(failure) => Err(failure),
+                    None => Ok(()),
+                },
                 Err(RecvTimeoutError::Disconnected) => {
                     Err(TaskFailure::new("the thread that reads from Kafka stopped unexpectedly".into()))
                 }
