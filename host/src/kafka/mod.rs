@@ -117,8 +117,9 @@ pub struct StaticMember {
 /// A sink task's consumer: `consumer_config`, and the task's static identity in its group unless
 /// `group.instance.id` is set empty (in the worker's `consumer.*` or the connector's
 /// `consumer.override.*`). The identity is `<prefix>-<connector>-<task>`; the prefix is a value
-/// given there, or `wharf-` and the cluster's `group.id` (a standalone worker's id), so that two
-/// clusters that name a connector alike and share its group do not fence each other. Characters
+/// given there, or `wharf-` and the cluster's `group.id` (a standalone worker's host name and
+/// id), so that two clusters, or standalone workers, that name a connector alike and share its
+/// group do not fence each other. Characters
 /// Kafka does not take in an id, or an id too long, are replaced and the whole is hashed, so
 /// that two ids never meet.
 pub fn sink_consumer_config(
@@ -135,13 +136,26 @@ pub fn sink_consumer_config(
         Some((_, value)) => value.trim().to_string(),
         None => match &worker.distributed {
             Some(cluster) => format!("wharf-{}", cluster.group_id),
-            None => format!("wharf-{}", worker.worker_id()),
+            // Standalone workers on several machines may all be localhost:8083.
+            None => format!("wharf-{}-{}", host_name(), worker.worker_id()),
         },
     };
     let instance = instance_id(&format!("{prefix}-{connector}-{task}"));
     let group = config.get("group.id").unwrap_or_default().to_string();
     config.set(GROUP_INSTANCE_ID, &instance);
     (config, Some(StaticMember { group, instance }))
+}
+
+/// This machine's host name; empty when the system gives none.
+fn host_name() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: the call writes at most `buffer.len()` bytes into the buffer, which outlives it.
+    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
+    if result != 0 {
+        return String::new();
+    }
+    let end = buffer.iter().position(|b| *b == 0).unwrap_or(buffer.len());
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
 }
 
 /// `wanted` as a `group.instance.id` Kafka takes: letters, digits, `.`, `_` and `-`, at most
@@ -455,10 +469,11 @@ mod tests {
         // The group a connector names is the one its member leaves.
         let (_, member) = sink_consumer_config(&cluster, "orders", &pairs(&[("group.id", "mine")]), "c", 0);
         assert_eq!(member.unwrap().group, "mine");
-        // A standalone worker is known by its id.
+        // A standalone worker is known by its machine's name and its id.
         let alone = worker("", Mode::Standalone);
         let id = instance_of(&alone, "orders", &[], 0).unwrap();
-        assert!(id.starts_with("wharf-w1_8083-orders-0-"), "{id}");
+        assert!(id.starts_with(&format!("wharf-{}-w1_8083-orders-0-", host_name().replace(':', "_"))), "{id}");
+        assert!(!host_name().is_empty());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! here again: a run that stops before it joined its group leaves the older member in place.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::cluster::coordinator::{Removal, WireDiscovery};
@@ -18,10 +19,17 @@ use crate::sync::Unpoisoned;
 /// its group when its session runs out, as a member of a killed worker does.
 pub const MAX_PARKED_MEMBERS: usize = 4096;
 
+/// How many times a member's removal is tried, at most once per reconciliation after the first,
+/// while the coordinator cannot be reached.
+pub const MAX_REMOVAL_TRIES: u32 = 5;
+
 /// What a sink task with a static member needs to give its place up later.
 pub struct Departure {
     pub connector: String,
     pub task: u32,
+    /// Which run of the task on this worker (`ParkedMembers::next_run`): an older run that
+    /// ends late never replaces a newer one's entry.
+    pub run: u64,
     pub member: StaticMember,
     /// Finds the group's coordinator with the consumer's own bootstrap and security settings.
     pub coordinators: WireDiscovery,
@@ -32,39 +40,40 @@ impl Departure {
     /// Called when the task's run ended with its consumer closed, as member `member_id`.
     pub fn park(self, member_id: String) {
         let parked = self.parked.clone();
-        parked.park(Parked { departure: self, member_id });
+        parked.park(Parked { departure: self, member_id, tries: 0 });
     }
 }
 
 struct Parked {
     departure: Departure,
     member_id: String,
+    tries: u32,
 }
 
 /// The static members of tasks that stopped on this worker, by connector and task.
 #[derive(Default)]
 pub struct ParkedMembers {
-    entries: Mutex<Entries>,
-}
-
-#[derive(Default)]
-struct Entries {
-    by_task: BTreeMap<(String, u32), (u64, Parked)>,
-    /// Counts parkings, to find the oldest entry.
-    next: u64,
+    entries: Mutex<BTreeMap<(String, u32), Parked>>,
+    runs: AtomicU64,
 }
 
 impl ParkedMembers {
+    /// A number for a task's run that starts now, greater than every earlier one.
+    pub fn next_run(&self) -> u64 {
+        self.runs.fetch_add(1, Ordering::Relaxed)
+    }
+
     fn park(&self, parked: Parked) {
         let mut entries = self.entries.locked();
         let key = (parked.departure.connector.clone(), parked.departure.task);
-        let order = entries.next;
-        entries.next += 1;
-        entries.by_task.insert(key, (order, parked));
-        if entries.by_task.len() > MAX_PARKED_MEMBERS {
-            let oldest = entries.by_task.iter().min_by_key(|(_, (order, _))| *order).map(|(key, _)| key.clone());
+        if entries.get(&key).is_some_and(|newer| newer.departure.run > parked.departure.run) {
+            return;
+        }
+        entries.insert(key, parked);
+        if entries.len() > MAX_PARKED_MEMBERS {
+            let oldest = entries.iter().min_by_key(|(_, p)| p.departure.run).map(|(key, _)| key.clone());
             if let Some((connector, task)) = oldest {
-                entries.by_task.remove(&(connector.clone(), task));
+                entries.remove(&(connector.clone(), task));
                 tracing::debug!(
                     "forgetting the static member of task {connector}-{task} (MAX_PARKED_MEMBERS={MAX_PARKED_MEMBERS})"
                 );
@@ -72,14 +81,19 @@ impl ParkedMembers {
         }
     }
 
-    /// Removes the members `gone` names from their groups, on a thread of its own.
+    /// Removes the members of the tasks `gone` names from their groups, on a thread of its own.
     pub fn release(&self, gone: impl Fn(&str, u32) -> bool) {
-        let leaving: Vec<Parked> = {
-            let mut entries = self.entries.locked();
-            let keys: Vec<(String, u32)> =
-                entries.by_task.keys().filter(|(connector, task)| gone(connector, *task)).cloned().collect();
-            keys.iter().filter_map(|key| entries.by_task.remove(key)).map(|(_, parked)| parked).collect()
-        };
+        self.release_where(|connector, task, _| gone(connector, task));
+    }
+
+    /// A task starts with another identity in its group (its connector's `group.id` or
+    /// `group.instance.id` changed): the member of its earlier run gives its place up.
+    pub fn release_if_changed(&self, connector: &str, task: u32, member: &StaticMember) {
+        self.release_where(|c, t, parked| c == connector && t == task && parked != member);
+    }
+
+    fn release_where(&self, leaves: impl Fn(&str, u32, &StaticMember) -> bool) {
+        let leaving = self.take(leaves);
         if leaving.is_empty() {
             return;
         }
@@ -96,21 +110,40 @@ impl ParkedMembers {
         }
     }
 
+    /// Takes the entries `leaves` names out.
+    fn take(&self, leaves: impl Fn(&str, u32, &StaticMember) -> bool) -> Vec<Parked> {
+        let mut entries = self.entries.locked();
+        let keys: Vec<(String, u32)> = entries
+            .iter()
+            .filter(|((connector, task), p)| leaves(connector, *task, &p.departure.member))
+            .map(|(key, _)| key.clone())
+            .collect();
+        keys.iter().filter_map(|key| entries.remove(key)).collect()
+    }
+
     #[cfg(test)]
-    fn parked(&self) -> Vec<(String, u32)> {
-        self.entries.locked().by_task.keys().cloned().collect()
+    fn parked(&self) -> Vec<(String, u32, String)> {
+        self.entries.locked().iter().map(|((c, t), p)| (c.clone(), *t, p.member_id.clone())).collect()
     }
 }
 
-fn leave(parked: Parked) {
-    let Parked { mut departure, member_id } = parked;
-    let task = format!("{}-{}", departure.connector, departure.task);
-    let StaticMember { group, instance } = &departure.member;
-    match departure.coordinators.remove_static_member(group, &member_id, instance) {
+/// Asks the coordinator to remove one member; one that could not be asked is parked again, for
+/// the next reconciliation to try, up to `MAX_REMOVAL_TRIES`.
+fn leave(mut parked: Parked) {
+    let task = format!("{}-{}", parked.departure.connector, parked.departure.task);
+    let StaticMember { group, instance } = parked.departure.member.clone();
+    let answer = parked.departure.coordinators.remove_static_member(&group, &parked.member_id, &instance);
+    match answer {
         Ok(Removal::Removed) => tracing::info!(task, "static member {instance} left group {group} for good"),
         Ok(Removal::NotThere) => tracing::info!(task, "group {group} no longer had static member {instance}"),
         Ok(Removal::Replaced) => {
             tracing::info!(task, "another consumer holds {instance} in group {group} now, and keeps it")
+        }
+        Err(e) if !e.fatal && parked.tries + 1 < MAX_REMOVAL_TRIES => {
+            tracing::info!(task, "cannot remove static member {instance} from group {group} yet ({e}); trying again");
+            parked.tries += 1;
+            let members = parked.departure.parked.clone();
+            members.park(parked);
         }
         Err(e) => tracing::warn!(
             task,
@@ -128,6 +161,7 @@ mod tests {
         Departure {
             connector: connector.into(),
             task,
+            run: parked.next_run(),
             member: StaticMember { group: format!("connect-{connector}"), instance: format!("{connector}-{task}") },
             // Nothing listens there: a removal fails at once, and is only logged.
             coordinators: WireDiscovery {
@@ -139,17 +173,31 @@ mod tests {
         }
     }
 
+    fn keys(parked: &ParkedMembers) -> Vec<(String, u32)> {
+        parked.parked().into_iter().map(|(c, t, _)| (c, t)).collect()
+    }
+
     #[test]
-    fn members_wait_until_their_task_runs_again_or_is_gone() {
+    fn members_wait_until_their_task_is_gone_and_a_late_older_run_replaces_no_newer_one() {
         let parked = Arc::new(ParkedMembers::default());
         for (connector, task) in [("a", 0), ("a", 1), ("b", 0)] {
             departure(&parked, connector, task).park(format!("m-{connector}-{task}"));
         }
-        // A later run of a task that stops takes its entry over.
-        departure(&parked, "b", 0).park("m-b-0-again".into());
-        assert_eq!(parked.parked().len(), 3);
-        parked.release(|connector, task| connector == "a" && task >= 1 || connector == "b");
-        assert_eq!(parked.parked(), vec![("a".to_string(), 0)]);
+        // Two runs of b-0 end in the other order: the newer run's member stays.
+        let (older, newer) = (departure(&parked, "b", 0), departure(&parked, "b", 0));
+        newer.park("m-b-0-newer".into());
+        older.park("m-b-0-older".into());
+        assert!(parked.parked().contains(&("b".to_string(), 0, "m-b-0-newer".to_string())));
+        // (What `release` takes; its thread's removals are not waited for here.)
+        let gone = parked.take(|connector, task, _| connector == "a" && task >= 1 || connector == "b");
+        assert_eq!(gone.len(), 2);
+        assert_eq!(keys(&parked), vec![("a".to_string(), 0)]);
+        // The same task with another identity releases the earlier one.
+        let same = StaticMember { group: "connect-a".into(), instance: "a-0".into() };
+        let other = StaticMember { group: "connect-a".into(), instance: "renamed-a-0".into() };
+        assert!(parked.take(|c, t, m| c == "a" && t == 0 && *m != same).is_empty());
+        assert_eq!(parked.take(|c, t, m| c == "a" && t == 0 && *m != other).len(), 1);
+        assert!(keys(&parked).is_empty());
     }
 
     #[test]
@@ -158,7 +206,7 @@ mod tests {
         for task in 0..=MAX_PARKED_MEMBERS as u32 {
             departure(&parked, "c", task).park(format!("m-{task}"));
         }
-        let kept = parked.parked();
+        let kept = keys(&parked);
         assert_eq!(kept.len(), MAX_PARKED_MEMBERS);
         assert!(!kept.contains(&("c".to_string(), 0)) && kept.contains(&("c".to_string(), 1)));
     }

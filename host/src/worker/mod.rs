@@ -1047,9 +1047,11 @@ impl TaskSetup {
                     member.group,
                     member.instance
                 );
+                self.members.release_if_changed(&self.connector.name, self.task.task, &member);
                 Some(membership::Departure {
                     connector: self.connector.name.clone(),
                     task: self.task.task,
+                    run: self.members.next_run(),
                     parked: self.members.clone(),
                     coordinators: crate::cluster::coordinator::WireDiscovery {
                         bootstrap: crate::cluster::client::bootstrap_addresses(

@@ -562,7 +562,12 @@ impl Delivery {
             }
             Fetched::Revoked { partitions, done } => {
                 let committed = self.flush_and_commit();
-                let closed = self.instance.close_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e));
+                // Fenced meanwhile: the partitions are another run's, and the plugin writes nothing
+                // more of theirs.
+                let closed = match committed.as_ref().is_err_and(|f| f.superseded) {
+                    true => Ok(()),
+                    false => self.instance.close_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e)),
+                };
                 for partition in &partitions {
                     self.uncommitted.remove(partition);
                 }
@@ -857,6 +862,11 @@ impl Delivery {
         fetched: Receiver<Fetched>,
         fetch_thread: Option<crate::sync::Stoppable>,
     ) -> TaskReport {
+        // A task fenced by now ends as superseded, whatever else stopped it.
+        let outcome = match self.consumer.context().fenced(&self.consumer).filter(|f| f.superseded) {
+            Some(fenced) => Err(fenced),
+            None => outcome,
+        };
         let committed = if outcome.is_ok() { self.flush_and_commit() } else { Ok(()) };
         let superseded = [&outcome, &committed].iter().any(|r| r.as_ref().is_err_and(|f| f.superseded));
         // The plugin is closed before the consumer leaves the group, so the revocation that
