@@ -441,6 +441,14 @@ impl Worker {
         Some((task["state"].as_str()?.to_string(), task))
     }
 
+    /// A task's state and status now. A reading that fails (a REST call on a loaded machine)
+    /// is taken again for up to 10 s; a state other than the one hoped for is not.
+    pub fn task_state_now(&self, connector: &str, task: u32) -> (String, Value) {
+        self.wait(&format!("a status reading of task {connector}-{task}"), Duration::from_secs(10), || {
+            self.task_state(connector, task)
+        })
+    }
+
     pub fn wait_task_state(&self, connector: &str, task: u32, state: &str) -> Value {
         self.wait(&format!("task {connector}-{task} to be {state}"), Duration::from_secs(60), || {
             self.task_state(connector, task).filter(|(s, _)| s == state).map(|(_, t)| t)

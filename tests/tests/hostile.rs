@@ -28,7 +28,7 @@ fn assert_unharmed(worker: &Worker, canary: &Canary) {
     worker.wait("the canary to write more records", Duration::from_secs(30), || {
         (topic_count(&canary.topic) > before).then_some(())
     });
-    assert_eq!(worker.task_state("canary", 0).unwrap().0, "RUNNING");
+    assert_eq!(worker.task_state_now("canary", 0).0, "RUNNING");
     let asked = Instant::now();
     let (code, _, _) = worker.call("GET", "/connectors?expand=status", None);
     assert_eq!(code, 200);
@@ -170,8 +170,8 @@ fn tasks_beyond_the_workers_ceilings_are_refused_or_failed() {
         (!states.iter().any(|s| s == "UNASSIGNED")).then_some(states)
     });
     assert_eq!(states.iter().filter(|s| *s == "RUNNING").count(), 2, "{states:?}");
-    let failed = (0..3).find(|id| worker.task_state("wide", *id).unwrap().0 == "FAILED").unwrap();
-    let trace = worker.task_state("wide", failed).unwrap().1["trace"].as_str().unwrap_or_default().to_string();
+    let failed = (0..3).find(|id| worker.task_state_now("wide", *id).0 == "FAILED").unwrap();
+    let trace = worker.task_state_now("wide", failed).1["trace"].as_str().unwrap_or_default().to_string();
     assert!(trace.contains("wharf.tasks.max.per.worker=3"), "{trace}");
     assert_unharmed(&worker, &canary);
 }
@@ -401,7 +401,7 @@ fn a_log_flood_is_bounded_and_cannot_forge_lines() {
     assert!(forged.is_empty(), "the plugin forged log lines: {forged:?}");
     assert!(log.contains("\\n2026-01-01T00:00:00Z ERROR wharf: FORGED-BY-PLUGIN"), "newlines are not shown escaped");
     assert!(log.contains("more bytes cut at wasm.log.line.max.bytes=8192"), "the long line was not cut");
-    assert_eq!(worker.task_state("chatter", 0).unwrap().0, "RUNNING");
+    assert_eq!(worker.task_state_now("chatter", 0).0, "RUNNING");
     assert_unharmed(&worker, &canary);
 }
 

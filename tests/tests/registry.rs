@@ -77,7 +77,7 @@ fn plugins_dropped_in_while_running_are_usable_and_versions_live_side_by_side() 
     worker.wait("version 1.0.0 to be gone", Duration::from_secs(30), || {
         (!listed(&worker, "test-versioned", "1.0.0")).then_some(())
     });
-    assert_eq!(worker.task_state("pinned", 0).unwrap().0, "RUNNING");
+    assert_eq!(worker.task_state_now("pinned", 0).0, "RUNNING");
 }
 
 #[test]

@@ -56,10 +56,8 @@ fn assert_healthy(worker: &Worker, healthy: &Healthy) {
         .wait("every healthy record", Duration::from_secs(60), || (count_lines(output) >= HEALTHY_LINES).then_some(()));
     let expected: Vec<String> = (0..HEALTHY_LINES).map(|i| format!("healthy-{i:06}")).collect();
     assert_eq!(read_lines(output), expected);
-    // One status reading can miss on a loaded machine (a REST call that fails); a task that is
-    // not RUNNING within the wait still fails the test.
     for name in ["healthy-src", healthy.sink.as_str()] {
-        worker.wait_task_state(name, 0, "RUNNING");
+        assert_eq!(worker.task_state_now(name, 0).0, "RUNNING", "{name}");
     }
 }
 

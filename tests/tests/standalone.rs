@@ -248,7 +248,7 @@ fn a_trapping_plugin_fails_its_task_and_the_other_connector_keeps_delivering() {
     write_lines(&input, 500..600);
     worker.wait("600 lines out", Duration::from_secs(60), || (count_lines(&output) >= 600).then_some(()));
     assert_eq!(read_lines(&output), (0..600).map(line).collect::<Vec<_>>());
-    assert_eq!(worker.task_state("src", 0).unwrap().0, "RUNNING");
+    assert_eq!(worker.task_state_now("src", 0).0, "RUNNING");
 }
 
 #[test]
