@@ -10,6 +10,7 @@ use kafka_protocol::messages::find_coordinator_request::FindCoordinatorRequest;
 use kafka_protocol::messages::join_group_request::{JoinGroupRequest, JoinGroupRequestProtocol};
 use kafka_protocol::messages::leave_group_request::{LeaveGroupRequest, MemberIdentity};
 use kafka_protocol::messages::sync_group_request::{SyncGroupRequest, SyncGroupRequestAssignment};
+use kafka_protocol::messages::LeaveGroupResponse;
 use kafka_protocol::messages::{GroupId, HeartbeatRequest};
 use kafka_protocol::protocol::StrBytes;
 
@@ -170,11 +171,7 @@ impl Coordinator for WireCoordinator {
             request.with_member_id(text(member_id))
         };
         let response = self.0.call(&request, version, REQUEST_TIMEOUT)?;
-        let code = match response.error_code {
-            0 => response.members.first().map_or(0, |m| m.error_code),
-            whole => whole,
-        };
-        match error_of(code) {
+        match error_of(leave_answer(&response)) {
             None => Ok(()),
             Some(e) => Err(WireError::new(e.to_string())),
         }
@@ -201,11 +198,7 @@ impl WireCoordinator {
             MemberIdentity::default().with_member_id(text(member_id)).with_group_instance_id(Some(text(instance_id))),
         ]);
         let response = self.0.call(&request, version, REQUEST_TIMEOUT)?;
-        let code = match response.error_code {
-            0 => response.members.first().map_or(0, |m| m.error_code),
-            whole => whole,
-        };
-        match error_of(code) {
+        match error_of(leave_answer(&response)) {
             None => Ok(Removal::Removed),
             Some(ResponseError::UnknownMemberId) => Ok(Removal::NotThere),
             Some(ResponseError::FencedInstanceId) => Ok(Removal::Replaced),
@@ -216,6 +209,14 @@ impl WireCoordinator {
             ) => Err(WireError::new(e.to_string())),
             Some(e) => Err(WireError::fatal(format!("the coordinator of group {group_id} refused: {e}"))),
         }
+    }
+}
+
+/// A LeaveGroup's error code: the whole request's, or else that of the one member it named.
+fn leave_answer(response: &LeaveGroupResponse) -> i16 {
+    match response.error_code {
+        0 => response.members.first().map_or(0, |m| m.error_code),
+        whole => whole,
     }
 }
 

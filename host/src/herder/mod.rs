@@ -918,7 +918,6 @@ impl Herder {
         for name in &work.connectors {
             owned.generated_from.remove(name);
         }
-        self.worker.release_members(|name, id| gone_for_good(&snapshot, name, id));
     }
 
     /// Called on the leader before it assigns: remembers the work the assignment covers.
@@ -1268,8 +1267,8 @@ impl Herder {
             }
         }
 
-        // Sink tasks that stopped here and will not run again give their place in their consumer
-        // group up.
+        // Sink tasks that stopped here (this round's revocations included: they run first) and
+        // will not run again give their place in their consumer group up.
         self.worker.release_members(|name, id| gone_for_good(&snapshot, name, id));
 
         // The leader rebalances when the config names other work than it assigned.
