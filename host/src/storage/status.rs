@@ -8,6 +8,23 @@ use crate::sync::UnpoisonedRw;
 
 pub use crate::model::{ConnectorStatus, State, Status};
 
+/// The view of a connector whose own status has not arrived yet, only its tasks'.
+pub fn awaiting_connector(name: &str) -> ConnectorStatus {
+    ConnectorStatus {
+        name: name.to_string(),
+        kind: None,
+        connector: Status {
+            state: State::Unassigned,
+            worker_id: String::new(),
+            trace: None,
+            records_skipped: 0,
+            generation: -1,
+            version: None,
+        },
+        tasks: BTreeMap::new(),
+    }
+}
+
 /// Records a connector's status in a view, keeping its task statuses and its known kind.
 pub fn upsert_connector(
     view: &mut BTreeMap<String, ConnectorStatus>,
@@ -84,11 +101,11 @@ impl StatusStore for MemoryStatusStore {
         upsert_connector(&mut self.connectors.write_locked(), name, kind, status);
     }
 
+    /// A task's status may come before its connector's (a standalone worker starts the tasks of
+    /// a connector it reconciles in the same round), as in the status topic.
     fn put_task(&self, name: &str, task: u32, status: Status) {
         let mut all = self.connectors.write_locked();
-        if let Some(entry) = all.get_mut(name) {
-            entry.tasks.insert(task, status);
-        }
+        all.entry(name.to_string()).or_insert_with(|| awaiting_connector(name)).tasks.insert(task, status);
     }
 
     fn get(&self, name: &str) -> Option<ConnectorStatus> {

@@ -11,7 +11,7 @@ use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
 use crate::model::ConnectorKind;
 use crate::storage::status::{
-    track_topic, upsert_connector, ConnectorStatus, State, Status, StatusStore, TrackedTopics,
+    awaiting_connector, track_topic, upsert_connector, ConnectorStatus, State, Status, StatusStore, TrackedTopics,
 };
 use crate::sync::Unpoisoned;
 
@@ -160,23 +160,6 @@ fn apply_topic(topics: &mut TrackedTopics, key: &str, value: Option<&[u8]>) -> R
         }
     }
     Ok(())
-}
-
-/// The view of a connector whose own status has not arrived yet, only its tasks'.
-fn awaiting_connector(name: &str) -> ConnectorStatus {
-    ConnectorStatus {
-        name: name.to_string(),
-        kind: None,
-        connector: Status {
-            state: State::Unassigned,
-            worker_id: String::new(),
-            trace: None,
-            records_skipped: 0,
-            generation: -1,
-            version: None,
-        },
-        tasks: BTreeMap::new(),
-    }
 }
 
 /// A status from another worker of an older generation than the one known: a worker that lost
