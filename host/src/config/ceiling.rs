@@ -112,14 +112,74 @@ impl GrantCeiling {
                 .rsplit_once(':')
                 .is_some_and(|(h, p)| (h == "*" || h.eq_ignore_ascii_case(host)) && (p == "*" || p == port))
         };
-        if allowed.iter().any(matches) {
+        if !allowed.iter().any(matches) {
+            return Err(self.outside(key, given, setting, allowed, host, port));
+        }
+        // A `*` host lets a connector name any host, but not, by a literal address, the worker's
+        // own machine or a cloud's metadata service: that takes an entry naming the address.
+        let literal = host.trim_matches(['[', ']']);
+        let inward = match literal.parse::<std::net::IpAddr>() {
+            Ok(ip) => is_inward(ip).then(|| ip.to_string()),
+            Err(_) => literal.eq_ignore_ascii_case("localhost").then(|| literal.to_ascii_lowercase()),
+        };
+        let Some(inward) = inward else { return Ok(()) };
+        let named = |pattern: &String| {
+            pattern.rsplit_once(':').is_some_and(|(h, _)| {
+                let h = h.trim_matches(['[', ']']);
+                h.eq_ignore_ascii_case(&inward) || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.to_string() == inward)
+            })
+        };
+        if allowed.iter().any(named) {
             return Ok(());
         }
         Err(format!(
+            "{key}={given} names {literal}, a loopback, link-local, metadata-service or unspecified address, which \
+             {setting} ({}) allows only by naming it; the operator may add {given} to {setting} in the worker \
+             config if connectors are meant to reach it",
+            allowed.join(", ")
+        ))
+    }
+
+    fn outside(&self, key: &str, given: &str, setting: &str, allowed: &[String], host: &str, port: &str) -> String {
+        format!(
             "{key}={given} is outside what this worker allows: {setting} {}; the operator may add {given} (or a \
              pattern such as {host}:* or *:{port}) to {setting} in the worker config",
             listed(allowed)
-        ))
+        )
+    }
+}
+
+/// Addresses that reach the worker's own machine or a cloud's metadata service rather than a
+/// server of the connector's: loopback (127/8, ::1), unspecified (0/8, ::), link-local
+/// (169.254/16, fe80::/10, where most metadata services answer) and the metadata services of
+/// AWS over IPv6 (fd00:ec2::254), Alibaba (100.100.100.200) and Azure (168.63.129.16); an IPv4
+/// address also in its IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) forms.
+pub fn is_inward(ip: std::net::IpAddr) -> bool {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let v4 = |v4: Ipv4Addr| {
+        let [a, b, ..] = v4.octets();
+        a == 127
+            || a == 0
+            || (a == 169 && b == 254)
+            || v4 == Ipv4Addr::new(100, 100, 100, 200)
+            || v4 == Ipv4Addr::new(168, 63, 129, 16)
+    };
+    match ip {
+        IpAddr::V4(address) => v4(address),
+        IpAddr::V6(address) => {
+            let s = address.segments();
+            if let Some(mapped) = address.to_ipv4_mapped() {
+                return v4(mapped);
+            }
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let [.., a, b, c, d] = address.octets();
+                return v4(Ipv4Addr::new(a, b, c, d));
+            }
+            address.is_loopback()
+                || address.is_unspecified()
+                || (s[0] & 0xffc0) == 0xfe80
+                || address == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
+        }
     }
 }
 
@@ -294,6 +354,35 @@ mod tests {
         assert!(refused.contains("wasm.ceiling.http.allow is api.example.com:*"), "{refused}");
         let empty = GrantCeiling::default().address("wasm.http.allow", "a:1", true).unwrap_err();
         assert!(empty.contains("wasm.ceiling.http.allow is empty"), "{empty}");
+    }
+
+    #[test]
+    fn a_wildcard_host_does_not_reach_loopback_or_metadata_addresses_by_literal() {
+        let c = GrantCeiling { http: vec!["*:80".into(), "10.1.2.3:80".into()], ..Default::default() };
+        for literal in [
+            "169.254.169.254",
+            "[fd00:ec2::254]",
+            "100.100.100.200",
+            "168.63.129.16",
+            "[fe80::1]",
+            "127.0.0.2",
+            "[::1]",
+            "0.0.0.0",
+            "[::]",
+            "[::ffff:169.254.169.254]",
+            "[64:ff9b::a9fe:a9fe]",
+            "localhost",
+        ] {
+            let given = format!("{literal}:80");
+            let refused = c.address("wasm.http.allow", &given, true).unwrap_err();
+            assert!(refused.contains("allows only by naming it"), "{given}: {refused}");
+            assert!(refused.starts_with(&format!("wasm.http.allow={given} names ")), "{refused}");
+        }
+        assert!(c.address("wasm.http.allow", "203.0.113.9:80", true).is_ok());
+        assert!(c.address("wasm.http.allow", "metadata.example:80", true).is_ok());
+        let named = GrantCeiling { connect: vec!["169.254.169.254:80".into(), "[::1]:*".into()], ..Default::default() };
+        assert!(named.address("wasm.net.connect", "169.254.169.254:80", false).is_ok());
+        assert!(named.address("wasm.net.connect", "[::1]:9092", false).is_ok());
     }
 
     #[test]

@@ -73,11 +73,16 @@ pub enum OverridePolicy {
     None,
     /// Only the client's identity: `security.protocol`, `sasl.mechanism`, `sasl.jaas.config`.
     Principal,
+    /// Only the settings `connector.client.config.override.allowlist` names (Kafka 4.2).
+    Allowlist,
     All,
 }
 
+/// The settings the `Principal` policy allows.
+const PRINCIPAL_SETTINGS: [&str; 3] = ["security.protocol", "sasl.mechanism", "sasl.jaas.config"];
+
 impl OverridePolicy {
-    /// The policy by Kafka Connect's alias (`None`, `Principal`, `All`) or class name.
+    /// The policy by Kafka Connect's alias (`None`, `Principal`, `Allowlist`, `All`) or class name.
     pub fn parse(value: &str) -> Result<Self, String> {
         let value = value.trim();
         let alias = value
@@ -87,10 +92,11 @@ impl OverridePolicy {
         match alias {
             "None" => Ok(OverridePolicy::None),
             "Principal" => Ok(OverridePolicy::Principal),
+            "Allowlist" => Ok(OverridePolicy::Allowlist),
             "All" => Ok(OverridePolicy::All),
             _ => Err(format!(
-                "connector.client.config.override.policy={value} is not a policy Wharf has: use None, Principal or All \
-                 (or their Kafka Connect class names)"
+                "connector.client.config.override.policy={value} is not a policy Wharf has: use None, Principal, \
+                 Allowlist or All (or their Kafka Connect class names)"
             )),
         }
     }
@@ -99,30 +105,321 @@ impl OverridePolicy {
         match self {
             OverridePolicy::None => "None",
             OverridePolicy::Principal => "Principal",
+            OverridePolicy::Allowlist => "Allowlist",
             OverridePolicy::All => "All",
         }
     }
+}
 
-    /// Why the override `key` (as the connector wrote it, prefix and all) is not allowed.
-    pub fn refusal(self, key: &str) -> Option<String> {
-        let setting = key.split_once(".override.").map_or(key, |(_, setting)| setting);
-        let allowed = match self {
+/// Client settings no connector may override, whatever the policy, each with why: they load code
+/// into the worker, run commands, or flood its log.
+const NEVER_OVERRIDDEN: &[(&str, &str)] = &[
+    ("plugin.library.paths", "it loads a shared library into the worker process"),
+    ("ssl.engine.", "it loads an OpenSSL engine into the worker process"),
+    ("ssl.providers", "it loads OpenSSL providers into the worker process"),
+    ("sasl.kerberos.kinit.cmd", "it runs a command on the worker's machine"),
+    ("debug", "it writes the client's protocol traces, credentials included, to the worker's log"),
+];
+
+/// What a worker lets connectors' client overrides reach: the policy, its allow-list, and the
+/// folders in which an override may name a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverrideRules {
+    /// `connector.client.config.override.policy`.
+    pub policy: OverridePolicy,
+    /// `connector.client.config.override.allowlist`: the settings (without `producer.` and the
+    /// like) the `Allowlist` policy allows.
+    pub allowlist: Vec<String>,
+    /// `connector.client.config.override.allowed.paths`: folders in which an override may name a
+    /// file (a key or trust store); empty, as by default, allows none.
+    pub allowed_paths: Vec<std::path::PathBuf>,
+    /// Folders no override may name a file in, whatever `allowed_paths` says: those connectors
+    /// may grant their plugins (`wasm.ceiling.fs.*`), where a plugin could plant the file.
+    pub granted_folders: Vec<std::path::PathBuf>,
+}
+
+impl Default for OverrideRules {
+    fn default() -> Self {
+        OverrideRules {
+            policy: OverridePolicy::All,
+            allowlist: Vec::new(),
+            allowed_paths: Vec::new(),
+            granted_folders: Vec::new(),
+        }
+    }
+}
+
+impl OverrideRules {
+    /// Why the override `setting=value`, written under `prefix` (`producer.override.`, …), may not
+    /// be used; the message names the key and the worker setting that would allow it, or says
+    /// that none does. `redirected` says whether the same client's `bootstrap.servers` is
+    /// overridden too (then it carries none of the worker's credentials).
+    pub fn refusal(&self, prefix: &str, setting: &str, value: &str, redirected: bool) -> Option<String> {
+        let key = format!("{prefix}{setting}");
+        let family = prefix.strip_suffix("override.").unwrap_or(prefix);
+        if let Some((_, why)) = NEVER_OVERRIDDEN
+            .iter()
+            .find(|(never, _)| setting == *never || (never.ends_with('.') && setting.starts_with(never)))
+        {
+            return Some(format!(
+                "\"{key}\" is never allowed in a connector config: {why}; no worker setting allows it (an operator \
+                 who means it sets {family}{setting} in the worker config)"
+            ));
+        }
+        if !is_java_client_setting(setting) {
+            return Some(format!(
+                "\"{key}\" is not a setting of Kafka's Java clients; connectors may override only those (librdkafka's \
+                 own settings are the operator's: {family}{setting} in the worker config), and no policy allows it"
+            ));
+        }
+        let allowed = match self.policy {
             OverridePolicy::None => false,
-            OverridePolicy::Principal => ["security.protocol", "sasl.mechanism", "sasl.jaas.config"].contains(&setting),
+            OverridePolicy::Principal => PRINCIPAL_SETTINGS.contains(&setting),
+            OverridePolicy::Allowlist => self.allowlist.iter().any(|a| a == setting),
             OverridePolicy::All => true,
         };
-        (!allowed).then(|| {
-            format!(
-                "\"{key}\" is not allowed: the worker's connector.client.config.override.policy={} {}; remove it, or \
-                 change the policy in the worker config",
-                self.name(),
-                match self {
-                    OverridePolicy::None => "lets connectors override no client setting",
-                    _ => "lets connectors override only security.protocol, sasl.mechanism and sasl.jaas.config",
+        if !allowed {
+            let what = match self.policy {
+                OverridePolicy::None => "lets connectors override no client setting".to_string(),
+                OverridePolicy::Principal => {
+                    "lets connectors override only security.protocol, sasl.mechanism and sasl.jaas.config".to_string()
                 }
-            )
-        })
+                _ => match self.allowlist.is_empty() {
+                    true => "lets connectors override no client setting: connector.client.config.override.allowlist \
+                             is empty"
+                        .to_string(),
+                    false => format!(
+                        "lets connectors override only what connector.client.config.override.allowlist names ({})",
+                        self.allowlist.join(", ")
+                    ),
+                },
+            };
+            let change = match self.policy {
+                OverridePolicy::Allowlist => {
+                    format!("add {setting} to connector.client.config.override.allowlist in the worker config")
+                }
+                _ => "change the policy in the worker config".to_string(),
+            };
+            return Some(format!(
+                "\"{key}\" is not allowed: the worker's connector.client.config.override.policy={} {what}; remove it, or \
+                 {change}",
+                self.policy.name()
+            ));
+        }
+        if names_a_file(setting) {
+            if let Err(why) = self.file_allowed(value) {
+                return Some(format!("\"{key}\" names {}: {why}", value.trim()));
+            }
+        }
+        if !redirected && turns_off_verification(setting, value) {
+            return Some(format!(
+                "\"{key}={}\" would turn off the broker's host-name check for a client that carries the worker's \
+                 credentials; remove it, or point the client at brokers of its own ({prefix}bootstrap.servers, with \
+                 credentials of its own); no worker setting allows it",
+                value.trim()
+            ));
+        }
+        None
     }
+
+    /// Whether an override may name the file `value`: a regular file inside
+    /// `connector.client.config.override.allowed.paths` and outside every granted folder.
+    fn file_allowed(&self, value: &str) -> Result<(), String> {
+        let listed = |paths: &[std::path::PathBuf]| {
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        };
+        if self.allowed_paths.is_empty() {
+            return Err("connectors may name files only inside connector.client.config.override.allowed.paths, which \
+                        is empty; the operator may add the file's folder to it in the worker config"
+                .to_string());
+        }
+        let path = std::path::Path::new(value.trim());
+        let real = std::fs::canonicalize(path).map_err(|e| format!("it cannot be read ({e})"))?;
+        if !real.is_file() {
+            return Err("it is not a regular file".to_string());
+        }
+        if let Some(granted) = self.granted_folders.iter().find(|f| real.starts_with(f)) {
+            return Err(format!(
+                "it lies in {}, a folder connectors may grant their plugins (wasm.ceiling.fs.*), where no override may \
+                 name a file; keep key and trust stores elsewhere",
+                granted.display()
+            ));
+        }
+        if !self.allowed_paths.iter().any(|a| real.starts_with(a)) {
+            return Err(format!(
+                "it is outside connector.client.config.override.allowed.paths ({}); the operator may add its folder \
+                 to that setting in the worker config",
+                listed(&self.allowed_paths)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether a client setting's value names a file on the worker's machine.
+fn names_a_file(setting: &str) -> bool {
+    setting.ends_with(".location") || setting.ends_with(".file") || setting.ends_with(".files")
+}
+
+/// Whether a setting turns off the check of the broker's certificate or host name.
+fn turns_off_verification(setting: &str, value: &str) -> bool {
+    let value = value.trim();
+    match setting {
+        "ssl.endpoint.identification.algorithm" => value.is_empty() || value.eq_ignore_ascii_case("none"),
+        "enable.ssl.certificate.verification" => value.eq_ignore_ascii_case("false"),
+        _ => false,
+    }
+}
+
+/// The settings of Kafka 4.1's Java producer, consumer and admin clients (their `ConfigDef`s),
+/// sorted: the only client settings a connector may override. A name librdkafka alone has is the
+/// operator's to set, in the worker config.
+#[rustfmt::skip]
+const JAVA_CLIENT_NAMES: &[&str] = &[
+    "acks",
+    "allow.auto.create.topics",
+    "auto.commit.interval.ms",
+    "auto.offset.reset",
+    "batch.size",
+    "bootstrap.controllers",
+    "bootstrap.servers",
+    "buffer.memory",
+    "check.crcs",
+    "client.dns.lookup",
+    "client.id",
+    "client.rack",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.type",
+    "compression.zstd.level",
+    "connections.max.idle.ms",
+    "default.api.timeout.ms",
+    "delivery.timeout.ms",
+    "enable.auto.commit",
+    "enable.idempotence",
+    "enable.metrics.push",
+    "exclude.internal.topics",
+    "fetch.max.bytes",
+    "fetch.max.wait.ms",
+    "fetch.min.bytes",
+    "group.id",
+    "group.instance.id",
+    "group.protocol",
+    "group.remote.assignor",
+    "heartbeat.interval.ms",
+    "interceptor.classes",
+    "isolation.level",
+    "key.deserializer",
+    "key.serializer",
+    "linger.ms",
+    "max.block.ms",
+    "max.in.flight.requests.per.connection",
+    "max.partition.fetch.bytes",
+    "max.poll.interval.ms",
+    "max.poll.records",
+    "max.request.size",
+    "metadata.max.age.ms",
+    "metadata.max.idle.ms",
+    "metadata.recovery.rebootstrap.trigger.ms",
+    "metadata.recovery.strategy",
+    "metric.reporters",
+    "metrics.num.samples",
+    "metrics.recording.level",
+    "metrics.sample.window.ms",
+    "partition.assignment.strategy",
+    "partitioner.adaptive.partitioning.enable",
+    "partitioner.availability.timeout.ms",
+    "partitioner.class",
+    "partitioner.ignore.keys",
+    "receive.buffer.bytes",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.max.ms",
+    "retry.backoff.ms",
+    "sasl.client.callback.handler.class",
+    "sasl.jaas.config",
+    "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.min.time.before.relogin",
+    "sasl.kerberos.service.name",
+    "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.ticket.renew.window.factor",
+    "sasl.login.callback.handler.class",
+    "sasl.login.class",
+    "sasl.login.connect.timeout.ms",
+    "sasl.login.read.timeout.ms",
+    "sasl.login.refresh.buffer.seconds",
+    "sasl.login.refresh.min.period.seconds",
+    "sasl.login.refresh.window.factor",
+    "sasl.login.refresh.window.jitter",
+    "sasl.login.retry.backoff.max.ms",
+    "sasl.login.retry.backoff.ms",
+    "sasl.mechanism",
+    "sasl.oauthbearer.assertion.algorithm",
+    "sasl.oauthbearer.assertion.claim.aud",
+    "sasl.oauthbearer.assertion.claim.exp.seconds",
+    "sasl.oauthbearer.assertion.claim.iss",
+    "sasl.oauthbearer.assertion.claim.jti.include",
+    "sasl.oauthbearer.assertion.claim.nbf.seconds",
+    "sasl.oauthbearer.assertion.claim.sub",
+    "sasl.oauthbearer.assertion.file",
+    "sasl.oauthbearer.assertion.private.key.file",
+    "sasl.oauthbearer.assertion.private.key.passphrase",
+    "sasl.oauthbearer.assertion.template.file",
+    "sasl.oauthbearer.client.credentials.client.id",
+    "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.clock.skew.seconds",
+    "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer",
+    "sasl.oauthbearer.header.urlencode",
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+    "sasl.oauthbearer.jwks.endpoint.url",
+    "sasl.oauthbearer.jwt.retriever.class",
+    "sasl.oauthbearer.jwt.validator.class",
+    "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.scope.claim.name",
+    "sasl.oauthbearer.sub.claim.name",
+    "sasl.oauthbearer.token.endpoint.url",
+    "security.protocol",
+    "security.providers",
+    "send.buffer.bytes",
+    "session.timeout.ms",
+    "share.acknowledgement.mode",
+    "socket.connection.setup.timeout.max.ms",
+    "socket.connection.setup.timeout.ms",
+    "ssl.cipher.suites",
+    "ssl.enabled.protocols",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.engine.factory.class",
+    "ssl.key.password",
+    "ssl.keymanager.algorithm",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.keystore.type",
+    "ssl.protocol",
+    "ssl.provider",
+    "ssl.secure.random.implementation",
+    "ssl.trustmanager.algorithm",
+    "ssl.truststore.certificates",
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.type",
+    "transaction.timeout.ms",
+    "transaction.two.phase.commit.enable",
+    "transactional.id",
+    "value.deserializer",
+    "value.serializer",
+];
+
+/// Whether `setting` is one of Kafka's Java producer, consumer or admin client settings.
+/// (Names of earlier versions that the translation table knows count too.)
+pub fn is_java_client_setting(setting: &str) -> bool {
+    JAVA_CLIENT_NAMES.binary_search(&setting).is_ok() || JAVA_CLIENT_SETTINGS.iter().any(|(name, _)| *name == setting)
 }
 
 /// A setting that cannot be used: its key as written (prefix and all) and what to do.
@@ -236,18 +533,103 @@ pub fn reference() -> String {
 mod tests {
     use super::*;
 
+    fn rules(policy: OverridePolicy) -> OverrideRules {
+        OverrideRules { policy, ..OverrideRules::default() }
+    }
+
     #[test]
     fn the_override_policy_allows_what_kafka_connects_allows() {
         let class = "org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy";
         assert_eq!(OverridePolicy::parse(class), Ok(OverridePolicy::Principal));
         assert_eq!(OverridePolicy::parse("All"), Ok(OverridePolicy::All));
-        assert!(OverridePolicy::parse("Some").unwrap_err().contains("use None, Principal or All"));
-        let principal = OverridePolicy::Principal;
-        assert_eq!(principal.refusal("producer.override.sasl.jaas.config"), None);
-        let refused = principal.refusal("consumer.override.max.poll.records").unwrap();
+        let allowlist = "org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy";
+        assert_eq!(OverridePolicy::parse(allowlist), Ok(OverridePolicy::Allowlist));
+        assert!(OverridePolicy::parse("Some").unwrap_err().contains("use None, Principal, Allowlist or All"));
+        let principal = rules(OverridePolicy::Principal);
+        assert_eq!(principal.refusal("producer.override.", "sasl.jaas.config", "x", false), None);
+        let refused = principal.refusal("consumer.override.", "max.poll.records", "5", false).unwrap();
         assert!(refused.contains("\"consumer.override.max.poll.records\" is not allowed"), "{refused}");
-        assert!(OverridePolicy::None.refusal("admin.override.security.protocol").is_some());
-        assert_eq!(OverridePolicy::All.refusal("producer.override.linger.ms"), None);
+        assert!(rules(OverridePolicy::None).refusal("admin.override.", "security.protocol", "SSL", false).is_some());
+        assert_eq!(rules(OverridePolicy::All).refusal("producer.override.", "linger.ms", "5", false), None);
+    }
+
+    #[test]
+    fn the_allowlist_policy_allows_only_what_it_names() {
+        let mut allowlist = rules(OverridePolicy::Allowlist);
+        let refused = allowlist.refusal("producer.override.", "linger.ms", "5", false).unwrap();
+        assert!(refused.contains("connector.client.config.override.allowlist is empty"), "{refused}");
+        assert!(refused.contains("add linger.ms to connector.client.config.override.allowlist"), "{refused}");
+        allowlist.allowlist = vec!["linger.ms".into(), "batch.size".into()];
+        assert_eq!(allowlist.refusal("producer.override.", "linger.ms", "5", false), None);
+        let refused = allowlist.refusal("consumer.override.", "group.id", "other", false).unwrap();
+        assert!(refused.contains("names (linger.ms, batch.size)"), "{refused}");
+    }
+
+    #[test]
+    fn settings_that_load_code_or_are_librdkafkas_own_are_refused_under_every_policy() {
+        let all = rules(OverridePolicy::All);
+        for (setting, says) in [
+            ("plugin.library.paths", "loads a shared library"),
+            ("ssl.engine.location", "loads an OpenSSL engine"),
+            ("ssl.engine.id", "loads an OpenSSL engine"),
+            ("ssl.engine.factory.class", "loads an OpenSSL engine"),
+            ("ssl.providers", "loads OpenSSL providers"),
+            ("sasl.kerberos.kinit.cmd", "runs a command"),
+            ("debug", "protocol traces"),
+            ("ssl.ca.location", "not a setting of Kafka's Java clients"),
+            ("enable.ssl.certificate.verification", "not a setting of Kafka's Java clients"),
+            ("queue.buffering.max.ms", "not a setting of Kafka's Java clients"),
+        ] {
+            let refused = all.refusal("producer.override.", setting, "x", false).unwrap();
+            assert!(refused.starts_with(&format!("\"producer.override.{setting}\" ")), "{refused}");
+            assert!(refused.contains(says) && refused.contains("no"), "{setting}: {refused}");
+        }
+    }
+
+    #[test]
+    fn an_override_names_a_file_only_inside_the_allowed_paths_and_never_a_granted_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        for sub in ["stores", "granted"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        std::fs::write(root.join("stores/ca.pem"), "pem").unwrap();
+        std::fs::write(root.join("granted/ca.pem"), "pem").unwrap();
+        std::fs::write(root.join("elsewhere.pem"), "pem").unwrap();
+        let store = |name: &str| root.join(name).display().to_string();
+        let mut r = rules(OverridePolicy::All);
+        let refused = r.refusal("consumer.override.", "ssl.truststore.location", &store("stores/ca.pem"), false);
+        assert!(refused.unwrap().contains("connector.client.config.override.allowed.paths, which is empty"));
+        r.allowed_paths = vec![root.join("stores"), root.clone()];
+        r.granted_folders = vec![root.join("granted")];
+        assert_eq!(r.refusal("consumer.override.", "ssl.truststore.location", &store("stores/ca.pem"), false), None);
+        let refused = r.refusal("consumer.override.", "ssl.keystore.location", &store("granted/ca.pem"), false);
+        assert!(refused.unwrap().contains("a folder connectors may grant their plugins"));
+        let refused = r.refusal("consumer.override.", "ssl.truststore.location", &store("stores"), false);
+        assert!(refused.unwrap().contains("is not a regular file"));
+        r.allowed_paths = vec![root.join("stores")];
+        let refused = r.refusal("consumer.override.", "ssl.truststore.location", &store("elsewhere.pem"), false);
+        assert!(refused.unwrap().contains("is outside connector.client.config.override.allowed.paths"));
+    }
+
+    #[test]
+    fn a_client_with_the_workers_credentials_keeps_its_certificate_checks() {
+        let all = rules(OverridePolicy::All);
+        for value in ["", "none"] {
+            let refused = all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", value, false);
+            assert!(refused.unwrap().contains("carries the worker's"));
+            let own = all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", value, true);
+            assert_eq!(own, None);
+        }
+        assert_eq!(all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", "https", false), None);
+    }
+
+    #[test]
+    fn the_java_names_are_sorted_and_cover_the_translation_table() {
+        assert!(JAVA_CLIENT_NAMES.windows(2).all(|w| w[0] < w[1]));
+        for (name, _) in JAVA_CLIENT_SETTINGS {
+            assert!(is_java_client_setting(name), "{name}");
+        }
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -128,7 +128,12 @@ pub struct ClientOverrides {
 pub const OVERRIDE_PREFIXES: [&str; 3] = ["producer.override.", "consumer.override.", "admin.override."];
 
 impl ClientOverrides {
-    fn of_connector(raw: &[(String, String)]) -> Result<Self, Vec<(String, String)>> {
+    /// The connector's overrides, each checked against the worker's `rules` before anything is
+    /// made of it (a refused key store is never opened).
+    fn of_connector(
+        raw: &[(String, String)],
+        rules: &super::clients::OverrideRules,
+    ) -> Result<Self, Vec<(String, String)>> {
         let mut overrides = ClientOverrides::default();
         let mut problems = Vec::new();
         for prefix in OVERRIDE_PREFIXES {
@@ -138,6 +143,15 @@ impl ClientOverrides {
                 continue;
             }
             overrides.given.extend(given.iter().map(|(k, _)| format!("{prefix}{k}")));
+            let redirected = given.iter().any(|(k, _)| k == "bootstrap.servers");
+            let refused: Vec<(String, String)> = given
+                .iter()
+                .filter_map(|(k, v)| rules.refusal(prefix, k, v, redirected).map(|m| (format!("{prefix}{k}"), m)))
+                .collect();
+            if !refused.is_empty() {
+                problems.extend(refused);
+                continue;
+            }
             let translated = super::clients::for_librdkafka(&given, prefix).map_err(|p| (p.key, p.message));
             match translated {
                 Ok(settings) => match prefix {
@@ -385,7 +399,7 @@ impl ConnectorConfig {
             }
         };
 
-        let client_overrides = match ClientOverrides::of_connector(&raw) {
+        let client_overrides = match ClientOverrides::of_connector(&raw, &worker_limits.client_overrides) {
             Ok(overrides) => overrides,
             Err(found) => {
                 problems.extend(found.into_iter().map(|(key, message)| invalid(&key, message)));
@@ -446,6 +460,7 @@ impl ConnectorConfig {
             log_line_max_bytes: limit("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64) as usize,
             log_lines_per_second: limit("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64) as u32,
             fs_inline: worker_limits.fs_inline,
+            client_overrides: worker_limits.client_overrides.clone(),
         };
         match problems.len() {
             0 => {}

@@ -4,6 +4,7 @@ pub mod ceiling;
 pub mod clients;
 pub mod connector;
 pub mod converters;
+pub mod files;
 pub mod keys;
 pub mod properties;
 pub mod providers;

@@ -252,7 +252,7 @@ impl ConfigProviders {
                     return Err(format!("names \"{key}\", which is not a file name"));
                 }
                 let file = dir.join(key);
-                if !file.is_file() {
+                if !file.exists() {
                     return Err(format!("names the file {}, which is not there", file.display()));
                 }
                 read_bounded(&file)
@@ -305,12 +305,10 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// A regular file of at most `MAX_FILE_BYTES`, as text: a FIFO, a device or a `/proc` file is
+/// refused before it is read, so a reference cannot hang or exhaust the worker.
 fn read_bounded(file: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?.len();
-    if size > MAX_FILE_BYTES {
-        return Err(format!("names {}, which is larger than {MAX_FILE_BYTES} bytes", file.display()));
-    }
-    std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))
+    super::files::read_regular_text(file, MAX_FILE_BYTES).map_err(|e| format!("cannot be read: {e}"))
 }
 
 #[cfg(test)]
@@ -401,6 +399,30 @@ mod tests {
             assert_eq!(key, "k");
             assert!(message.contains(&value) && message.contains(why), "{value}: {message}");
             assert!(!message.contains("s3cret"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_reference_to_a_fifo_or_a_device_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid, NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let p = providers(dir.path());
+        let unbounded = ConfigProviders::of_worker(&pairs(&[
+            ("config.providers", "file"),
+            ("config.providers.file.class", FILE_CLASS),
+        ]))
+        .unwrap();
+        let cases = [
+            (&p, format!("${{file:{}:k}}", fifo.display())),
+            (&p, format!("${{dir:{}:fifo}}", dir.path().display())),
+            (&unbounded, "${file:/dev/zero:k}".to_string()),
+        ];
+        for (providers, value) in cases {
+            let problems = providers.resolve(&pairs(&[("k", &value)])).unwrap_err();
+            assert!(problems[0].1.contains("is not a regular file"), "{value}: {}", problems[0].1);
         }
     }
 

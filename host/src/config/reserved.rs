@@ -13,6 +13,8 @@ const KAFKA_INTERNAL: &[&str] =
 #[derive(Debug, Clone, Default)]
 pub struct ReservedTopics {
     topics: Vec<(String, String)>,
+    /// `wharf.reserved.topics`.
+    pattern: Option<crate::transform::FullMatch>,
 }
 
 impl ReservedTopics {
@@ -28,12 +30,23 @@ impl ReservedTopics {
                 topics.push((topic.clone(), format!("the worker's {setting}")));
             }
         }
-        ReservedTopics { topics }
+        ReservedTopics { topics, pattern: config.reserved_topics.clone() }
     }
 
     /// What a reserved topic is, or `None` for a topic plugins may use.
     pub fn reason(&self, topic: &str) -> Option<&str> {
-        self.topics.iter().find(|(t, _)| t == topic).map(|(_, why)| why.as_str())
+        if let Some((_, why)) = self.topics.iter().find(|(t, _)| t == topic) {
+            return Some(why.as_str());
+        }
+        self.pattern.as_ref().filter(|p| p.0.is_match(topic)).map(|_| "matched by the worker's wharf.reserved.topics")
+    }
+
+    /// What makes `topic` one a dead-letter queue may not write: a reserved topic, or any topic
+    /// whose name starts with `__`, which Kafka and other systems keep for their own. (Sources
+    /// may write such topics, as Debezium's `__debezium-heartbeat.*`; a queue copies records of
+    /// the caller's choosing verbatim, so it may not.)
+    pub fn dead_letter_reason(&self, topic: &str) -> Option<&str> {
+        self.reason(topic).or_else(|| topic.starts_with("__").then_some("named like Kafka's internal topics (__…)"))
     }
 
     /// The first reserved topic among `topics`, with why it is refused, in words for a status.
@@ -76,6 +89,21 @@ mod tests {
         }
         assert_eq!(reserved.reason("cfg"), Some("the worker's config.storage.topic"));
         assert_eq!(reserved.reason("orders"), None);
+    }
+
+    #[test]
+    fn a_dead_letter_queue_may_not_write_internal_or_operator_reserved_topics() {
+        let text = "bootstrap.servers=localhost:9092\nplugin.path=/p\ngroup.id=g\nconfig.storage.topic=cfg\n\
+                    offset.storage.topic=off\nstatus.storage.topic=st\nwharf.reserved.topics=other-connect-.*\n";
+        let config = WorkerConfig::from_properties(&properties::parse(text, "test").unwrap(), "test", Mode::Distributed);
+        let reserved = ReservedTopics::of(&config.unwrap());
+        for topic in ["cfg", "off", "st", "__consumer_offsets", "__anything", "other-connect-configs"] {
+            assert!(reserved.dead_letter_reason(topic).is_some(), "{topic}");
+        }
+        assert_eq!(reserved.reason("other-connect-status"), Some("matched by the worker's wharf.reserved.topics"));
+        // Sources may write __-prefixed topics of their own; only the queue may not.
+        assert_eq!(reserved.reason("__debezium-heartbeat.db"), None);
+        assert_eq!(reserved.dead_letter_reason("dlq-orders"), None);
     }
 
     #[test]

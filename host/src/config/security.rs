@@ -34,18 +34,9 @@ const JAVA_ONLY_PREFIXES: &[&str] =
 /// The largest store file read (a truststore or keystore is a few KiB).
 const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// A truststore, keystore or key file, read whole unless it is larger than `MAX_STORE_BYTES`.
+/// A truststore, keystore or key file: a regular file of at most `MAX_STORE_BYTES`.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {} ({e})", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_STORE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {} ({e})", path.display()))?;
-    if bytes.len() as u64 > MAX_STORE_BYTES {
-        return Err(format!("{} is larger than {MAX_STORE_BYTES} bytes; is it a key store?", path.display()));
-    }
-    Ok(bytes)
+    super::files::read_regular(path, MAX_STORE_BYTES)
 }
 
 /// A Java KeyStore (JKS or JCEKS, by its first bytes) is refused with the command that converts

@@ -87,6 +87,9 @@ pub struct WasmLimits {
     pub log_lines_per_second: u32,
     /// `wasm.fs.inline`: file system calls run on the task's thread rather than the I/O pool.
     pub fs_inline: bool,
+    /// What connectors' `producer.override.*`, `consumer.override.*` and `admin.override.*`
+    /// settings may reach (`connector.client.config.override.*`).
+    pub client_overrides: super::clients::OverrideRules,
 }
 
 impl Default for WasmLimits {
@@ -101,6 +104,7 @@ impl Default for WasmLimits {
             log_line_max_bytes: 8192,
             log_lines_per_second: 500,
             fs_inline: true,
+            client_overrides: super::clients::OverrideRules::default(),
         }
     }
 }
@@ -175,8 +179,9 @@ pub struct WorkerConfig {
     /// Whether the `/admin` endpoints are served: `admin.listeners` empty turns them off, as in
     /// Kafka Connect.
     pub admin_endpoints: bool,
-    /// `connector.client.config.override.policy`: which of a connector's client overrides apply.
-    pub client_override_policy: super::clients::OverridePolicy,
+    /// `wharf.reserved.topics`: topics, besides Kafka's and the worker's own, that no plugin's
+    /// records and no dead-letter queue may reach (another cluster's internal topics).
+    pub reserved_topics: Option<crate::transform::FullMatch>,
     /// `wharf.rest.max.concurrent.expensive`: REST calls that run a plugin or ask Kafka (validate,
     /// connector writes, offsets) answered at once; more wait briefly, then get a 429.
     pub rest_max_concurrent_expensive: usize,
@@ -374,6 +379,33 @@ impl WorkerConfig {
             log_line_max_bytes: reader.number("wasm.log.line.max.bytes")? as usize,
             log_lines_per_second: reader.number("wasm.log.lines.per.second")?.min(u32::MAX as u64) as u32,
             fs_inline: reader.boolean("wasm.fs.inline")?,
+            client_overrides: super::clients::OverrideRules::default(),
+        };
+        wasm.client_overrides = super::clients::OverrideRules {
+            policy: super::clients::OverridePolicy::parse(reader.text("connector.client.config.override.policy"))
+                .map_err(|m| reader.invalid("connector.client.config.override.policy", m))?,
+            allowlist: reader
+                .text("connector.client.config.override.allowlist")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+            allowed_paths: ceiling::parse_folders(
+                "connector.client.config.override.allowed.paths",
+                reader.get("connector.client.config.override.allowed.paths"),
+            )
+            .map_err(|m| reader.invalid("connector.client.config.override.allowed.paths", m))?,
+            granted_folders: wasm.ceiling.read.iter().chain(&wasm.ceiling.write).cloned().collect(),
+        };
+        let reserved_topics = match reader.text("wharf.reserved.topics") {
+            "" => None,
+            pattern => Some(crate::transform::FullMatch::new(pattern).map_err(|e| {
+                reader.invalid(
+                    "wharf.reserved.topics",
+                    format!("wharf.reserved.topics={pattern} is not a pattern Wharf can read: {e}"),
+                )
+            })?),
         };
         let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
         for folder in &plugin_path {
@@ -509,16 +541,12 @@ impl WorkerConfig {
             ));
         }
 
-        let client_override_policy =
-            super::clients::OverridePolicy::parse(reader.text("connector.client.config.override.policy"))
-                .map_err(|m| reader.invalid("connector.client.config.override.policy", m))?;
-
         Ok(WorkerConfig {
             topic_creation: reader.boolean("topic.creation.enable")?,
             topic_tracking: reader.boolean("topic.tracking.enable")?,
             topic_tracking_allow_reset: reader.boolean("topic.tracking.allow.reset")?,
             admin_endpoints: reader.get("admin.listeners").is_none(),
-            client_override_policy,
+            reserved_topics,
             unacted,
             unused,
             rest_tls,
@@ -864,7 +892,7 @@ mod tests {
         assert!(c.unused.is_empty(), "{:?}", c.unused);
         assert_eq!(c.unacted.len(), 7, "{:?}", c.unacted);
         let principal = distributed(&format!("{distributed_file}connector.client.config.override.policy=Principal\n"));
-        assert_eq!(principal.unwrap().client_override_policy, crate::config::clients::OverridePolicy::Principal);
+        assert_eq!(principal.unwrap().wasm.client_overrides.policy, crate::config::clients::OverridePolicy::Principal);
     }
 
     #[test]

@@ -798,6 +798,7 @@ impl Herder {
                 let admin = crate::kafka::admin::admin_client(&crate::kafka::client_config(
                     self.worker.config(),
                     &self.worker.config().admin_overrides,
+                    &[],
                 ))
                 .map_err(kafka_error)?;
                 // Called from a blocking task of the REST server's runtime.

@@ -201,8 +201,7 @@ pub fn ensure_plain_topic(
     replication_factor: i32,
     configs: &[(String, String)],
 ) -> anyhow::Result<()> {
-    let settings: Vec<(String, String)> = worker.admin_overrides.iter().chain(overrides).cloned().collect();
-    let mut config = super::client_config(worker, &settings);
+    let mut config = super::client_config(worker, &worker.admin_overrides, overrides);
     // Asking for the topic's metadata must not have the broker create it with its defaults.
     config.set("allow.auto.create.topics", "false");
     let admin = admin_client(&config)?;

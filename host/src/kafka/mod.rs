@@ -26,35 +26,62 @@ use crate::config::WorkerConfig;
 /// worker's.
 pub fn producer_config(worker: &WorkerConfig, connector: &[(String, String)], client_id: &str) -> ClientConfig {
     let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", &worker.bootstrap_servers);
-    secure(&mut config, worker);
+    secure(&mut config, worker, connector);
     config
         .set("client.id", client_id)
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("linger.ms", "5")
         .set("partitioner", "murmur2_random");
-    for (key, value) in worker.producer_overrides.iter().chain(connector) {
+    for (key, value) in family(&worker.producer_overrides, connector) {
         config.set(key, value);
     }
     config
 }
 
-/// The worker's security settings (`security.protocol`, `ssl.*`, `sasl.*`, in librdkafka's
-/// names), which every client gets before its family's overrides.
-fn secure(config: &mut ClientConfig, worker: &WorkerConfig) {
+/// Whether a connector's overrides point its client at brokers of their own.
+fn redirected(connector: &[(String, String)]) -> bool {
+    connector.iter().any(|(key, _)| key == "bootstrap.servers")
+}
+
+/// The worker's bootstrap servers and security settings (`security.protocol`, `ssl.*`,
+/// `sasl.*`, in librdkafka's names), which every client gets before its family's overrides;
+/// a client a connector points at other brokers gets neither, so the worker's credentials never
+/// reach a broker the connector chose.
+fn secure(config: &mut ClientConfig, worker: &WorkerConfig, connector: &[(String, String)]) {
+    if redirected(connector) {
+        return;
+    }
+    config.set("bootstrap.servers", &worker.bootstrap_servers);
     for (key, value) in &worker.kafka_security {
         config.set(key, value);
     }
 }
 
-/// A client's settings: the worker's bootstrap servers and one family of overrides (the
-/// worker's `admin.*`, `producer.*` or `consumer.*` keys).
-pub fn client_config(worker: &WorkerConfig, overrides: &[(String, String)]) -> ClientConfig {
+/// The worker's settings of one client family (`producer.*`, …), then the connector's own
+/// overrides of it; the worker's security settings are left out of a redirected client.
+fn family<'a>(
+    worker: &'a [(String, String)],
+    connector: &'a [(String, String)],
+) -> impl Iterator<Item = &'a (String, String)> {
+    let redirected = redirected(connector);
+    worker
+        .iter()
+        .filter(move |(key, _)| !redirected || !crate::config::security::is_security_key(key))
+        .chain(connector)
+}
+
+/// A client's settings: the worker's bootstrap servers and security, the worker's settings of
+/// one client family (`admin.*`, `producer.*` or `consumer.*`), then a connector's overrides of
+/// that family (empty for the worker's own clients).
+pub fn client_config(
+    worker: &WorkerConfig,
+    overrides: &[(String, String)],
+    connector: &[(String, String)],
+) -> ClientConfig {
     let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", &worker.bootstrap_servers);
-    secure(&mut config, worker);
-    for (key, value) in overrides {
+    secure(&mut config, worker, connector);
+    for (key, value) in family(overrides, connector) {
         config.set(key, value);
     }
     config
@@ -76,8 +103,7 @@ pub fn consumer_config(
     client_id: &str,
 ) -> ClientConfig {
     let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", &worker.bootstrap_servers);
-    secure(&mut config, worker);
+    secure(&mut config, worker, overrides);
     config
         .set("group.id", format!("connect-{connector}"))
         .set("client.id", client_id)
@@ -89,7 +115,7 @@ pub fn consumer_config(
         // queue holds queued.min.messages; a sink empties that queue in well under a second, so
         // the default caps it near 130k records/s. Fetch again within 10 ms instead.
         .set("fetch.queue.backoff.ms", "10");
-    for (key, value) in worker.consumer_overrides.iter().chain(overrides) {
+    for (key, value) in family(&worker.consumer_overrides, overrides) {
         if !HOST_CONSUMER_KEYS.contains(&key.as_str()) && key != GROUP_INSTANCE_ID {
             config.set(key, value);
         }

@@ -294,7 +294,7 @@ pub(crate) fn resolve_grant(key: &str, entry: &str) -> anyhow::Result<Vec<Socket
     }
     if let Some(inner) = addresses.iter().find(|a| is_inward(a.ip())) {
         anyhow::bail!(
-            "{key}: the name in {entry} resolves to {}, a loopback, link-local or unspecified address; grant \
+            "{key}: the name in {entry} resolves to {}, a loopback, link-local, metadata-service or unspecified address; grant \
              {inner} itself if the plugin is meant to reach it",
             inner.ip()
         );
@@ -302,13 +302,7 @@ pub(crate) fn resolve_grant(key: &str, entry: &str) -> anyhow::Result<Vec<Socket
     Ok(addresses)
 }
 
-/// Loopback, link-local (where clouds' metadata services answer) or unspecified.
-fn is_inward(ip: IpAddr) -> bool {
-    match ip.to_canonical() {
-        IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
-        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80,
-    }
-}
+use crate::config::ceiling::is_inward;
 
 /// `wasi:sockets/ip-name-lookup` limited to the host names of the connector's `wasm.net.connect`
 /// grants, so that a plugin cannot leak data through lookups of names of its own making; literal
@@ -503,7 +497,7 @@ mod tests {
     #[test]
     fn loopback_link_local_and_unspecified_addresses_are_inward() {
         for inward in
-            ["127.0.0.1", "127.0.1.1", "169.254.169.254", "0.0.0.0", "::1", "fe80::1", "::", "::ffff:127.0.0.1"]
+            ["127.0.0.1", "127.0.1.1", "169.254.169.254", "0.0.0.0", "::1", "fe80::1", "::", "::ffff:127.0.0.1", "fd00:ec2::254", "100.100.100.200", "168.63.129.16", "64:ff9b::7f00:1"]
         {
             assert!(is_inward(inward.parse().unwrap()), "{inward}");
         }

@@ -31,7 +31,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     // reach Kafka.
     let security = WireSecurity::from_settings(&worker.kafka_security)
         .map_err(|e| anyhow::anyhow!("the group membership cannot use the Kafka security settings: {e}"))?;
-    let mut admin_config = client_config(&worker, &worker.admin_overrides);
+    let mut admin_config = client_config(&worker, &worker.admin_overrides, &[]);
     // Asking for a missing topic's metadata must not create it with the broker's defaults.
     admin_config.set("allow.auto.create.topics", "false");
     let admin = std::sync::Arc::new(admin::admin_client(&admin_config)?);
@@ -70,12 +70,12 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     }
 
     let producer = {
-        let mut c = client_config(&worker, &worker.producer_overrides);
+        let mut c = client_config(&worker, &worker.producer_overrides, &[]);
         c.set("client.id", format!("wharf-{}-stores", d.group_id));
         c
     };
     let consumer = {
-        let mut c = client_config(&worker, &worker.consumer_overrides);
+        let mut c = client_config(&worker, &worker.consumer_overrides, &[]);
         c.set("client.id", format!("wharf-{}-stores", d.group_id));
         c.set("allow.auto.create.topics", "false");
         c

@@ -132,12 +132,88 @@ pub fn predicate_classes() -> Vec<String> {
 #[derive(Debug, Clone)]
 pub struct FullMatch(pub regex::Regex);
 
+/// The most memory one compiled pattern may take: a pattern is a topic name's shape, and
+/// `regex`'s own 10 MiB default lets a config of many `\w{4000}` patterns exhaust the worker.
+pub const MAX_PATTERN_BYTES: usize = 256 * 1024;
+
 impl FullMatch {
     pub fn new(pattern: &str) -> Result<Self, String> {
-        regex::Regex::new(&format!("^(?:{pattern})$")).map(FullMatch).map_err(|e| {
+        regex::RegexBuilder::new(&format!("^(?:{})$", ascii_classes(pattern)))
+            .size_limit(MAX_PATTERN_BYTES)
+            .dfa_size_limit(MAX_PATTERN_BYTES)
+            .build()
+            .map(FullMatch)
+            .map_err(|e| {
             format!("\"{pattern}\" is not a regular expression Wharf can use ({e}); Wharf's dialect is Java's without look-around and back-references")
         })
     }
+}
+
+/// The pattern with Java's meaning of `\w`, `\d`, `\s` and their negations: ASCII classes, as
+/// Java's are unless a pattern asks for Unicode ones. (`regex`'s own are Unicode: `\w` alone
+/// compiles to tens of KiB, and a topic name is ASCII anyway.)
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    // Inside `[...]`, a class is written without its own brackets; `]` first in a class is literal.
+    let mut depth = 0usize;
+    let mut class_start = false;
+    while let Some(c) = chars.next() {
+        let starting = std::mem::take(&mut class_start);
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let class = match next {
+                    'w' => Some("[:word:]"),
+                    'W' => Some("[:^word:]"),
+                    'd' => Some("[:digit:]"),
+                    'D' => Some("[:^digit:]"),
+                    's' => Some("[:space:]"),
+                    'S' => Some("[:^space:]"),
+                    _ => None,
+                };
+                match (class, depth) {
+                    (Some(class), 0) => {
+                        out.push('[');
+                        out.push_str(class);
+                        out.push(']');
+                    }
+                    (Some(class), _) => out.push_str(class),
+                    (None, _) => {
+                        out.push(c);
+                        out.push(next);
+                    }
+                }
+            }
+            '[' => {
+                out.push(c);
+                if chars.peek() == Some(&':') && depth > 0 {
+                    // A POSIX class `[:name:]` inside a class: copied whole.
+                    for p in chars.by_ref() {
+                        out.push(p);
+                        if p == ']' {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                depth += 1;
+                if chars.peek() == Some(&'^') {
+                    out.extend(chars.next());
+                }
+                class_start = true;
+            }
+            ']' if depth > 0 && !starting => {
+                depth -= 1;
+                out.push(c);
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone)]
@@ -301,9 +377,24 @@ impl Settings<'_> {
     }
 }
 
+/// The most transforms and predicates, together, one connector may name: each compiles at
+/// validate and runs per record, and a chain longer than this is a mistake, not a pipeline.
+pub const MAX_CHAIN_ENTRIES: usize = 100;
+
 impl Chain {
     /// The chain a connector config names; every problem found, each with its key.
     pub fn of_connector(config: &[(String, String)]) -> Result<Self, Vec<TransformConfigError>> {
+        let count = |key: &str| aliases(config, key).map_or(0, |list| list.len());
+        let (transforms, predicates) = (count("transforms"), count("predicates"));
+        if transforms + predicates > MAX_CHAIN_ENTRIES {
+            return Err(vec![TransformConfigError {
+                key: "transforms".to_string(),
+                message: format!(
+                    "transforms names {transforms} transforms and predicates names {predicates} predicates: a connector \
+                     may name at most {MAX_CHAIN_ENTRIES} of them together; split the work across connectors"
+                ),
+            }]);
+        }
         let mut problems = Vec::new();
         let mut predicates: Vec<(String, Predicate)> = Vec::new();
         match aliases(config, "predicates") {
@@ -677,6 +768,47 @@ fn step_predicate(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_chain_is_bounded_in_length_and_each_pattern_in_size() {
+        let mut config = vec![("transforms".to_string(), (0..=MAX_CHAIN_ENTRIES).map(|i| format!("t{i}")).collect::<Vec<_>>().join(","))];
+        for i in 0..=MAX_CHAIN_ENTRIES {
+            config.push((format!("transforms.t{i}.type"), "org.apache.kafka.connect.transforms.RegexRouter".into()));
+            config.push((format!("transforms.t{i}.regex"), "a".into()));
+            config.push((format!("transforms.t{i}.replacement"), "b".into()));
+        }
+        let refused = Chain::of_connector(&config).unwrap_err();
+        assert!(refused[0].message.contains("at most 100 of them together"), "{}", refused[0].message);
+        let at_bound: Vec<(String, String)> = config
+            .iter()
+            .filter(|(k, _)| !k.starts_with(&format!("transforms.t{MAX_CHAIN_ENTRIES}.")))
+            .map(|(k, v)| match k.as_str() {
+                "transforms" => (k.clone(), (0..MAX_CHAIN_ENTRIES).map(|i| format!("t{i}")).collect::<Vec<_>>().join(",")),
+                _ => (k.clone(), v.clone()),
+            })
+            .collect();
+        assert!(Chain::of_connector(&at_bound).is_ok());
+        let huge = FullMatch::new(r"\w{4000}").unwrap_err();
+        assert!(huge.contains("is not a regular expression Wharf can use"), "{huge}");
+        assert!(FullMatch::new(r"(.*)-(\w+)-\w{40}").is_ok());
+    }
+
+    #[test]
+    fn perl_classes_are_javas_ascii_ones() {
+        let cases = [
+            (r"\w+-\d\s\W\D\S", "[[:word:]]+-[[:digit:]][[:space:]][[:^word:]][[:^digit:]][[:^space:]]"),
+            (r"[\w.-]+", "[[:word:].-]+"),
+            (r"[^\d]x", "[^[:digit:]]x"),
+            (r"[]\w]", "[][:word:]]"),
+            (r"[[:alpha:]\w]\\w", r"[[:alpha:][:word:]]\\w"),
+            (r"a\.b\Q", r"a\.b\Q"),
+        ];
+        for (java, ours) in cases {
+            assert_eq!(ascii_classes(java), ours, "{java}");
+        }
+        let word = FullMatch::new(r"\w+").unwrap();
+        assert!(word.0.is_match("orders_2") && !word.0.is_match("ördérs"));
+    }
+
     use super::*;
     use crate::data::{Data, Schema, Type};
     use crate::model::PartHeader;

@@ -259,8 +259,11 @@ impl Worker {
                 })
             }));
         }
-        let policy = self.config.client_override_policy;
-        problems.extend(config.client_overrides.given.iter().filter_map(|key| policy.refusal(key).map(|m| on(key, m))));
+        if let Some(queue) = &config.errors.dead_letter_queue {
+            if let Some(why) = self.reserved.dead_letter_reason(&queue.topic) {
+                problems.push(on("errors.deadletterqueue.topic.name", dead_letter_refusal(&queue.topic, why)));
+            }
+        }
         if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
             problems.extend(e.problems().into_iter().map(|problem| match problem {
                 ConnectorConfigError::Invalid { key, message, .. } => {
@@ -992,6 +995,11 @@ impl TaskSetup {
         };
         let dead_letter = match &self.connector.errors.dead_letter_queue {
             None => None,
+            Some(settings) if self.reserved.dead_letter_reason(&settings.topic).is_some() => {
+                let why = self.reserved.dead_letter_reason(&settings.topic).unwrap_or_default();
+                let _ = instance.close();
+                return failed(TaskFailure::new(dead_letter_refusal(&settings.topic, why)));
+            }
             Some(settings) => match dead_letter::DeadLetterQueue::open(
                 &self.worker,
                 &self.connector.client_overrides,
@@ -1076,6 +1084,14 @@ impl TaskSetup {
             }
         }
     }
+}
+
+/// Why a dead-letter queue may not write `topic`, which is `why`.
+fn dead_letter_refusal(topic: &str, why: &str) -> String {
+    format!(
+        "errors.deadletterqueue.topic.name={topic} is {why}; a dead-letter queue copies records as they came, and \
+         never writes Kafka's or the worker's internal topics: choose another topic"
+    )
 }
 
 #[cfg(test)]
