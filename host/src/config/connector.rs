@@ -32,6 +32,22 @@ impl ConnectorConfigError {
         }
     }
 
+    /// The error with every secret in its messages replaced by its reference.
+    pub fn scrubbed(self, secrets: &super::providers::Secrets) -> Self {
+        if secrets.is_empty() {
+            return self;
+        }
+        match self {
+            ConnectorConfigError::Invalid { origin, key, message } => {
+                ConnectorConfigError::Invalid { origin, key, message: secrets.scrub(&message) }
+            }
+            ConnectorConfigError::Several(problems) => {
+                ConnectorConfigError::Several(problems.into_iter().map(|p| p.scrubbed(secrets)).collect())
+            }
+            other => other,
+        }
+    }
+
     /// Each problem on its own, with its key: one for most errors, every one for `Several`.
     pub fn problems(&self) -> Vec<&ConnectorConfigError> {
         match self {
@@ -85,6 +101,8 @@ pub struct ConnectorConfig {
     pub raw: Vec<(String, String)>,
     /// The keys as the plugin is given them: `raw` with its references resolved.
     pub resolved: Vec<(String, String)>,
+    /// What `raw`'s references resolved to, kept out of every message, status and log line.
+    pub secrets: super::providers::Secrets,
 }
 
 /// `topics.regex`: a sink reads every topic whose whole name matches, as Kafka Connect's
@@ -229,7 +247,20 @@ impl ConnectorConfig {
         if !super::ConfigProviders::refers(&raw) {
             return Self::from_pairs(raw, origin, worker_limits);
         }
-        let resolved = providers.resolve(&raw).map_err(|problems| {
+        // The name becomes task ids, client ids, group ids and log lines: never a secret.
+        if let Some(name) = last_value(&raw, "name").filter(|n| n.contains("${")) {
+            if super::ConfigProviders::refers(&[("name".to_string(), name.to_string())]) {
+                return Err(ConnectorConfigError::Invalid {
+                    origin: origin.to_string(),
+                    key: Some("name".to_string()),
+                    message: format!(
+                        "\"name\" is {name}, a config provider reference; a connector's name is shown everywhere, so \
+                         it may not come from a provider: write the name itself"
+                    ),
+                });
+            }
+        }
+        let (resolved, secrets) = providers.resolve_recording(&raw).map_err(|problems| {
             let mut problems: Vec<ConnectorConfigError> = problems
                 .into_iter()
                 .map(|(key, message)| ConnectorConfigError::Invalid {
@@ -243,8 +274,9 @@ impl ConnectorConfig {
                 _ => ConnectorConfigError::Several(problems),
             }
         })?;
-        let mut config = Self::from_pairs(resolved, origin, worker_limits)?;
+        let mut config = Self::from_pairs(resolved, origin, worker_limits).map_err(|e| e.scrubbed(&secrets))?;
         config.raw = raw;
+        config.secrets = secrets;
         Ok(config)
     }
 
@@ -485,6 +517,7 @@ impl ConnectorConfig {
             errors,
             client_overrides,
             resolved: raw.clone(),
+            secrets: super::providers::Secrets::default(),
             raw,
         })
     }

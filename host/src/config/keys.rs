@@ -418,6 +418,28 @@ pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
     ("inter.worker.key.size", "sets the session key's size in bits; Wharf makes the key as long as Java's KeyGenerator does for inter.worker.key.generation.algorithm (32, 48 or 64 bytes)"),
 ];
 
+/// Whether a connector config key is one of the host's own secret settings, hidden over REST
+/// whatever the plugin declares: a client override's JAAS config, a key store's password or key.
+pub fn is_host_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.contains("sasl.jaas.config")
+        || (key.contains("ssl.") && (key.ends_with("password") || key.ends_with("keystore.key")))
+}
+
+/// Whether a key looks like it holds a secret, by its name: its last segment is or ends with
+/// `password`, `passwd`, `secret`, `token`, `credentials` or `apikey`; it ends with `api.key` or
+/// `private.key`; or it contains `jaas.config` or `keystore.key`. Used where the plugin's own
+/// declaration is not at hand, so that masking fails closed.
+pub fn looks_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let last = key.rsplit('.').next().unwrap_or(&key);
+    ["password", "passwd", "secret", "token", "credentials", "apikey"].iter().any(|word| last.ends_with(word))
+        || key.ends_with("api.key")
+        || key.ends_with("private.key")
+        || key.contains("jaas.config")
+        || key.contains("keystore.key")
+}
+
 /// Whether a Connect-only key's value asks for something Wharf would silently not do: the
 /// refusal, saying what to write instead.
 pub fn connect_only_refusal(name: &str, value: &str) -> Option<String> {
@@ -622,6 +644,34 @@ mod tests {
     }
 
     /// Regenerates the page when it is behind, and fails so that the change is seen and kept.
+    #[test]
+    fn secret_looking_keys_are_known_by_name() {
+        for secret in [
+            "password",
+            "connection.password",
+            "db.passwd",
+            "aws.secret",
+            "client_secret",
+            "oauth.token",
+            "gcp.credentials",
+            "datadog.apikey",
+            "cloud.api.key",
+            "ssl.private.key",
+            "producer.override.sasl.jaas.config",
+            "ssl.keystore.key",
+            "Connection.PASSWORD",
+        ] {
+            assert!(looks_secret(secret), "{secret}");
+        }
+        for plain in ["topic", "password.policy.enabled", "tokens.count", "key.converter", "secretary.name"] {
+            assert!(!looks_secret(plain), "{plain}");
+        }
+        for host in ["consumer.override.sasl.jaas.config", "producer.override.ssl.keystore.password", "admin.override.ssl.keystore.key"] {
+            assert!(is_host_secret(host), "{host}");
+        }
+        assert!(!is_host_secret("connection.password"));
+    }
+
     #[test]
     fn the_reference_page_is_current() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md");

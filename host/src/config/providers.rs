@@ -157,8 +157,18 @@ impl ConfigProviders {
     /// The config with every reference replaced by its value; each reference that cannot be
     /// resolved is an error that names the key and the reference.
     pub fn resolve(&self, config: &[(String, String)]) -> Result<Vec<(String, String)>, Vec<(String, String)>> {
+        self.resolve_recording(config).map(|(resolved, _)| resolved)
+    }
+
+    /// As `resolve`, with the values the references stood for, to be kept out of what the host
+    /// writes.
+    pub fn resolve_recording(
+        &self,
+        config: &[(String, String)],
+    ) -> Result<(Vec<(String, String)>, Secrets), Vec<(String, String)>> {
+        let mut secrets = Secrets::default();
         if !Self::refers(config) {
-            return Ok(config.to_vec());
+            return Ok((config.to_vec(), secrets));
         }
         let mut problems = Vec::new();
         let mut resolved = Vec::with_capacity(config.len());
@@ -180,7 +190,10 @@ impl ConfigProviders {
                 out.push_str(&value[at..reference.start]);
                 let written = &value[reference.start..reference.end];
                 match self.lookup(&reference) {
-                    Ok(secret) => out.push_str(&secret),
+                    Ok(secret) => {
+                        out.push_str(&secret);
+                        secrets.add(secret, written);
+                    }
                     Err(why) => problems.push((key.clone(), format!("{key}: the reference {written} {why}"))),
                 }
                 at = reference.end;
@@ -189,30 +202,77 @@ impl ConfigProviders {
             resolved.push((key.clone(), out));
         }
         if problems.is_empty() {
-            Ok(resolved)
+            Ok((resolved, secrets))
         } else {
             Err(problems)
         }
+    }
+
+    /// A task config's references resolved, each only if the connector's owner wrote it: a
+    /// reference the stored connector config (`stored`) does not hold came from the plugin,
+    /// which may not reach the worker's secrets that way, and fails the task, naming the key.
+    pub fn resolve_task(
+        &self,
+        stored: &[(String, String)],
+        task: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, String> {
+        for (key, value) in task {
+            for reference in references(value) {
+                let written = &value[reference.start..reference.end];
+                if !stored.iter().any(|(_, v)| v.contains(written)) {
+                    return Err(format!(
+                        "its task config's key \"{key}\" holds the reference {written}, which the connector's config \
+                         does not: a plugin's task configs may carry only references the connector's owner wrote"
+                    ));
+                }
+            }
+        }
+        self.resolve(task).map_err(|problems| {
+            let problems: Vec<String> = problems.into_iter().map(|(_, message)| message).collect();
+            format!("its task config holds references that cannot be resolved: {}", problems.join("; "))
+        })
     }
 
     /// Task configs a plugin generated from the resolved connector config, with the values that
     /// came from references given back as the references (Kafka Connect's reverse transform), so
     /// that no secret is stored: a task key whose value is what a key of the connector config
     /// resolved to gets that key's stored value.
+    ///
+    /// A value equal to what any key holding a reference resolved to, under whatever key, gets
+    /// that key's stored value; a value that still holds a secret (`secrets`) is refused, naming
+    /// the key and the reference, so that no secret reaches the config topic in clear.
     pub fn unresolve(
         stored: &[(String, String)],
         resolved: &[(String, String)],
+        secrets: &Secrets,
         task: Vec<(String, String)>,
-    ) -> Vec<(String, String)> {
+    ) -> Result<Vec<(String, String)>, String> {
         if !Self::refers(stored) {
-            return task;
+            return Ok(task);
         }
+        let referring: Vec<(&str, &str)> = stored
+            .iter()
+            .filter(|(_, v)| !references(v).is_empty())
+            .filter_map(|(k, original)| last_value(resolved, k).map(|secret| (secret, original.as_str())))
+            .collect();
         task.into_iter()
             .map(|(key, value)| {
-                let original = last_value(stored, &key).filter(|v| !references(v).is_empty());
-                match (original, last_value(resolved, &key)) {
-                    (Some(original), Some(secret)) if secret == value => (key, original.to_string()),
-                    _ => (key, value),
+                let same_key = last_value(stored, &key)
+                    .filter(|v| !references(v).is_empty())
+                    .filter(|_| last_value(resolved, &key) == Some(value.as_str()));
+                if let Some(original) = same_key {
+                    return Ok((key, original.to_string()));
+                }
+                if let Some((_, original)) = referring.iter().find(|(secret, _)| *secret == value) {
+                    return Ok((key, original.to_string()));
+                }
+                match secrets.found_in(&value) {
+                    Some(reference) => Err(format!(
+                        "the plugin's task config puts the value of {reference} into the key \"{key}\"; a task config \
+                         may carry a secret only as the connector config's whole value, which is stored as its \
+                         reference"
+                    )),
+                    None => Ok((key, value)),
                 }
             })
             .collect()
@@ -311,6 +371,44 @@ fn read_bounded(file: &Path) -> Result<String, String> {
     super::files::read_regular_text(file, MAX_FILE_BYTES).map_err(|e| format!("cannot be read: {e}"))
 }
 
+/// The values a config's references stood for, each with its reference: what no message,
+/// status, log line or stored task config may show. `scrub` puts the reference back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Secrets {
+    /// (value, reference), longest value first, so that a value inside another is replaced last.
+    pairs: Vec<(String, String)>,
+}
+
+impl Secrets {
+    fn add(&mut self, secret: String, reference: &str) {
+        if secret.is_empty() || self.pairs.iter().any(|(s, _)| *s == secret) {
+            return;
+        }
+        let at = self.pairs.partition_point(|(s, _)| s.len() >= secret.len());
+        self.pairs.insert(at, (secret, reference.to_string()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// `text` with every secret in it replaced by its reference.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (secret, reference) in &self.pairs {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), reference);
+            }
+        }
+        out
+    }
+
+    /// The reference of a secret `text` holds, if it holds one.
+    pub fn found_in(&self, text: &str) -> Option<&str> {
+        self.pairs.iter().find(|(secret, _)| text.contains(secret.as_str())).map(|(_, r)| r.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,12 +466,32 @@ mod tests {
                 ("plain", "as it is")
             ])
         );
-        // Task configs keep the references, not the values.
-        let task = pairs(&[("password", "s3cret"), ("token", "changed"), ("task.id", "0")]);
+        // Task configs keep the references, not the values, under whatever key.
+        let (_, secrets) = p.resolve_recording(&config).unwrap();
+        let task = pairs(&[("password", "s3cret"), ("copy", "s3cret"), ("token", "changed"), ("task.id", "0")]);
+        let reference = format!("${{file:{f}:db.password}}");
         assert_eq!(
-            ConfigProviders::unresolve(&config, &resolved, task),
-            pairs(&[("password", &format!("${{file:{f}:db.password}}")), ("token", "changed"), ("task.id", "0")])
+            ConfigProviders::unresolve(&config, &resolved, &secrets, task).unwrap(),
+            pairs(&[("password", &reference), ("copy", &reference), ("token", "changed"), ("task.id", "0")])
         );
+        // A secret inside another value is refused, naming the key and the reference.
+        let task = pairs(&[("dsn", "user=a password=s3cret")]);
+        let refused = ConfigProviders::unresolve(&config, &resolved, &secrets, task).unwrap_err();
+        assert!(refused.contains("\"dsn\"") && refused.contains(&reference) && !refused.contains("s3cret"));
+        assert_eq!(secrets.scrub("tasks.max=s3cret is not valid"), format!("tasks.max={reference} is not valid"));
+    }
+
+    #[test]
+    fn a_task_config_resolves_only_references_the_connector_config_holds() {
+        std::env::set_var("WHARF_TEST_TASK_SECRET", "hidden-value");
+        let p = ConfigProviders::of_worker(&pairs(&[("config.providers", "env"), ("config.providers.env.class", ENV_CLASS)]))
+            .unwrap();
+        let stored = pairs(&[("password", "${env:WHARF_TEST_TASK_SECRET}")]);
+        let task = pairs(&[("password", "${env:WHARF_TEST_TASK_SECRET}"), ("task.id", "0")]);
+        assert_eq!(p.resolve_task(&stored, &task).unwrap()[0].1, "hidden-value");
+        let invented = pairs(&[("x", "${env:HOME}")]);
+        let refused = p.resolve_task(&stored, &invented).unwrap_err();
+        assert!(refused.contains("\"x\" holds the reference ${env:HOME}, which the connector's config does not"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use wasmtime::Store;
 
 use super::bindings::{self, data_sink, data_source, declared, sink, source, transform, wit};
 use super::engine::{block_on_until, Runtime};
+use super::plugin_log::error_text;
 use super::sandbox::{ErrantReport, Grants, Putting, TaskState};
 use crate::config::WasmLimits;
 use crate::model::{ConnectRecord, PartitionOffset, PluginInfo, PluginKind, PolledRecord, SinkRecord, TopicPartition};
@@ -171,7 +172,7 @@ impl Plugin {
     pub fn inspect(runtime: &Runtime, component: Component, path: PathBuf) -> anyhow::Result<Plugin> {
         let mut plugin = Plugin::link(runtime, component, path)?;
         let limits = WasmLimits::default();
-        let mut connector = plugin.connector(runtime, "inspect", &limits).map_err(anyhow::Error::msg)?;
+        let mut connector = plugin.connector(runtime, "inspect", &limits, &Default::default()).map_err(anyhow::Error::msg)?;
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         plugin.accept(info)?;
@@ -266,13 +267,16 @@ impl Plugin {
     }
 
     /// An instance for connector-level calls; it gets no folders and no offsets.
+    /// A connector instance, for `validate` and `task-configs`; `secrets` are the resolved values
+    /// of the config it will be given, kept out of its log lines.
     pub fn connector(
         &self,
         runtime: &Runtime,
         label: &str,
         limits: &WasmLimits,
+        secrets: &crate::config::providers::Secrets,
     ) -> Result<ConnectorInstance, PluginError> {
-        let grants = Grants::none(label, limits);
+        let grants = Grants { secrets: secrets.clone(), ..Grants::none(label, limits) };
         let (store, instantiated) = self.instantiate(runtime, grants, limits)?;
         Ok(ConnectorInstance { store, bound: instantiated.bound, grants: instantiated.grants, limits: limits.clone() })
     }
@@ -409,8 +413,8 @@ fn call<T>(
     };
     match outcome {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(message)),
-        Ok(Err(wit::ConnectorError::Fatal(message))) => Err(PluginError::Fatal(message)),
+        Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(error_text(&message))),
+        Ok(Err(wit::ConnectorError::Fatal(message))) => Err(PluginError::Fatal(error_text(&message))),
         Err(error) => Err(explain_trap(store, limits, name, error)),
     }
 }

@@ -23,6 +23,8 @@ pub enum LogLevel {
 #[derive(Clone)]
 pub struct PluginLog {
     label: Arc<str>,
+    /// The connector's resolved secrets, put back as their references in every line.
+    secrets: Arc<crate::config::providers::Secrets>,
     max_line_bytes: usize,
     lines_per_second: u32,
     budget: Arc<Mutex<Budget>>,
@@ -40,10 +42,17 @@ impl PluginLog {
     pub fn new(label: &str, max_line_bytes: usize, lines_per_second: u32) -> Self {
         PluginLog {
             label: label.into(),
+            secrets: Arc::default(),
             max_line_bytes,
             lines_per_second,
             budget: Arc::new(Mutex::new(Budget { window_started: Instant::now(), used: 0, dropped: 0 })),
         }
+    }
+
+    /// The log, with `secrets` shown as their references in every line.
+    pub fn hiding(mut self, secrets: &crate::config::providers::Secrets) -> Self {
+        self.secrets = Arc::new(secrets.clone());
+        self
     }
 
     pub fn label(&self) -> &str {
@@ -80,7 +89,7 @@ impl PluginLog {
         if dropped_before > 0 {
             self.report_dropped(dropped_before);
         }
-        let mut shown = printable(text, self.max_line_bytes);
+        let mut shown = self.secrets.scrub(&printable(text, self.max_line_bytes));
         if cut > 0 {
             shown.push_str(&format!("… ({cut} more bytes cut at wasm.log.line.max.bytes={})", self.max_line_bytes));
         }
@@ -125,6 +134,21 @@ impl Drop for Budget {
 /// `text` as one log line: invalid UTF-8 replaced, control characters other than tab escaped
 /// (`\n`, `\r`, `\u{1b}`), and cut at `max_bytes` with a note of how much was cut.
 pub fn printable(text: &[u8], max_bytes: usize) -> String {
+    printable_within(text, max_bytes, "wasm.log.line.max.bytes")
+}
+
+/// The most bytes of a plugin's error text (a `connector-error`) the host keeps: it becomes a
+/// log line, a task's status trace and REST answers.
+pub const MAX_ERROR_TEXT_BYTES: usize = 8 * 1024;
+
+/// A plugin's error text as the host keeps it: escaped as a log line is, and cut at
+/// `MAX_ERROR_TEXT_BYTES`.
+pub fn error_text(text: &str) -> String {
+    printable_within(text.as_bytes(), MAX_ERROR_TEXT_BYTES, "the host's bound on error texts")
+}
+
+/// `printable`, naming `bound` as what cut the text.
+fn printable_within(text: &[u8], max_bytes: usize, bound: &str) -> String {
     let text = String::from_utf8_lossy(text);
     let mut shown = String::with_capacity(text.len().min(max_bytes) + 32);
     let mut cut_at = None;
@@ -144,7 +168,7 @@ pub fn printable(text: &[u8], max_bytes: usize) -> String {
         }
     }
     if let Some(at) = cut_at {
-        shown.push_str(&format!("… ({} more bytes cut at wasm.log.line.max.bytes={max_bytes})", text.len() - at));
+        shown.push_str(&format!("… ({} more bytes cut at {bound}={max_bytes})", text.len() - at));
     }
     shown
 }
@@ -152,6 +176,14 @@ pub fn printable(text: &[u8], max_bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plugins_error_text_is_escaped_and_bounded() {
+        let long = format!("bad\nERROR forged{}", "x".repeat(4 * MAX_ERROR_TEXT_BYTES));
+        let kept = error_text(&long);
+        assert!(kept.starts_with("bad\\nERROR forged") && !kept.contains('\n'), "{}", &kept[..40]);
+        assert!(kept.len() < MAX_ERROR_TEXT_BYTES + 100 && kept.contains("more bytes cut"));
+    }
 
     #[test]
     fn a_line_cannot_forge_another_line_or_hide_control_characters() {

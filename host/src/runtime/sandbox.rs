@@ -42,6 +42,8 @@ pub struct Grants {
     /// through the I/O runtime's blocking pool.
     pub fs_inline: bool,
     pub offsets: Option<OffsetLookup>,
+    /// The connector's resolved secrets, kept out of the plugin's log lines.
+    pub secrets: crate::config::providers::Secrets,
 }
 
 impl Grants {
@@ -58,6 +60,7 @@ impl Grants {
             log_lines_per_second: limits.log_lines_per_second,
             fs_inline: limits.fs_inline,
             offsets: None,
+            secrets: Default::default(),
         }
     }
 }
@@ -189,7 +192,8 @@ impl ResourceLimiter for MemoryCap {
 
 impl TaskState {
     pub fn new(grants: Grants) -> anyhow::Result<Self> {
-        let log = PluginLog::new(&grants.label, grants.log_line_max_bytes, grants.log_lines_per_second);
+        let log = PluginLog::new(&grants.label, grants.log_line_max_bytes, grants.log_lines_per_second)
+            .hiding(&grants.secrets);
         let stderr = StderrTail::new(log.clone());
         let mut builder = WasiCtxBuilder::new();
         builder.allow_blocking_current_thread(grants.fs_inline);

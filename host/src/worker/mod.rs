@@ -195,12 +195,11 @@ impl Worker {
         let (plugin, mut problems) = self.host_problems(config, types)?;
         problems.extend(self.check_transform_plugins(config));
         if problems.is_empty() {
-            let mut instance = plugin
-                .connector(&self.runtime, &config.name, &config.limits)
-                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
-            let found = instance
-                .validate(&config.resolved)
-                .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
+            let plugin_error =
+                |e: PluginError| StartError::Plugin { name: config.name.clone(), message: config.secrets.scrub(&e.to_string()) };
+            let mut instance =
+                plugin.connector(&self.runtime, &config.name, &config.limits, &config.secrets).map_err(plugin_error)?;
+            let found = instance.validate(&config.resolved).map_err(plugin_error)?;
             problems.extend(
                 found.into_iter().map(|p| ConfigProblem { message: format!("\"{}\": {}", p.name, p.message), ..p }),
             );
@@ -320,7 +319,7 @@ impl Worker {
                 }
             }
             let settings = with_defaults(&plugin, &step.settings);
-            match self.plugin_validate(&plugin, &format!("{}-{alias}", config.name), &settings) {
+            match self.plugin_validate(&plugin, &format!("{}-{alias}", config.name), &settings, &config.secrets) {
                 Ok(found) => problems.extend(found.into_iter().map(|p| {
                     let name = format!("transforms.{alias}.{}", p.name);
                     on(name.clone(), format!("{name}: {}", p.message))
@@ -337,23 +336,29 @@ impl Worker {
         plugin: &Plugin,
         label: &str,
         config: &Vec<(String, String)>,
+        secrets: &crate::config::providers::Secrets,
     ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
-        plugin.connector(&self.runtime, label, &self.config.wasm).and_then(|mut instance| instance.validate(config))
+        plugin
+            .connector(&self.runtime, label, &self.config.wasm, secrets)
+            .and_then(|mut instance| instance.validate(config))
     }
 
     /// Validates a connector and asks its plugin to split it into at most `tasks.max` task configs.
     pub fn task_configs(&self, config: &ConnectorConfig) -> Result<Vec<Vec<(String, String)>>, StartError> {
         let plugin = self.validate(config, validation::Types::Unchecked)?;
         let configs = plugin
-            .connector(&self.runtime, &config.name, &config.limits)
+            .connector(&self.runtime, &config.name, &config.limits, &config.secrets)
             .and_then(|mut c| c.task_configs(&config.resolved, config.tasks_max))
-            .map_err(|e| StartError::Plugin { name: config.name.clone(), message: e.to_string() })?;
+            .map_err(|e| StartError::Plugin { name: config.name.clone(), message: config.secrets.scrub(&e.to_string()) })?;
         // Values that came from references go back to being references: the task configs are
         // stored, and each task resolves them again when it starts.
-        Ok(configs
+        configs
             .into_iter()
-            .map(|task| crate::config::ConfigProviders::unresolve(&config.raw, &config.resolved, task))
-            .collect())
+            .map(|task| {
+                crate::config::ConfigProviders::unresolve(&config.raw, &config.resolved, &config.secrets, task)
+                    .map_err(|message| StartError::Plugin { name: config.name.clone(), message })
+            })
+            .collect()
     }
 
     /// A source connector's stored offsets, per source partition.
@@ -384,14 +389,23 @@ impl Worker {
         self.registry.find(class, version.as_ref()).ok()
     }
 
-    /// The keys of a connector config that its plugin declares PASSWORD: never shown over REST.
+    /// The keys of a connector config never shown over REST: those its plugin declares
+    /// PASSWORD, and the host's own secret settings (`crate::config::keys::is_host_secret`).
+    /// Masking fails closed: while the plugin is unknown (compiling, removed, or not of the
+    /// version the config asks for), every key that looks like a secret
+    /// (`crate::config::keys::looks_secret`) is hidden.
     pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
-        match self.plugin_of(config) {
+        let declared: Vec<String> = match self.plugin_of(config) {
             Some(plugin) => {
                 plugin.info.config.iter().filter(|k| k.type_name == "PASSWORD").map(|k| k.name.clone()).collect()
             }
-            None => Vec::new(),
-        }
+            None => config.iter().filter(|(k, _)| crate::config::keys::looks_secret(k)).map(|(k, _)| k.clone()).collect(),
+        };
+        let host = config.iter().filter(|(k, _)| crate::config::keys::is_host_secret(k)).map(|(k, _)| k.clone());
+        let mut keys: Vec<String> = declared.into_iter().chain(host).collect();
+        keys.sort();
+        keys.dedup();
+        keys
     }
 
     /// The connector config this worker runs a connector's tasks with, and each running task's config.
@@ -560,6 +574,7 @@ impl Worker {
     ) -> Option<TaskHandle> {
         let task = TaskId::new(&config.name, id);
         let fail = |message: String| {
+            let message = config.secrets.scrub(&message);
             tracing::error!("task {task} not started: {message}");
             self.status.put_task(&config.name, id, self.status_of(State::Failed, Some(message)));
             None
@@ -578,15 +593,9 @@ impl Worker {
             Err(e) => return fail(e.to_string()),
         };
         // The task's own references, resolved here, by the worker that runs it.
-        let task_config = match self.config.config_providers.resolve(&task_config) {
+        let task_config = match self.config.config_providers.resolve_task(&config.raw, &task_config) {
             Ok(resolved) => resolved,
-            Err(problems) => {
-                let problems: Vec<String> = problems.into_iter().map(|(_, message)| message).collect();
-                return fail(format!(
-                    "its task config holds references that cannot be resolved: {}",
-                    problems.join("; ")
-                ));
-            }
+            Err(message) => return fail(message),
         };
         let mut transform_plugins = Vec::new();
         for (alias, step) in connector.transforms.plugin_steps() {
@@ -720,7 +729,7 @@ fn refuse_problems(config: &ConnectorConfig, problems: Vec<ConfigProblem>) -> Re
     if problems.is_empty() {
         return Ok(());
     }
-    let messages: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+    let messages: Vec<String> = problems.into_iter().map(|p| config.secrets.scrub(&p.message)).collect();
     Err(StartError::Invalid { name: config.name.clone(), problems: messages.join("; ") })
 }
 
@@ -800,6 +809,7 @@ impl TaskSetup {
         let name = self.connector.name.clone();
         let (task, status) = (self.task.clone(), self.status.clone());
         let reporter = self.reporter.clone();
+        let secrets = self.connector.secrets.clone();
         let distributed = self.worker.distributed.is_some();
         // A bug that panics fails this task, reported as any failure, and nothing else.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
@@ -819,7 +829,13 @@ impl TaskSetup {
                 crate::sync::panic_message(&*panic)
             ))),
         });
-        match report.outcome {
+        // What a failure says goes to the log and the status topic: never a secret.
+        let outcome = report.outcome.map_err(|failure| TaskFailure {
+            message: secrets.scrub(&failure.message),
+            trace: secrets.scrub(&failure.trace),
+            ..failure
+        });
+        match outcome {
             Ok(()) => tracing::info!(task = task.to_string(), "task stopped"),
             // In a cluster the run that took this one's place reports the task; a standalone
             // worker's task was taken over from outside, which its status says.
@@ -849,6 +865,7 @@ impl TaskSetup {
             log_lines_per_second: self.connector.limits.log_lines_per_second,
             fs_inline: self.connector.limits.fs_inline,
             offsets: Some(lookup),
+            secrets: self.connector.secrets.clone(),
         }
     }
 

@@ -93,5 +93,16 @@ fn a_plugin_that_is_not_loaded_has_no_kind_and_no_secrets() {
     assert_eq!(f.worker.kind_of("no-such-plugin"), None);
     let config = vec![("connector.class".to_string(), "no-such-plugin".to_string())];
     assert!(f.worker.secret_keys(&config).is_empty());
+    // Masking fails closed: an unknown plugin's secret-looking keys are hidden, and the host's own always.
+    let config: Vec<(String, String)> = [
+        ("connector.class", "no-such-plugin"),
+        ("connection.password", "p"),
+        ("topic", "t"),
+        ("producer.override.sasl.jaas.config", "j"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(f.worker.secret_keys(&config), vec!["connection.password", "producer.override.sasl.jaas.config"]);
     assert!(f.worker.source_offsets("c").is_empty());
 }

@@ -97,12 +97,12 @@ impl Worker {
         // The grants the plugin declares are checked by `host_problems`, with the host's other rules.
         let parsed =
             ConnectorConfig::resolving(given.clone(), "being validated", &config.wasm, &config.config_providers);
-        let resolved = match parsed {
+        let (resolved, secrets) = match parsed {
             Ok(parsed) => {
                 let (_, found) = self.host_problems(&parsed, Types::Checked)?;
                 problems.extend(found);
                 problems.extend(self.check_transform_plugins(&parsed));
-                parsed.resolved
+                (parsed.resolved, parsed.secrets)
             }
             Err(e) => {
                 for problem in e.problems() {
@@ -116,15 +116,20 @@ impl Worker {
                 problems.extend(definition_problems(plugin, &given, Types::Checked));
                 // With its references resolved, as a start gives it; one that cannot be resolved
                 // is reported above, and the plugin sees it as written.
-                config.config_providers.resolve(&given).unwrap_or_else(|_| given.clone())
+                config.config_providers.resolve_recording(&given).unwrap_or_else(|_| (given.clone(), Default::default()))
             }
         };
-        let label = last_value(&resolved, "name").unwrap_or(&plugin.info.name).to_string();
-        let found = self.plugin_validate(plugin, &label, &resolved).map_err(|e| StartError::Plugin {
+        // The name as written: a name that is a reference is refused above, never resolved.
+        let label = last_value(&given, "name").filter(|n| !n.contains("${")).unwrap_or(&plugin.info.name).to_string();
+        let found = self.plugin_validate(plugin, &label, &resolved, &secrets).map_err(|e| StartError::Plugin {
             name: label.clone(),
-            message: format!("the plugin's validate failed: {e}"),
+            message: secrets.scrub(&format!("the plugin's validate failed: {e}")),
         })?;
         problems.extend(found);
+        // Messages may quote values; a value that came from a reference is shown as the reference.
+        for problem in &mut problems {
+            problem.message = secrets.scrub(&problem.message);
+        }
         for problem in problems {
             match reports.iter_mut().find(|r| r.definition.name == problem.name) {
                 Some(report) => report.errors.push(problem.message),
