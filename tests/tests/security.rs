@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use serde_json::json;
 use wharf_e2e::*;
 
 const USER: &str = "alice";
@@ -174,6 +175,56 @@ fn workers_reach_kafka_over_sasl_ssl_and_say_why_when_they_cannot() {
     let w = Standalone::new(&settings);
     let worker = w.start();
     assert!(worker.get("/connectors").is_some());
+}
+
+#[test]
+fn a_connector_cannot_send_the_workers_credentials_to_brokers_of_its_choosing() {
+    let broker = SecureBroker::start();
+    let w = Standalone::new(&broker.settings("127.0.0.1", "PLAIN", PASSWORD, &broker.authority()));
+    let worker = w.start();
+    // Stands for a broker the connector's writer controls: it keeps whatever it is sent.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let kept = kept.clone();
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut stream = stream;
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut buffer = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buffer) {
+                    if n == 0 {
+                        break;
+                    }
+                    kept.lock().unwrap().extend_from_slice(&buffer[..n]);
+                }
+            });
+        }
+    });
+    let body = json!({"name": "elsewhere", "config": {"connector.class": "datagen", "topic": unique("elsewhere"),
+        "producer.override.bootstrap.servers": format!("127.0.0.1:{port}")}});
+    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait("the redirected producer to reach the listener", Duration::from_secs(60), || {
+        (seen.lock().unwrap().len() > 8).then_some(())
+    });
+    // Whatever handshake it would have begun has had time to begin.
+    std::thread::sleep(Duration::from_secs(3));
+    let bytes = seen.lock().unwrap().clone();
+    let holds = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert_ne!(bytes[0], 0x16, "the redirected client began a TLS handshake with the worker's ssl settings");
+    assert!(!holds(USER.as_bytes()) && !holds(PASSWORD.as_bytes()), "the worker's user reached the listener");
+    assert!(!holds(b"PLAIN"), "the redirected client began a SASL handshake");
+
+    // A client that keeps the worker's brokers and credentials keeps its certificate checks too.
+    let body = json!({"name": "unchecked", "config": {"connector.class": "datagen", "topic": unique("unchecked"),
+        "producer.override.ssl.endpoint.identification.algorithm": ""}});
+    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or_default().contains("carries the worker's"), "{answer}");
 }
 
 #[test]

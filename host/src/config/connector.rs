@@ -492,6 +492,8 @@ impl ConnectorConfig {
             log_line_max_bytes: limit("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64) as usize,
             log_lines_per_second: limit("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64) as u32,
             fs_inline: worker_limits.fs_inline,
+            max_schema_depth: limit("wasm.max.schema.depth", worker_limits.max_schema_depth as u64) as usize,
+            max_schema_nodes: limit("wasm.max.schema.nodes", worker_limits.max_schema_nodes),
             client_overrides: worker_limits.client_overrides.clone(),
         };
         match problems.len() {

@@ -340,6 +340,8 @@ pub const WORKER_KEYS: &[Key] = &[
     key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives.").checked(Between(1, 1_000_000)),
     key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets.").checked(AtLeast(1024)),
     key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once.").checked(Between(16, 1 << 20)),
+    key("wasm.max.schema.depth", Int, Number(64), Low, "Sandbox", Every, "Levels one schema of a plugin's data batch may nest (a struct in an array in a map…); a deeper one fails the call.").checked(Between(1, 1024)),
+    key("wasm.max.schema.nodes", Long, Number(100_000), Low, "Sandbox", Every, "Schema nodes one data batch of a plugin's may hold, a shared schema counted at each use; more fail the call.").checked(Between(1, 100_000_000)),
     key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut.").checked(Between(256, 1 << 20)),
     key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped.").checked(AtLeast(1)),
     key("wasm.compile.threads", Int, Number(2), Low, "Sandbox", Every, "Plugin files compiled at once, each on a thread of its own beside the worker's work (a component not in wasm.cache.dir takes seconds to compile); plugins already loaded and their connectors go on meanwhile, and a connector whose plugin is still compiling waits for it.").checked(Between(1, 64)),
@@ -503,6 +505,8 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's).").checked(AtLeast(1)),
     key("wasm.max.bytes.per.call", Long, Worker, Low, "Sandbox", Every, "Most bytes per call (at most the worker's).").checked(AtLeast(1)),
     key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.max.schema.depth", Int, Worker, Low, "Sandbox", Every, "Levels a schema of a data batch may nest (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.max.schema.nodes", Long, Worker, Low, "Sandbox", Every, "Schema nodes a data batch may hold (at most the worker's).").checked(AtLeast(1)),
     key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's).").checked(AtLeast(1)),
     key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's).").checked(AtLeast(1)),
 ];

@@ -87,6 +87,11 @@ pub struct WasmLimits {
     pub log_lines_per_second: u32,
     /// `wasm.fs.inline`: file system calls run on the task's thread rather than the I/O pool.
     pub fs_inline: bool,
+    /// `wasm.max.schema.depth`: levels one schema of a plugin's data batch may nest.
+    pub max_schema_depth: usize,
+    /// `wasm.max.schema.nodes`: schema nodes one data batch may hold, each use of a shared
+    /// schema counted.
+    pub max_schema_nodes: u64,
     /// What connectors' `producer.override.*`, `consumer.override.*` and `admin.override.*`
     /// settings may reach (`connector.client.config.override.*`).
     pub client_overrides: super::clients::OverrideRules,
@@ -104,6 +109,8 @@ impl Default for WasmLimits {
             log_line_max_bytes: 8192,
             log_lines_per_second: 500,
             fs_inline: true,
+            max_schema_depth: 64,
+            max_schema_nodes: 100_000,
             client_overrides: super::clients::OverrideRules::default(),
         }
     }
@@ -379,6 +386,8 @@ impl WorkerConfig {
             log_line_max_bytes: reader.number("wasm.log.line.max.bytes")? as usize,
             log_lines_per_second: reader.number("wasm.log.lines.per.second")?.min(u32::MAX as u64) as u32,
             fs_inline: reader.boolean("wasm.fs.inline")?,
+            max_schema_depth: reader.number("wasm.max.schema.depth")? as usize,
+            max_schema_nodes: reader.number("wasm.max.schema.nodes")?,
             client_overrides: super::clients::OverrideRules::default(),
         };
         wasm.client_overrides = super::clients::OverrideRules {

@@ -455,11 +455,12 @@ impl JsonConverter {
                     return Err(DataError::new("Struct schema's \"fields\" argument is not an array."));
                 };
                 let mut read: Vec<Field> = Vec::with_capacity(fields.len());
+                let mut names = std::collections::HashSet::with_capacity(fields.len());
                 for field in fields {
                     let Some(Json::String(name)) = field.get("field") else {
                         return Err(DataError::new("Struct schema's field name not specified properly"));
                     };
-                    if read.iter().any(|f| f.name == *name) {
+                    if !names.insert(name.as_str()) {
                         return Err(DataError::new(format!(
                             "Cannot create field because of field name duplication {name}"
                         )));

@@ -7,6 +7,15 @@
 pub const MAX_NESTING_DEPTH: usize = 1000;
 pub const MAX_NUMBER_CHARS: usize = 1000;
 
+/// Members an object is searched through one by one before it gets an index of its names.
+const INDEXED_MEMBERS: usize = 16;
+
+#[cfg(test)]
+thread_local! {
+    /// Member names compared one by one, for tests that count the work of a parse.
+    static COMPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A JSON value. Object members keep their order; a repeated name keeps its first place and its
 /// last value, as Jackson's `ObjectNode` does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -128,6 +137,9 @@ impl Parser<'_> {
         self.nested(depth)?;
         self.at += 1;
         let mut members: Vec<(String, Json)> = Vec::new();
+        // Past a few members, names are found through an index, so that an object of many
+        // members is read in linear time.
+        let mut index: Option<std::collections::HashMap<String, usize>> = None;
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.at += 1;
@@ -146,9 +158,25 @@ impl Parser<'_> {
             self.at += 1;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            match members.iter_mut().find(|(k, _)| *k == name) {
-                Some(member) => member.1 = value,
-                None => members.push((name, value)),
+            let found = match &index {
+                Some(index) => index.get(&name).copied(),
+                None => {
+                    #[cfg(test)]
+                    COMPARED.with(|c| c.set(c.get() + members.len()));
+                    members.iter().position(|(k, _)| *k == name)
+                }
+            };
+            match found {
+                Some(at) => members[at].1 = value,
+                None => {
+                    if let Some(index) = &mut index {
+                        index.insert(name.clone(), members.len());
+                    }
+                    members.push((name, value));
+                    if index.is_none() && members.len() > INDEXED_MEMBERS {
+                        index = Some(members.iter().enumerate().map(|(at, (k, _))| (k.clone(), at)).collect());
+                    }
+                }
             }
             self.skip_whitespace();
             match self.peek() {
@@ -460,6 +488,22 @@ pub fn write(out: &mut Vec<u8>, json: &Json) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_of_many_members_is_read_in_linear_work() {
+        let members = 100_000;
+        let mut text = String::from("{");
+        for i in 0..members {
+            text.push_str(&format!("\"a{i}\":0,"));
+        }
+        text.push_str("\"a7\":1}");
+        COMPARED.with(|c| c.set(0));
+        let Some(Json::Object(read)) = parse(text.as_bytes()).unwrap() else { panic!("an object expected") };
+        let compared = COMPARED.with(|c| c.get());
+        assert_eq!(read.len(), members);
+        assert!(matches!(&read[7], (name, Json::Number { text, .. }) if name == "a7" && text == "1"));
+        assert!(compared <= INDEXED_MEMBERS * INDEXED_MEMBERS, "{compared} names compared one by one");
+    }
 
     fn double(x: f64) -> String {
         let mut out = Vec::new();

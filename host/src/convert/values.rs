@@ -506,30 +506,31 @@ impl Parser<'_, '_> {
     }
 
     fn map(&mut self, depth: usize) -> Result<(Arc<Schema>, Parsed), Failed> {
-        let mut entries: Vec<(Parsed, Parsed)> = Vec::new();
+        let mut entries = Entries::default();
         let (mut keys, mut values) = (Merger::default(), Merger::default());
         while self.tokens.has_next() {
             if self.tokens.take_if("}") {
-                let mut aligned: Vec<(Parsed, Parsed)> = Vec::with_capacity(entries.len());
+                let entries = entries.list;
+                let mut aligned = Entries::with_capacity(entries.len());
                 let schema = match (keys.schema, values.schema) {
                     (Some(k), Some(v)) => {
                         for (key, value) in entries {
-                            put(&mut aligned, convert(&k, key)?, convert(&v, value)?);
+                            aligned.put(convert(&k, key)?, convert(&v, value)?);
                         }
                         Schema::map(k, v)
                     }
                     (Some(k), None) => {
                         for (key, value) in entries {
-                            put(&mut aligned, convert(&k, key)?, value);
+                            aligned.put(convert(&k, key)?, value);
                         }
                         Schema { key: Some(k), ..Schema::of(Type::Map) }
                     }
                     _ => {
-                        aligned = entries;
+                        aligned.list = entries;
                         Schema::of(Type::Map)
                     }
                 };
-                return Ok((Arc::new(schema), Parsed::Map(aligned)));
+                return Ok((Arc::new(schema), Parsed::Map(aligned.list)));
             }
             if self.tokens.take_if(",") {
                 return Err(Failed::NotThis);
@@ -542,7 +543,7 @@ impl Parser<'_, '_> {
             self.tokens.take_if(",");
             keys.merge(Some(&key.0));
             values.merge(value.as_ref().map(|(s, _)| s));
-            put(&mut entries, key.1, value.map_or(Parsed::Null, |(_, v)| v));
+            entries.put(key.1, value.map_or(Parsed::Null, |(_, v)| v));
         }
         Err(Failed::NotThis)
     }
@@ -565,6 +566,10 @@ impl Parser<'_, '_> {
     /// A number as Connect reads one: the smallest integer type a whole number fits, else
     /// float32 or float64 when the text has a fraction or exponent, else a `Decimal`.
     fn number(&self, token: &str) -> Option<(Arc<Schema>, Parsed)> {
+        // Longer tokens stay text, as JsonConverter refuses such numbers: digits cost quadratic time.
+        if token.len() > super::json_text::MAX_NUMBER_CHARS {
+            return None;
+        }
         let decimal = Decimal::parse(token).ok()?;
         let s = &self.schemas;
         if let Some(whole) = whole_number(&decimal) {
@@ -664,13 +669,68 @@ fn rank(kind: Type) -> Option<u8> {
     })
 }
 
-/// Puts an entry as Java's `LinkedHashMap.put` does: an equal key keeps its place and takes the
-/// new value.
-fn put(entries: &mut Vec<(Parsed, Parsed)>, key: Parsed, value: Parsed) {
-    match entries.iter_mut().find(|(k, _)| *k == key) {
-        Some(entry) => entry.1 = value,
-        None => entries.push((key, value)),
+/// Entries put as Java's `LinkedHashMap.put` puts them: an equal key keeps its place and takes
+/// the new value. Keys are found through a fingerprint of each, so a map of many entries is
+/// built in linear time.
+#[derive(Default)]
+struct Entries {
+    list: Vec<(Parsed, Parsed)>,
+    /// Fingerprint → places in `list` of the keys that have it.
+    places: std::collections::HashMap<u64, Vec<usize>>,
+}
+
+impl Entries {
+    fn with_capacity(n: usize) -> Self {
+        Entries { list: Vec::with_capacity(n), places: std::collections::HashMap::with_capacity(n) }
     }
+
+    fn put(&mut self, key: Parsed, value: Parsed) {
+        let print = fingerprint(&key);
+        let places = self.places.entry(print).or_default();
+        #[cfg(test)]
+        COMPARED.with(|c| c.set(c.get() + places.len()));
+        match places.iter().find(|&&at| self.list[at].0 == key) {
+            Some(&at) => self.list[at].1 = value,
+            None => {
+                places.push(self.list.len());
+                self.list.push((key, value));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Map keys compared, for tests that count the work of a parse.
+    static COMPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A hash of a parsed value that equal values share (`0.0` and `-0.0` included).
+fn fingerprint(value: &Parsed) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn feed(value: &Parsed, h: &mut std::collections::hash_map::DefaultHasher) {
+        std::mem::discriminant(value).hash(h);
+        match value {
+            Parsed::Null => {}
+            Parsed::Boolean(b) => b.hash(h),
+            Parsed::Int8(n) => n.hash(h),
+            Parsed::Int16(n) => n.hash(h),
+            Parsed::Int32(n) => n.hash(h),
+            Parsed::Int64(n) | Parsed::Instant(n) => n.hash(h),
+            Parsed::Float32(x) => (if *x == 0.0 { 0 } else { x.to_bits() }).hash(h),
+            Parsed::Float64(x) => (if *x == 0.0 { 0 } else { x.to_bits() }).hash(h),
+            Parsed::Decimal(d) => d.hash(h),
+            Parsed::Text(t) => t.hash(h),
+            Parsed::Array(items) => items.iter().for_each(|i| feed(i, h)),
+            Parsed::Map(entries) => entries.iter().for_each(|(k, v)| {
+                feed(k, h);
+                feed(v, h)
+            }),
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    feed(value, &mut h);
+    h.finish()
 }
 
 /// A parsed value as the common schema of its array or map has it (Connect's `Values.convertTo`
@@ -838,6 +898,30 @@ mod tests {
     fn round_trip(text: &str) -> String {
         let data = read(text);
         String::from_utf8(to_text(data.schema.as_deref(), &data.value).unwrap().unwrap_or_default()).unwrap()
+    }
+
+    #[test]
+    fn a_map_of_many_entries_is_read_in_linear_work_and_keeps_javas_order() {
+        let entries = 50_000;
+        let mut text = String::from("{");
+        for i in 0..entries {
+            text.push_str(&format!("\"k{i}\":{i},"));
+        }
+        text.push_str("\"k3\":7}");
+        COMPARED.with(|c| c.set(0));
+        let data = read(&text);
+        let compared = COMPARED.with(|c| c.get());
+        assert!(compared < 2 * entries, "{compared} keys compared");
+        let Value::Map(map) = data.value else { panic!("a map expected, got {:?}", data.schema) };
+        assert_eq!(map.len(), entries);
+        assert_eq!(map[3], (Value::String("k3".into()), Value::Int32(7)));
+    }
+
+    #[test]
+    fn a_number_of_more_than_a_thousand_digits_stays_text() {
+        let long = "9".repeat(1001);
+        assert_eq!(read(&long).value, Value::String(long.clone()));
+        assert!(matches!(read(&"9".repeat(1000)).value, Value::Decimal(_) | Value::Int64(_) | Value::Float64(_)));
     }
 
     #[test]

@@ -16,23 +16,86 @@ pub const MAX_DATA_DEPTH: usize = 256;
 /// comes again (converters cache by `Arc`).
 pub const MAX_KEPT_SCHEMAS: usize = 64;
 
+/// How large a batch's schemas may be: a schema table is a graph a plugin chooses, whose shared
+/// parts host code (comparisons, converters, drops) walks once per use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaBounds {
+    /// `wasm.max.schema.depth`: levels one schema may nest (a struct in an array in a map…).
+    pub max_depth: usize,
+    /// `wasm.max.schema.nodes`: schema nodes one batch may hold, a shared schema counted at
+    /// each use, as a walk of the schemas meets it.
+    pub max_nodes: u64,
+}
+
+#[cfg(test)]
+impl SchemaBounds {
+    /// The worker's defaults (`WasmLimits::default`).
+    pub const DEFAULT: SchemaBounds = SchemaBounds { max_depth: 64, max_nodes: 100_000 };
+}
+
 pub struct BatchReader {
     schemas: Vec<Arc<Schema>>,
+    /// For each schema: how deep it nests and how many nodes it has with every use counted.
+    shapes: Vec<(usize, u64)>,
     /// Each taken when it is used, so that a second use is seen.
     values: Vec<Option<wit::Value>>,
 }
 
 impl BatchReader {
     /// `known`: schemas of an earlier batch; one equal to a schema of this batch stands for it.
-    pub fn new(schemas: Vec<wit::Schema>, values: Vec<wit::Value>, known: &[Arc<Schema>]) -> Result<Self, String> {
-        let mut reader =
-            BatchReader { schemas: Vec::with_capacity(schemas.len()), values: values.into_iter().map(Some).collect() };
+    pub fn new(
+        schemas: Vec<wit::Schema>,
+        values: Vec<wit::Value>,
+        known: &[Arc<Schema>],
+        bounds: SchemaBounds,
+    ) -> Result<Self, String> {
+        let mut reader = BatchReader {
+            schemas: Vec::with_capacity(schemas.len()),
+            shapes: Vec::with_capacity(schemas.len()),
+            values: values.into_iter().map(Some).collect(),
+        };
+        let mut total: u64 = 0;
         for (index, schema) in schemas.into_iter().enumerate() {
+            let (depth, nodes) = reader.shape(index, &schema).map_err(|e| format!("schema {index}: {e}"))?;
+            if depth > bounds.max_depth {
+                return Err(format!(
+                    "schema {index} nests {depth} levels, more than wasm.max.schema.depth={}",
+                    bounds.max_depth
+                ));
+            }
+            total = total.saturating_add(nodes);
+            if total > bounds.max_nodes {
+                return Err(format!(
+                    "the batch's schemas up to schema {index} hold {total} nodes (a shared schema counted at each \
+                     use), more than wasm.max.schema.nodes={}",
+                    bounds.max_nodes
+                ));
+            }
+            reader.shapes.push((depth, nodes));
             let built = reader.schema(index, schema).map_err(|e| format!("schema {index}: {e}"))?;
+            // Within the bounds above, a comparison walks at most `max_nodes` nodes.
             let built = known.iter().find(|k| ***k == built).cloned().unwrap_or_else(|| Arc::new(built));
             reader.schemas.push(built);
         }
         Ok(reader)
+    }
+
+    /// How deep the schema at `index` nests and how many nodes it has, every use of a shared
+    /// child counted, from its children's, which come before it.
+    fn shape(&self, index: usize, s: &wit::Schema) -> Result<(usize, u64), String> {
+        let children = s.fields.iter().map(|f| f.schema).chain(s.key_schema).chain(s.value_schema);
+        let (mut depth, mut nodes) = (1usize, 1u64);
+        for child in children {
+            let Some(&(d, n)) = self.shapes.get(child as usize).filter(|_| (child as usize) < index) else {
+                return Err(format!(
+                    "refers to schema {child}, which is not listed before it (a schema may refer only to schemas \
+                     before it)"
+                ));
+            };
+            depth = depth.max(d + 1);
+            nodes = nodes.saturating_add(n);
+        }
+        Ok((depth, nodes))
     }
 
     /// Whether the batch has no schemas.
@@ -60,8 +123,9 @@ impl BatchReader {
     fn schema(&mut self, index: usize, s: wit::Schema) -> Result<Schema, String> {
         let kind = kind_from_wit(s.type_);
         let mut fields = Vec::with_capacity(s.fields.len());
+        let mut names = std::collections::HashSet::with_capacity(s.fields.len());
         for field in s.fields {
-            if fields.iter().any(|f: &Field| f.name == field.name) {
+            if !names.insert(field.name.clone()) {
                 return Err(format!("has two fields named {:?}", field.name));
             }
             fields.push(Field { name: field.name, schema: self.earlier(index, field.schema)? });
@@ -406,6 +470,7 @@ mod tests {
             vec![schema(wit::SchemaType::String), schema(wit::SchemaType::Int32), person],
             values,
             &[],
+            SchemaBounds::DEFAULT,
         )
         .unwrap();
         let (Part::Data(a), Part::Data(b)) =
@@ -421,26 +486,73 @@ mod tests {
 
     #[test]
     fn a_schema_that_comes_again_in_a_later_batch_is_the_same_arc() {
-        let first = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &[]).unwrap();
+        let first = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &[], SchemaBounds::DEFAULT).unwrap();
         let kept = first.kept_schemas();
-        let second = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &kept).unwrap();
+        let second = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &kept, SchemaBounds::DEFAULT).unwrap();
         assert!(Arc::ptr_eq(&kept[0], &second.kept_schemas()[0]));
-        let other = BatchReader::new(vec![schema(wit::SchemaType::Int8)], Vec::new(), &kept).unwrap();
+        let other = BatchReader::new(vec![schema(wit::SchemaType::Int8)], Vec::new(), &kept, SchemaBounds::DEFAULT).unwrap();
         assert!(!Arc::ptr_eq(&kept[0], &other.kept_schemas()[0]));
+    }
+
+    /// Schema `i` is an array of schema `i - 1`; schema 0 is a string.
+    fn chain(length: usize) -> Vec<wit::Schema> {
+        let mut schemas = vec![schema(wit::SchemaType::String)];
+        for i in 1..length {
+            schemas.push(wit::Schema { value_schema: Some(i as u32 - 1), ..schema(wit::SchemaType::Array) });
+        }
+        schemas
+    }
+
+    #[test]
+    fn schema_depth_is_bounded_at_the_bound_and_refused_one_past_it() {
+        let bounds = SchemaBounds::DEFAULT;
+        assert!(BatchReader::new(chain(bounds.max_depth), Vec::new(), &[], bounds).is_ok());
+        let e = BatchReader::new(chain(bounds.max_depth + 1), Vec::new(), &[], bounds).err().unwrap();
+        assert!(e.contains("nests 65 levels, more than wasm.max.schema.depth=64"), "{e}");
+        // A chain of half a million is refused as it is read, without deep recursion.
+        let e = BatchReader::new(chain(500_000), Vec::new(), &[], bounds).err().unwrap();
+        assert!(e.contains("wasm.max.schema.depth"), "{e}");
+    }
+
+    #[test]
+    fn shared_schemas_count_at_each_use_and_the_total_is_bounded() {
+        // Schema i is a struct of two fields, both schema i - 1: 2^(i+1) - 1 nodes when walked.
+        let mut doubling = vec![schema(wit::SchemaType::Int8)];
+        for i in 1..64u32 {
+            doubling.push(wit::Schema {
+                fields: vec![wit::Field { name: "a".into(), schema: i - 1 }, wit::Field { name: "b".into(), schema: i - 1 }],
+                ..schema(wit::SchemaType::Struct)
+            });
+        }
+        let e = BatchReader::new(doubling, Vec::new(), &[], SchemaBounds::DEFAULT).err().unwrap();
+        assert!(e.contains("more than wasm.max.schema.nodes=100000"), "{e}");
+        // Three schemas of 1, 2 and 3 nodes: 6 in all.
+        let bounds = |max_nodes| SchemaBounds { max_depth: 64, max_nodes };
+        assert!(BatchReader::new(chain(3), Vec::new(), &[], bounds(6)).is_ok());
+        let e = BatchReader::new(chain(3), Vec::new(), &[], bounds(5)).err().unwrap();
+        assert!(e.contains("hold 6 nodes"), "{e}");
+    }
+
+    #[test]
+    fn many_fields_are_checked_for_duplicates_in_linear_time() {
+        let fields: Vec<wit::Field> = (0..200_000).map(|i| wit::Field { name: format!("f{i}"), schema: 0 }).collect();
+        let wide = wit::Schema { fields, ..schema(wit::SchemaType::Struct) };
+        let bounds = SchemaBounds { max_depth: 64, max_nodes: 1_000_000 };
+        assert!(BatchReader::new(vec![schema(wit::SchemaType::Int8), wide], Vec::new(), &[], bounds).is_ok());
     }
 
     #[test]
     fn batches_that_break_the_rules_are_refused_with_the_rule() {
         // A schema that refers forward (or to itself) could make a cycle.
         let forward = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Array) };
-        let e = BatchReader::new(vec![forward], Vec::new(), &[]).err().unwrap();
+        let e = BatchReader::new(vec![forward], Vec::new(), &[], SchemaBounds::DEFAULT).err().unwrap();
         assert!(e.contains("not listed before it"), "{e}");
         // A value used twice could make a batch grow without bound as it is read.
         let values = vec![wit::Value::Int8(1), wit::Value::Array(vec![0, 0])];
-        let mut reader = BatchReader::new(Vec::new(), values, &[]).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), values, &[], SchemaBounds::DEFAULT).unwrap();
         let e = reader.part(data(None, 1)).unwrap_err();
         assert!(e.contains("used a second time"), "{e}");
-        let mut reader = BatchReader::new(Vec::new(), vec![wit::Value::Null], &[]).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), vec![wit::Value::Null], &[], SchemaBounds::DEFAULT).unwrap();
         assert!(reader.part(data(None, 5)).unwrap_err().contains("beyond"));
         assert!(reader.part(data(Some(0), 0)).unwrap_err().contains("refers to schema 0"));
         // Nesting deeper than the bound.
@@ -449,14 +561,14 @@ mod tests {
             deep.push(wit::Value::Array(vec![i]));
         }
         let top = deep.len() as u32 - 1;
-        let mut reader = BatchReader::new(Vec::new(), deep, &[]).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), deep, &[], SchemaBounds::DEFAULT).unwrap();
         assert!(reader.part(data(None, top)).unwrap_err().contains("nest deeper"));
         // A map schema without its key schema.
         let bad = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Map) };
-        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new(), &[]).err().unwrap();
+        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new(), &[], SchemaBounds::DEFAULT).err().unwrap();
         assert!(e.contains("a map a key and a value schema"), "{e}");
         let empty = wit::Value::Decimal(wit::Decimal { unscaled: Vec::new(), scale: 0 });
-        let mut reader = BatchReader::new(Vec::new(), vec![empty], &[]).unwrap();
+        let mut reader = BatchReader::new(Vec::new(), vec![empty], &[], SchemaBounds::DEFAULT).unwrap();
         assert!(reader.part(data(None, 0)).unwrap_err().contains("empty"));
     }
 }

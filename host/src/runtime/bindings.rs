@@ -234,8 +234,9 @@ fn wit_part_bytes(part: &Option<data_source::wharf::connector::data::Part>) -> u
 pub fn source_batch_from_wit(
     batch: SourceBatch,
     known: &mut Vec<std::sync::Arc<crate::data::Schema>>,
+    bounds: super::batch::SchemaBounds,
 ) -> Result<Vec<own::PolledRecord>, String> {
-    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known)?;
+    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known, bounds)?;
     if !reader.is_empty() {
         *known = reader.kept_schemas();
     }
@@ -287,8 +288,9 @@ pub use transform::exports::wharf::connector::transformer::{TransformBatch, Tran
 pub fn transformed_batch_from_wit(
     batch: TransformedBatch,
     known: &mut Vec<std::sync::Arc<crate::data::Schema>>,
+    bounds: super::batch::SchemaBounds,
 ) -> Result<Vec<Option<own::ConnectRecord>>, String> {
-    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known)?;
+    let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known, bounds)?;
     if !reader.is_empty() {
         *known = reader.kept_schemas();
     }

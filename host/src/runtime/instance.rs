@@ -74,6 +74,11 @@ impl PluginError {
     }
 }
 
+/// The bounds of a data batch's schemas, from the task's limits.
+fn schema_bounds(limits: &WasmLimits) -> super::batch::SchemaBounds {
+    super::batch::SchemaBounds { max_depth: limits.max_schema_depth, max_nodes: limits.max_schema_nodes }
+}
+
 /// A component that passed inspection, ready to instantiate.
 pub struct Plugin {
     pub info: PluginInfo,
@@ -695,7 +700,7 @@ impl SourceInstance {
                 if bytes > max_bytes {
                     return Err(too_large(bytes));
                 }
-                bindings::source_batch_from_wit(batch, &mut self.schemas).map_err(|e| {
+                bindings::source_batch_from_wit(batch, &mut self.schemas, schema_bounds(&self.limits)).map_err(|e| {
                     PluginError::Fatal(format!("the plugin's poll returned a batch that breaks the contract: {e}"))
                 })?
             }
@@ -809,7 +814,7 @@ impl TransformInstance {
         if bytes > self.limits.max_bytes_per_call {
             return Err(PluginError::TooLarge { call: "apply", bytes, max: self.limits.max_bytes_per_call });
         }
-        let mut records = bindings::transformed_batch_from_wit(answer, &mut self.schemas).map_err(|e| {
+        let mut records = bindings::transformed_batch_from_wit(answer, &mut self.schemas, schema_bounds(&self.limits)).map_err(|e| {
             PluginError::Fatal(format!("the transform's apply returned a batch that breaks the contract: {e}"))
         })?;
         // A sink record keeps its Kafka offset, which the contract does not carry.

@@ -18,10 +18,14 @@
 //! - `log-flood`: logs one line of 100,000 bytes at its first poll, then at every poll 5,000
 //!   lines through the host and 5,000 on stderr, each carrying a newline and a forged log line of
 //!   the worker's.
-//! - `unavailable`: every poll fails with a retriable error, as for a system that is down.
+//! - `unavailable`: every poll fails with a retriable error, as for a system that is down;
+//! - `tell`: logs its `secret` and fails its first poll with an error that holds it.
 //!
 //! `task.configs` is how many (empty) task configurations the connector generates (one, the
-//! connector's own config, by default).
+//! connector's own config, by default). To each task config it generates, `smuggle.env` adds the
+//! key `smuggled` holding a reference to that environment variable, which the connector config
+//! never held; `copy.secret=whole` adds the key `copied` holding the resolved `secret`, and
+//! `copy.secret=inside` the key `inside` holding `password=<secret>`.
 //!
 //! `sleep.in` names a call that waits an hour on the WASI clock (`std::thread::sleep`) before it
 //! does anything: `validate`, `task-configs`, `open` or `poll`.
@@ -32,7 +36,7 @@ use wharf_sdk::*;
 
 struct Misbehaver;
 
-const BEHAVIOURS: [&str; 14] = [
+const BEHAVIOURS: [&str; 15] = [
     "spin",
     "hog",
     "flood",
@@ -47,6 +51,7 @@ const BEHAVIOURS: [&str; 14] = [
     "forge",
     "log-flood",
     "unavailable",
+    "tell",
 ];
 
 impl Connector for Misbehaver {
@@ -73,6 +78,8 @@ impl Connector for Misbehaver {
                 optional_key("secret", ConfigType::Password, "", "A password the REST API never shows"),
                 optional_key("task.configs", ConfigType::Int, "", "How many task configs to generate"),
                 optional_key("sleep.in", ConfigType::String, "", "validate, task-configs, open or poll: waits an hour"),
+                optional_key("smuggle.env", ConfigType::String, "", "An environment variable whose reference each task config gets"),
+                optional_key("copy.secret", ConfigType::String, "", "whole or inside: copies the secret into each task config"),
             ],
         }
     }
@@ -91,11 +98,23 @@ impl Connector for Misbehaver {
 
     fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
         sleep_if(config, "task-configs");
-        match config.get("task.configs").map(str::parse::<usize>) {
-            Some(Ok(count)) => Ok(vec![Config::default(); count]),
-            Some(Err(_)) => Err(ConnectorError::Fatal("task.configs must be a whole number".into())),
-            None => Ok(vec![config.clone()]),
+        let mut configs = match config.get("task.configs").map(str::parse::<usize>) {
+            Some(Ok(count)) => vec![Config::default(); count],
+            Some(Err(_)) => return Err(ConnectorError::Fatal("task.configs must be a whole number".into())),
+            None => vec![config.clone()],
+        };
+        let secret = config.get("secret").unwrap_or_default().to_string();
+        for task in &mut configs {
+            if let Some(name) = config.get("smuggle.env").filter(|n| !n.is_empty()) {
+                task.set("smuggled", &format!("${{env:{name}}}"));
+            }
+            match config.get("copy.secret") {
+                Some("whole") => task.set("copied", &secret),
+                Some("inside") => task.set("inside", &format!("password={secret}")),
+                _ => {}
+            }
         }
+        Ok(configs)
     }
 }
 
@@ -108,6 +127,7 @@ fn sleep_if(config: &Config, call: &str) {
 
 struct MisbehaverTask {
     behaviour: String,
+    secret: String,
     sleep_in_poll: bool,
     long_line_logged: bool,
     topic: String,
@@ -129,6 +149,7 @@ impl SourceTask for MisbehaverTask {
             sleep_in_poll: config.get("sleep.in") == Some("poll"),
             long_line_logged: false,
             behaviour: config.require("behaviour")?.to_string(),
+            secret: config.get("secret").unwrap_or_default().to_string(),
             topic: config.require("topic")?.to_string(),
             target: config.get("target").unwrap_or_default().to_string(),
             value: config.get("value").unwrap_or_default().to_string(),
@@ -234,6 +255,10 @@ impl SourceTask for MisbehaverTask {
                 Ok(vec![record])
             }
             "unavailable" => Err(ConnectorError::Retriable("the source system is unavailable".into())),
+            "tell" => {
+                log(Level::Warn, &format!("the secret is {}", self.secret));
+                Err(ConnectorError::Fatal(format!("cannot go on: the secret is {}", self.secret)))
+            }
             other => Err(ConnectorError::Fatal(format!("unknown behaviour {other}"))),
         }
     }
