@@ -57,6 +57,16 @@ pub struct DistributedConfig {
     pub key_algorithm: String,
     pub signature_algorithm: String,
     pub verification_algorithms: Vec<String>,
+    /// `wharf.rest.forward.allowed.urls`: `scheme://host:port` patterns (`*` for any host or
+    /// port) of the member URLs this worker forwards requests to; empty, as by default, allows
+    /// this worker's own scheme and port on any host.
+    pub forward_allowed_urls: Vec<String>,
+    /// `wharf.inter.worker.signature.max.skew.ms`: how far a signed request's timestamp may be
+    /// from this worker's clock.
+    pub signature_max_skew: Duration,
+    /// `wharf.inter.worker.legacy.signatures`: whether the leader also accepts a signature of
+    /// the body alone (a worker of an earlier release, during a rolling upgrade).
+    pub legacy_signatures: bool,
 }
 
 pub use super::keys::SIGNATURE_ALGORITHMS;
@@ -192,6 +202,12 @@ pub struct WorkerConfig {
     /// `wharf.rest.max.concurrent.expensive`: REST calls that run a plugin or ask Kafka (validate,
     /// connector writes, offsets) answered at once; more wait briefly, then get a 429.
     pub rest_max_concurrent_expensive: usize,
+    /// `wharf.rest.max.concurrent.password.checks`: REST password checks (a PBKDF2 each) run at
+    /// once; more are answered 429.
+    pub rest_max_concurrent_password_checks: usize,
+    /// `wasm.max.sockets.per.worker`: sockets all of this worker's plugin instances may hold at
+    /// once, TCP and HTTP together.
+    pub max_sockets_per_worker: usize,
 }
 
 impl WorkerConfig {
@@ -470,6 +486,15 @@ impl WorkerConfig {
                     }
                     algorithms
                 },
+                forward_allowed_urls: reader
+                    .text("wharf.rest.forward.allowed.urls")
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|u| !u.is_empty())
+                    .map(String::from)
+                    .collect(),
+                signature_max_skew: reader.millis("wharf.inter.worker.signature.max.skew.ms")?,
+                legacy_signatures: reader.boolean("wharf.inter.worker.legacy.signatures")?,
             }),
         };
         if let Some(d) = &distributed {
@@ -596,6 +621,8 @@ impl WorkerConfig {
             tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector")?.min(u32::MAX as u64) as u32,
             tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker")?.min(u32::MAX as u64) as u32,
             rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive")? as usize,
+            rest_max_concurrent_password_checks: reader.number("wharf.rest.max.concurrent.password.checks")? as usize,
+            max_sockets_per_worker: reader.number("wasm.max.sockets.per.worker")? as usize,
         })
     }
 
