@@ -43,11 +43,25 @@ struct Hash {
     hash: Vec<u8>,
 }
 
+/// Consecutive failed checks a client address may make before it must wait; each failure
+/// beyond doubles the wait, up to `MAX_BACKOFF`.
+const FREE_FAILURES: u32 = 5;
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Client addresses whose failures are kept at most; beyond, the oldest go.
+const MAX_TRACKED_ADDRESSES: usize = 10_000;
+
 /// The users of a credentials file and the checks lately passed.
 pub struct Credentials {
     users: BTreeMap<String, Hash>,
     /// SHA-256 of (user, password) of a passed check, and when it passed.
     remembered: Mutex<BTreeMap<[u8; 32], Instant>>,
+    /// A hash no password is known to match, checked for an unknown user: a wrong user costs
+    /// what a wrong password does, and timing tells no names.
+    decoy: Hash,
+    /// Password checks running now; at most `wharf.rest.max.concurrent.password.checks`.
+    checks: Arc<tokio::sync::Semaphore>,
+    /// Per client address: failed checks in a row, and when the last one failed.
+    failures: Mutex<std::collections::HashMap<std::net::IpAddr, (u32, Instant)>>,
 }
 
 fn b64() -> base64::engine::GeneralPurpose {
@@ -91,13 +105,10 @@ fn parse_hash(text: &str) -> Result<Hash, String> {
 
 impl Credentials {
     /// Reads a credentials file; `key` is the setting that names it, for messages.
-    pub fn load(path: &Path, key: &str) -> Result<Self, String> {
-        let size = std::fs::metadata(path).map_err(|e| format!("{key}={}: cannot read it: {e}", path.display()))?.len();
-        if size > MAX_FILE_BYTES {
-            return Err(format!("{key}={}: larger than {MAX_FILE_BYTES} bytes", path.display()));
-        }
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{key}={}: cannot read it: {e}", path.display()))?;
+    /// `max_checks` password checks run at once.
+    pub fn load(path: &Path, key: &str, max_checks: usize) -> Result<Self, String> {
+        let text = crate::config::files::read_regular_text(path, MAX_FILE_BYTES)
+            .map_err(|e| format!("{key}={}: cannot read it: {e}", path.display()))?;
         let props = crate::config::properties::parse(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
         let mut users = BTreeMap::new();
         for p in props {
@@ -118,7 +129,19 @@ impl Credentials {
                 path.display()
             ));
         }
-        Ok(Credentials { users, remembered: Mutex::new(BTreeMap::new()) })
+        // Random bytes no derivation is known to give: as costly to check as a real hash.
+        let decoy = Hash {
+            iterations: NonZeroU32::new(ITERATIONS).ok_or("no iterations")?,
+            salt: rand_bytes()?[..SALT_BYTES].to_vec(),
+            hash: rand_bytes()?[..HASH_BYTES].to_vec(),
+        };
+        Ok(Credentials {
+            users,
+            remembered: Mutex::new(BTreeMap::new()),
+            decoy,
+            checks: Arc::new(tokio::sync::Semaphore::new(max_checks.max(1))),
+            failures: Mutex::new(std::collections::HashMap::new()),
+        })
     }
 
     pub fn users(&self) -> usize {
@@ -127,22 +150,37 @@ impl Credentials {
 
     /// Whether `password` is `user`'s. Costs a PBKDF2 unless the same pair passed lately.
     pub fn check(&self, user: &str, password: &str) -> bool {
-        let Some(stored) = self.users.get(user) else { return false };
-        let key = {
-            let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-            context.update(user.as_bytes());
-            context.update(&[0]);
-            context.update(password.as_bytes());
-            let digest = context.finish();
-            let mut key = [0u8; 32];
-            key.copy_from_slice(digest.as_ref());
-            key
-        };
-        if let Ok(remembered) = self.remembered.lock() {
-            if remembered.get(&key).is_some_and(|at| at.elapsed() < REMEMBERED_FOR) {
-                return true;
-            }
+        self.passed_lately(user, password) || self.verify(user, password)
+    }
+
+    /// SHA-256 of the pair, the key of `remembered`.
+    fn pair_key(user: &str, password: &str) -> [u8; 32] {
+        let mut context = ring::digest::Context::new(&ring::digest::SHA256);
+        context.update(user.as_bytes());
+        context.update(&[0]);
+        context.update(password.as_bytes());
+        let digest = context.finish();
+        let mut key = [0u8; 32];
+        key.copy_from_slice(digest.as_ref());
+        key
+    }
+
+    /// Whether the pair passed a check lately: no PBKDF2 needed.
+    fn passed_lately(&self, user: &str, password: &str) -> bool {
+        if !self.users.contains_key(user) {
+            return false;
         }
+        let key = Self::pair_key(user, password);
+        self.remembered.lock().is_ok_and(|remembered| remembered.get(&key).is_some_and(|at| at.elapsed() < REMEMBERED_FOR))
+    }
+
+    /// The PBKDF2 check, the same cost for an unknown user (against the decoy) as for a known one.
+    fn verify(&self, user: &str, password: &str) -> bool {
+        let (stored, known) = match self.users.get(user) {
+            Some(stored) => (stored, true),
+            None => (&self.decoy, false),
+        };
+        let key = Self::pair_key(user, password);
         let passed = ring::pbkdf2::verify(
             ring::pbkdf2::PBKDF2_HMAC_SHA256,
             stored.iterations,
@@ -150,7 +188,8 @@ impl Credentials {
             password.as_bytes(),
             &stored.hash,
         )
-        .is_ok();
+        .is_ok()
+            && known;
         if passed {
             if let Ok(mut remembered) = self.remembered.lock() {
                 remembered.retain(|_, at| at.elapsed() < REMEMBERED_FOR);
@@ -161,6 +200,54 @@ impl Credentials {
         }
         passed
     }
+
+    /// How long `address` must still wait before its next check, after failures in a row.
+    fn backoff(&self, address: std::net::IpAddr) -> Option<Duration> {
+        let failures = self.failures.lock().ok()?;
+        let (count, last) = failures.get(&address)?;
+        let over = count.checked_sub(FREE_FAILURES)?;
+        let wait = Duration::from_secs(1u64 << over.min(6)).min(MAX_BACKOFF);
+        wait.checked_sub(last.elapsed())
+    }
+
+    /// Counts a check of `address`: a pass forgets its failures.
+    fn record(&self, address: std::net::IpAddr, passed: bool) {
+        let Ok(mut failures) = self.failures.lock() else { return };
+        if passed {
+            failures.remove(&address);
+            return;
+        }
+        if failures.len() >= MAX_TRACKED_ADDRESSES && !failures.contains_key(&address) {
+            failures.retain(|_, (_, last)| last.elapsed() < MAX_BACKOFF);
+            if failures.len() >= MAX_TRACKED_ADDRESSES {
+                let oldest = failures.iter().min_by_key(|(_, (_, last))| *last).map(|(a, _)| *a);
+                if let Some(oldest) = oldest {
+                    failures.remove(&oldest);
+                }
+            }
+        }
+        let entry = failures.entry(address).or_insert((0, Instant::now()));
+        *entry = (entry.0.saturating_add(1), Instant::now());
+    }
+}
+
+/// The address a REST request came from, as the listener (plain or TLS) saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddress(pub std::net::SocketAddr);
+
+fn rand_bytes() -> Result<[u8; 32], String> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 32];
+    ring::rand::SystemRandom::new().fill(&mut bytes).map_err(|_| "the system gave no random bytes".to_string())?;
+    Ok(bytes)
+}
+
+fn too_many(message: String, wait: Duration) -> Response {
+    let mut response = ApiError::new(StatusCode::TOO_MANY_REQUESTS, message).into_response();
+    if let Ok(value) = header::HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 /// The worker-to-worker endpoint, which carries no user's credentials.
@@ -198,13 +285,47 @@ pub async fn check(State(credentials): State<Option<Arc<Credentials>>>, request:
     let Some((user, password)) = given.split_once(':') else {
         return unauthorized("The Authorization header holds no user:password");
     };
+    if credentials.passed_lately(user, password) {
+        return next.run(request).await;
+    }
+    let address = request.extensions().get::<axum::extract::ConnectInfo<ClientAddress>>().map(|c| c.0 .0.ip());
+    if let Some(wait) = address.and_then(|a| credentials.backoff(a)) {
+        return too_many(
+            format!(
+                "Too many wrong passwords from this address in a row: try again in {} s",
+                wait.as_secs().max(1)
+            ),
+            wait,
+        );
+    }
+    // Each check is a quarter second of a core: a few at a time, on threads of their own, so
+    // that a flood of guesses neither takes the cores nor the threads that serve other requests.
+    let Ok(permit) = credentials.checks.clone().try_acquire_owned() else {
+        return too_many(
+            "Too many password checks at once (wharf.rest.max.concurrent.password.checks): try again shortly".into(),
+            Duration::from_secs(1),
+        );
+    };
     let (user, password) = (user.to_string(), password.to_string());
-    let checked = tokio::task::spawn_blocking(move || credentials.check(&user, &password)).await;
-    match checked {
-        Ok(true) => next.run(request).await,
-        Ok(false) => unauthorized("The user or password is not right"),
-        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("checking the credentials failed: {e}"))
-            .into_response(),
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let checking = credentials.clone();
+    let spawned = std::thread::Builder::new().name("rest-password-check".into()).spawn(move || {
+        let passed = checking.verify(&user, &password);
+        drop(permit);
+        let _ = answer.send(passed);
+    });
+    if let Err(e) = spawned {
+        return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot check the credentials now: {e}"))
+            .into_response();
+    }
+    let passed = answered.await.unwrap_or(false);
+    if let Some(address) = address {
+        credentials.record(address, passed);
+    }
+    if passed {
+        next.run(request).await
+    } else {
+        unauthorized("The user or password is not right")
     }
 }
 
@@ -213,19 +334,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_address_that_keeps_failing_waits_longer_and_a_pass_forgets_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("credentials.properties");
+        std::fs::write(&file, format!("alice={}\n", hash_password("pw").unwrap())).unwrap();
+        let credentials = Credentials::load(&file, "k", 2).unwrap();
+        let address: std::net::IpAddr = "192.0.2.7".parse().unwrap();
+        for _ in 0..FREE_FAILURES {
+            assert_eq!(credentials.backoff(address), None);
+            credentials.record(address, false);
+        }
+        credentials.record(address, false);
+        let wait = credentials.backoff(address).unwrap();
+        assert!(wait > Duration::from_millis(1500) && wait <= Duration::from_secs(2), "{wait:?}");
+        assert_eq!(credentials.backoff("192.0.2.8".parse().unwrap()), None);
+        credentials.record(address, true);
+        assert_eq!(credentials.backoff(address), None);
+        // An unknown user is checked against the decoy, which no password passes.
+        assert!(!credentials.verify("mallory", "pw") && credentials.verify("alice", "pw"));
+        assert_eq!(credentials.checks.available_permits(), 2);
+    }
+
+    #[test]
     fn a_hash_checks_its_password_only_and_a_bad_line_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("credentials.properties");
         let hash = hash_password("open sesame").unwrap();
         assert!(hash.starts_with("$pbkdf2-sha256$i=600000$") && !hash.contains("sesame"), "{hash}");
         std::fs::write(&file, format!("alice={hash}\n")).unwrap();
-        let credentials = Credentials::load(&file, "k").unwrap();
+        let credentials = Credentials::load(&file, "k", 2).unwrap();
         assert!(credentials.check("alice", "open sesame"));
         assert!(credentials.check("alice", "open sesame"), "remembered");
         assert!(!credentials.check("alice", "open sesame!"));
         assert!(!credentials.check("bob", "open sesame"));
         std::fs::write(&file, "alice=plaintext\n").unwrap();
-        let refused = Credentials::load(&file, "k").err().unwrap();
+        let refused = Credentials::load(&file, "k", 2).err().unwrap();
         assert!(refused.contains("line 1") && refused.contains("wharf rest-credential alice"), "{refused}");
         assert!(internal(&Method::POST, "/connectors/a/tasks") && !internal(&Method::GET, "/connectors/a/tasks"));
         assert!(!internal(&Method::POST, "/connectors/a/tasks/0/restart"));

@@ -61,7 +61,11 @@ pub async fn run(
     let credentials = match &config.rest_credentials_file {
         None => None,
         Some(path) => {
-            let credentials = rest::auth::Credentials::load(path, "wharf.rest.basic.auth.credentials.file")
+            let credentials = rest::auth::Credentials::load(
+                path,
+                "wharf.rest.basic.auth.credentials.file",
+                config.rest_max_concurrent_password_checks,
+            )
                 .map_err(|message| anyhow::anyhow!(message))?;
             tracing::info!(
                 "REST requests need HTTP Basic credentials of the {} user(s) in {}",
@@ -151,6 +155,8 @@ pub async fn run(
     if let Some(on_ready) = on_ready {
         on_ready(&worker);
     }
+    // Each request knows its client's address (the back-off of failed password checks).
+    let app = app.into_make_service_with_connect_info::<rest::auth::ClientAddress>();
     match rest_tls {
         None => axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await,
         Some(server) => {
