@@ -440,6 +440,9 @@ impl WorkerConfig {
         if let Some(file) = &offset_storage_file {
             wasm.ceiling.protect(file, "offset.storage.file.filename");
         }
+        for (path, key) in named_paths(props) {
+            wasm.ceiling.protect(&path, &key);
+        }
 
         let distributed = match mode {
             Mode::Standalone => None,
@@ -687,6 +690,27 @@ pub struct RestTls {
     pub client_auth: String,
     /// How the keys were written (`listeners.https.` or none), for messages.
     pub prefix: String,
+}
+
+/// Every file or folder the worker config names by a key of a path's shape (key and trust
+/// stores of every client family and of the REST listener, the credentials file, config
+/// providers' `allowed.paths`, …), with the key: no grant may cover them. The ceiling's own
+/// folders are what grants may cover, and are left out.
+fn named_paths(props: &[Property]) -> Vec<(PathBuf, String)> {
+    const PATH_SUFFIXES: [&str; 8] =
+        [".location", ".file", ".filename", ".files", ".path", ".paths", ".dir", ".directory"];
+    props
+        .iter()
+        .filter(|p| !p.key.starts_with("wasm.ceiling.") && PATH_SUFFIXES.iter().any(|s| p.key.ends_with(s)))
+        .flat_map(|p| {
+            p.value
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty() && !v.contains("://"))
+                .map(|v| (PathBuf::from(v), p.key.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 struct Reader<'a> {

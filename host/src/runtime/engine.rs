@@ -447,7 +447,40 @@ fn private_folder(dir: &Path) -> Result<(), String> {
     if !meta.is_dir() {
         return Err("it is not a folder (a symbolic link is not taken)".into());
     }
-    owned_and_unshared(&meta)
+    owned_and_unshared(&meta)?;
+    safe_ancestors(dir)
+}
+
+/// Every folder above `dir` belongs to this user or to root, and no one else may write it
+/// unless it is sticky (as /tmp is, where others may add but not rename or remove what is
+/// ours): otherwise another user could swap the cache folder, or an entry, for their own
+/// between its check and its use.
+fn safe_ancestors(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let canonical = std::fs::canonicalize(dir).map_err(|e| format!("cannot resolve it ({e})"))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    for ancestor in canonical.ancestors().skip(1) {
+        let meta = std::fs::metadata(ancestor).map_err(|e| format!("cannot read {} ({e})", ancestor.display()))?;
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(format!(
+                "the folder above it, {}, belongs to user id {}, who could replace the cache; choose a cache folder \
+                 under folders of this user's or root's (wasm.cache.dir, or WHARF_CACHE)",
+                ancestor.display(),
+                meta.uid()
+            ));
+        }
+        let sticky = meta.mode() & 0o1000 != 0;
+        if meta.mode() & 0o022 != 0 && !sticky {
+            return Err(format!(
+                "others may write the folder above it, {} (mode {:o}), and could replace the cache; choose a cache \
+                 folder under folders only this user or root may write (wasm.cache.dir, or WHARF_CACHE)",
+                ancestor.display(),
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A cache entry is taken only if it is a plain file of this user's that no one else may write.
@@ -485,6 +518,18 @@ mod tests {
         std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
         let problem = private_folder(&cache).unwrap_err();
         assert!(problem.contains("others may write it (mode 777)"), "{problem}");
+    }
+
+    #[test]
+    fn a_cache_folder_under_a_folder_others_may_write_is_not_used_unless_it_is_sticky() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let problem = private_folder(&shared.join("compiled")).unwrap_err();
+        assert!(problem.contains("others may write the folder above it") && problem.contains("shared"), "{problem}");
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(private_folder(&shared.join("compiled")), Ok(()));
     }
 
     #[test]

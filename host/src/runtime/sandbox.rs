@@ -201,11 +201,14 @@ impl TaskState {
         for folder in &grants.folders {
             let perms = if folder.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
             let guest = folder.guest.to_string_lossy().into_owned();
-            builder.preopened_dir(&folder.path, &guest, perms).map_err(|e| {
+            let setting = if folder.writable { "wasm.fs.write" } else { "wasm.fs.read" };
+            let opened = open_granted(&folder.path, setting)?;
+            // The sandbox opens the very folder checked, through its descriptor, not the path again.
+            let by_descriptor = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&opened));
+            builder.preopened_dir(&by_descriptor, &guest, perms).map_err(|e| {
                 anyhow::anyhow!(
-                    "cannot grant folder {} ({}): {e}; check that it exists and the worker may read it",
+                    "cannot grant folder {} ({setting}): {e}; check that it exists and the worker may read it",
                     folder.path.display(),
-                    if folder.writable { "wasm.fs.write" } else { "wasm.fs.read" }
                 )
             })?;
         }
@@ -238,6 +241,34 @@ impl TaskState {
     pub fn stderr_text(&self) -> String {
         self.stderr.text()
     }
+}
+
+/// Opens a granted folder and checks that what was opened is the folder the grant names (`path`,
+/// canonical when the grant was checked against the ceiling): a symbolic link swapped into the
+/// path since then leads elsewhere, and is refused.
+fn open_granted(path: &std::path::Path, setting: &str) -> anyhow::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let folder = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot grant folder {} ({setting}): {e}; check that it exists and the worker may read it",
+                path.display()
+            )
+        })?;
+    let opened = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&folder)))
+        .map_err(|e| anyhow::anyhow!("cannot tell which folder {} opened as ({e})", path.display()))?;
+    if opened != path {
+        anyhow::bail!(
+            "{setting}: the folder {} changed since it was checked (it now leads to {}); a link was put in its \
+             place, so nothing is granted",
+            path.display(),
+            opened.display()
+        );
+    }
+    Ok(folder)
 }
 
 /// TCP connections only to the granted addresses (as resolved when the task starts), checked on
@@ -519,6 +550,20 @@ mod tests {
         assert!(resolve_grant("wasm.net.connect", "localhost:9092").unwrap().iter().all(|a| a.ip().is_loopback()));
         let error = resolve_grant("wasm.http.allow", "no-such-host.invalid:80").unwrap_err().to_string();
         assert!(error.starts_with("wasm.http.allow: cannot resolve no-such-host.invalid:80"), "{error}");
+    }
+
+    #[test]
+    fn a_granted_folder_swapped_for_a_link_after_its_check_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (granted, elsewhere) = (root.join("granted"), root.join("elsewhere"));
+        std::fs::create_dir(&granted).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        assert!(open_granted(&granted, "wasm.fs.read").is_ok());
+        std::fs::remove_dir(&granted).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &granted).unwrap();
+        let refused = open_granted(&granted, "wasm.fs.read").unwrap_err().to_string();
+        assert!(refused.contains("changed since it was checked") && refused.contains("elsewhere"), "{refused}");
     }
 
     #[test]
