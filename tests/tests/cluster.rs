@@ -484,3 +484,90 @@ fn a_write_to_a_follower_whose_leader_died_is_answered_409_with_retry() {
         (code == 201).then_some(())
     });
 }
+
+/// Each worker's polls of each task, from the `tick <index>` lines the misbehaver's `tick`
+/// behaviour logs: (task index, log timestamp, worker). The timestamps share the machine's clock
+/// and have one fixed-width form, so they compare as text.
+fn ticks(worker: &str, log: &str) -> Vec<(String, String, String)> {
+    strip_ansi(log)
+        .lines()
+        .filter_map(|line| {
+            let (_, after) = line.split_once(" tick ")?;
+            let index = after.split_whitespace().next()?.to_string();
+            let at = line.split_whitespace().next()?.to_string();
+            Some((index, at, worker.to_string()))
+        })
+        .collect()
+}
+
+/// Seconds since midnight of a log timestamp (`2026-12-04T21:07:14.123456Z`).
+fn seconds_of(at: &str) -> f64 {
+    let time = at.split('T').nth(1).unwrap_or("").trim_end_matches('Z');
+    time.split(':').fold(0.0, |total, part| total * 60.0 + part.parse::<f64>().unwrap_or(0.0))
+}
+
+#[test]
+fn a_task_never_polls_on_two_workers_at_once_across_joins_and_leaves() {
+    let settings = quick_failover(0);
+    let first = Distributed::new(&settings);
+    let mut workers: Vec<(Worker, String)> = Vec::new();
+    let started = first.start();
+    let id = id_of(&started);
+    workers.push((started, id));
+    let body = json!({"name": "ticks", "config": {"connector.class": "test-misbehaver", "behaviour": "tick",
+        "topic": unique("ticks"), "task.copies": "4", "tasks.max": "4"}});
+    assert_eq!(workers[0].0.call("POST", "/connectors", Some(&body.to_string())).0, 201);
+    workers[0].0.wait("the four tasks running", Duration::from_secs(60), || running_tasks(&workers[0].0, &["ticks"]));
+    let mut ended_logs: Vec<(String, String)> = Vec::new();
+    for round in 0..3 {
+        // A worker joins while the others run the tasks; then the oldest leaves with SIGTERM.
+        let joining = first.again(&settings).start();
+        let id = id_of(&joining);
+        workers.push((joining, id));
+        std::thread::sleep(Duration::from_secs(3));
+        let (mut leaving, id) = workers.remove(0);
+        let status = leaving.terminate();
+        assert!(status.success(), "round {round}: SIGTERM should end the worker cleanly");
+        ended_logs.push((id, leaving.log()));
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let survivor = &workers[workers.len() - 1].0;
+    survivor.wait("the four tasks running on the workers left", Duration::from_secs(60), || {
+        running_tasks(survivor, &["ticks"])
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let mut all: Vec<(String, String, String)> = Vec::new();
+    for (id, log) in &ended_logs {
+        all.extend(ticks(id, log));
+    }
+    for (worker, id) in &workers {
+        all.extend(ticks(id, &worker.log()));
+    }
+    all.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    // A worker's run of a task: ticks less than 150 ms apart (a poll every 20 ms or so). Runs of
+    // one task on two workers must not overlap.
+    let mut runs: Vec<(String, String, f64, f64)> = Vec::new();
+    for (index, at, worker) in &all {
+        let t = seconds_of(at);
+        match runs.iter_mut().rev().find(|r| r.0 == *index && r.1 == *worker) {
+            Some(run) if t - run.3 < 0.15 => run.3 = t,
+            _ => runs.push((index.clone(), worker.clone(), t, t)),
+        }
+    }
+    assert!(runs.len() >= 4, "too few runs seen: {runs:?}");
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            assert!(
+                !(a.0 == b.0 && a.1 != b.1 && a.2 <= b.3 && b.2 <= a.3),
+                "task {} polled on {} ({:.3}..{:.3}) and on {} ({:.3}..{:.3}) at once",
+                a.0,
+                a.1,
+                a.2,
+                a.3,
+                b.1,
+                b.2,
+                b.3
+            );
+        }
+    }
+}

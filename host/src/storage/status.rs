@@ -48,6 +48,9 @@ pub fn upsert_connector(
 pub trait StatusStore: Send + Sync {
     fn put_connector(&self, name: &str, kind: Option<ConnectorKind>, status: Status);
     fn put_task(&self, name: &str, task: u32, status: Status);
+    /// Waits, a few seconds at most, for the statuses put so far to be stored: before a worker
+    /// leaves its group, so that the worker taking its tasks over writes after them.
+    fn flush(&self) {}
     fn get(&self, name: &str) -> Option<ConnectorStatus>;
     /// Forgets every task status of a connector.
     fn remove_tasks(&self, name: &str);

@@ -637,6 +637,11 @@ impl Worker {
     }
 
     /// Stops every task, waiting at most `task.shutdown.graceful.timeout.ms` for them together.
+    ///
+    /// Each task that stopped is then UNASSIGNED in the status topic, as Kafka Connect records a
+    /// task's shutdown: the worker that takes it over once this one left its group starts it
+    /// after that record, so the topic never shows the task RUNNING on both. The stop waits as a
+    /// hand-over does, for a task's last call and flush.
     pub fn stop_all(&self) {
         let connectors = std::mem::take(&mut *self.connectors.locked());
         let handles = connectors
@@ -645,7 +650,11 @@ impl Worker {
                 c.tasks.into_iter().filter_map(move |(i, t)| t.handle.map(|h| (TaskId::new(&name, i), h)))
             })
             .collect();
-        self.join(handles);
+        let patience = self.config.offset_flush_timeout + self.config.wasm.call_timeout;
+        for task in self.join_within(handles, patience) {
+            self.status.put_task(&task.connector, task.task, self.status_of(State::Unassigned, None));
+        }
+        self.status.flush();
     }
 
     /// Signals every task of `handles` to stop, then waits for them together, at most
@@ -655,16 +664,20 @@ impl Worker {
     }
 
     /// As `join`, then waits up to `patience` more for tasks still finishing (their last flush):
-    /// work that moves to another worker must have stopped here first.
-    fn join_within(&self, handles: Vec<(TaskId, TaskHandle)>, patience: Duration) {
+    /// work that moves to another worker must have stopped here first. The tasks that stopped.
+    fn join_within(&self, handles: Vec<(TaskId, TaskHandle)>, patience: Duration) -> Vec<TaskId> {
         for (_, handle) in &handles {
             handle.stop.stop();
         }
         let timeout = self.config.task_shutdown_graceful_timeout;
         let graceful = Instant::now() + timeout;
         let deadline = graceful + patience;
+        let mut stopped = Vec::new();
         for (task, handle) in handles {
-            let Err(handle) = handle.ended_by(graceful) else { continue };
+            let Err(handle) = handle.ended_by(graceful) else {
+                stopped.push(task);
+                continue;
+            };
             if patience.is_zero() {
                 tracing::warn!("task {task} did not stop within {} ms; leaving it behind", timeout.as_millis());
                 continue;
@@ -680,8 +693,11 @@ impl Worker {
                     "task {task} did not stop within {} ms; leaving it behind",
                     (timeout + patience).as_millis()
                 );
+            } else {
+                stopped.push(task);
             }
         }
+        stopped
     }
 
     /// Removes from their groups the static members of sink tasks that stopped here and that

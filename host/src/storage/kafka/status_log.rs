@@ -243,6 +243,12 @@ impl StatusStore for KafkaStatusStore {
         self.send(format!("status-task-{name}-{task}"), value);
     }
 
+    fn flush(&self) {
+        if let Err(e) = self.writer.flush(std::time::Duration::from_secs(5)) {
+            tracing::warn!("statuses may not all be stored: {e}");
+        }
+    }
+
     fn get(&self, name: &str) -> Option<ConnectorStatus> {
         self.view.locked().get(name).cloned()
     }

@@ -74,6 +74,12 @@ impl LogWriter {
         self.producer.send(record).map_err(|(e, _)| format!("cannot write {key} to topic {}: {e}", self.topic))
     }
 
+    /// Waits up to `timeout` for the records handed over so far to be acknowledged.
+    pub fn flush(&self, timeout: Duration) -> Result<(), String> {
+        crate::kafka::flush(&self.producer, timeout)
+            .map_err(|e| format!("topic {} did not acknowledge writes within {} s: {e}", self.topic, timeout.as_secs()))
+    }
+
     /// Writes the records in order and returns once all are acknowledged, with the highest
     /// offset Kafka gave them (none if it did not say).
     pub fn write(&self, records: &[(i32, String, Option<Vec<u8>>)]) -> Result<Option<i64>, String> {

@@ -19,10 +19,13 @@
 //!   lines through the host and 5,000 on stderr, each carrying a newline and a forged log line of
 //!   the worker's.
 //! - `unavailable`: every poll fails with a retriable error, as for a system that is down;
-//! - `tell`: logs its `secret` and fails its first poll with an error that holds it.
+//! - `tell`: logs its `secret` and fails its first poll with an error that holds it;
+//! - `tick`: logs `tick <task.index>` through the host at every poll, then waits 20 ms and sends
+//!   one record, so that a test can tell from the workers' logs which ran the task when.
 //!
 //! `task.configs` is how many (empty) task configurations the connector generates (one, the
-//! connector's own config, by default). To each task config it generates, `smuggle.env` adds the
+//! connector's own config, by default); `task.copies` is how many copies of the connector's own
+//! config it generates instead, each with its `task.index`. To each task config it generates, `smuggle.env` adds the
 //! key `smuggled` holding a reference to that environment variable, which the connector config
 //! never held; `copy.secret=whole` adds the key `copied` holding the resolved `secret`, and
 //! `copy.secret=inside` the key `inside` holding `password=<secret>`.
@@ -36,7 +39,7 @@ use wharf_sdk::*;
 
 struct Misbehaver;
 
-const BEHAVIOURS: [&str; 15] = [
+const BEHAVIOURS: [&str; 16] = [
     "spin",
     "hog",
     "flood",
@@ -52,6 +55,7 @@ const BEHAVIOURS: [&str; 15] = [
     "log-flood",
     "unavailable",
     "tell",
+    "tick",
 ];
 
 impl Connector for Misbehaver {
@@ -78,6 +82,7 @@ impl Connector for Misbehaver {
                 optional_key("secret", ConfigType::Password, "", "A password the REST API never shows"),
                 optional_key("task.configs", ConfigType::Int, "", "How many task configs to generate"),
                 optional_key("sleep.in", ConfigType::String, "", "validate, task-configs, open or poll: waits an hour"),
+                optional_key("task.copies", ConfigType::Int, "", "How many copies of the config to generate as task configs"),
                 optional_key("smuggle.env", ConfigType::String, "", "An environment variable whose reference each task config gets"),
                 optional_key("copy.secret", ConfigType::String, "", "whole or inside: copies the secret into each task config"),
             ],
@@ -98,10 +103,24 @@ impl Connector for Misbehaver {
 
     fn task_configs(config: &Config, _max_tasks: u32) -> Result<Vec<Config>, ConnectorError> {
         sleep_if(config, "task-configs");
-        let mut configs = match config.get("task.configs").map(str::parse::<usize>) {
-            Some(Ok(count)) => vec![Config::default(); count],
-            Some(Err(_)) => return Err(ConnectorError::Fatal("task.configs must be a whole number".into())),
-            None => vec![config.clone()],
+        let mut configs = match (config.get("task.configs"), config.get("task.copies")) {
+            (Some(count), _) => match count.parse::<usize>() {
+                Ok(count) => vec![Config::default(); count],
+                Err(_) => return Err(ConnectorError::Fatal("task.configs must be a whole number".into())),
+            },
+            (None, Some(copies)) => {
+                let copies = copies
+                    .parse::<usize>()
+                    .map_err(|_| ConnectorError::Fatal("task.copies must be a whole number".into()))?;
+                (0..copies)
+                    .map(|index| {
+                        let mut copy = config.clone();
+                        copy.set("task.index", index.to_string());
+                        copy
+                    })
+                    .collect()
+            }
+            (None, None) => vec![config.clone()],
         };
         let secret = config.get("secret").unwrap_or_default().to_string();
         for task in &mut configs {
@@ -128,6 +147,7 @@ fn sleep_if(config: &Config, call: &str) {
 struct MisbehaverTask {
     behaviour: String,
     secret: String,
+    index: String,
     sleep_in_poll: bool,
     long_line_logged: bool,
     topic: String,
@@ -150,6 +170,7 @@ impl SourceTask for MisbehaverTask {
             long_line_logged: false,
             behaviour: config.require("behaviour")?.to_string(),
             secret: config.get("secret").unwrap_or_default().to_string(),
+            index: config.get("task.index").unwrap_or("0").to_string(),
             topic: config.require("topic")?.to_string(),
             target: config.get("target").unwrap_or_default().to_string(),
             value: config.get("value").unwrap_or_default().to_string(),
@@ -255,6 +276,11 @@ impl SourceTask for MisbehaverTask {
                 Ok(vec![record])
             }
             "unavailable" => Err(ConnectorError::Retriable("the source system is unavailable".into())),
+            "tick" => {
+                log(Level::Info, &format!("tick {}", self.index));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                Ok(vec![self.record("tick")])
+            }
             "tell" => {
                 log(Level::Warn, &format!("the secret is {}", self.secret));
                 Err(ConnectorError::Fatal(format!("cannot go on: the secret is {}", self.secret)))
