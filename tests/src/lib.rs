@@ -211,6 +211,9 @@ impl Distributed {
             ("status.storage.replication.factor", "1".to_string()),
             ("offset.flush.interval.ms", "500".to_string()),
             ("wasm.cache.dir", workspace().join("target/test-compile-cache").display().to_string()),
+            // The test cluster's workers share one host on several ports; by default a worker
+            // forwards only to members on its own port.
+            ("wharf.rest.forward.allowed.urls", "http://127.0.0.1:*,https://127.0.0.1:*".to_string()),
         ];
         props.extend(grant_ceiling());
         for (key, value) in extra {

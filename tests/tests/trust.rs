@@ -304,3 +304,23 @@ fn a_wildcard_ceiling_does_not_reach_metadata_services_or_loopback_by_address() 
     let (code, answer) = create(&worker, "named", &config);
     assert_eq!(code, 201, "{answer}");
 }
+
+#[test]
+fn a_plugins_connects_stop_at_the_workers_socket_budget() {
+    // A budget below what the worker itself holds (its Kafka clients and REST listener).
+    let d = Distributed::new(&[("wasm.max.sockets.per.worker", "1".to_string())]);
+    let worker = d.start();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().to_string();
+    let config = json!({"connector.class": "test-misbehaver", "behaviour": "connect", "topic": unique("budget"),
+        "target": target, "wasm.net.connect": target});
+    let (code, answer) = create(&worker, "connector", &config);
+    assert_eq!(code, 201, "{answer}");
+    let trace = worker.wait_task_state("connector", 0, "FAILED")["trace"].as_str().unwrap_or_default().to_string();
+    assert!(trace.contains("cannot connect"), "{trace}");
+    worker.wait("the refusal in the log", Duration::from_secs(30), || {
+        worker.log().contains("more than wasm.max.sockets.per.worker=1;").then_some(())
+    });
+    let (code, _, _) = worker.call("GET", "/connectors", None);
+    assert_eq!(code, 200);
+}

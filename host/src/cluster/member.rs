@@ -341,7 +341,8 @@ impl Member {
                 behind.join(", ")
             );
         }
-        let round = self.assignor.assign(&self.member_id, &metadata, &desired, config_offset, Instant::now());
+        let round =
+            self.assignor.assign(&self.member_id, self.generation, &metadata, &desired, config_offset, Instant::now());
         self.scheduled_rejoin = round.delay.map(|d| Instant::now() + d);
         if let Some(delay) = round.delay {
             tracing::info!(
@@ -372,6 +373,8 @@ impl Member {
     /// Takes on an assignment: stop what was revoked, catch up with the config topic, start
     /// what is new. Revocations end with a rejoin so that the work can move.
     fn apply(&mut self, assignment: Assignment, is_leader: bool) -> Next {
+        // Should this worker lead the next round, it believes members' claims as this one backs them.
+        self.assignor.learn(self.generation, &assignment.members);
         let revoked = self.owned.minus(&assignment.owned);
         if !revoked.is_empty() {
             tracing::info!("giving up {} for the group to move", revoked.describe());

@@ -340,7 +340,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives.").checked(Between(1, 1_000_000)),
     key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets.").checked(AtLeast(1024)),
     key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once.").checked(Between(16, 1 << 20)),
-    key("wasm.max.sockets.per.worker", Int, Number(4096), Low, "Sandbox", Every, "Sockets all of this worker's plugin instances may hold at once (TCP and HTTP); a connect beyond it is refused to the plugin.").checked(Between(16, 1 << 20)),
+    key("wasm.max.sockets.per.worker", Int, Number(4096), Low, "Sandbox", Every, "Sockets all of this worker's plugin instances may hold at once (TCP and HTTP); a connect beyond it is refused to the plugin.").checked(Between(1, 1 << 20)),
     key("wasm.max.schema.depth", Int, Number(64), Low, "Sandbox", Every, "Levels one schema of a plugin's data batch may nest (a struct in an array in a map…); a deeper one fails the call.").checked(Between(1, 1024)),
     key("wasm.max.schema.nodes", Long, Number(100_000), Low, "Sandbox", Every, "Schema nodes one data batch of a plugin's may hold, a shared schema counted at each use; more fail the call.").checked(Between(1, 100_000_000)),
     key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut.").checked(Between(256, 1 << 20)),

@@ -1090,7 +1090,8 @@ impl Herder {
             }
             place::Destination::Leader(leader_url) => {
                 let segment = crate::peer::path_segment(&name);
-                let url = format!("{leader_url}/connectors/{segment}/tasks");
+                let path = format!("/connectors/{segment}/tasks");
+                let url = format!("{leader_url}{path}");
                 let body = match crate::peer::task_configs_body(&tasks) {
                     Ok(body) => body,
                     Err(e) => {
@@ -1098,9 +1099,20 @@ impl Herder {
                         return;
                     }
                 };
-                // Signed with the cluster's session key, which the leader checks.
-                let headers = match (self.store.snapshot().session_key, &self.worker.config().distributed) {
-                    (Some(key), Some(d)) => crate::peer::signature_headers(&key, &d.signature_algorithm, &body),
+                let config = self.worker.config();
+                if let Some(d) = &config.distributed {
+                    let rules = crate::peer::ForwardRules::new(config.rest_scheme(), &config.advertised, &d.forward_allowed_urls);
+                    if let Err(e) = rules.check(&leader_url) {
+                        tracing::error!("connector {name}: its task configs are not sent to the leader: {e}");
+                        return;
+                    }
+                }
+                // Signed with the cluster's session key over the method, path, time and body,
+                // which the leader checks.
+                let headers = match (self.store.snapshot().session_key, &config.distributed) {
+                    (Some(key), Some(d)) => {
+                        crate::peer::sign_request(&key, &d.signature_algorithm, "POST", &path, &body).unwrap_or_default()
+                    }
                     _ => Vec::new(),
                 };
                 Box::new(move || match crate::peer::send("POST", &url, Some(body), herder.worker.id(), &headers) {

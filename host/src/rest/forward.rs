@@ -1,85 +1,117 @@
 //! Requests that another worker of the group must carry out: writes go to the leader (the only
 //! writer of the config topic), restarts to the worker that runs the connector or task.
+//!
+//! What goes is signed with the cluster's session key over its method, path, time and body, and
+//! the user's `Authorization` stays behind: member URLs come from the group's metadata, which a
+//! client outside the cluster may have written, so a URL must also pass this worker's
+//! `ForwardRules` (`wharf.rest.forward.allowed.urls`) before anything is sent to it.
 
 use std::time::Duration;
 
-use axum::body::{to_bytes, Body};
-use axum::extract::{Request, State};
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{ApiError, Shared};
+use super::{read_body, ApiError, RestState, Shared, SignedByMember};
+use crate::peer::{send, ForwardRules, FORWARDED_BY, MAX_REQUEST_BODY};
 
 /// How long a write waits for the group to have a leader before it is answered with 409.
 const LEADER_WAIT: Duration = Duration::from_secs(10);
 
-use crate::peer::{send, FORWARDED_BY, MAX_BODY};
+/// The route of the internal endpoint by which a worker hands the leader task configs.
+const TASK_CONFIGS_ROUTE: &str = "/connectors/{name}/tasks";
+
+/// This worker's rules for the member URLs it sends requests to.
+fn rules(state: &RestState) -> ForwardRules {
+    let config = state.herder.worker_config();
+    let patterns = config.distributed.as_ref().map(|d| d.forward_allowed_urls.as_slice()).unwrap_or_default();
+    ForwardRules::new(config.rest_scheme(), &config.advertised, patterns)
+}
+
+/// The 502 for a member URL that this worker's rules refuse; `why` names the URL and the rule.
+fn refused(why: String) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        format!(
+            "This worker does not pass the request on to the group member that must carry it out: {why}. If that \
+             member is a worker of this cluster, allow its URL in wharf.rest.forward.allowed.urls in this worker's \
+             config; if it is not, a client outside the cluster joined the group, and the group needs SASL and ACLs"
+        ),
+    )
+}
+
+/// The session key and algorithm this worker signs with, or the 409 while the cluster has none.
+fn signing_key(state: &RestState) -> Result<(crate::model::SessionKey, String), ApiError> {
+    let Some(distributed) = &state.herder.worker_config().distributed else {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "a standalone worker was asked to pass a request on to another worker; this is a bug",
+        ));
+    };
+    let Some(key) = state.herder.snapshot().session_key else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "Cannot pass the request on yet: the cluster has no session key to sign it with (the leader makes one \
+             when it starts leading). Retry in a few seconds",
+        ));
+    };
+    Ok((key, distributed.signature_algorithm.clone()))
+}
 
 /// Passes a request on to `base` (another worker's REST URL) and answers with its response.
-pub async fn pass_on(request: Request, base: &str, me: &str) -> Response {
+pub async fn pass_on(state: &RestState, request: Request, base: &str) -> Response {
+    match passed_on(state, request, base).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn passed_on(state: &RestState, request: Request, base: &str) -> Result<Response, ApiError> {
+    rules(state).check(base).map_err(refused)?;
+    let (key, algorithm) = signing_key(state)?;
     let method = request.method().to_string();
-    // The user's credentials and a worker's signature go along as they came.
-    let headers: Vec<(String, String)> =
-        [axum::http::header::AUTHORIZATION.as_str(), crate::peer::SIGNATURE, crate::peer::SIGNATURE_ALGORITHM]
-            .into_iter()
-            .filter_map(|name| {
-                let value = request.headers().get(name)?.to_str().ok()?;
-                Some((name.to_string(), value.to_string()))
-            })
-            .collect();
-    let path = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
-    let body = match to_bytes(request.into_body(), MAX_BODY).await {
-        Ok(b) => b.to_vec(),
-        Err(e) => {
-            return ApiError::new(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}")).into_response()
-        }
-    };
+    let path = request.uri().path_and_query().map_or_else(|| "/".to_string(), |p| p.to_string());
+    let (parts, body) = request.into_parts();
+    let body = read_body(&parts.headers, body, MAX_REQUEST_BODY).await?.to_vec();
+    // Only the signature goes along: never the user's credentials, nor a signature the request
+    // came with (this worker checked it, and answers for what it passes on).
+    let headers = crate::peer::sign_request(&key, &algorithm, &method, &path, &body)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;
     let url = format!("{}{path}", base.trim_end_matches('/'));
-    let me = me.to_string();
+    let me = state.herder.worker_id().to_string();
     let sent = tokio::task::spawn_blocking(move || send(&method, &url, Some(body), &me, &headers)).await;
     match sent {
-        Ok(Ok((status, body))) => Response::builder()
+        Ok(Ok((status, body))) => Ok(Response::builder()
             .status(status)
             .header("content-type", "application/json")
             .body(Body::from(body))
-            .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response()),
-        Ok(Err(e)) => ApiError::new(
+            .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())),
+        Ok(Err(e)) => Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("Cannot complete the request now: the worker at {base} that must carry it out did not answer ({e}). The group may be rebalancing; retry in a few seconds"),
-        )
-        .into_response(),
-        Err(e) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("request handler failed: {e}")).into_response(),
+        )),
+        Err(e) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("request handler failed: {e}"))),
     }
 }
 
 /// Asks the worker at `base` (another worker's REST URL) to restart task `task` of `connector`,
-/// which it runs, with the user's credentials; what went wrong otherwise.
-pub async fn restart_task_on(
-    base: &str,
-    connector: &str,
-    task: u32,
-    me: &str,
-    authorization: Option<String>,
-) -> Result<(), String> {
-    let url = format!("{base}/connectors/{}/tasks/{task}/restart", crate::peer::path_segment(connector));
-    let me = me.to_string();
-    let sent = tokio::task::spawn_blocking(move || {
-        let headers: Vec<(String, String)> =
-            authorization.into_iter().map(|a| ("authorization".to_string(), a)).collect();
-        send("POST", &url, None, &me, &headers)
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+/// which it runs, in a request this worker signs; what went wrong otherwise.
+pub async fn restart_task_on(state: &RestState, base: &str, connector: &str, task: u32) -> Result<(), String> {
+    rules(state).check(base).map_err(|why| format!("not sent: {why} (wharf.rest.forward.allowed.urls)"))?;
+    let (key, algorithm) = signing_key(state).map_err(|e| e.message)?;
+    let path = format!("/connectors/{}/tasks/{task}/restart", crate::peer::path_segment(connector));
+    let headers = crate::peer::sign_request(&key, &algorithm, "POST", &path, b"")?;
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    let me = state.herder.worker_id().to_string();
+    let sent = tokio::task::spawn_blocking(move || send("POST", &url, None, &me, &headers))
+        .await
+        .map_err(|e| e.to_string())?;
     match sent? {
         (status, _) if status < 300 => Ok(()),
         (status, body) => Err(format!("the worker running it answered {status}: {}", String::from_utf8_lossy(&body))),
     }
-}
-
-/// The user's `Authorization` header, which a request carried out by another worker takes along.
-pub fn authorization(request: &Request) -> Option<String> {
-    request.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string)
 }
 
 /// The 409 Kafka Connect answers while a group has no leader.
@@ -98,6 +130,17 @@ pub async fn to_leader(State(state): State<Shared>, request: Request, next: Next
         return next.run(request).await;
     }
     let Some(mut membership) = state.herder.membership() else { return next.run(request).await };
+    // Task configs skip HTTP Basic: their signature and size are checked before this worker
+    // waits for a leader or sends anything on, so that nobody else makes it hold their bodies.
+    let internal = request.method() == Method::POST
+        && request.extensions().get::<MatchedPath>().is_some_and(|m| m.as_str() == TASK_CONFIGS_ROUTE);
+    let request = match internal {
+        true => match checked_task_configs(&state, request).await {
+            Ok(request) => request,
+            Err(e) => return e.into_response(),
+        },
+        false => request,
+    };
     // A rebalance usually ends within moments: wait a little for a leader before giving up.
     let deadline = tokio::time::Instant::now() + LEADER_WAIT;
     while membership.leader.is_none() && tokio::time::Instant::now() < deadline {
@@ -111,8 +154,18 @@ pub async fn to_leader(State(state): State<Shared>, request: Request, next: Next
         Some(leader) => {
             let path = request.uri().path().to_string();
             tracing::info!("passing {} {path} on to the leader at {}", request.method(), leader.url);
-            pass_on(request, &leader.url, state.herder.worker_id()).await
+            pass_on(&state, request, &leader.url).await
         }
         None => no_leader().into_response(),
     }
+}
+
+/// Reads the body of task configs another worker sent (at most `MAX_REQUEST_BODY`) and checks
+/// their signature; the request again, its body in memory.
+async fn checked_task_configs(state: &RestState, request: Request) -> Result<Request, ApiError> {
+    let (parts, body) = request.into_parts();
+    let body = read_body(&parts.headers, body, MAX_REQUEST_BODY).await?;
+    let signed = parts.extensions.get::<SignedByMember>().is_some();
+    super::check_task_configs_signature(state, signed, &parts.headers, &body)?;
+    Ok(Request::from_parts(parts, Body::from(body)))
 }

@@ -37,10 +37,33 @@ pub struct RestState {
 
 pub(crate) type Shared = Arc<RestState>;
 
+/// Marks a request that another worker of the cluster signed with the session key, over its
+/// method, path, time and body (`check_member_signature`, which runs before HTTP Basic): the
+/// worker that passed it on checked its user, so this one does not ask for credentials again.
+#[derive(Debug, Clone, Copy)]
+pub struct SignedByMember;
+
+/// How long the body of a request signed by another worker may take to arrive: it is read
+/// before any other check, by whoever sent it.
+const SIGNED_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What `check_member_signature` works with: the worker's state, and a bound on the bodies it
+/// reads at once (as many as `wharf.rest.max.concurrent.expensive`, with permits of their own:
+/// a signed request that is an expensive call takes one of those later, in `limit`).
+#[derive(Clone)]
+struct MemberSignatures {
+    state: Shared,
+    reading: Arc<limit::ExpensiveCalls>,
+}
+
 pub fn router(state: Shared) -> Router {
     let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker_config()));
     let credentials = state.credentials.clone();
     let expensive = Arc::new(limit::ExpensiveCalls::new(state.herder.worker_config().rest_max_concurrent_expensive));
+    let signatures = MemberSignatures {
+        state: state.clone(),
+        reading: Arc::new(limit::ExpensiveCalls::new(state.herder.worker_config().rest_max_concurrent_expensive)),
+    };
     // Writes to the config topic: a follower passes them on to the leader.
     let writes = Router::new()
         .route("/connectors", get(list_connectors).post(create_connector))
@@ -81,7 +104,94 @@ pub fn router(state: Shared) -> Router {
         .layer(axum::middleware::from_fn_with_state(expensive, limit::limit))
         .layer(axum::middleware::from_fn(contain_panics))
         .layer(axum::middleware::from_fn_with_state(credentials, auth::check))
+        // Before HTTP Basic: a request another worker signed carries no user's credentials.
+        .layer(axum::middleware::from_fn_with_state(signatures, check_member_signature))
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+}
+
+/// Reads a request body of at most `limit` bytes.
+pub(crate) async fn read_body(
+    headers: &axum::http::HeaderMap,
+    body: axum::body::Body,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if let Some(length) = declared.filter(|l| *l > limit as u64) {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body has {length} bytes; this worker takes at most {limit}"),
+        ));
+    }
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|e| bad_request(format!("cannot read the request body (at most {limit} bytes): {e}")))
+}
+
+/// Middleware: a request with a worker's request signature (`X-Wharf-Signature`) goes on marked
+/// `SignedByMember` if the signature is right, and is refused otherwise; any other request goes
+/// on as it is, for HTTP Basic and the handlers to judge.
+async fn check_member_signature(
+    State(signatures): State<MemberSignatures>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let carries = [crate::peer::REQUEST_SIGNATURE, crate::peer::REQUEST_SIGNATURE_ALGORITHM, crate::peer::SIGNED_AT]
+        .iter()
+        .any(|name| request.headers().contains_key(*name));
+    if !carries {
+        return next.run(request).await;
+    }
+    match signed_by_member(&signatures, request).await {
+        Ok(request) => next.run(request).await,
+        Err(refusal) => refusal,
+    }
+}
+
+async fn signed_by_member(
+    signatures: &MemberSignatures,
+    request: axum::extract::Request,
+) -> Result<axum::extract::Request, Response> {
+    let state = &signatures.state;
+    let forbidden = |message: String| ApiError::new(StatusCode::FORBIDDEN, message).into_response();
+    let Some(distributed) = &state.herder.worker_config().distributed else {
+        return Err(forbidden(
+            "This request carries a signature of a cluster's worker, and this worker is standalone".into(),
+        ));
+    };
+    let (parts, body) = request.into_parts();
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let signature = crate::peer::RequestSignature::read(
+        &distributed.verification_algorithms,
+        header(crate::peer::REQUEST_SIGNATURE_ALGORITHM),
+        header(crate::peer::REQUEST_SIGNATURE),
+        header(crate::peer::SIGNED_AT),
+        crate::peer::now_ms(),
+        distributed.signature_max_skew,
+    )
+    .map_err(|refusal| signature_refusal(distributed, refusal).into_response())?;
+    let Some(key) = state.herder.snapshot().session_key else { return Err(no_session_key().into_response()) };
+    let Some(_reading) = signatures.reading.permit().await else {
+        return Err(signatures.reading.busy("requests signed by other workers"));
+    };
+    let read = tokio::time::timeout(SIGNED_BODY_WAIT, read_body(&parts.headers, body, crate::peer::MAX_REQUEST_BODY));
+    let body = match read.await {
+        Ok(body) => body.map_err(IntoResponse::into_response)?,
+        Err(_) => {
+            return Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the body of this signed request did not arrive within {} s", SIGNED_BODY_WAIT.as_secs()),
+            )
+            .into_response())
+        }
+    };
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    signature
+        .verify(&key, parts.method.as_str(), path, &body)
+        .map_err(|refusal| signature_refusal(distributed, refusal).into_response())?;
+    let mut request = axum::extract::Request::from_parts(parts, axum::body::Body::from(body));
+    request.extensions_mut().insert(SignedByMember);
+    Ok(request)
 }
 
 /// A panic while answering (a bug) fails that request with a 500 and a message; the worker goes
@@ -227,57 +337,103 @@ async fn stop(State(state): State<Shared>, Path(name): Path<String>) -> Result<S
 async fn put_task_configs(
     State(state): State<Shared>,
     Path(name): Path<String>,
+    signed: Option<axum::Extension<SignedByMember>>,
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
-    check_signature(&state, &headers, &body)?;
+    check_task_configs_signature(&state, signed.is_some(), &headers, &body)?;
     let entities::TaskConfigs(tasks) = entities::TaskConfigs::parse(&body)?;
     let herder = state.herder.clone();
     blocking(move || herder.put_task_configs(&name, tasks)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Only a worker of the cluster may hand the leader task configs: its request is signed with
-/// the session key the leader distributed (Kafka Connect's sessioned protocol). A standalone
-/// worker takes them from no one.
-fn check_signature(state: &RestState, headers: &axum::http::HeaderMap, body: &[u8]) -> Result<(), ApiError> {
+/// The 409 while the cluster has no session key to check signatures with.
+fn no_session_key() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "The cluster has no session key yet to check this request's signature with; retry shortly",
+    )
+}
+
+/// A refused signature as Kafka Connect words it, with what to do where there is something.
+fn signature_refusal(
+    distributed: &crate::config::worker::DistributedConfig,
+    refusal: crate::peer::SignatureRefusal,
+) -> ApiError {
+    use crate::peer::SignatureRefusal;
     let forbidden = |message: String| ApiError::new(StatusCode::FORBIDDEN, message);
-    let Some(distributed) = &state.herder.worker_config().distributed else {
-        return Err(forbidden(
-            "This endpoint is for the workers of a cluster; a standalone worker makes its task configs itself".into(),
-        ));
-    };
-    let Some(key) = state.herder.snapshot().session_key else {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "The cluster has no session key yet to check this request's signature with; retry shortly",
-        ));
-    };
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let checked = crate::peer::verify(
-        &key,
-        &distributed.verification_algorithms,
-        header(crate::peer::SIGNATURE_ALGORITHM),
-        header(crate::peer::SIGNATURE),
-        body,
-    );
-    match checked {
-        Ok(()) => Ok(()),
-        Err(crate::peer::SignatureRefusal::Missing) => {
-            Err(forbidden("Internal request missing required signature".into()))
-        }
-        Err(crate::peer::SignatureRefusal::Invalid) => {
-            Err(forbidden("Internal request contained invalid signature".into()))
-        }
-        Err(crate::peer::SignatureRefusal::Algorithm(algorithm)) => Err(ApiError::new(
+    match refusal {
+        SignatureRefusal::Missing => forbidden(format!(
+            "Internal request missing required signature: a worker signs it with {}, {} and {} together",
+            crate::peer::REQUEST_SIGNATURE,
+            crate::peer::REQUEST_SIGNATURE_ALGORITHM,
+            crate::peer::SIGNED_AT
+        )),
+        SignatureRefusal::Invalid => forbidden(
+            "Internal request contained invalid signature; if the cluster's session key changed just now, retry in a \
+             few seconds"
+                .into(),
+        ),
+        SignatureRefusal::Timestamp(given) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("{} must be milliseconds since the epoch, not {given:?}", crate::peer::SIGNED_AT),
+        ),
+        SignatureRefusal::Stale { signed_at_ms, now_ms } => forbidden(format!(
+            "Internal request signed at {signed_at_ms}, {} ms from this worker's clock ({now_ms}), more than \
+             wharf.inter.worker.signature.max.skew.ms={}: a replayed request, or clocks that differ (synchronise \
+             the workers' clocks)",
+            now_ms.abs_diff(signed_at_ms),
+            distributed.signature_max_skew.as_millis()
+        )),
+        SignatureRefusal::Algorithm(algorithm) => ApiError::new(
             StatusCode::BAD_REQUEST,
             format!(
                 "This worker does not accept signatures made with {algorithm}; it accepts {} \
                  (inter.worker.verification.algorithms)",
                 distributed.verification_algorithms.join(", ")
             ),
-        )),
+        ),
     }
+}
+
+/// Only a worker of the cluster may hand the leader task configs: its request is signed with
+/// the session key the leader distributed (`signed`: `check_member_signature` found a request
+/// signature right), or, with `wharf.inter.worker.legacy.signatures`, carries Kafka Connect's
+/// signature of the body alone, which a worker of an earlier release makes. A standalone worker
+/// takes them from no one.
+fn check_task_configs_signature(
+    state: &RestState,
+    signed: bool,
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> Result<(), ApiError> {
+    let forbidden = |message: String| ApiError::new(StatusCode::FORBIDDEN, message);
+    let Some(distributed) = &state.herder.worker_config().distributed else {
+        return Err(forbidden(
+            "This endpoint is for the workers of a cluster; a standalone worker makes its task configs itself".into(),
+        ));
+    };
+    if signed {
+        return Ok(());
+    }
+    let Some(key) = state.herder.snapshot().session_key else { return Err(no_session_key()) };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let (algorithm, signature) = (header(crate::peer::SIGNATURE_ALGORITHM), header(crate::peer::SIGNATURE));
+    if algorithm.is_none() && signature.is_none() {
+        return Err(signature_refusal(distributed, crate::peer::SignatureRefusal::Missing));
+    }
+    if !distributed.legacy_signatures {
+        return Err(forbidden(format!(
+            "Internal request contained invalid signature: {} signs the body alone, as workers of earlier releases \
+             do, and this worker accepts that only with wharf.inter.worker.legacy.signatures=true (during a rolling \
+             upgrade); workers of this release sign with {}",
+            crate::peer::SIGNATURE,
+            crate::peer::REQUEST_SIGNATURE
+        )));
+    }
+    crate::peer::verify(&key, &distributed.verification_algorithms, algorithm, signature, body)
+        .map_err(|refusal| signature_refusal(distributed, refusal))
 }
 
 /// Whether a request was passed on by another worker (and must be carried out here).
@@ -412,7 +568,7 @@ async fn restart_connector(
     if let (Some(membership), false) = (state.herder.membership(), forwarded(&request)) {
         match membership.connector_owner(&name) {
             Some(owner) if owner.worker_id != state.herder.worker_id() => {
-                return Ok(forward::pass_on(request, &owner.url, state.herder.worker_id()).await);
+                return Ok(forward::pass_on(&state, request, &owner.url).await);
             }
             Some(_) => {}
             None if !state.herder.snapshot().connectors.contains_key(&name) => {
@@ -421,7 +577,6 @@ async fn restart_connector(
             None => return Err(unowned(format!("connector {name}"))),
         }
     }
-    let authorization = forward::authorization(&request);
     if restart == RestartRequest::default() {
         let herder = state.herder.clone();
         blocking(move || herder.restart_connector(&name)).await?;
@@ -437,11 +592,11 @@ async fn restart_connector(
         task.state.state = crate::model::State::Restarting;
     }
     // Carried out after the answer, as Kafka Connect does.
-    tokio::spawn(carry_out_restart(state.clone(), name, plan, authorization));
+    tokio::spawn(carry_out_restart(state.clone(), name, plan));
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
 
-async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan, authorization: Option<String>) {
+async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
     if plan.connector {
         let herder = state.herder.clone();
         let n = name.clone();
@@ -456,7 +611,7 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan, autho
         let owner = membership.as_ref().and_then(|m| m.task_owner(&id));
         match owner {
             Some(owner) if owner.worker_id != me => {
-                if let Err(e) = forward::restart_task_on(&owner.url, &name, task, &me, authorization.clone()).await {
+                if let Err(e) = forward::restart_task_on(&state, &owner.url, &name, task).await {
                     tracing::warn!("restarting task {task} of connector {name}: {e}");
                 }
             }
@@ -496,7 +651,7 @@ async fn restart_task(
         let id = crate::model::TaskId::new(&name, task);
         match membership.task_owner(&id) {
             Some(owner) if owner.worker_id != state.herder.worker_id() => {
-                return Ok(forward::pass_on(request, &owner.url, state.herder.worker_id()).await);
+                return Ok(forward::pass_on(&state, request, &owner.url).await);
             }
             Some(_) => {}
             None => {

@@ -33,19 +33,21 @@ pub(crate) struct HttpGrant {
     log: PluginLog,
     /// `host:port`, host in lower case, as `wasm.http.allow` names it.
     pinned: HashMap<String, Vec<SocketAddr>>,
+    /// `wasm.max.sockets.per.worker`.
+    max_sockets: usize,
 }
 
 impl HttpGrant {
     /// Resolves every granted authority now (a name that does not resolve fails the task's
     /// start, saying which).
-    pub fn new(log: PluginLog, authorities: &[String]) -> anyhow::Result<HttpGrant> {
+    pub fn new(log: PluginLog, authorities: &[String], max_sockets: usize) -> anyhow::Result<HttpGrant> {
         let mut pinned = HashMap::with_capacity(authorities.len());
         for authority in authorities {
             let authority = authority.to_ascii_lowercase();
             let addresses = resolve_grant("wasm.http.allow", &authority)?;
             pinned.insert(authority, addresses);
         }
-        Ok(HttpGrant { log, pinned })
+        Ok(HttpGrant { log, pinned, max_sockets })
     }
 }
 
@@ -72,6 +74,10 @@ impl WasiHttpHooks for HttpGrant {
             ));
             return Box::new(std::future::ready(Err(Error::HttpRequestDenied)));
         };
+        if let Err(why) = super::sandbox::socket_room(self.max_sockets) {
+            self.log.host_warning(&format!("refused HTTP request to {host}: {why}"));
+            return Box::new(std::future::ready(Err(Error::HttpRequestDenied)));
+        }
         Box::new(send_pinned(request, options, host, tls, addresses))
     }
 }
@@ -199,7 +205,7 @@ mod tests {
         // the pinned address.
         let authority = format!("pinned.invalid:{}", address.port());
         let log = PluginLog::new("http-test", 8192, 100);
-        let mut grant = HttpGrant { log, pinned: HashMap::from([(authority.clone(), vec![address])]) };
+        let mut grant = HttpGrant { log, pinned: HashMap::from([(authority.clone(), vec![address])]), max_sockets: 4096 };
         let status = send(&mut grant, request(&format!("http://{authority}/path?q=1"), &authority));
         assert_eq!(status.unwrap(), 204);
         let received = served.join().unwrap();
@@ -210,7 +216,7 @@ mod tests {
     #[test]
     fn a_request_to_an_authority_not_granted_is_refused() {
         let log = PluginLog::new("http-test", 8192, 100);
-        let mut grant = HttpGrant { log, pinned: HashMap::new() };
+        let mut grant = HttpGrant { log, pinned: HashMap::new(), max_sockets: 4096 };
         let refused = send(&mut grant, request("http://127.0.0.1:9/", "127.0.0.1:9"));
         assert!(matches!(refused, Err(Error::HttpRequestDenied)), "{refused:?}");
     }

@@ -44,6 +44,9 @@ pub struct Grants {
     pub offsets: Option<OffsetLookup>,
     /// The connector's resolved secrets, kept out of the plugin's log lines.
     pub secrets: crate::config::providers::Secrets,
+    /// `wasm.max.sockets.per.worker`: past this many sockets in the worker, a plugin's connect
+    /// or HTTP request is refused.
+    pub max_sockets: usize,
 }
 
 impl Grants {
@@ -61,6 +64,8 @@ impl Grants {
             fs_inline: limits.fs_inline,
             offsets: None,
             secrets: Default::default(),
+            // Such an instance has no network at all.
+            max_sockets: 0,
         }
     }
 }
@@ -212,7 +217,7 @@ impl TaskState {
                 )
             })?;
         }
-        grant_network(&mut builder, &log, &grants.connect)?;
+        grant_network(&mut builder, &log, &grants.connect, grants.max_sockets)?;
         let mut table = ResourceTable::new();
         table.set_max_capacity(grants.max_host_handles);
         Ok(TaskState {
@@ -223,7 +228,7 @@ impl TaskState {
             offsets: grants.offsets,
             stderr,
             http_ctx: WasiHttpCtx::new(),
-            http_grant: HttpGrant::new(log, &grants.http)?,
+            http_grant: HttpGrant::new(log, &grants.http, grants.max_sockets)?,
             call_deadlines: true,
             io: None,
             abandoned: None,
@@ -241,6 +246,25 @@ impl TaskState {
     pub fn stderr_text(&self) -> String {
         self.stderr.text()
     }
+}
+
+/// Whether the worker may open one more socket for a plugin: it holds at most `max` now, its own
+/// (Kafka clients, REST) and every plugin's counted, from the process's open descriptors. A
+/// connect is rare next to the records it carries, so counting then is cheap enough, and it
+/// keeps the worker's own connections from running out of descriptors.
+pub(crate) fn socket_room(max: usize) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return Ok(()) };
+    let held = entries
+        .flatten()
+        .filter(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target.as_os_str().as_encoded_bytes().starts_with(b"socket:")))
+        .count();
+    if held > max {
+        return Err(format!(
+            "the worker holds {held} sockets, more than wasm.max.sockets.per.worker={max}; raise it in the worker \
+             config, or run fewer connections per task"
+        ));
+    }
+    Ok(())
 }
 
 /// Opens a granted folder and checks that what was opened is the folder the grant names (`path`,
@@ -274,7 +298,12 @@ fn open_granted(path: &std::path::Path, setting: &str) -> anyhow::Result<std::fs
 /// TCP connections only to the granted addresses (as resolved when the task starts), checked on
 /// every connect; a refusal leaves a log line naming the task and the address. No UDP, no
 /// listening sockets, and name lookups only when something is granted.
-fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[String]) -> anyhow::Result<()> {
+fn grant_network(
+    builder: &mut WasiCtxBuilder,
+    log: &PluginLog,
+    connect: &[String],
+    max_sockets: usize,
+) -> anyhow::Result<()> {
     let mut allowed = std::collections::HashSet::new();
     for entry in connect {
         allowed.extend(resolve_grant("wasm.net.connect", entry)?);
@@ -287,7 +316,14 @@ fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[Strin
     let log = log.clone();
     builder.socket_addr_check(move |address, usage| {
         let permitted = match usage {
-            SocketAddrUse::TcpConnect => allowed.contains(&address),
+            SocketAddrUse::TcpConnect if allowed.contains(&address) => match socket_room(max_sockets) {
+                Ok(()) => true,
+                Err(why) => {
+                    log.host_warning(&format!("refused TcpConnect to {address}: {why}"));
+                    return Box::pin(std::future::ready(false));
+                }
+            },
+            SocketAddrUse::TcpConnect => false,
             // Connecting binds the local end to an ephemeral port first.
             SocketAddrUse::TcpBind => address.ip().is_unspecified() && address.port() == 0,
             _ => false,
@@ -564,6 +600,16 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, &granted).unwrap();
         let refused = open_granted(&granted, "wasm.fs.read").unwrap_err().to_string();
         assert!(refused.contains("changed since it was checked") && refused.contains("elsewhere"), "{refused}");
+    }
+
+    #[test]
+    fn the_worker_wide_socket_budget_counts_the_process_sockets() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _held: Vec<std::net::TcpStream> =
+            (0..3).map(|_| std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap()).collect();
+        assert!(socket_room(100_000).is_ok());
+        let refused = socket_room(3).unwrap_err();
+        assert!(refused.contains("more than wasm.max.sockets.per.worker=3"), "{refused}");
     }
 
     #[test]

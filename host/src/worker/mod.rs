@@ -882,6 +882,7 @@ impl TaskSetup {
             fs_inline: self.connector.limits.fs_inline,
             offsets: Some(lookup),
             secrets: self.connector.secrets.clone(),
+            max_sockets: self.worker.max_sockets_per_worker,
         }
     }
 

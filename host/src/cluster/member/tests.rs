@@ -211,8 +211,11 @@ fn from_leader(owned: Work, revoked: Work) -> Assignment {
         owned: owned.clone(),
         revoked,
         delay_ms: 0,
-        members: [("m1".to_string(), MemberView { url: "http://me:8083".into(), worker_id: "me:8083".into(), owned })]
-            .into(),
+        members: [(
+            "m1".to_string(),
+            MemberView { url: "http://me:8083".into(), worker_id: "me:8083".into(), owned, giving_up: Work::default() },
+        )]
+        .into(),
     }
 }
 
