@@ -773,3 +773,39 @@ pub fn quick_failover(delay_ms: u64) -> Vec<(&'static str, String)> {
         ("offset.flush.interval.ms", "300".into()),
     ]
 }
+
+/// A healthy datagen connector writing to a topic of its own, beside whatever a test attempts.
+pub struct Canary {
+    pub topic: String,
+}
+
+/// Creates the canary connector, named `canary`, and waits for its task to run.
+pub fn canary(worker: &Worker) -> Canary {
+    let topic = unique("canary");
+    let body = serde_json::json!({"name": "canary", "config": {"connector.class": "datagen", "topic": topic, "rate": "200"}});
+    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("canary", 0, "RUNNING");
+    Canary { topic }
+}
+
+/// The canary still runs and its topic keeps growing, and the worker answers within 10 s
+/// (generous: this guards against a wedged worker, not a slow one).
+pub fn assert_unharmed(worker: &Worker, canary: &Canary) {
+    let before = topic_count(&canary.topic);
+    worker.wait("the canary to write more records", Duration::from_secs(30), || {
+        (topic_count(&canary.topic) > before).then_some(())
+    });
+    assert_eq!(worker.task_state_now("canary", 0).0, "RUNNING");
+    let asked = std::time::Instant::now();
+    let (code, _, _) = worker.call("GET", "/connectors?expand=status", None);
+    assert_eq!(code, 200);
+    assert!(asked.elapsed() < Duration::from_secs(10), "the worker took {:?} to answer", asked.elapsed());
+}
+
+/// `POST /connectors` of `config` under `name`: the answer's code and body.
+pub fn create(worker: &Worker, name: &str, config: impl std::borrow::Borrow<Value>) -> (u16, Value) {
+    let body = serde_json::json!({"name": name, "config": config.borrow()});
+    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
+    (code, answer)
+}

@@ -11,39 +11,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use wharf_e2e::*;
 
-/// A datagen connector writing to a topic of its own.
-struct Canary {
-    topic: String,
-}
-
-fn canary(worker: &Worker) -> Canary {
-    let topic = unique("canary");
-    let body = json!({"name": "canary", "config": {"connector.class": "datagen", "topic": topic, "rate": "200"}});
-    let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
-    assert_eq!(code, 201, "{answer}");
-    worker.wait_task_state("canary", 0, "RUNNING");
-    Canary { topic }
-}
-
-/// The canary still runs and its topic keeps growing, and the worker answers within 10 s.
-fn assert_unharmed(worker: &Worker, canary: &Canary) {
-    let before = topic_count(&canary.topic);
-    worker.wait("the canary to write more records", Duration::from_secs(30), || {
-        (topic_count(&canary.topic) > before).then_some(())
-    });
-    assert_eq!(worker.task_state_now("canary", 0).0, "RUNNING");
-    let asked = Instant::now();
-    let (code, _, _) = worker.call("GET", "/connectors?expand=status", None);
-    assert_eq!(code, 200);
-    assert!(asked.elapsed() < Duration::from_secs(10), "the worker took {:?} to answer", asked.elapsed());
-}
-
-fn create(worker: &Worker, name: &str, config: &Value) -> (u16, Value) {
-    let (code, answer, _) =
-        worker.call("POST", "/connectors", Some(&json!({"name": name, "config": config}).to_string()));
-    (code, answer)
-}
-
 /// Every error message of a validate answer, joined.
 fn validate_errors(worker: &Worker, plugin: &str, config: &Value) -> String {
     let asked = Instant::now();

@@ -34,6 +34,14 @@ pub fn read_regular_text(path: &Path, max: u64) -> Result<String, String> {
     String::from_utf8(read_regular(path, max)?).map_err(|_| format!("{} is not UTF-8 text", path.display()))
 }
 
+/// Makes a FIFO at `path`, for tests of what a reader does with one.
+#[cfg(test)]
+pub(crate) fn make_fifo(path: &Path) {
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid, NUL-terminated path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,9 +60,7 @@ mod tests {
     fn devices_fifos_and_folders_are_refused_without_waiting() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid, NUL-terminated path; mkfifo only creates the node.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        make_fifo(&fifo);
         for path in [fifo.as_path(), Path::new("/dev/zero"), dir.path()] {
             let refused = read_regular(path, 1024).unwrap_err();
             assert!(refused.contains("is not a regular file") || refused.contains("cannot"), "{refused}");

@@ -524,9 +524,7 @@ mod tests {
     fn a_reference_to_a_fifo_or_a_device_is_refused_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid, NUL-terminated path; mkfifo only creates the node.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        crate::config::files::make_fifo(&fifo);
         let p = providers(dir.path());
         let unbounded = ConfigProviders::of_worker(&pairs(&[
             ("config.providers", "file"),
