@@ -18,6 +18,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, Str
 use rustls::pki_types::ServerName;
 
 use super::security::{self, Mechanism, Sasl, Scram, WireSecurity};
+use super::wire_check;
 
 /// A broker could not be reached, or its answer made no sense: the caller finds the coordinator
 /// again and retries. A fatal one (authentication refused, a certificate not trusted) would fail
@@ -294,6 +295,14 @@ impl Connection {
         }
         let mut response = vec![0u8; size as usize];
         self.stream.read_exact(&mut response).map_err(io)?;
+        // kafka-protocol reserves room for an array from the count on the wire: a count the frame
+        // cannot hold must not reach it.
+        wire_check::check(R::KEY, version, R::Response::header_version(version), &response).map_err(|e| {
+            wire(format!(
+                "Kafka broker {} sent a response that cannot be right, refused before decoding: {e}",
+                self.address
+            ))
+        })?;
         let mut buf = bytes::Bytes::from(response);
         let decode = |e: anyhow::Error| wire(format!("cannot decode a response of broker {}: {e}", self.address));
         let header = ResponseHeader::decode(&mut buf, R::Response::header_version(version)).map_err(decode)?;
@@ -477,6 +486,8 @@ mod tests {
         session_lifetime_ms: i64,
         /// Answers SCRAM with a signature made without the credential.
         forges_signature: bool,
+        /// Says in its ApiVersions answer that it lists this many APIs, whatever it lists.
+        claims_api_count: Option<i32>,
     }
 
     const BROKER: Broker = Broker {
@@ -484,6 +495,7 @@ mod tests {
         password: "alice-secret",
         session_lifetime_ms: 0,
         forges_signature: false,
+        claims_api_count: None,
     };
 
     /// Serves one connection on a port of its own; returns its address.
@@ -541,6 +553,11 @@ mod tests {
                         api(ApiKey::Heartbeat, 4),
                     ];
                     ApiVersionsResponse::default().with_api_keys(keys).encode(&mut out, version).unwrap();
+                    if let Some(count) = broker.claims_api_count {
+                        // After the correlation id and the error code, as of version 2.
+                        assert_eq!(version, 2);
+                        out[6..10].copy_from_slice(&count.to_be_bytes());
+                    }
                 }
                 ApiKey::SaslHandshake => {
                     let request = SaslHandshakeRequest::decode(&mut body, version).unwrap();
@@ -826,6 +843,19 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         let e = heartbeat(&mut connection).unwrap_err();
         assert!(!e.fatal && e.message.contains("SASL session"), "{e}");
+    }
+
+    #[test]
+    fn a_response_counting_more_elements_than_it_holds_is_refused_before_decoding() {
+        let address = start(Broker { claims_api_count: Some(i32::MAX), ..BROKER }, None);
+        let e = refusal(Connection::open(&address, "test", &WireSecurity::default()));
+        assert!(!e.fatal, "{e}");
+        // Four APIs of 6 bytes each, and the throttle time.
+        let expected = format!(
+            "Kafka broker {address} sent a response that cannot be right, refused before decoding: ApiVersions v2 \
+             response: api_keys counts 2147483647 elements but only 28 bytes are left in the frame"
+        );
+        assert_eq!(e.message, expected);
     }
 
     #[test]

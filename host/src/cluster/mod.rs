@@ -9,6 +9,7 @@ pub mod client;
 pub mod coordinator;
 pub mod member;
 pub mod security;
+mod wire_check;
 
 use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;

@@ -4,7 +4,10 @@
 //! clients share passes unchanged, a renamed one gets librdkafka's name (and its unit), and a
 //! Java-only one either is left out, when leaving it out changes nothing Connect would do, or is
 //! refused with what to use instead. Names in neither table pass unchanged: librdkafka's own
-//! names are welcome, and librdkafka names any it does not know when the client is made.
+//! names are welcome in the worker's own `producer.*`, `consumer.*` and `admin.*` settings, and
+//! librdkafka names any it does not know when the client is made. A connector's overrides are
+//! held to `OverrideRules` first: Java names only, nothing that loads code or names a file the
+//! operator did not allow.
 
 /// What becomes of one Java client setting.
 #[derive(Debug, Clone, Copy)]

@@ -489,13 +489,32 @@ impl WorkerConfig {
                     }
                     algorithms
                 },
-                forward_allowed_urls: reader
-                    .text("wharf.rest.forward.allowed.urls")
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|u| !u.is_empty())
-                    .map(String::from)
-                    .collect(),
+                forward_allowed_urls: {
+                    let mut patterns = Vec::new();
+                    for pattern in reader.text("wharf.rest.forward.allowed.urls").split(',').map(str::trim) {
+                        if pattern.is_empty() {
+                            continue;
+                        }
+                        let shaped = pattern
+                            .split_once("://")
+                            .filter(|(scheme, _)| ["http", "https"].contains(&scheme.to_ascii_lowercase().as_str()))
+                            .and_then(|(_, authority)| authority.rsplit_once(':'))
+                            .is_some_and(|(host, port)| {
+                                !host.is_empty() && !host.contains('/') && (port == "*" || port.parse::<u16>().is_ok())
+                            });
+                        if !shaped {
+                            return Err(reader.invalid(
+                                "wharf.rest.forward.allowed.urls",
+                                format!(
+                                    "wharf.rest.forward.allowed.urls: \"{pattern}\" is not scheme://host:port (http or \
+                                     https; * for any host or port), e.g. https://*.workers.example.com:8443"
+                                ),
+                            ));
+                        }
+                        patterns.push(pattern.to_string());
+                    }
+                    patterns
+                },
                 signature_max_skew: reader.millis("wharf.inter.worker.signature.max.skew.ms")?,
                 legacy_signatures: reader.boolean("wharf.inter.worker.legacy.signatures")?,
             }),
