@@ -158,6 +158,12 @@ fn resolved_secrets_appear_in_no_answer_status_log_or_stored_record() {
     assert!(errors.contains("may not come from a provider"), "{errors}");
     shows_no_secret("validate of the name", &errors);
 
+    // Nor may the class: a failed plugin lookup would quote it.
+    let (code, answer) = create(&worker, "classy", json!({"connector.class": reference, "topic": "t"}));
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or_default().contains("may not come from a provider"), "{answer}");
+    shows_no_secret("a create whose class is a reference", &answer.to_string());
+
     // A plugin that adds a reference its connector config never held: its task fails naming the key.
     let smuggler = json!({"connector.class": "test-misbehaver", "behaviour": "unavailable", "topic": "t",
         "smuggle.env": variable});
@@ -286,7 +292,7 @@ fn a_plugins_connects_stop_at_the_workers_socket_budget() {
     let trace = worker.wait_task_state("connector", 0, "FAILED")["trace"].as_str().unwrap_or_default().to_string();
     assert!(trace.contains("cannot connect"), "{trace}");
     worker.wait("the refusal in the log", Duration::from_secs(30), || {
-        worker.log().contains("more than wasm.max.sockets.per.worker=1;").then_some(())
+        worker.log().contains("and wasm.max.sockets.per.worker=1;").then_some(())
     });
     let (code, _, _) = worker.call("GET", "/connectors", None);
     assert_eq!(code, 200);

@@ -123,10 +123,14 @@ impl GrantCeiling {
             Err(_) => literal.eq_ignore_ascii_case("localhost").then(|| literal.to_ascii_lowercase()),
         };
         let Some(inward) = inward else { return Ok(()) };
+        // The entry must name the address and cover the port: `127.0.0.1:5432` does not open the
+        // worker's other local ports.
         let named = |pattern: &String| {
-            pattern.rsplit_once(':').is_some_and(|(h, _)| {
+            pattern.rsplit_once(':').is_some_and(|(h, p)| {
                 let h = h.trim_matches(['[', ']']);
-                h.eq_ignore_ascii_case(&inward) || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.to_string() == inward)
+                let names =
+                    h.eq_ignore_ascii_case(&inward) || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.to_string() == inward);
+                names && (p == "*" || p == port)
             })
         };
         if allowed.iter().any(named) {
@@ -171,9 +175,17 @@ pub fn is_inward(ip: std::net::IpAddr) -> bool {
             if let Some(mapped) = address.to_ipv4_mapped() {
                 return v4(mapped);
             }
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [.., a, b, c, d] = address.octets();
+            let [.., a, b, c, d] = address.octets();
+            // NAT64 (64:ff9b::/96) and the deprecated IPv4-compatible form (::a.b.c.d).
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || (s[..6] == [0, 0, 0, 0, 0, 0] && s[6] != 0) {
                 return v4(Ipv4Addr::new(a, b, c, d));
+            }
+            // 6to4 (2002:a.b.c.d::/48).
+            if s[0] == 0x2002 {
+                let [_, _, a, b, c, d, ..] = address.octets();
+                if v4(Ipv4Addr::new(a, b, c, d)) {
+                    return true;
+                }
             }
             address.is_loopback()
                 || address.is_unspecified()
@@ -383,6 +395,13 @@ mod tests {
         let named = GrantCeiling { connect: vec!["169.254.169.254:80".into(), "[::1]:*".into()], ..Default::default() };
         assert!(named.address("wasm.net.connect", "169.254.169.254:80", false).is_ok());
         assert!(named.address("wasm.net.connect", "[::1]:9092", false).is_ok());
+        // Naming an address opens only the ports the entry covers.
+        let one_port = GrantCeiling { connect: vec!["*:*".into(), "127.0.0.1:5432".into()], ..Default::default() };
+        assert!(one_port.address("wasm.net.connect", "127.0.0.1:5432", false).is_ok());
+        assert!(one_port.address("wasm.net.connect", "127.0.0.1:8083", false).is_err());
+        for literal in ["[::a9fe:a9fe]:80", "[2002:a9fe:a9fe::1]:80"] {
+            assert!(one_port.address("wasm.net.connect", literal, false).is_err(), "{literal}");
+        }
     }
 
     #[test]

@@ -155,9 +155,10 @@ impl Default for OverrideRules {
 impl OverrideRules {
     /// Why the override `setting=value`, written under `prefix` (`producer.override.`, …), may not
     /// be used; the message names the key and the worker setting that would allow it, or says
-    /// that none does. `redirected` says whether the same client's `bootstrap.servers` is
-    /// overridden too (then it carries none of the worker's credentials).
-    pub fn refusal(&self, prefix: &str, setting: &str, value: &str, redirected: bool) -> Option<String> {
+    /// that none does. `keeps_credentials` says whether the client goes on using the worker's
+    /// brokers and credentials (the connector overrides neither `bootstrap.servers` nor
+    /// `sasl.jaas.config`): then it may not change how they are protected.
+    pub fn refusal(&self, prefix: &str, setting: &str, value: &str, keeps_credentials: bool) -> Option<String> {
         let key = format!("{prefix}{setting}");
         let family = prefix.strip_suffix("override.").unwrap_or(prefix);
         if let Some((_, why)) = NEVER_OVERRIDDEN
@@ -214,12 +215,20 @@ impl OverrideRules {
                 return Some(format!("\"{key}\" names {}: {why}", value.trim()));
             }
         }
-        if !redirected && turns_off_verification(setting, value) {
+        if keeps_credentials && turns_off_verification(setting, value) {
             return Some(format!(
                 "\"{key}={}\" would turn off the broker's host-name check for a client that carries the worker's \
                  credentials; remove it, or point the client at brokers of its own ({prefix}bootstrap.servers, with \
                  credentials of its own); no worker setting allows it",
                 value.trim()
+            ));
+        }
+        if keeps_credentials && protects_credentials(setting) {
+            return Some(format!(
+                "\"{key}\" would change how the worker's credentials are sent (the protocol, the mechanism, or the \
+                 authorities trusted to be the brokers) for a client that carries them; give the client credentials \
+                 of its own ({prefix}sasl.jaas.config) or brokers of its own ({prefix}bootstrap.servers); no worker \
+                 setting allows it"
             ));
         }
         None
@@ -260,8 +269,17 @@ impl OverrideRules {
 }
 
 /// Whether a client setting's value names a file on the worker's machine.
-fn names_a_file(setting: &str) -> bool {
+pub fn names_a_file(setting: &str) -> bool {
     setting.ends_with(".location") || setting.ends_with(".file") || setting.ends_with(".files")
+}
+
+/// Whether a setting decides how a client's credentials travel: its protocol and SASL mechanism
+/// (PLAIN sends a SCRAM user's password as it is), and the authorities it trusts to be the
+/// brokers (one of the connector's choosing lets a stranger pose as them).
+fn protects_credentials(setting: &str) -> bool {
+    matches!(setting, "security.protocol" | "sasl.mechanism" | "ssl.key.password")
+        || setting.starts_with("ssl.truststore.")
+        || setting.starts_with("ssl.keystore.")
 }
 
 /// Whether a setting turns off the check of the broker's certificate or host name.
@@ -616,15 +634,20 @@ mod tests {
     }
 
     #[test]
-    fn a_client_with_the_workers_credentials_keeps_its_certificate_checks() {
+    fn a_client_with_the_workers_credentials_keeps_its_certificate_checks_and_mechanism() {
         let all = rules(OverridePolicy::All);
         for value in ["", "none"] {
-            let refused = all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", value, false);
+            let refused = all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", value, true);
             assert!(refused.unwrap().contains("carries the worker's"));
-            let own = all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", value, true);
+            let own = all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", value, false);
             assert_eq!(own, None);
         }
-        assert_eq!(all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", "https", false), None);
+        assert_eq!(all.refusal("producer.override.", "ssl.endpoint.identification.algorithm", "https", true), None);
+        for setting in ["ssl.truststore.certificates", "ssl.truststore.type", "sasl.mechanism", "security.protocol"] {
+            let refused = all.refusal("consumer.override.", setting, "x", true).unwrap();
+            assert!(refused.contains("would change how the worker's credentials are sent"), "{refused}");
+            assert_eq!(all.refusal("consumer.override.", setting, "x", false), None, "{setting}");
+        }
     }
 
     #[test]

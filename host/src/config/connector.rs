@@ -161,15 +161,25 @@ impl ClientOverrides {
                 continue;
             }
             overrides.given.extend(given.iter().map(|(k, _)| format!("{prefix}{k}")));
-            let redirected = given.iter().any(|(k, _)| k == "bootstrap.servers");
+            let keeps_credentials = !given.iter().any(|(k, _)| k == "bootstrap.servers" || k == "sasl.jaas.config");
             let refused: Vec<(String, String)> = given
                 .iter()
-                .filter_map(|(k, v)| rules.refusal(prefix, k, v, redirected).map(|m| (format!("{prefix}{k}"), m)))
+                .filter_map(|(k, v)| {
+                    rules.refusal(prefix, k, v, keeps_credentials).map(|m| (format!("{prefix}{k}"), m))
+                })
                 .collect();
             if !refused.is_empty() {
                 problems.extend(refused);
                 continue;
             }
+            // A file is handed on by the path that was checked, not one a link could move since.
+            let given: Vec<(String, String)> = given
+                .into_iter()
+                .map(|(k, v)| match super::clients::names_a_file(&k).then(|| std::fs::canonicalize(v.trim())) {
+                    Some(Ok(real)) => (k, real.display().to_string()),
+                    _ => (k, v),
+                })
+                .collect();
             let translated = super::clients::for_librdkafka(&given, prefix).map_err(|p| (p.key, p.message));
             match translated {
                 Ok(settings) => match prefix {
@@ -219,6 +229,22 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Err(format!("connector name {quoted} {problem}; choose a name without it"))
 }
 
+/// Keys whose values name the connector or the code it runs: shown in ids, logs and every failed
+/// lookup, so they may not hold a config provider reference.
+fn names_code_or_identity(key: &str) -> bool {
+    matches!(
+        key,
+        "name"
+            | "connector.class"
+            | "connector.version"
+            | "connector.plugin.version"
+            | "key.converter"
+            | "value.converter"
+            | "header.converter"
+    ) || ((key.starts_with("transforms.") || key.starts_with("predicates."))
+        && (key.ends_with(".type") || key.ends_with(".version")))
+}
+
 /// Characters that reorder how text is shown, so that a name could read as another.
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
@@ -247,15 +273,17 @@ impl ConnectorConfig {
         if !super::ConfigProviders::refers(&raw) {
             return Self::from_pairs(raw, origin, worker_limits);
         }
-        // The name becomes task ids, client ids, group ids and log lines: never a secret.
-        if let Some(name) = last_value(&raw, "name").filter(|n| n.contains("${")) {
-            if super::ConfigProviders::refers(&[("name".to_string(), name.to_string())]) {
+        // The name becomes task ids, client ids, group ids and log lines, and the keys that name
+        // code are quoted by every lookup that fails: never a secret.
+        for (key, value) in &raw {
+            if names_code_or_identity(key) && super::ConfigProviders::refers(&[(key.clone(), value.clone())]) {
                 return Err(ConnectorConfigError::Invalid {
                     origin: origin.to_string(),
-                    key: Some("name".to_string()),
+                    key: Some(key.clone()),
                     message: format!(
-                        "\"name\" is {name}, a config provider reference; a connector's name is shown everywhere, so \
-                         it may not come from a provider: write the name itself"
+                        "\"{key}\" is {value}, a config provider reference; a connector's name and the plugins, \
+                         versions and classes it names are shown everywhere, so they may not come from a provider: \
+                         write them out"
                     ),
                 });
             }

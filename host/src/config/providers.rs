@@ -379,13 +379,24 @@ pub struct Secrets {
     pairs: Vec<(String, String)>,
 }
 
+/// How long a secret must be for a value that merely holds it to be refused: a short one (a port
+/// number, say) would refuse innocent values, and is refused only when a value is it.
+const MIN_CONTAINED_SECRET: usize = 8;
+
 impl Secrets {
+    /// Keeps `secret` under `reference`, and the forms messages may show it in: trimmed (the
+    /// host trims values it reads) and escaped as log lines escape it.
     fn add(&mut self, secret: String, reference: &str) {
-        if secret.is_empty() || self.pairs.iter().any(|(s, _)| *s == secret) {
-            return;
+        let trimmed = secret.trim().to_string();
+        let escaped = crate::model::escaped(&secret);
+        let escaped_trimmed = crate::model::escaped(&trimmed);
+        for form in [secret, trimmed, escaped, escaped_trimmed] {
+            if form.is_empty() || self.pairs.iter().any(|(s, _)| *s == form) {
+                continue;
+            }
+            let at = self.pairs.partition_point(|(s, _)| s.len() >= form.len());
+            self.pairs.insert(at, (form, reference.to_string()));
         }
-        let at = self.pairs.partition_point(|(s, _)| s.len() >= secret.len());
-        self.pairs.insert(at, (secret, reference.to_string()));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -403,9 +414,15 @@ impl Secrets {
         out
     }
 
-    /// The reference of a secret `text` holds, if it holds one.
+    /// The reference of a secret `text` is, or holds (a secret of at least `MIN_CONTAINED_SECRET`
+    /// characters), if any.
     pub fn found_in(&self, text: &str) -> Option<&str> {
-        self.pairs.iter().find(|(secret, _)| text.contains(secret.as_str())).map(|(_, r)| r.as_str())
+        self.pairs
+            .iter()
+            .find(|(secret, _)| {
+                text == secret || (secret.chars().count() >= MIN_CONTAINED_SECRET && text.contains(secret.as_str()))
+            })
+            .map(|(_, r)| r.as_str())
     }
 }
 
@@ -474,11 +491,19 @@ mod tests {
             ConfigProviders::unresolve(&config, &resolved, &secrets, task).unwrap(),
             pairs(&[("password", &reference), ("copy", &reference), ("token", "changed"), ("task.id", "0")])
         );
-        // A secret inside another value is refused, naming the key and the reference.
+        // A short secret is refused only as a whole value (a port number inside a URL is no leak);
+        // a longer one inside another value is refused, naming the key and the reference.
         let task = pairs(&[("dsn", "user=a password=s3cret")]);
-        let refused = ConfigProviders::unresolve(&config, &resolved, &secrets, task).unwrap_err();
-        assert!(refused.contains("\"dsn\"") && refused.contains(&reference) && !refused.contains("s3cret"));
+        assert!(ConfigProviders::unresolve(&config, &resolved, &secrets, task).is_ok());
+        let mut long = Secrets::default();
+        long.add("correct horse battery\n".to_string(), "${dir:/run/secrets:pw}");
+        let task = pairs(&[("dsn", "user=a password=correct horse battery")]);
+        let refused = ConfigProviders::unresolve(&config, &resolved, &long, task).unwrap_err();
+        assert!(refused.contains("\"dsn\"") && refused.contains("${dir:/run/secrets:pw}") && !refused.contains("horse"));
         assert_eq!(secrets.scrub("tasks.max=s3cret is not valid"), format!("tasks.max={reference} is not valid"));
+        // The forms a message may show a secret in: trimmed, or escaped as a log line.
+        assert_eq!(long.scrub("x=correct horse battery is not valid"), "x=${dir:/run/secrets:pw} is not valid");
+        assert_eq!(long.scrub("said correct horse battery\\n"), "said ${dir:/run/secrets:pw}");
     }
 
     #[test]

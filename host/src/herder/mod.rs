@@ -57,6 +57,25 @@ impl From<ConfigStoreError> for HerderError {
     }
 }
 
+impl HerderError {
+    /// The error with every resolved secret in its message put back as its reference.
+    fn scrubbed(self, secrets: &crate::config::providers::Secrets) -> Self {
+        use HerderError::*;
+        let scrub = |text: String| secrets.scrub(&text);
+        match self {
+            PluginNotFound(m) => PluginNotFound(scrub(m)),
+            BadConfig(m) => BadConfig(scrub(m)),
+            Store(m) => Store(scrub(m)),
+            Kafka(m) => Kafka(scrub(m)),
+            Plugin(m) => Plugin(scrub(m)),
+            NotLeader(m) => NotLeader(scrub(m)),
+            Busy(m) => Busy(scrub(m)),
+            Bug(m) => Bug(scrub(m)),
+            other => other,
+        }
+    }
+}
+
 /// A start's failure by its kind: the plugin's or the store's is not the user's input.
 impl From<StartError> for HerderError {
     fn from(e: StartError) -> Self {
@@ -606,7 +625,9 @@ impl Herder {
                 tracing::info!("{e}; its config is taken now and checked when the plugin is compiled");
                 Ok(parsed)
             }
-            checked => checked.map(|_| parsed).map_err(HerderError::from),
+            // Whatever a failed check says may quote a resolved value: the references go back.
+            Err(e) => Err(HerderError::from(e).scrubbed(&parsed.secrets)),
+            Ok(_) => Ok(parsed),
         }
     }
 

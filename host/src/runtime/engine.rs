@@ -122,6 +122,13 @@ impl Runtime {
         )
         .map_err(anyhow::Error::from)
         .context("cannot link wasi:sockets/ip-name-lookup")?;
+        // New TCP sockets within the worker's socket budget, in place of WASI's own.
+        wasmtime_wasi::p2::bindings::sockets::tcp_create_socket::add_to_linker::<TaskState, GrantedLookup>(
+            &mut linker,
+            TaskState::granted_lookup,
+        )
+        .map_err(anyhow::Error::from)
+        .context("cannot link wasi:sockets/tcp-create-socket")?;
         linker.allow_shadowing(false);
         // Linked for every plugin so that toolchains that import it by default load; requests
         // are refused unless the connector grants them (`wasm.http.allow`).

@@ -157,15 +157,7 @@ fn printable_within(text: &[u8], max_bytes: usize, bound: &str) -> String {
             cut_at = Some(at);
             break;
         }
-        match c {
-            '\n' => shown.push_str("\\n"),
-            '\r' => shown.push_str("\\r"),
-            '\t' => shown.push('\t'),
-            c if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') => {
-                shown.push_str(&c.escape_unicode().to_string())
-            }
-            c => shown.push(c),
-        }
+        crate::model::push_escaped(&mut shown, c);
     }
     if let Some(at) = cut_at {
         shown.push_str(&format!("… ({} more bytes cut at {bound}={max_bytes})", text.len() - at));

@@ -88,6 +88,8 @@ pub struct TaskState {
     pub(crate) abandoned: Option<&'static str>,
     /// The host names of the `wasm.net.connect` grants: the only names the plugin may look up.
     lookup_names: Vec<String>,
+    /// `wasm.max.sockets.per.worker`.
+    max_sockets: usize,
     /// A sink's `put` under way: its records, and what the plugin reported of them.
     pub(crate) putting: Option<Putting>,
     /// Whether reported records are skipped (`errors.tolerance=all`) rather than failing the
@@ -217,7 +219,7 @@ impl TaskState {
                 )
             })?;
         }
-        grant_network(&mut builder, &log, &grants.connect, grants.max_sockets)?;
+        grant_network(&mut builder, &log, &grants.connect)?;
         let mut table = ResourceTable::new();
         table.set_max_capacity(grants.max_host_handles);
         Ok(TaskState {
@@ -232,6 +234,7 @@ impl TaskState {
             call_deadlines: true,
             io: None,
             abandoned: None,
+            max_sockets: grants.max_sockets,
             lookup_names: grants
                 .connect
                 .iter()
@@ -248,9 +251,9 @@ impl TaskState {
     }
 }
 
-/// Whether the worker may open one more socket for a plugin: it holds at most `max` now, its own
-/// (Kafka clients, REST) and every plugin's counted, from the process's open descriptors. A
-/// connect is rare next to the records it carries, so counting then is cheap enough, and it
+/// Whether the worker may open one more socket for a plugin: it holds fewer than `max` now, its
+/// own (Kafka clients, REST) and every plugin's counted, from the process's open descriptors. A
+/// new socket is rare next to the records it carries, so counting then is cheap enough, and it
 /// keeps the worker's own connections from running out of descriptors.
 pub(crate) fn socket_room(max: usize) -> Result<(), String> {
     let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return Ok(()) };
@@ -258,9 +261,9 @@ pub(crate) fn socket_room(max: usize) -> Result<(), String> {
         .flatten()
         .filter(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target.as_os_str().as_encoded_bytes().starts_with(b"socket:")))
         .count();
-    if held > max {
+    if held >= max {
         return Err(format!(
-            "the worker holds {held} sockets, more than wasm.max.sockets.per.worker={max}; raise it in the worker \
+            "the worker holds {held} sockets, and wasm.max.sockets.per.worker={max}; raise it in the worker \
              config, or run fewer connections per task"
         ));
     }
@@ -298,12 +301,7 @@ fn open_granted(path: &std::path::Path, setting: &str) -> anyhow::Result<std::fs
 /// TCP connections only to the granted addresses (as resolved when the task starts), checked on
 /// every connect; a refusal leaves a log line naming the task and the address. No UDP, no
 /// listening sockets, and name lookups only when something is granted.
-fn grant_network(
-    builder: &mut WasiCtxBuilder,
-    log: &PluginLog,
-    connect: &[String],
-    max_sockets: usize,
-) -> anyhow::Result<()> {
+fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[String]) -> anyhow::Result<()> {
     let mut allowed = std::collections::HashSet::new();
     for entry in connect {
         allowed.extend(resolve_grant("wasm.net.connect", entry)?);
@@ -316,14 +314,7 @@ fn grant_network(
     let log = log.clone();
     builder.socket_addr_check(move |address, usage| {
         let permitted = match usage {
-            SocketAddrUse::TcpConnect if allowed.contains(&address) => match socket_room(max_sockets) {
-                Ok(()) => true,
-                Err(why) => {
-                    log.host_warning(&format!("refused TcpConnect to {address}: {why}"));
-                    return Box::pin(std::future::ready(false));
-                }
-            },
-            SocketAddrUse::TcpConnect => false,
+            SocketAddrUse::TcpConnect => allowed.contains(&address),
             // Connecting binds the local end to an ephemeral port first.
             SocketAddrUse::TcpBind => address.ip().is_unspecified() && address.port() == 0,
             _ => false,
@@ -388,6 +379,9 @@ pub(crate) struct GrantedLookupView<'a> {
     sockets: WasiSocketsCtxView<'a>,
     names: &'a [String],
     log: &'a PluginLog,
+    /// `wasm.max.sockets.per.worker`, checked when the plugin creates a TCP socket (which takes a
+    /// descriptor before it connects anywhere).
+    max_sockets: usize,
 }
 
 impl TaskState {
@@ -396,6 +390,7 @@ impl TaskState {
             sockets: WasiSocketsCtxView { ctx: self.wasi.sockets(), table: &mut self.table },
             names: &self.lookup_names,
             log: &self.log,
+            max_sockets: self.max_sockets,
         }
     }
 }
@@ -422,6 +417,21 @@ mod lookup {
                 return Err(ErrorCode::PermanentResolverFailure.into());
             }
             Host::resolve_addresses(&mut self.sockets, network, name)
+        }
+    }
+
+    /// `wasi:sockets/tcp-create-socket` within the worker's socket budget, in place of WASI's
+    /// own (which it then calls).
+    impl wasmtime_wasi::p2::bindings::sockets::tcp_create_socket::Host for GrantedLookupView<'_> {
+        fn create_tcp_socket(
+            &mut self,
+            family: network::IpAddressFamily,
+        ) -> Result<Resource<wasmtime_wasi::p2::bindings::sockets::tcp::TcpSocket>, SocketError> {
+            if let Err(why) = super::socket_room(self.max_sockets) {
+                self.log.host_warning(&format!("refused a new TCP socket: {why}"));
+                return Err(ErrorCode::NewSocketLimit.into());
+            }
+            wasmtime_wasi::p2::bindings::sockets::tcp_create_socket::Host::create_tcp_socket(&mut self.sockets, family)
         }
     }
 
@@ -609,7 +619,7 @@ mod tests {
             (0..3).map(|_| std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap()).collect();
         assert!(socket_room(100_000).is_ok());
         let refused = socket_room(3).unwrap_err();
-        assert!(refused.contains("more than wasm.max.sockets.per.worker=3"), "{refused}");
+        assert!(refused.contains("and wasm.max.sockets.per.worker=3;"), "{refused}");
     }
 
     #[test]
