@@ -231,6 +231,19 @@ impl Credentials {
     }
 }
 
+/// Whose failures an address counts toward: an IPv4 address, or an IPv6 address's /64, which one
+/// client holds whole (it could otherwise try each of its addresses in turn).
+fn client_of(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match ip {
+        std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            std::net::IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+        }
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
+        v4 => v4,
+    }
+}
+
 /// The address a REST request came from, as the listener (plain or TLS) saw it.
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddress(pub std::net::SocketAddr);
@@ -292,7 +305,7 @@ pub async fn check(State(credentials): State<Option<Arc<Credentials>>>, request:
     if credentials.passed_lately(user, password) {
         return next.run(request).await;
     }
-    let address = request.extensions().get::<axum::extract::ConnectInfo<ClientAddress>>().map(|c| c.0 .0.ip());
+    let address = request.extensions().get::<axum::extract::ConnectInfo<ClientAddress>>().map(|c| client_of(c.0 .0.ip()));
     if let Some(wait) = address.and_then(|a| credentials.backoff(a)) {
         return too_many(
             format!(
@@ -357,6 +370,10 @@ mod tests {
         // An unknown user is checked against the decoy, which no password passes.
         assert!(!credentials.verify("mallory", "pw") && credentials.verify("alice", "pw"));
         assert_eq!(credentials.checks.available_permits(), 2);
+        // One IPv6 client is its /64.
+        let (a, b): (std::net::IpAddr, std::net::IpAddr) = ("2001:db8:1:2::7".parse().unwrap(), "2001:db8:1:2:ffff::1".parse().unwrap());
+        assert_eq!(client_of(a), client_of(b));
+        assert_eq!(client_of("::ffff:192.0.2.7".parse().unwrap()), "192.0.2.7".parse::<std::net::IpAddr>().unwrap());
     }
 
     #[test]
