@@ -179,3 +179,38 @@ fn a_cluster_serves_https_and_its_workers_pass_requests_on_over_it_with_credenti
         });
     }
 }
+
+#[test]
+fn a_flood_of_wrong_passwords_is_answered_429_while_known_users_are_served() {
+    let secrets = tempfile::tempdir().unwrap();
+    let file = credentials_file(secrets.path());
+    let w = Standalone::new(&[("wharf.rest.basic.auth.credentials.file", file.display().to_string())]);
+    let worker = w.start_as(&basic("alice", "open sesame"));
+    let (codes, served) = std::thread::scope(|scope| {
+        let guesses: Vec<_> = (0..12)
+            .map(|i| {
+                let worker = &worker;
+                scope.spawn(move || {
+                    let user = if i % 2 == 0 { "alice" } else { "mallory" };
+                    worker.call_as(Some(&basic(user, &format!("guess-{i}"))), "GET", "/connectors", None).0
+                })
+            })
+            .collect();
+        // A user whose password passed lately is answered at once, flood or not.
+        let asked = std::time::Instant::now();
+        let served = worker.call_as(Some(&basic("alice", "open sesame")), "GET", "/connectors", None).0;
+        assert!(asked.elapsed() < Duration::from_secs(10), "took {:?}", asked.elapsed());
+        (guesses.into_iter().map(|g| g.join().unwrap()).collect::<Vec<u16>>(), served)
+    });
+    assert_eq!(served, 200);
+    assert!(codes.iter().all(|c| *c == 401 || *c == 429), "{codes:?}");
+    assert!(codes.contains(&429), "at most two checks run at once, the rest are answered 429: {codes:?}");
+    // Past five failures in a row, this address waits before its next guess.
+    let waited = (0..7).find_map(|_| {
+        let (code, _, headers) = worker.call_as(Some(&basic("bob", "nope")), "GET", "/connectors", None);
+        (code == 429).then_some(headers)
+    });
+    let headers = waited.expect("no back-off after seven wrong passwords in a row");
+    assert!(headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("retry-after")), "{headers:?}");
+    assert_eq!(worker.call_as(Some(&basic("alice", "open sesame")), "GET", "/connectors", None).0, 200);
+}
