@@ -54,8 +54,18 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{nanos}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
+/// A port nothing listens on now, and that no other test of this process was given: the system
+/// may hand a port just released to the next `bind(0)`, before the first test's worker binds it.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// Polls `check` until it returns `Some`, or panics with `what` after `timeout`.
@@ -339,8 +349,13 @@ impl Worker {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if self.get("/connectors").is_some() {
+            // Ready once it says so: another process on the port would answer too.
+            if self.log().contains(" ready in ") && self.get("/connectors").is_some() {
                 return;
+            }
+            let log = self.log();
+            if log.contains("error: cannot listen on") {
+                panic!("wharf could not listen on its port:\n{log}");
             }
             if let Some(child) = &self.child {
                 let pid = child.id() as i32;
