@@ -564,7 +564,7 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
     let mut remaining = 0i64;
     let mut ends = Vec::new();
     for p in &partitions {
-        let (low, high) = consumer.fetch_watermarks(topic, *p, Duration::from_secs(10)).unwrap();
+        let (low, high) = watermarks(&consumer, topic, *p);
         list.add_partition_offset(topic, *p, Offset::Beginning).unwrap();
         remaining += high - low;
         ends.push((*p, high));
@@ -584,6 +584,22 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
         }
     }
     values
+}
+
+/// A partition's low and high offsets. A topic just created may have no leader yet for a moment
+/// (`NotLeaderForPartition`, `LeaderNotAvailable`): asked again until it has, for up to 30 s.
+fn watermarks<C: rdkafka::consumer::ConsumerContext>(consumer: &BaseConsumer<C>, topic: &str, partition: i32) -> (i64, i64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match consumer.fetch_watermarks(topic, partition, Duration::from_secs(10)) {
+            Ok(marks) => return marks,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("offsets of {topic}-{partition} not known yet ({e}); asking again");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("cannot read the offsets of {topic}-{partition}: {e}"),
+        }
+    }
 }
 
 /// Records in a topic now (sum of end minus start offsets over partitions); 0 if it is missing.
@@ -674,7 +690,7 @@ pub fn timed_topic_records(topic: &str) -> Vec<TimedRecord> {
     let mut list = TopicPartitionList::new();
     let mut ends = Vec::new();
     for p in metadata.topics()[0].partitions() {
-        let (_, high) = consumer.fetch_watermarks(topic, p.id(), Duration::from_secs(10)).unwrap();
+        let (_, high) = watermarks(&consumer, topic, p.id());
         list.add_partition_offset(topic, p.id(), Offset::Beginning).unwrap();
         ends.push((p.id(), high));
     }
