@@ -588,7 +588,11 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
 
 /// A partition's low and high offsets. A topic just created may have no leader yet for a moment
 /// (`NotLeaderForPartition`, `LeaderNotAvailable`): asked again until it has, for up to 30 s.
-fn watermarks<C: rdkafka::consumer::ConsumerContext>(consumer: &BaseConsumer<C>, topic: &str, partition: i32) -> (i64, i64) {
+fn watermarks<C: rdkafka::consumer::ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    topic: &str,
+    partition: i32,
+) -> (i64, i64) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match consumer.fetch_watermarks(topic, partition, Duration::from_secs(10)) {
@@ -813,7 +817,8 @@ pub struct Canary {
 /// Creates the canary connector, named `canary`, and waits for its task to run.
 pub fn canary(worker: &Worker) -> Canary {
     let topic = unique("canary");
-    let body = serde_json::json!({"name": "canary", "config": {"connector.class": "datagen", "topic": topic, "rate": "200"}});
+    let body =
+        serde_json::json!({"name": "canary", "config": {"connector.class": "datagen", "topic": topic, "rate": "200"}});
     let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
     assert_eq!(code, 201, "{answer}");
     worker.wait_task_state("canary", 0, "RUNNING");

@@ -72,11 +72,19 @@ fn client_overrides_cannot_load_code_read_files_or_weaken_the_workers_connection
         ("producer.override.plugin.library.paths", library.clone(), "is never allowed in a connector config"),
         ("producer.override.ssl.engine.location", library.clone(), "is never allowed in a connector config"),
         ("producer.override.debug", "all".to_string(), "is never allowed in a connector config"),
-        ("producer.override.enable.ssl.certificate.verification", "false".to_string(), "is not a setting of Kafka's Java clients"),
+        (
+            "producer.override.enable.ssl.certificate.verification",
+            "false".to_string(),
+            "is not a setting of Kafka's Java clients",
+        ),
         ("producer.override.ssl.ca.location", "/etc/passwd".to_string(), "is not a setting of Kafka's Java clients"),
         ("producer.override.ssl.truststore.location", fifo.clone(), "is not a regular file"),
         ("producer.override.ssl.keystore.location", library.clone(), "a folder connectors may grant their plugins"),
-        ("producer.override.ssl.truststore.location", "/etc/passwd".to_string(), "is outside connector.client.config.override.allowed.paths"),
+        (
+            "producer.override.ssl.truststore.location",
+            "/etc/passwd".to_string(),
+            "is outside connector.client.config.override.allowed.paths",
+        ),
         ("producer.override.ssl.endpoint.identification.algorithm", String::new(), "carries the worker's"),
     ];
     for (i, (key, value, says)) in cases.iter().enumerate() {
@@ -102,7 +110,8 @@ fn the_allowlist_policy_applies_only_the_settings_it_names() {
         ("connector.client.config.override.allowlist", "linger.ms, batch.size".to_string()),
     ]);
     let worker = d.start();
-    let allowed = json!({"connector.class": "datagen", "topic": unique("allowed"), "producer.override.linger.ms": "20"});
+    let allowed =
+        json!({"connector.class": "datagen", "topic": unique("allowed"), "producer.override.linger.ms": "20"});
     let (code, answer) = create(&worker, "allowed", &allowed);
     assert_eq!(code, 201, "{answer}");
     worker.wait_task_state("allowed", 0, "RUNNING");
@@ -154,7 +163,8 @@ fn resolved_secrets_appear_in_no_answer_status_log_or_stored_record() {
     );
     assert_eq!(code, 400, "{answer}");
     shows_no_secret("a create named by a reference", &answer.to_string());
-    let errors = validate_errors(&worker, "datagen", &json!({"connector.class": "datagen", "name": reference, "topic": "t"}));
+    let errors =
+        validate_errors(&worker, "datagen", &json!({"connector.class": "datagen", "name": reference, "topic": "t"}));
     assert!(errors.contains("may not come from a provider"), "{errors}");
     shows_no_secret("validate of the name", &errors);
 
@@ -186,10 +196,11 @@ fn resolved_secrets_appear_in_no_answer_status_log_or_stored_record() {
         "secret": reference, "copy.secret": "inside"});
     let (code, answer) = create(&worker, "inside", &inside);
     assert_eq!(code, 201, "{answer}");
-    let status = worker.wait("the connector that hides a secret inside a value to fail", Duration::from_secs(60), || {
-        let status = worker.get("/connectors/inside/status")?;
-        (status["connector"]["state"] == "FAILED").then_some(status)
-    });
+    let status =
+        worker.wait("the connector that hides a secret inside a value to fail", Duration::from_secs(60), || {
+            let status = worker.get("/connectors/inside/status")?;
+            (status["connector"]["state"] == "FAILED").then_some(status)
+        });
     let trace = status["connector"]["trace"].as_str().unwrap_or_default();
     assert!(trace.contains("\"inside\"") && trace.contains(&reference), "{trace}");
 
@@ -228,7 +239,9 @@ fn a_dead_letter_queue_cannot_write_the_workers_or_kafkas_internal_topics() {
     let worker = d.start();
     let canary = canary(&worker);
     let out = tempfile::tempdir().unwrap();
-    for queue in [d.topics[0].as_str(), d.topics[2].as_str(), "__consumer_offsets", "__anything", "other-cluster-configs"] {
+    for queue in
+        [d.topics[0].as_str(), d.topics[2].as_str(), "__consumer_offsets", "__anything", "other-cluster-configs"]
+    {
         let config = json!({"connector.class": "file-sink", "name": "queued", "topics": unique("in"),
             "file": out.path().join("out.txt").display().to_string(),
             "wasm.fs.write": out.path().display().to_string(),

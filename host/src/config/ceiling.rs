@@ -128,8 +128,8 @@ impl GrantCeiling {
         let named = |pattern: &String| {
             pattern.rsplit_once(':').is_some_and(|(h, p)| {
                 let h = h.trim_matches(['[', ']']);
-                let names =
-                    h.eq_ignore_ascii_case(&inward) || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.to_string() == inward);
+                let names = h.eq_ignore_ascii_case(&inward)
+                    || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.to_string() == inward);
                 names && (p == "*" || p == port)
             })
         };

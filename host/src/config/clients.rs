@@ -237,9 +237,8 @@ impl OverrideRules {
     /// Whether an override may name the file `value`: a regular file inside
     /// `connector.client.config.override.allowed.paths` and outside every granted folder.
     fn file_allowed(&self, value: &str) -> Result<(), String> {
-        let listed = |paths: &[std::path::PathBuf]| {
-            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        };
+        let listed =
+            |paths: &[std::path::PathBuf]| paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
         if self.allowed_paths.is_empty() {
             return Err("connectors may name files only inside connector.client.config.override.allowed.paths, which \
                         is empty; the operator may add the file's folder to it in the worker config"

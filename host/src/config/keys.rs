@@ -675,7 +675,11 @@ mod tests {
         for plain in ["topic", "password.policy.enabled", "tokens.count", "key.converter", "secretary.name"] {
             assert!(!looks_secret(plain), "{plain}");
         }
-        for host in ["consumer.override.sasl.jaas.config", "producer.override.ssl.keystore.password", "admin.override.ssl.keystore.key"] {
+        for host in [
+            "consumer.override.sasl.jaas.config",
+            "producer.override.ssl.keystore.password",
+            "admin.override.ssl.keystore.key",
+        ] {
             assert!(is_host_secret(host), "{host}");
         }
         assert!(!is_host_secret("connection.password"));

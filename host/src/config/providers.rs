@@ -499,7 +499,9 @@ mod tests {
         long.add("correct horse battery\n".to_string(), "${dir:/run/secrets:pw}");
         let task = pairs(&[("dsn", "user=a password=correct horse battery")]);
         let refused = ConfigProviders::unresolve(&config, &resolved, &long, task).unwrap_err();
-        assert!(refused.contains("\"dsn\"") && refused.contains("${dir:/run/secrets:pw}") && !refused.contains("horse"));
+        assert!(
+            refused.contains("\"dsn\"") && refused.contains("${dir:/run/secrets:pw}") && !refused.contains("horse")
+        );
         assert_eq!(secrets.scrub("tasks.max=s3cret is not valid"), format!("tasks.max={reference} is not valid"));
         // The forms a message may show a secret in: trimmed, or escaped as a log line.
         assert_eq!(long.scrub("x=correct horse battery is not valid"), "x=${dir:/run/secrets:pw} is not valid");
@@ -509,8 +511,11 @@ mod tests {
     #[test]
     fn a_task_config_resolves_only_references_the_connector_config_holds() {
         std::env::set_var("WHARF_TEST_TASK_SECRET", "hidden-value");
-        let p = ConfigProviders::of_worker(&pairs(&[("config.providers", "env"), ("config.providers.env.class", ENV_CLASS)]))
-            .unwrap();
+        let p = ConfigProviders::of_worker(&pairs(&[
+            ("config.providers", "env"),
+            ("config.providers.env.class", ENV_CLASS),
+        ]))
+        .unwrap();
         let stored = pairs(&[("password", "${env:WHARF_TEST_TASK_SECRET}")]);
         let task = pairs(&[("password", "${env:WHARF_TEST_TASK_SECRET}"), ("task.id", "0")]);
         assert_eq!(p.resolve_task(&stored, &task).unwrap()[0].1, "hidden-value");

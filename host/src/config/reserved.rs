@@ -95,7 +95,8 @@ mod tests {
     fn a_dead_letter_queue_may_not_write_internal_or_operator_reserved_topics() {
         let text = "bootstrap.servers=localhost:9092\nplugin.path=/p\ngroup.id=g\nconfig.storage.topic=cfg\n\
                     offset.storage.topic=off\nstatus.storage.topic=st\nwharf.reserved.topics=other-connect-.*\n";
-        let config = WorkerConfig::from_properties(&properties::parse(text, "test").unwrap(), "test", Mode::Distributed);
+        let config =
+            WorkerConfig::from_properties(&properties::parse(text, "test").unwrap(), "test", Mode::Distributed);
         let reserved = ReservedTopics::of(&config.unwrap());
         for topic in ["cfg", "off", "st", "__consumer_offsets", "__anything", "other-connect-configs"] {
             assert!(reserved.dead_letter_reason(topic).is_some(), "{topic}");

@@ -1122,7 +1122,11 @@ impl Herder {
                 };
                 let config = self.worker.config();
                 if let Some(d) = &config.distributed {
-                    let rules = crate::peer::ForwardRules::new(config.rest_scheme(), &config.advertised, &d.forward_allowed_urls);
+                    let rules = crate::peer::ForwardRules::new(
+                        config.rest_scheme(),
+                        &config.advertised,
+                        &d.forward_allowed_urls,
+                    );
                     if let Err(e) = rules.check(&leader_url) {
                         tracing::error!("connector {name}: its task configs are not sent to the leader: {e}");
                         return;
@@ -1132,7 +1136,8 @@ impl Herder {
                 // which the leader checks.
                 let headers = match (self.store.snapshot().session_key, &config.distributed) {
                     (Some(key), Some(d)) => {
-                        crate::peer::sign_request(&key, &d.signature_algorithm, "POST", &path, &body).unwrap_or_default()
+                        crate::peer::sign_request(&key, &d.signature_algorithm, "POST", &path, &body)
+                            .unwrap_or_default()
                     }
                     _ => Vec::new(),
                 };

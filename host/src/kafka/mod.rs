@@ -65,10 +65,7 @@ fn family<'a>(
     connector: &'a [(String, String)],
 ) -> impl Iterator<Item = &'a (String, String)> {
     let redirected = redirected(connector);
-    worker
-        .iter()
-        .filter(move |(key, _)| !redirected || !crate::config::security::is_security_key(key))
-        .chain(connector)
+    worker.iter().filter(move |(key, _)| !redirected || !crate::config::security::is_security_key(key)).chain(connector)
 }
 
 /// A client's settings: the worker's bootstrap servers and security, the worker's settings of

@@ -171,7 +171,9 @@ impl Credentials {
             return false;
         }
         let key = Self::pair_key(user, password);
-        self.remembered.lock().is_ok_and(|remembered| remembered.get(&key).is_some_and(|at| at.elapsed() < REMEMBERED_FOR))
+        self.remembered
+            .lock()
+            .is_ok_and(|remembered| remembered.get(&key).is_some_and(|at| at.elapsed() < REMEMBERED_FOR))
     }
 
     /// The PBKDF2 check, the same cost for an unknown user (against the decoy) as for a known one.
@@ -305,13 +307,11 @@ pub async fn check(State(credentials): State<Option<Arc<Credentials>>>, request:
     if credentials.passed_lately(user, password) {
         return next.run(request).await;
     }
-    let address = request.extensions().get::<axum::extract::ConnectInfo<ClientAddress>>().map(|c| client_of(c.0 .0.ip()));
+    let address =
+        request.extensions().get::<axum::extract::ConnectInfo<ClientAddress>>().map(|c| client_of(c.0 .0.ip()));
     if let Some(wait) = address.and_then(|a| credentials.backoff(a)) {
         return too_many(
-            format!(
-                "Too many wrong passwords from this address in a row: try again in {} s",
-                wait.as_secs().max(1)
-            ),
+            format!("Too many wrong passwords from this address in a row: try again in {} s", wait.as_secs().max(1)),
             wait,
         );
     }
@@ -371,7 +371,8 @@ mod tests {
         assert!(!credentials.verify("mallory", "pw") && credentials.verify("alice", "pw"));
         assert_eq!(credentials.checks.available_permits(), 2);
         // One IPv6 client is its /64.
-        let (a, b): (std::net::IpAddr, std::net::IpAddr) = ("2001:db8:1:2::7".parse().unwrap(), "2001:db8:1:2:ffff::1".parse().unwrap());
+        let (a, b): (std::net::IpAddr, std::net::IpAddr) =
+            ("2001:db8:1:2::7".parse().unwrap(), "2001:db8:1:2:ffff::1".parse().unwrap());
         assert_eq!(client_of(a), client_of(b));
         assert_eq!(client_of("::ffff:192.0.2.7".parse().unwrap()), "192.0.2.7".parse::<std::net::IpAddr>().unwrap());
     }

@@ -486,11 +486,14 @@ mod tests {
 
     #[test]
     fn a_schema_that_comes_again_in_a_later_batch_is_the_same_arc() {
-        let first = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &[], SchemaBounds::DEFAULT).unwrap();
+        let first =
+            BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &[], SchemaBounds::DEFAULT).unwrap();
         let kept = first.kept_schemas();
-        let second = BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &kept, SchemaBounds::DEFAULT).unwrap();
+        let second =
+            BatchReader::new(vec![schema(wit::SchemaType::String)], Vec::new(), &kept, SchemaBounds::DEFAULT).unwrap();
         assert!(Arc::ptr_eq(&kept[0], &second.kept_schemas()[0]));
-        let other = BatchReader::new(vec![schema(wit::SchemaType::Int8)], Vec::new(), &kept, SchemaBounds::DEFAULT).unwrap();
+        let other =
+            BatchReader::new(vec![schema(wit::SchemaType::Int8)], Vec::new(), &kept, SchemaBounds::DEFAULT).unwrap();
         assert!(!Arc::ptr_eq(&kept[0], &other.kept_schemas()[0]));
     }
 
@@ -520,7 +523,10 @@ mod tests {
         let mut doubling = vec![schema(wit::SchemaType::Int8)];
         for i in 1..64u32 {
             doubling.push(wit::Schema {
-                fields: vec![wit::Field { name: "a".into(), schema: i - 1 }, wit::Field { name: "b".into(), schema: i - 1 }],
+                fields: vec![
+                    wit::Field { name: "a".into(), schema: i - 1 },
+                    wit::Field { name: "b".into(), schema: i - 1 },
+                ],
                 ..schema(wit::SchemaType::Struct)
             });
         }
@@ -565,7 +571,9 @@ mod tests {
         assert!(reader.part(data(None, top)).unwrap_err().contains("nest deeper"));
         // A map schema without its key schema.
         let bad = wit::Schema { value_schema: Some(0), ..schema(wit::SchemaType::Map) };
-        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new(), &[], SchemaBounds::DEFAULT).err().unwrap();
+        let e = BatchReader::new(vec![schema(wit::SchemaType::Int8), bad], Vec::new(), &[], SchemaBounds::DEFAULT)
+            .err()
+            .unwrap();
         assert!(e.contains("a map a key and a value schema"), "{e}");
         let empty = wit::Value::Decimal(wit::Decimal { unscaled: Vec::new(), scale: 0 });
         let mut reader = BatchReader::new(Vec::new(), vec![empty], &[], SchemaBounds::DEFAULT).unwrap();

@@ -205,7 +205,8 @@ mod tests {
         // the pinned address.
         let authority = format!("pinned.invalid:{}", address.port());
         let log = PluginLog::new("http-test", 8192, 100);
-        let mut grant = HttpGrant { log, pinned: HashMap::from([(authority.clone(), vec![address])]), max_sockets: 4096 };
+        let mut grant =
+            HttpGrant { log, pinned: HashMap::from([(authority.clone(), vec![address])]), max_sockets: 4096 };
         let status = send(&mut grant, request(&format!("http://{authority}/path?q=1"), &authority));
         assert_eq!(status.unwrap(), 204);
         let received = served.join().unwrap();

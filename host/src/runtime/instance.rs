@@ -177,7 +177,8 @@ impl Plugin {
     pub fn inspect(runtime: &Runtime, component: Component, path: PathBuf) -> anyhow::Result<Plugin> {
         let mut plugin = Plugin::link(runtime, component, path)?;
         let limits = WasmLimits::default();
-        let mut connector = plugin.connector(runtime, "inspect", &limits, &Default::default()).map_err(anyhow::Error::msg)?;
+        let mut connector =
+            plugin.connector(runtime, "inspect", &limits, &Default::default()).map_err(anyhow::Error::msg)?;
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         plugin.accept(info)?;
@@ -814,9 +815,10 @@ impl TransformInstance {
         if bytes > self.limits.max_bytes_per_call {
             return Err(PluginError::TooLarge { call: "apply", bytes, max: self.limits.max_bytes_per_call });
         }
-        let mut records = bindings::transformed_batch_from_wit(answer, &mut self.schemas, schema_bounds(&self.limits)).map_err(|e| {
-            PluginError::Fatal(format!("the transform's apply returned a batch that breaks the contract: {e}"))
-        })?;
+        let mut records = bindings::transformed_batch_from_wit(answer, &mut self.schemas, schema_bounds(&self.limits))
+            .map_err(|e| {
+                PluginError::Fatal(format!("the transform's apply returned a batch that breaks the contract: {e}"))
+            })?;
         // A sink record keeps its Kafka offset, which the contract does not carry.
         for (record, offset) in records.iter_mut().zip(offsets) {
             if let Some(record) = record {

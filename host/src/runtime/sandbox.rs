@@ -259,7 +259,10 @@ pub(crate) fn socket_room(max: usize) -> Result<(), String> {
     let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return Ok(()) };
     let held = entries
         .flatten()
-        .filter(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target.as_os_str().as_encoded_bytes().starts_with(b"socket:")))
+        .filter(|entry| {
+            std::fs::read_link(entry.path())
+                .is_ok_and(|target| target.as_os_str().as_encoded_bytes().starts_with(b"socket:"))
+        })
         .count();
     if held >= max {
         return Err(format!(
@@ -275,16 +278,15 @@ pub(crate) fn socket_room(max: usize) -> Result<(), String> {
 /// path since then leads elsewhere, and is refused.
 fn open_granted(path: &std::path::Path, setting: &str) -> anyhow::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let folder = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot grant folder {} ({setting}): {e}; check that it exists and the worker may read it",
-                path.display()
-            )
-        })?;
+    let folder =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC).open(path).map_err(
+            |e| {
+                anyhow::anyhow!(
+                    "cannot grant folder {} ({setting}): {e}; check that it exists and the worker may read it",
+                    path.display()
+                )
+            },
+        )?;
     let opened = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&folder)))
         .map_err(|e| anyhow::anyhow!("cannot tell which folder {} opened as ({e})", path.display()))?;
     if opened != path {
@@ -577,9 +579,20 @@ mod tests {
 
     #[test]
     fn loopback_link_local_and_unspecified_addresses_are_inward() {
-        for inward in
-            ["127.0.0.1", "127.0.1.1", "169.254.169.254", "0.0.0.0", "::1", "fe80::1", "::", "::ffff:127.0.0.1", "fd00:ec2::254", "100.100.100.200", "168.63.129.16", "64:ff9b::7f00:1"]
-        {
+        for inward in [
+            "127.0.0.1",
+            "127.0.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "::",
+            "::ffff:127.0.0.1",
+            "fd00:ec2::254",
+            "100.100.100.200",
+            "168.63.129.16",
+            "64:ff9b::7f00:1",
+        ] {
             assert!(is_inward(inward.parse().unwrap()), "{inward}");
         }
         for outward in ["10.0.0.1", "192.168.1.1", "8.8.8.8", "2001:db8::1", "::ffff:10.1.2.3"] {

@@ -66,7 +66,7 @@ pub async fn run(
                 "wharf.rest.basic.auth.credentials.file",
                 config.rest_max_concurrent_password_checks,
             )
-                .map_err(|message| anyhow::anyhow!(message))?;
+            .map_err(|message| anyhow::anyhow!(message))?;
             tracing::info!(
                 "REST requests need HTTP Basic credentials of the {} user(s) in {}",
                 credentials.users(),

@@ -770,7 +770,10 @@ fn step_predicate(
 mod tests {
     #[test]
     fn a_chain_is_bounded_in_length_and_each_pattern_in_size() {
-        let mut config = vec![("transforms".to_string(), (0..=MAX_CHAIN_ENTRIES).map(|i| format!("t{i}")).collect::<Vec<_>>().join(","))];
+        let mut config = vec![(
+            "transforms".to_string(),
+            (0..=MAX_CHAIN_ENTRIES).map(|i| format!("t{i}")).collect::<Vec<_>>().join(","),
+        )];
         for i in 0..=MAX_CHAIN_ENTRIES {
             config.push((format!("transforms.t{i}.type"), "org.apache.kafka.connect.transforms.RegexRouter".into()));
             config.push((format!("transforms.t{i}.regex"), "a".into()));
@@ -782,7 +785,9 @@ mod tests {
             .iter()
             .filter(|(k, _)| !k.starts_with(&format!("transforms.t{MAX_CHAIN_ENTRIES}.")))
             .map(|(k, v)| match k.as_str() {
-                "transforms" => (k.clone(), (0..MAX_CHAIN_ENTRIES).map(|i| format!("t{i}")).collect::<Vec<_>>().join(",")),
+                "transforms" => {
+                    (k.clone(), (0..MAX_CHAIN_ENTRIES).map(|i| format!("t{i}")).collect::<Vec<_>>().join(","))
+                }
                 _ => (k.clone(), v.clone()),
             })
             .collect();

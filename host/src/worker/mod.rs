@@ -195,8 +195,10 @@ impl Worker {
         let (plugin, mut problems) = self.host_problems(config, types)?;
         problems.extend(self.check_transform_plugins(config));
         if problems.is_empty() {
-            let plugin_error =
-                |e: PluginError| StartError::Plugin { name: config.name.clone(), message: config.secrets.scrub(&e.to_string()) };
+            let plugin_error = |e: PluginError| StartError::Plugin {
+                name: config.name.clone(),
+                message: config.secrets.scrub(&e.to_string()),
+            };
             let mut instance =
                 plugin.connector(&self.runtime, &config.name, &config.limits, &config.secrets).map_err(plugin_error)?;
             let found = instance.validate(&config.resolved).map_err(plugin_error)?;
@@ -349,7 +351,10 @@ impl Worker {
         let configs = plugin
             .connector(&self.runtime, &config.name, &config.limits, &config.secrets)
             .and_then(|mut c| c.task_configs(&config.resolved, config.tasks_max))
-            .map_err(|e| StartError::Plugin { name: config.name.clone(), message: config.secrets.scrub(&e.to_string()) })?;
+            .map_err(|e| StartError::Plugin {
+                name: config.name.clone(),
+                message: config.secrets.scrub(&e.to_string()),
+            })?;
         // Values that came from references go back to being references: the task configs are
         // stored, and each task resolves them again when it starts.
         configs
@@ -399,7 +404,9 @@ impl Worker {
             Some(plugin) => {
                 plugin.info.config.iter().filter(|k| k.type_name == "PASSWORD").map(|k| k.name.clone()).collect()
             }
-            None => config.iter().filter(|(k, _)| crate::config::keys::looks_secret(k)).map(|(k, _)| k.clone()).collect(),
+            None => {
+                config.iter().filter(|(k, _)| crate::config::keys::looks_secret(k)).map(|(k, _)| k.clone()).collect()
+            }
         };
         let host = config.iter().filter(|(k, _)| crate::config::keys::is_host_secret(k)).map(|(k, _)| k.clone());
         let mut keys: Vec<String> = declared.into_iter().chain(host).collect();

@@ -116,7 +116,10 @@ impl Worker {
                 problems.extend(definition_problems(plugin, &given, Types::Checked));
                 // With its references resolved, as a start gives it; one that cannot be resolved
                 // is reported above, and the plugin sees it as written.
-                config.config_providers.resolve_recording(&given).unwrap_or_else(|_| (given.clone(), Default::default()))
+                config
+                    .config_providers
+                    .resolve_recording(&given)
+                    .unwrap_or_else(|_| (given.clone(), Default::default()))
             }
         };
         // The name as written: a name that is a reference is refused above, never resolved.
