@@ -44,6 +44,16 @@ impl Kind {
 
 const WIT: &str = include_str!("../../wit/connector.wit");
 
+/// `scripts/toolchains`, copied into projects in Python, JavaScript and C as `tools/toolchains`:
+/// their `build.sh` finds the toolchains Wharf's own build installed on this machine, or installs
+/// them the same way, at the same versions.
+const TOOLCHAINS: &str = include_str!("../../scripts/toolchains");
+
+/// The lines of a `build.sh` that put the `lang` toolchain on PATH, installing it when missing.
+fn toolchain_lines(lang: &str) -> String {
+    format!("tools/toolchains install {lang}\nPATH=\"$(tools/toolchains path):$PATH\"\n")
+}
+
 /// The files of a project: path relative to its folder, contents, executable.
 fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
     let fill = |template: &str| template.replace("{{name}}", name);
@@ -91,9 +101,14 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 files.push((path.into(), text.into(), false));
             }
             // Python plugins take Connect's data model (the data worlds; a transform's has it).
+            files.push(("tools/toolchains".into(), TOOLCHAINS.into(), true));
             (
-                format!("componentize-py -d wit -w {data_world} componentize -p sdk -p . app -o {name}.wasm\n"),
-                "componentize-py (`pip install componentize-py==0.17.2`)",
+                format!(
+                    "{}componentize-py -d wit -w {data_world} componentize -p sdk -p . app -o {name}.wasm\n",
+                    toolchain_lines("python")
+                ),
+                "Python 3 with venv; tools/toolchains installs componentize-py from PyPI the first time, into \
+                 ~/.cache/wharf/toolchains, unless Wharf's build put it there already",
             )
         }
         Lang::Js => {
@@ -112,10 +127,15 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                     false,
                 ));
             }
+            files.push(("tools/toolchains".into(), TOOLCHAINS.into(), true));
             (
                 // JavaScript plugins take Connect's data model (the data worlds; a transform's has it).
-                format!("componentize-js app.js --wit wit --world-name {data_world} -o {name}.wasm\n"),
-                "componentize-js (`npm install @bytecodealliance/componentize-js@0.23.0`, then put node_modules/.bin on PATH)",
+                format!(
+                    "{}componentize-js app.js --wit wit --world-name {data_world} -o {name}.wasm\n",
+                    toolchain_lines("js")
+                ),
+                "Node.js and npm; tools/toolchains installs componentize-js from npm the first time, into \
+                 ~/.cache/wharf/toolchains, unless Wharf's build put it there already",
             )
         }
         Lang::C => {
@@ -134,17 +154,21 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 Kind::Transform => "WHARF_TRANSFORM",
             };
             let generated = data_world.replace('-', "_");
+            files.push(("tools/toolchains".into(), TOOLCHAINS.into(), true));
             (
                 format!(
-                    ": \"${{WASI_ADAPTER:?set WASI_ADAPTER to wasi_snapshot_preview1.reactor.wasm, from the crate wasi-preview1-component-adapter-provider}}\"\n\
+                    "{}WASI_ADAPTER=\"${{WASI_ADAPTER:-$(tools/toolchains adapter)}}\"\n\
                      gen=$(mktemp -d)\n\
                      trap 'rm -rf \"$gen\"' EXIT\n\
                      wit-bindgen c wit --world {data_world} --out-dir \"$gen\" >/dev/null\n\
                      clang --target=wasm32-wasi -mexec-model=reactor -O2 -D{define} -I sdk -I \"$gen\" \\\n  \
                      *.c sdk/wharf.c \"$gen/{generated}.c\" \"$gen/{generated}_component_type.o\" -o \"$gen/module.wasm\"\n\
-                     wasm-tools component new \"$gen/module.wasm\" --adapt \"wasi_snapshot_preview1=$WASI_ADAPTER\" -o {name}.wasm\n"
+                     wasm-tools component new \"$gen/module.wasm\" --adapt \"wasi_snapshot_preview1=$WASI_ADAPTER\" -o {name}.wasm\n",
+                    toolchain_lines("c")
                 ),
-                "Debian's clang, lld, wasi-libc and libclang-rt-dev-wasm32, plus `cargo install wit-bindgen-cli wasm-tools`",
+                "Debian's clang, lld, wasi-libc and libclang-rt-dev-wasm32, and cargo; tools/toolchains builds \
+                 wit-bindgen and wasm-tools from crates.io the first time (about two minutes), into \
+                 ~/.cache/wharf/toolchains, unless Wharf's build put them there already",
             )
         }
     };
@@ -159,11 +183,43 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
             format!("`transforms=t` and `transforms.t.type={name}` (its settings under `transforms.t.`)")
         }
     };
+    let try_it = match kind {
+        Kind::Source => format!(
+            "Add a connector of it, writing to a topic of its own, and a file sink that writes that \
+             topic's records to a file:\n\n```sh\n\
+             curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}/config \\\n  \
+             -d '{{\"connector.class\": \"{name}\", \"topic\": \"{name}-out\"}}'\n\
+             curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}-see/config \\\n  \
+             -d '{{\"connector.class\": \"file-sink\", \"topics\": \"{name}-out\", \"file\": \"/tmp/wharf-dev-{name}/out/{name}.txt\", \"wasm.fs.write\": \"/tmp/wharf-dev-{name}/out\"}}'\n\
+             tail -f /tmp/wharf-dev-{name}/out/{name}.txt\n```\n"
+        ),
+        Kind::Sink => format!(
+            "Add a connector of it reading the topic the demo's datagen writes:\n\n```sh\n\
+             curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}/config \\\n  \
+             -d '{{\"connector.class\": \"{name}\", \"topics\": \"wharf-dev-datagen\"}}'\n\
+             curl -s localhost:8083/connectors/{name}/status\n```\n\n\
+             What the plugin logs (`wharf_sdk.log`, `log`, `wharf_log`) shows in the worker's output.\n"
+        ),
+        Kind::Transform => format!(
+            "Add a file sink whose chain uses it, reading the topic the demo's datagen writes:\n\n```sh\n\
+             curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}-see/config \\\n  \
+             -d '{{\"connector.class\": \"file-sink\", \"topics\": \"wharf-dev-datagen\", \"transforms\": \"t\", \"transforms.t.type\": \"{name}\", \"file\": \"/tmp/wharf-dev-{name}/out/{name}.txt\", \"wasm.fs.write\": \"/tmp/wharf-dev-{name}/out\"}}'\n\
+             tail -f /tmp/wharf-dev-{name}/out/{name}.txt\n```\n"
+        ),
+    };
     let readme = format!(
         "# {name}\n\nA Wharf {world} plugin. Build it with `./build.sh` (needs {how}), check it with \
          `wharf plugin inspect {name}.wasm`, and drop `{name}.wasm` into a folder on the worker's \
          `plugin.path`; connectors use it with {used}.\n\n`wit/connector.wit` is the contract between \
-         plugin and host; the plugin author's guide explains it.\n"
+         plugin and host; the plugin author's guide explains it.\n\n\
+         ## Try it without Kafka\n\n\
+         `wharf dev` runs a worker on an in-memory stand-in for Kafka, with the plugins Wharf ships \
+         (datagen writing the topic `wharf-dev-datagen`, and a file sink). From this folder, with \
+         `WHARF` the Wharf checkout whose `./run plugins` built them:\n\n```sh\n\
+         ./build.sh\n\
+         wharf dev --plugin-path \"$WHARF/target/plugins\" --plugin-path . --dir /tmp/wharf-dev-{name}\n```\n\n\
+         (the demo's folder lies outside this one: no connector may be granted a folder of the \
+         worker's `plugin.path`). Then, in a second terminal: {try_it}"
     );
     files.push(("README.md".into(), readme, false));
     files
@@ -265,8 +321,25 @@ mod tests {
         for lang in [Lang::Rust, Lang::Python, Lang::Js, Lang::C] {
             let readme = file(&files(lang, Kind::Transform, "my-transform"), "README.md").to_string();
             assert!(readme.contains("transforms.t.type=my-transform"), "{lang:?}: {readme}");
-            assert!(!readme.contains("connector.class"), "{lang:?}: {readme}");
+            assert!(readme.contains(r#""transforms.t.type": "my-transform""#), "{lang:?}: {readme}");
+            assert!(!readme.contains(r#""connector.class": "my-transform""#), "{lang:?}: {readme}");
         }
+    }
+
+    #[test]
+    fn projects_find_or_install_the_toolchains_wharf_installs() {
+        for (lang, toolchain) in [(Lang::Python, "python"), (Lang::Js, "js"), (Lang::C, "c")] {
+            let files = files(lang, Kind::Source, "my-source");
+            let tools = files.iter().find(|(p, _, _)| p == "tools/toolchains").expect("tools/toolchains");
+            assert!(tools.2, "tools/toolchains is executable");
+            assert_eq!(tools.1, TOOLCHAINS);
+            let build = file(&files, "build.sh");
+            assert!(build.contains(&format!("tools/toolchains install {toolchain}\n")), "{build}");
+            assert!(build.contains("PATH=\"$(tools/toolchains path):$PATH\""), "{build}");
+            let readme = file(&files, "README.md");
+            assert!(readme.contains("wharf dev --plugin-path"), "{readme}");
+        }
+        assert!(files(Lang::Rust, Kind::Source, "my-source").iter().all(|(p, _, _)| p != "tools/toolchains"));
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! The broker address comes from `WHARF_TEST_BOOTSTRAP`; the binary and plugins from the build
 //! that `./run test` makes.
 
+pub mod soak;
+
 use std::fs;
 use std::io::Read;
 use std::net::TcpListener;

@@ -686,3 +686,37 @@ fn python_javascript_c_and_rust_transform_plugins_make_the_same_records() {
         assert_eq!(written[i], written[0], "{transform} and {} write the same values", transforms[0]);
     }
 }
+
+#[test]
+fn go_source_counts_into_a_topic_and_goes_on_from_its_stored_offset() {
+    let topic = unique("go-src");
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "go-src",
+        &[("connector.class", "sequence-source".into()), ("topic", topic.clone()), ("count", "300".into())],
+    );
+    let mut worker = s.start();
+    let values = worker.wait("300 numbers", Duration::from_secs(60), || {
+        let values = topic_values(&topic);
+        (values.len() >= 300).then_some(values)
+    });
+    let expected: Vec<String> = (1..=300).map(|n| n.to_string()).collect();
+    assert_eq!(utf8(values), expected);
+    worker.terminate();
+    // Started again with a larger count, it goes on after the last number it stored.
+    s.connector_files.clear();
+    s.add_connector(
+        "go-src",
+        &[("connector.class", "sequence-source".into()), ("topic", topic.clone()), ("count", "400".into())],
+    );
+    let worker = s.start();
+    let values = worker.wait("400 numbers", Duration::from_secs(60), || {
+        let values = topic_values(&topic);
+        (values.len() >= 400).then_some(values)
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let expected: Vec<String> = (1..=400).map(|n| n.to_string()).collect();
+    assert_eq!(utf8(topic_values(&topic)), expected, "each number once");
+    let _ = values;
+    assert!(worker.log().contains("counting from 301"), "{}", worker.log());
+}

@@ -506,6 +506,15 @@ impl ConnectorConfig {
                 },
             }
         };
+        // Not a bound of the sandbox: a connector may recycle its tasks' instances more often
+        // than the worker does, or less.
+        let recycle_records = match checked("wasm.instance.recycle.records") {
+            None => Ok(worker_limits.recycle_records),
+            Some(read) => read.map(|read| match read {
+                Number(n) => n.max(0) as u64,
+                _ => worker_limits.recycle_records,
+            }),
+        };
         let mut limit = |key: &str, max: u64| or_note!(capped(key, max), max);
         let limits = WasmLimits {
             memory_max_bytes: limit("wasm.memory.max.bytes", worker_limits.memory_max_bytes as u64) as usize,
@@ -522,6 +531,7 @@ impl ConnectorConfig {
             fs_inline: worker_limits.fs_inline,
             max_schema_depth: limit("wasm.max.schema.depth", worker_limits.max_schema_depth as u64) as usize,
             max_schema_nodes: limit("wasm.max.schema.nodes", worker_limits.max_schema_nodes),
+            recycle_records: or_note!(recycle_records, worker_limits.recycle_records),
             client_overrides: worker_limits.client_overrides.clone(),
         };
         match problems.len() {

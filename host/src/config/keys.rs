@@ -343,6 +343,7 @@ pub const WORKER_KEYS: &[Key] = &[
     key("wasm.max.sockets.per.worker", Int, Number(4096), Low, "Sandbox", Every, "Sockets all of this worker's plugin instances may hold at once (TCP and HTTP); a connect beyond it is refused to the plugin.").checked(Between(1, 1 << 20)),
     key("wasm.max.schema.depth", Int, Number(64), Low, "Sandbox", Every, "Levels one schema of a plugin's data batch may nest (a struct in an array in a map…); a deeper one fails the call.").checked(Between(1, 1024)),
     key("wasm.max.schema.nodes", Long, Number(100_000), Low, "Sandbox", Every, "Schema nodes one data batch of a plugin's may hold, a shared schema counted at each use; more fail the call.").checked(Between(1, 100_000_000)),
+    key("wasm.instance.recycle.records", Long, Number(0), Low, "Sandbox", Every, "Records after which a task's plugin instance (and the transform plugins of its chain) is replaced by a fresh one, at a flush boundary: what the old one handled is stored first, a source's offsets and a sink's flush. For a plugin whose language runtime keeps something of every call; state the plugin holds only in its own memory is not carried over. 0 never replaces it.").checked(AtLeast(0)),
     key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut.").checked(Between(256, 1 << 20)),
     key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped.").checked(AtLeast(1)),
     key("wasm.compile.threads", Int, Number(2), Low, "Sandbox", Every, "Plugin files compiled at once, each on a thread of its own beside the worker's work (a component not in wasm.cache.dir takes seconds to compile); plugins already loaded and their connectors go on meanwhile, and a connector whose plugin is still compiling waits for it.").checked(Between(1, 64)),
@@ -512,6 +513,7 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's).").checked(AtLeast(1)),
     key("wasm.max.schema.depth", Int, Worker, Low, "Sandbox", Every, "Levels a schema of a data batch may nest (at most the worker's).").checked(AtLeast(1)),
     key("wasm.max.schema.nodes", Long, Worker, Low, "Sandbox", Every, "Schema nodes a data batch may hold (at most the worker's).").checked(AtLeast(1)),
+    key("wasm.instance.recycle.records", Long, Worker, Low, "Sandbox", Every, "Records after which each task's plugin instance is replaced by a fresh one at a flush boundary (the worker's when unset; 0 never).").checked(AtLeast(0)),
     key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's).").checked(AtLeast(1)),
     key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's).").checked(AtLeast(1)),
 ];

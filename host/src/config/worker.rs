@@ -102,6 +102,9 @@ pub struct WasmLimits {
     /// `wasm.max.schema.nodes`: schema nodes one data batch may hold, each use of a shared
     /// schema counted.
     pub max_schema_nodes: u64,
+    /// `wasm.instance.recycle.records`: records after which a task's plugin instance is replaced
+    /// by a fresh one at a flush boundary; 0 never.
+    pub recycle_records: u64,
     /// What connectors' `producer.override.*`, `consumer.override.*` and `admin.override.*`
     /// settings may reach (`connector.client.config.override.*`).
     pub client_overrides: super::clients::OverrideRules,
@@ -121,6 +124,7 @@ impl Default for WasmLimits {
             fs_inline: true,
             max_schema_depth: 64,
             max_schema_nodes: 100_000,
+            recycle_records: 0,
             client_overrides: super::clients::OverrideRules::default(),
         }
     }
@@ -404,6 +408,7 @@ impl WorkerConfig {
             fs_inline: reader.boolean("wasm.fs.inline")?,
             max_schema_depth: reader.number("wasm.max.schema.depth")? as usize,
             max_schema_nodes: reader.number("wasm.max.schema.nodes")?,
+            recycle_records: reader.number("wasm.instance.recycle.records")?,
             client_overrides: super::clients::OverrideRules::default(),
         };
         wasm.client_overrides = super::clients::OverrideRules {

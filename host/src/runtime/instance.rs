@@ -659,6 +659,12 @@ enum SourceTask {
 }
 
 impl SourceInstance {
+    /// Bytes of linear memory the instance holds, across all of its memories (memory only
+    /// grows: this is the most the plugin has needed so far).
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.used_bytes()
+    }
+
     pub fn poll(&mut self) -> Result<Vec<PolledRecord>, PluginError> {
         let max = self.limits.max_records_per_call;
         let max_bytes = self.limits.max_bytes_per_call;
@@ -765,6 +771,12 @@ pub struct TransformInstance {
 }
 
 impl TransformInstance {
+    /// Bytes of linear memory the instance holds, across all of its memories (memory only
+    /// grows: this is the most the plugin has needed so far).
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.used_bytes()
+    }
+
     /// The records through the plugin, in as many calls as `wasm.max.records.per.call` and
     /// `wasm.max.bytes.per.call` need: for each record given, in order, the record it became or
     /// none when dropped. A record larger than the bound alone fails with its topic named.
@@ -904,6 +916,12 @@ pub struct Put {
 }
 
 impl SinkInstance {
+    /// Bytes of linear memory the instance holds, across all of its memories (memory only
+    /// grows: this is the most the plugin has needed so far).
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.used_bytes()
+    }
+
     pub fn max_records_per_call(&self) -> u32 {
         self.limits.max_records_per_call
     }

@@ -162,6 +162,11 @@ impl MemoryCap {
     pub fn new(max_bytes: usize) -> Self {
         MemoryCap { max_bytes, refused: None, total_bytes: 0, table_elements: 0 }
     }
+
+    /// Bytes of linear memory the instance holds now, across all of its memories.
+    pub fn used_bytes(&self) -> usize {
+        self.total_bytes
+    }
 }
 
 impl ResourceLimiter for MemoryCap {

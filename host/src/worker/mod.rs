@@ -4,6 +4,7 @@
 mod converting;
 mod dead_letter;
 mod membership;
+mod recycle;
 mod sink;
 mod source;
 mod tolerance;
@@ -758,6 +759,7 @@ fn refuse_problems(config: &ConnectorConfig, problems: Vec<ConfigProblem>) -> Re
 
 /// A transform plugin a connector's chain names, found for a task: the step's alias, the plugin,
 /// and its settings with the definition's defaults filled in.
+#[derive(Clone)]
 struct TransformPlugin {
     alias: String,
     plugin: Arc<Plugin>,
@@ -801,6 +803,97 @@ fn with_defaults(plugin: &Plugin, given: &[(String, String)]) -> Vec<(String, St
         }
     }
     settings
+}
+
+/// Opens a task's plugin instance and the transform plugins of its chain, each with the task's
+/// grants and limits.
+#[derive(Clone)]
+struct Opener {
+    runtime: Arc<Runtime>,
+    plugin: Arc<Plugin>,
+    transform_plugins: Vec<TransformPlugin>,
+    connector: ConnectorConfig,
+    task: TaskId,
+    task_config: Vec<(String, String)>,
+    offsets: Arc<dyn OffsetStore>,
+    max_sockets: usize,
+}
+
+impl Opener {
+    fn grants(&self) -> Grants {
+        let offsets = self.offsets.clone();
+        let connector = self.connector.name.clone();
+        let lookup: OffsetLookup = Arc::new(move |partition| offsets.get(&connector, partition));
+        Grants {
+            label: self.task.to_string(),
+            folders: self.connector.folders.clone(),
+            connect: self.connector.connect.clone(),
+            http: self.connector.http.clone(),
+            memory_max_bytes: self.connector.limits.memory_max_bytes,
+            max_host_handles: self.connector.limits.max_host_handles,
+            log_line_max_bytes: self.connector.limits.log_line_max_bytes,
+            log_lines_per_second: self.connector.limits.log_lines_per_second,
+            fs_inline: self.connector.limits.fs_inline,
+            offsets: Some(lookup),
+            secrets: self.connector.secrets.clone(),
+            max_sockets: self.max_sockets,
+        }
+    }
+
+    /// The connector's transforms for this task, each transform plugin opened with the task's
+    /// grants and limits; with errors.tolerance=all a plugin that fails a batch is given its
+    /// records one at a time.
+    fn task_chain(&self) -> Result<crate::transform::TaskChain, TaskFailure> {
+        let mut chain = self
+            .connector
+            .transforms
+            .for_task(|alias, _| {
+                let Some(found) = self.transform_plugins.iter().find(|t| t.alias == alias) else {
+                    return Err("the worker found no transform plugin for it".into());
+                };
+                let instance = found
+                    .plugin
+                    .open_transform(&self.runtime, self.grants(), &found.settings, &self.connector.limits)
+                    .map_err(|e| e.to_string())?;
+                Ok(Box::new(PluginTransform(Some(instance))) as Box<dyn crate::transform::BatchApply>)
+            })
+            .map_err(TaskFailure::new)?;
+        chain.isolate_failures(self.connector.errors.tolerate_all);
+        Ok(chain)
+    }
+
+    fn open_source(&self) -> Result<crate::runtime::SourceInstance, TaskFailure> {
+        self.plugin
+            .open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
+            .map_err(|e| TaskFailure::from_plugin(&e))
+    }
+
+    fn open_sink(&self) -> Result<crate::runtime::SinkInstance, TaskFailure> {
+        let mut instance = self
+            .plugin
+            .open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
+            .map_err(|e| TaskFailure::from_plugin(&e))?;
+        instance.tolerate_errant(self.connector.errors.tolerate_all);
+        Ok(instance)
+    }
+
+    /// The instance and its chain again, for `wasm.instance.recycle.records`: none when it is
+    /// off.
+    fn recycler<T: 'static>(
+        &self,
+        open: fn(&Opener) -> Result<T, TaskFailure>,
+    ) -> Option<recycle::Recycler<(T, crate::transform::TaskChain)>> {
+        let opener = self.clone();
+        recycle::Recycler::new(
+            self.connector.limits.recycle_records,
+            &self.task.to_string(),
+            Box::new(move || {
+                let instance = open(&opener)?;
+                let chain = opener.task_chain()?;
+                Ok((instance, chain))
+            }),
+        )
+    }
 }
 
 /// Everything a task thread needs, moved into it.
@@ -873,46 +966,19 @@ impl TaskSetup {
         }
     }
 
-    fn grants(&self) -> Grants {
-        let offsets = self.offsets.clone();
-        let connector = self.connector.name.clone();
-        let lookup: OffsetLookup = Arc::new(move |partition| offsets.get(&connector, partition));
-        Grants {
-            label: self.task.to_string(),
-            folders: self.connector.folders.clone(),
-            connect: self.connector.connect.clone(),
-            http: self.connector.http.clone(),
-            memory_max_bytes: self.connector.limits.memory_max_bytes,
-            max_host_handles: self.connector.limits.max_host_handles,
-            log_line_max_bytes: self.connector.limits.log_line_max_bytes,
-            log_lines_per_second: self.connector.limits.log_lines_per_second,
-            fs_inline: self.connector.limits.fs_inline,
-            offsets: Some(lookup),
-            secrets: self.connector.secrets.clone(),
+    /// What opens the task's plugin instance and its transform chain, at start and whenever
+    /// `wasm.instance.recycle.records` replaces them.
+    fn opener(&self) -> Opener {
+        Opener {
+            runtime: self.runtime.clone(),
+            plugin: self.plugin.clone(),
+            transform_plugins: self.transform_plugins.clone(),
+            connector: self.connector.clone(),
+            task: self.task.clone(),
+            task_config: self.task_config.clone(),
+            offsets: self.offsets.clone(),
             max_sockets: self.worker.max_sockets_per_worker,
         }
-    }
-
-    /// The connector's transforms for this task, each transform plugin opened with the task's
-    /// grants and limits; with errors.tolerance=all a plugin that fails a batch is given its
-    /// records one at a time.
-    fn task_chain(&self) -> Result<crate::transform::TaskChain, TaskFailure> {
-        let mut chain = self
-            .connector
-            .transforms
-            .for_task(|alias, _| {
-                let Some(found) = self.transform_plugins.iter().find(|t| t.alias == alias) else {
-                    return Err("the worker found no transform plugin for it".into());
-                };
-                let instance = found
-                    .plugin
-                    .open_transform(&self.runtime, self.grants(), &found.settings, &self.connector.limits)
-                    .map_err(|e| e.to_string())?;
-                Ok(Box::new(PluginTransform(Some(instance))) as Box<dyn crate::transform::BatchApply>)
-            })
-            .map_err(TaskFailure::new)?;
-        chain.isolate_failures(self.connector.errors.tolerate_all);
-        Ok(chain)
     }
 
     /// The task's tolerance of failed records, publishing its count of skipped ones in the
@@ -950,12 +1016,12 @@ impl TaskSetup {
                 )))
             }
         };
-        let instance =
-            match self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
-                Ok(i) => i,
-                Err(e) => return failed(TaskFailure::from_plugin(&e)),
-            };
-        let transforms = match self.task_chain() {
+        let opener = self.opener();
+        let instance = match opener.open_source() {
+            Ok(i) => i,
+            Err(failure) => return failed(failure),
+        };
+        let transforms = match opener.task_chain() {
             Ok(chain) => chain,
             Err(failure) => {
                 let _ = instance.close();
@@ -976,6 +1042,7 @@ impl TaskSetup {
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
             transforms,
+            recycle: opener.recycler(Opener::open_source),
             tolerance: self.tolerance(),
             tracked: self.topic_tracker(),
             creator: topic_creation::TopicCreator::new(
@@ -994,13 +1061,12 @@ impl TaskSetup {
 
     fn run_sink(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
-        let mut instance =
-            match self.plugin.open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits) {
-                Ok(i) => i,
-                Err(e) => return failed(TaskFailure::from_plugin(&e)),
-            };
-        instance.tolerate_errant(self.connector.errors.tolerate_all);
-        let transforms = match self.task_chain() {
+        let opener = self.opener();
+        let instance = match opener.open_sink() {
+            Ok(i) => i,
+            Err(failure) => return failed(failure),
+        };
+        let transforms = match opener.task_chain() {
             Ok(chain) => chain,
             Err(failure) => {
                 let _ = instance.close();
@@ -1069,6 +1135,7 @@ impl TaskSetup {
             stop: self.stop.clone(),
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
             transforms,
+            recycle: opener.recycler(Opener::open_sink),
             tolerance: self.tolerance(),
             dead_letter,
             class: self.connector.class.clone(),

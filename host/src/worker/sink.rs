@@ -20,6 +20,7 @@ use rdkafka::message::{BorrowedMessage, Headers};
 use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 
 use super::dead_letter::DeadLetterQueue;
+use super::recycle::Recycler;
 use super::tolerance::{RecordFailure, Retry, Stage, Tolerance};
 use super::{TaskFailure, TaskReport};
 use crate::config::RetryTimeout;
@@ -229,6 +230,8 @@ pub struct SinkTaskRun {
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
     pub transforms: crate::transform::TaskChain,
+    /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
+    pub recycle: Option<Recycler<(SinkInstance, crate::transform::TaskChain)>>,
     pub tolerance: Tolerance,
     pub dead_letter: Option<DeadLetterQueue>,
     /// The connector's class (its plugin), as the dead-letter queue names it for reported
@@ -434,6 +437,10 @@ struct Delivery {
     /// Read keys and values for a plugin that takes data.
     converters: super::converting::RecordConverters,
     transforms: crate::transform::TaskChain,
+    /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
+    recycle: Option<Recycler<(SinkInstance, crate::transform::TaskChain)>>,
+    /// The partitions the task holds, given again to a replacing instance.
+    assigned: std::collections::BTreeSet<TopicPartition>,
     /// What a record that a converter or a transform fails on does (errors.*).
     tolerance: Tolerance,
     dead_letter: Option<DeadLetterQueue>,
@@ -457,6 +464,7 @@ impl SinkTaskRun {
             stop,
             converters,
             transforms,
+            recycle,
             tolerance,
             dead_letter,
             class,
@@ -472,6 +480,8 @@ impl SinkTaskRun {
             rewinds: 0,
             converters,
             transforms,
+            recycle,
+            assigned: Default::default(),
             tolerance,
             dead_letter,
             class,
@@ -542,6 +552,12 @@ impl SinkTaskRun {
                 }
                 last_commit = Instant::now();
             }
+            if delivery.recycle.as_ref().is_some_and(Recycler::due) {
+                if let Err(failure) = delivery.recycle() {
+                    break Err(failure);
+                }
+                last_commit = Instant::now();
+            }
         };
         delivery.finish(outcome, fetched, Some(fetch_thread))
     }
@@ -551,6 +567,9 @@ impl Delivery {
     fn handle(&mut self, fetched: Fetched) -> Result<(), TaskFailure> {
         match fetched {
             Fetched::Records { rewinds, batch } if rewinds == self.rewinds => {
+                if let Some(recycler) = &mut self.recycle {
+                    recycler.count(batch.len());
+                }
                 self.deliver(batch)?;
                 self.tolerance.report();
                 Ok(())
@@ -558,6 +577,7 @@ impl Delivery {
             // Fetched before the last rewind: these records come again.
             Fetched::Records { .. } => Ok(()),
             Fetched::Assigned(partitions) => {
+                self.assigned.extend(partitions.iter().cloned());
                 self.instance.open_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e))
             }
             Fetched::Revoked { partitions, done } => {
@@ -570,6 +590,7 @@ impl Delivery {
                 };
                 for partition in &partitions {
                     self.uncommitted.remove(partition);
+                    self.assigned.remove(partition);
                 }
                 let _ = done.send(());
                 committed.and(closed)
@@ -854,6 +875,32 @@ impl Delivery {
         );
         self.uncommitted.clear();
         Ok(())
+    }
+
+    /// Replaces the plugin's instance and its chain with fresh ones once the old one flushed
+    /// and its offsets are committed: the old one's partitions are closed, then opened on the
+    /// new one.
+    fn recycle(&mut self) -> Result<(), TaskFailure> {
+        self.flush_and_commit()?;
+        let Some(recycler) = &mut self.recycle else {
+            return Ok(());
+        };
+        let (instance, transforms) = recycler.reopen()?;
+        let mut old = std::mem::replace(&mut self.instance, instance);
+        // The old chain's transform plugins close as it goes.
+        self.transforms = transforms;
+        let partitions: Vec<TopicPartition> = self.assigned.iter().cloned().collect();
+        let closed = match partitions.is_empty() {
+            true => Ok(()),
+            false => old.close_partitions(&partitions),
+        };
+        if let Err(e) = closed.and_then(|()| old.close()) {
+            tracing::warn!(task = self.label.as_str(), "the replaced instance's close failed: {e}");
+        }
+        match partitions.is_empty() {
+            true => Ok(()),
+            false => self.instance.open_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e)),
+        }
     }
 
     fn finish(

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header as KafkaHeader, OwnedHeaders};
 
+use super::recycle::Recycler;
 use super::tolerance::{RecordFailure, Retry, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
@@ -51,6 +52,8 @@ pub struct SourceTaskRun {
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
     pub transforms: crate::transform::TaskChain,
+    /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
+    pub recycle: Option<Recycler<(SourceInstance, crate::transform::TaskChain)>>,
     pub tolerance: super::tolerance::Tolerance,
     /// Records each topic the task writes to (`topic.tracking.enable`).
     pub tracked: super::topics::TopicTracker,
@@ -326,6 +329,7 @@ impl SourceTaskRun {
             stop,
             converters,
             transforms,
+            recycle,
             tolerance,
             tracked,
             creator,
@@ -363,6 +367,7 @@ impl SourceTaskRun {
             stop,
             converters,
             transforms,
+            recycle,
             tolerance,
             unflushed: false,
         };
@@ -395,6 +400,8 @@ struct Polling {
     stop: Arc<crate::sync::Stop>,
     converters: super::converting::RecordConverters,
     transforms: crate::transform::TaskChain,
+    /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
+    recycle: Option<Recycler<(SourceInstance, crate::transform::TaskChain)>>,
     /// What a record that a transform or a converter fails on does (errors.*).
     tolerance: super::tolerance::Tolerance,
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
@@ -416,6 +423,9 @@ impl Polling {
             if last_flush.elapsed() >= flush_interval {
                 self.flush()?;
                 last_flush = Instant::now();
+            }
+            if self.recycle.as_ref().is_some_and(Recycler::due) {
+                self.recycle()?;
             }
             let records = match self.instance.poll() {
                 Ok(records) => {
@@ -460,6 +470,9 @@ impl Polling {
                 continue;
             }
             idle = IDLE_BACKOFF_MIN;
+            if let Some(recycler) = &mut self.recycle {
+                recycler.count(records.len());
+            }
             // Kafka Connect's order: transforms, then the converters. A record that a transform
             // or a converter fails on fails the task before anything of its batch is sent
             // (nothing after it may be committed; the batch is polled again on restart), unless
@@ -598,6 +611,29 @@ impl Polling {
             );
         }
         self.instance.commit().map_err(|e| TaskFailure::from_plugin(&e))
+    }
+}
+
+impl Polling {
+    /// Replaces the plugin's instance and its chain with fresh ones once every record the old
+    /// one returned is acknowledged and its offset stored (the new instance reads those offsets
+    /// when it opens). While Kafka has not acknowledged them all, the old instance goes on.
+    fn recycle(&mut self) -> Result<(), TaskFailure> {
+        self.flush()?;
+        if self.unflushed {
+            return Ok(());
+        }
+        let Some(recycler) = &mut self.recycle else {
+            return Ok(());
+        };
+        let (instance, transforms) = recycler.reopen()?;
+        let old = std::mem::replace(&mut self.instance, instance);
+        // The old chain's transform plugins close as it goes.
+        self.transforms = transforms;
+        if let Err(e) = old.close() {
+            tracing::warn!(task = self.label.as_str(), "the replaced instance's close failed: {e}");
+        }
+        Ok(())
     }
 }
 

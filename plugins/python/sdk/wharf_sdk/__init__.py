@@ -190,7 +190,7 @@ def report_errant(record: Union[SinkRecord, Tuple[str, int, int]], reason: str) 
         raise FatalError(
             "report_errant is for sinks (of wharf:connector 0.1.3 or later): this world has no errant-records interface"
         ) from None
-    from wit_world.types import Err
+    from componentize_py_types import Err
 
     try:
         errant_records.report(topic, partition, offset, str(reason))

@@ -5,7 +5,7 @@ import traceback
 from typing import Dict, List, Tuple
 
 from wit_world.imports import types
-from wit_world.types import Err
+from componentize_py_types import Err
 
 from . import ConfigKey, FatalError, RetriableError
 
