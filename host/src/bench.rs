@@ -115,20 +115,8 @@ fn measure_transform(source_file: &Path, transform_file: &Path, seconds: f64) ->
         let mut polling = source
             .open_source(&runtime, Grants::none("bench-source", &limits), &source_config, &limits)
             .map_err(anyhow::Error::msg)?;
-        let records: Vec<crate::model::ConnectRecord> = polling
-            .poll()
-            .map_err(anyhow::Error::msg)?
-            .into_iter()
-            .map(|r| crate::model::ConnectRecord {
-                topic: r.topic,
-                partition: r.partition,
-                offset: None,
-                key: r.key,
-                value: r.value,
-                headers: r.headers,
-                timestamp: r.timestamp,
-            })
-            .collect();
+        let records: Vec<crate::model::ConnectRecord> =
+            polling.poll().map_err(anyhow::Error::msg)?.into_iter().map(crate::model::ConnectRecord::from).collect();
         polling.close().map_err(anyhow::Error::msg)?;
         let mut instance = transform
             .open_transform(&runtime, Grants::none("bench-transform", &limits), &transform_config, &limits)

@@ -103,6 +103,21 @@ pub struct PolledRecord {
     pub timestamp: Option<i64>,
 }
 
+/// A polled record as a transform sees it, without its source partition and offset.
+impl From<PolledRecord> for ConnectRecord {
+    fn from(r: PolledRecord) -> Self {
+        ConnectRecord {
+            topic: r.topic,
+            partition: r.partition,
+            offset: None,
+            key: r.key,
+            value: r.value,
+            headers: r.headers,
+            timestamp: r.timestamp,
+        }
+    }
+}
+
 /// A record read from Kafka for a sink task: its key, value and header values are bytes, and
 /// become data when the task's plugin takes data and the connector's converters read them.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,12 @@
 //! Plugins under sustained load through Kafka, on a real worker: the shipped Python sink over a
 //! million records in one task with flat memory, and `wasm.instance.recycle.records` replacing a
 //! task's instance without losing or repeating a record.
+//!
+//! The Python sink runs as docs/plugins/python.md tells operators to run it: componentize-py's
+//! runtime keeps 16 bytes of every empty list the host hands over (a record without headers
+//! carries one), which over a million records moved the worker's resident memory from 226 MiB to
+//! 262 MiB in one instance; with `wasm.instance.recycle.records` the task replaces its instance
+//! every 250,000 records and stays flat.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -35,7 +41,7 @@ fn wait_written(worker: &Worker, topic: &str, count: i64) {
 }
 
 #[test]
-fn the_python_sink_moves_a_million_structs_through_one_task_with_flat_memory() {
+fn the_python_sink_moves_a_million_structs_through_one_task_with_flat_memory_recycling_its_instance() {
     const RECORDS: usize = 1_000_000;
     let topic = unique("sustained-py");
     create_topic(&topic, 1, "delete");
@@ -64,6 +70,7 @@ fn the_python_sink_moves_a_million_structs_through_one_task_with_flat_memory() {
             "file": output.display().to_string(),
             "value.converter": JSON,
             "wasm.fs.write": s.dir.path().display().to_string(),
+            "wasm.instance.recycle.records": "250000",
         }),
     );
     assert_eq!(status, 201, "{answer}");
@@ -98,6 +105,8 @@ fn the_python_sink_moves_a_million_structs_through_one_task_with_flat_memory() {
         .collect();
     assert_eq!(offsets.len(), RECORDS);
     assert_eq!(count_lines(&output), RECORDS);
+    let replaced = worker.log().matches("replaced the plugin's instance with a fresh one").count();
+    assert!(replaced >= 3, "the instance was replaced {replaced} times over a million records");
 }
 
 #[test]
