@@ -15,6 +15,8 @@ use super::TaskFailure;
 pub struct Recycler<T> {
     every: u64,
     since: u64,
+    /// The last try found Kafka behind: the next waits for the task's next regular flush.
+    waiting: bool,
     label: String,
     reopen: Box<dyn FnMut() -> Result<T, TaskFailure> + Send>,
 }
@@ -22,7 +24,7 @@ pub struct Recycler<T> {
 impl<T> Recycler<T> {
     /// None when `every` is 0 (recycling is off).
     pub fn new(every: u64, label: &str, reopen: Box<dyn FnMut() -> Result<T, TaskFailure> + Send>) -> Option<Self> {
-        (every > 0).then(|| Recycler { every, since: 0, label: label.to_string(), reopen })
+        (every > 0).then(|| Recycler { every, since: 0, waiting: false, label: label.to_string(), reopen })
     }
 
     /// Records the instance handled since it was opened.
@@ -30,9 +32,21 @@ impl<T> Recycler<T> {
         self.since = self.since.saturating_add(records as u64);
     }
 
-    /// Whether the instance has handled its `wasm.instance.recycle.records`.
+    /// Whether the instance has handled its `wasm.instance.recycle.records` (and no earlier try
+    /// is waiting for the next regular flush).
     pub fn due(&self) -> bool {
-        self.since >= self.every
+        self.since >= self.every && !self.waiting
+    }
+
+    /// The flush before the replacement could not store everything yet (Kafka is behind): the
+    /// next try comes after the task's next regular flush, not on every loop.
+    pub fn wait_for_flush(&mut self) {
+        self.waiting = true;
+    }
+
+    /// The task flushed at its interval: a waiting replacement may be tried again.
+    pub fn flushed(&mut self) {
+        self.waiting = false;
     }
 
     /// A fresh instance, once the caller has stored everything the old one handled.
@@ -79,6 +93,10 @@ mod tests {
         assert_eq!(r.reopen().unwrap(), 1);
         assert!(!r.due(), "the count starts again with the new instance");
         r.count(2000);
+        r.wait_for_flush();
+        assert!(!r.due(), "a try that found Kafka behind waits for the next flush");
+        r.flushed();
+        assert!(r.due());
         assert_eq!(r.reopen().unwrap(), 2);
     }
 

@@ -881,6 +881,10 @@ impl Delivery {
     /// and its offsets are committed: the old one's partitions are closed, then opened on the
     /// new one.
     fn recycle(&mut self) -> Result<(), TaskFailure> {
+        // Fenced meanwhile, the partitions are another run's: nothing of theirs is reopened.
+        if let Some(failure) = self.consumer.context().fenced(&self.consumer) {
+            return Err(failure);
+        }
         self.flush_and_commit()?;
         let Some(recycler) = &mut self.recycle else {
             return Ok(());
@@ -894,7 +898,9 @@ impl Delivery {
             true => Ok(()),
             false => old.close_partitions(&partitions),
         };
-        if let Err(e) = closed.and_then(|()| old.close()) {
+        // As when partitions are revoked, a plugin that cannot close them fails the task.
+        closed.map_err(|e| TaskFailure::from_plugin(&e))?;
+        if let Err(e) = old.close() {
             tracing::warn!(task = self.label.as_str(), "the replaced instance's close failed: {e}");
         }
         match partitions.is_empty() {

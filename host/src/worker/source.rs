@@ -423,6 +423,9 @@ impl Polling {
             if last_flush.elapsed() >= flush_interval {
                 self.flush()?;
                 last_flush = Instant::now();
+                if let Some(recycler) = &mut self.recycle {
+                    recycler.flushed();
+                }
             }
             if self.recycle.as_ref().is_some_and(Recycler::due) {
                 self.recycle()?;
@@ -617,15 +620,17 @@ impl Polling {
 impl Polling {
     /// Replaces the plugin's instance and its chain with fresh ones once every record the old
     /// one returned is acknowledged and its offset stored (the new instance reads those offsets
-    /// when it opens). While Kafka has not acknowledged them all, the old instance goes on.
+    /// when it opens). While Kafka has not acknowledged them all, the old instance goes on until
+    /// the next regular flush, and the replacement is tried again then.
     fn recycle(&mut self) -> Result<(), TaskFailure> {
         self.flush()?;
-        if self.unflushed {
-            return Ok(());
-        }
         let Some(recycler) = &mut self.recycle else {
             return Ok(());
         };
+        if self.unflushed {
+            recycler.wait_for_flush();
+            return Ok(());
+        }
         let (instance, transforms) = recycler.reopen()?;
         let old = std::mem::replace(&mut self.instance, instance);
         // The old chain's transform plugins close as it goes.
