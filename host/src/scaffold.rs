@@ -185,7 +185,7 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
     };
     let try_it = match kind {
         Kind::Source => format!(
-            "Add a connector of it, writing to a topic of its own, and a file sink that writes that \
+            "add a connector of it, writing to a topic of its own, and a file sink that writes that \
              topic's records to a file:\n\n```sh\n\
              curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}/config \\\n  \
              -d '{{\"connector.class\": \"{name}\", \"topic\": \"{name}-out\"}}'\n\
@@ -194,14 +194,14 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
              tail -f /tmp/wharf-dev-{name}/out/{name}.txt\n```\n"
         ),
         Kind::Sink => format!(
-            "Add a connector of it reading the topic the demo's datagen writes:\n\n```sh\n\
+            "add a connector of it reading the topic the demo's datagen writes:\n\n```sh\n\
              curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}/config \\\n  \
              -d '{{\"connector.class\": \"{name}\", \"topics\": \"wharf-dev-datagen\"}}'\n\
              curl -s localhost:8083/connectors/{name}/status\n```\n\n\
              What the plugin logs (`wharf_sdk.log`, `log`, `wharf_log`) shows in the worker's output.\n"
         ),
         Kind::Transform => format!(
-            "Add a file sink whose chain uses it, reading the topic the demo's datagen writes:\n\n```sh\n\
+            "add a file sink whose chain uses it, reading the topic the demo's datagen writes:\n\n```sh\n\
              curl -s -X PUT -H 'content-type: application/json' localhost:8083/connectors/{name}-see/config \\\n  \
              -d '{{\"connector.class\": \"file-sink\", \"topics\": \"wharf-dev-datagen\", \"transforms\": \"t\", \"transforms.t.type\": \"{name}\", \"file\": \"/tmp/wharf-dev-{name}/out/{name}.txt\", \"wasm.fs.write\": \"/tmp/wharf-dev-{name}/out\"}}'\n\
              tail -f /tmp/wharf-dev-{name}/out/{name}.txt\n```\n"
@@ -215,7 +215,8 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
          ## Try it without Kafka\n\n\
          `wharf dev` runs a worker on an in-memory stand-in for Kafka, with the plugins Wharf ships \
          (datagen writing the topic `wharf-dev-datagen`, and a file sink). From this folder, with \
-         `WHARF` the Wharf checkout whose `./run plugins` built them:\n\n```sh\n\
+         `WHARF` the Wharf checkout whose `./run plugins` built them (and `wharf` its \
+         `target/debug/wharf`):\n\n```sh\n\
          ./build.sh\n\
          wharf dev --plugin-path \"$WHARF/target/plugins\" --plugin-path . --dir /tmp/wharf-dev-{name}\n```\n\n\
          (the demo's folder lies outside this one: no connector may be granted a folder of the \
