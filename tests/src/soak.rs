@@ -128,7 +128,6 @@ struct Watch {
     name: String,
     plateau: Option<Reading>,
     collected_heap: bool,
-    wanted: usize,
     started: Instant,
     reported: usize,
 }
@@ -139,7 +138,6 @@ impl Watch {
             name: name.to_string(),
             plateau: None,
             collected_heap: plan.collected_heap,
-            wanted: plan.records(),
             started: Instant::now(),
             reported: 0,
         }
@@ -174,7 +172,7 @@ impl Watch {
             mib(plateau.host),
             mib(end.host),
         );
-        assert!(end.records >= self.wanted, "{}: only {} records went through", self.name, end.records);
+        assert!(end.records >= records_wanted(), "{}: only {} records went through", self.name, end.records);
         assert!(
             self.collected_heap || end.instance <= plateau.instance + INSTANCE_GROWTH,
             "{}: the instance's memory grew from {:.2} MiB at {} records to {:.2} MiB at {}",
@@ -288,10 +286,6 @@ impl Plan {
         Plan { collected_heap: true, ..Plan::default() }
     }
 
-    fn records(&self) -> usize {
-        records_wanted()
-    }
-
     fn due(&self, since: usize) -> bool {
         self.recycle.is_some_and(|every| since >= every)
     }
@@ -309,7 +303,7 @@ pub fn source(file: &str, settings: &[(&str, &str)], folders: Vec<FolderGrant>, 
     let mut source = open();
     let mut watch = Watch::new(&plugin.info.name, &plan);
     let (mut records, mut polls, mut since) = (0, 0, 0);
-    while records < plan.records() {
+    while records < records_wanted() {
         let polled = source.poll().unwrap();
         assert!(!polled.is_empty() || polls < 1_000_000, "{} stopped giving records", plugin.info.name);
         records += polled.len();
@@ -344,7 +338,7 @@ pub fn sink(file: &str, settings: &[(&str, &str)], grants: impl Fn(Grants) -> Gr
     let mut sink = open();
     let mut watch = Watch::new(&plugin.info.name, &plan);
     let (mut offset, mut batches, mut since) = (0i64, 0, 0);
-    while (offset as usize) < plan.records() {
+    while (offset as usize) < records_wanted() {
         let records: Vec<SinkRecord> = batch
             .iter()
             .map(|r| {
@@ -392,7 +386,7 @@ pub fn transform(file: &str, settings: &[(&str, &str)], plan: Plan) {
     let mut transform = open();
     let mut watch = Watch::new(&plugin.info.name, &plan);
     let (mut records, mut since) = (0, 0);
-    while records < plan.records() {
+    while records < records_wanted() {
         let out = transform.apply(batch.clone()).unwrap();
         assert_eq!(out.len(), batch.len(), "{} answered for every record", plugin.info.name);
         records += out.len();

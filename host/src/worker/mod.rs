@@ -618,15 +618,21 @@ impl Worker {
             }
         }
         let stop = Arc::new(crate::sync::Stop::default());
-        let setup = TaskSetup {
+        let opener = Opener {
             runtime: self.runtime.clone(),
             plugin: plugin.clone(),
             transform_plugins,
-            worker: self.config.clone(),
-            connector,
+            connector: connector.clone(),
             task: task.clone(),
             task_config,
             offsets: self.offsets.clone(),
+            max_sockets: self.config.max_sockets_per_worker,
+        };
+        let setup = TaskSetup {
+            opener,
+            worker: self.config.clone(),
+            connector,
+            task: task.clone(),
             status: self.status.clone(),
             reporter: Reporter { version: Some(plugin.info.version.clone()), ..self.reporter.clone() },
             reserved: self.reserved.clone(),
@@ -898,15 +904,12 @@ impl Opener {
 
 /// Everything a task thread needs, moved into it.
 struct TaskSetup {
-    runtime: Arc<Runtime>,
-    plugin: Arc<Plugin>,
-    /// The transform plugins of the connector's chain.
-    transform_plugins: Vec<TransformPlugin>,
+    /// Opens the task's plugin instance and chain; it holds the plugin, the task's config and
+    /// the offset store.
+    opener: Opener,
     worker: WorkerConfig,
     connector: ConnectorConfig,
     task: TaskId,
-    task_config: Vec<(String, String)>,
-    offsets: Arc<dyn OffsetStore>,
     status: Arc<dyn StatusStore>,
     reporter: Reporter,
     reserved: Arc<ReservedTopics>,
@@ -928,14 +931,14 @@ impl TaskSetup {
         let secrets = self.connector.secrets.clone();
         let distributed = self.worker.distributed.is_some();
         // A bug that panics fails this task, reported as any failure, and nothing else.
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.plugin.info.kind {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.opener.plugin.info.kind {
             PluginKind::Source => self.run_source(),
             PluginKind::Sink => self.run_sink(),
             // Refused by `validate`; reported rather than asserted should it ever get here.
             PluginKind::Transform => TaskReport {
                 outcome: Err(TaskFailure::new(format!(
                     "{} is a transform plugin and cannot run as a connector's task",
-                    self.plugin.info.name
+                    self.opener.plugin.info.name
                 ))),
             },
         }));
@@ -963,21 +966,6 @@ impl TaskSetup {
                 let failed = reporter.status(State::Failed, Some(failure.trace));
                 status.put_task(&name, task.task, failed);
             }
-        }
-    }
-
-    /// What opens the task's plugin instance and its transform chain, at start and whenever
-    /// `wasm.instance.recycle.records` replaces them.
-    fn opener(&self) -> Opener {
-        Opener {
-            runtime: self.runtime.clone(),
-            plugin: self.plugin.clone(),
-            transform_plugins: self.transform_plugins.clone(),
-            connector: self.connector.clone(),
-            task: self.task.clone(),
-            task_config: self.task_config.clone(),
-            offsets: self.offsets.clone(),
-            max_sockets: self.worker.max_sockets_per_worker,
         }
     }
 
@@ -1016,7 +1004,7 @@ impl TaskSetup {
                 )))
             }
         };
-        let opener = self.opener();
+        let opener = &self.opener;
         let instance = match opener.open_source() {
             Ok(i) => i,
             Err(failure) => return failed(failure),
@@ -1035,7 +1023,7 @@ impl TaskSetup {
             instance,
             producer,
             producers: self.producers.clone(),
-            offsets: self.offsets.clone(),
+            offsets: opener.offsets.clone(),
             reserved: self.reserved.clone(),
             flush_interval: self.worker.offset_flush_interval,
             flush_timeout: self.worker.offset_flush_timeout,
@@ -1061,7 +1049,7 @@ impl TaskSetup {
 
     fn run_sink(self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
-        let opener = self.opener();
+        let opener = &self.opener;
         let instance = match opener.open_sink() {
             Ok(i) => i,
             Err(failure) => return failed(failure),
