@@ -46,10 +46,10 @@ fn measure(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-    let mut json = crate::convert::Converter::new(
-        crate::convert::Role::Value,
+    let mut json = wharf_connect::convert::Converter::new(
+        wharf_connect::convert::Role::Value,
         "org.apache.kafka.connect.json.JsonConverter",
-        &crate::convert::Settings::under("value.converter", &[]),
+        &wharf_connect::convert::Settings::under("value.converter", &[]),
     )?;
     let mut rates = Vec::new();
     for batch in BATCH_SIZES {
@@ -70,7 +70,7 @@ fn measure(
             records += polled.len();
             if let Workload::StructAsJson = workload {
                 for record in &polled {
-                    if let Some(crate::model::Part::Data(data)) = &record.value {
+                    if let Some(wharf_connect::model::Part::Data(data)) = &record.value {
                         std::hint::black_box(json.from_data(data)?);
                     }
                 }
@@ -99,7 +99,7 @@ fn measure_transform(source_file: &Path, transform_file: &Path, seconds: f64) ->
     };
     let source_config = pairs(&[("topic", "bench"), ("count", "-1"), ("value.format", "struct")]);
     let transform_config = pairs(&[("field", "name"), ("drop.containing", ""), ("fail.containing", "")]);
-    let native = crate::transform::Chain::of_connector(&pairs(&[
+    let native = wharf_connect::transform::Chain::of_connector(&pairs(&[
         ("transforms", "insert,mask"),
         ("transforms.insert.type", "org.apache.kafka.connect.transforms.InsertField$Value"),
         ("transforms.insert.static.field", "origin"),
@@ -115,8 +115,12 @@ fn measure_transform(source_file: &Path, transform_file: &Path, seconds: f64) ->
         let mut polling = source
             .open_source(&runtime, Grants::none("bench-source", &limits), &source_config, &limits)
             .map_err(anyhow::Error::msg)?;
-        let records: Vec<crate::model::ConnectRecord> =
-            polling.poll().map_err(anyhow::Error::msg)?.into_iter().map(crate::model::ConnectRecord::from).collect();
+        let records: Vec<wharf_connect::model::ConnectRecord> = polling
+            .poll()
+            .map_err(anyhow::Error::msg)?
+            .into_iter()
+            .map(wharf_connect::model::ConnectRecord::from)
+            .collect();
         polling.close().map_err(anyhow::Error::msg)?;
         let mut instance = transform
             .open_transform(&runtime, Grants::none("bench-transform", &limits), &transform_config, &limits)

@@ -4,13 +4,10 @@
 pub mod bench;
 pub mod cluster;
 pub mod config;
-pub mod convert;
-pub mod data;
 pub mod dev;
 pub mod herder;
 pub mod kafka;
 pub mod logging;
-pub mod model;
 pub mod peer;
 pub mod rest;
 pub mod runtime;
@@ -18,7 +15,6 @@ pub mod scaffold;
 pub mod serve;
 pub mod storage;
 pub mod sync;
-pub mod transform;
 pub mod worker;
 
 /// Wharf's own version, which `GET /` reports beside the Kafka Connect version it follows.

@@ -283,7 +283,7 @@ fn inspect(file: &std::path::Path) -> Result<()> {
             key.name, key.type_name, key.importance, key.documentation
         )?;
     }
-    if info.kind == wharf::model::PluginKind::Transform {
+    if info.kind == wharf_connect::model::PluginKind::Transform {
         writeln!(text, "grants:      those of the connector whose transforms use it")?;
     } else if info.grants.is_empty() {
         writeln!(text, "grants:      none declared (the connector config grants with wasm.* keys)")?;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use base64::Engine;
 
-use crate::model::SessionKey;
+use wharf_connect::model::SessionKey;
 
 /// Kafka Connect's headers of a signed request: the signature (base64) of the body alone and
 /// its algorithm. Accepted only with `wharf.inter.worker.legacy.signatures`.

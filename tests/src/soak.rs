@@ -23,8 +23,8 @@ use std::time::Instant;
 use crate::workspace;
 use wharf::config::connector::FolderGrant;
 use wharf::config::WasmLimits;
-use wharf::model::{ConnectRecord, PolledRecord, SinkRecord};
 use wharf::runtime::{Grants, Plugin, Runtime};
+use wharf_connect::model::{ConnectRecord, PolledRecord, SinkRecord};
 
 /// Records each soak moves through its instance (`WHARF_SOAK_RECORDS` asks for more, for a longer
 /// soak by hand).
@@ -328,7 +328,7 @@ pub fn sink(file: &str, settings: &[(&str, &str)], grants: impl Fn(Grants) -> Gr
     let plugin = load(file);
     let limits = limits();
     let batch = datagen_batch(format);
-    let partition = wharf::model::TopicPartition { topic: "soak".into(), partition: 0 };
+    let partition = wharf_connect::model::TopicPartition { topic: "soak".into(), partition: 0 };
     let open = || {
         let grants = grants(Grants::none(&plugin.info.name, &limits));
         let mut sink = plugin.open_sink(runtime(), grants, &config(settings), &limits).unwrap();
@@ -360,7 +360,8 @@ pub fn sink(file: &str, settings: &[(&str, &str)], grants: impl Fn(Grants) -> Gr
         }
         batches += 1;
         if batches % BATCHES_PER_FLUSH == 0 {
-            sink.flush(&[wharf::model::PartitionOffset { topic: "soak".into(), partition: 0, offset }]).unwrap();
+            sink.flush(&[wharf_connect::model::PartitionOffset { topic: "soak".into(), partition: 0, offset }])
+                .unwrap();
             if plan.due(since) {
                 let mut old = std::mem::replace(&mut sink, open());
                 old.close_partitions(std::slice::from_ref(&partition)).unwrap();

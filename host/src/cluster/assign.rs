@@ -25,7 +25,7 @@ use crate::storage::ConfigSnapshot;
 /// The version of the formats below; a member speaking another one is refused by name.
 pub const PROTOCOL: &str = "wharf-1";
 
-pub use crate::model::TaskId;
+pub use wharf_connect::model::TaskId;
 
 /// A set of connectors and tasks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use super::properties::{self, PropertiesError};
 use super::worker::WasmLimits;
-use crate::model::{last_value, KeyGrant, Names};
+use wharf_connect::model::{last_value, KeyGrant, Names};
 
 #[derive(Debug, Error)]
 pub enum ConnectorConfigError {
@@ -91,7 +91,7 @@ pub struct ConnectorConfig {
     /// The converters the connector names; the worker's stand in for the others.
     pub converters: super::ConverterOverrides,
     /// `transforms` and `predicates`: the steps each record goes through.
-    pub transforms: crate::transform::Chain,
+    pub transforms: wharf_connect::transform::Chain,
     /// `errors.*`: what a record that fails conversion or a transform does to the task.
     pub errors: super::tolerance::ErrorPolicy,
     /// `producer.override.*`, `consumer.override.*`, `admin.override.*`: the connector's own
@@ -112,12 +112,12 @@ pub struct ConnectorConfig {
 #[derive(Debug, Clone)]
 pub struct TopicPattern {
     pub text: String,
-    whole: crate::transform::FullMatch,
+    whole: wharf_connect::transform::FullMatch,
 }
 
 impl TopicPattern {
     pub fn new(text: &str) -> Result<Self, String> {
-        crate::transform::FullMatch::new(text)
+        wharf_connect::transform::FullMatch::new(text)
             .map(|whole| TopicPattern { text: text.to_string(), whole })
             .map_err(|e| format!("topics.regex={text} is not a pattern Wharf can read: {e}"))
     }
@@ -357,10 +357,10 @@ impl ConnectorConfig {
             ""
         );
         // `connector.plugin.version` is Kafka Connect 4.1's name of the key.
-        let version = match crate::model::requested_version(&raw) {
+        let version = match wharf_connect::model::requested_version(&raw) {
             None => None,
             Some(text) => or_note!(
-                crate::model::parse_version_requirement(text)
+                wharf_connect::model::parse_version_requirement(text)
                     .map(Some)
                     .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
                 None
@@ -405,11 +405,11 @@ impl ConnectorConfig {
             }),
             super::ConverterOverrides::default()
         );
-        let transforms = match crate::transform::Chain::of_connector(&raw) {
+        let transforms = match wharf_connect::transform::Chain::of_connector(&raw) {
             Ok(chain) => chain,
             Err(found) => {
                 problems.extend(found.into_iter().map(|e| invalid(&e.key, e.message)));
-                crate::transform::Chain::default()
+                wharf_connect::transform::Chain::default()
             }
         };
         let topics: Vec<String> = get("topics")

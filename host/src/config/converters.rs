@@ -4,7 +4,7 @@
 //! own prefixed settings only; one that does not takes the worker's converter and settings, as
 //! Connect does.
 
-use crate::convert::{self, Converter, ConverterConfigError, Role, Settings};
+use wharf_connect::convert::{self, Converter, ConverterConfigError, Role, Settings};
 
 /// A converter class and its settings, checked: building it cannot fail.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ impl ConverterChoice {
     /// The choice a config makes for `role`: its class key and prefixed settings, or none when
     /// the class key is absent. The error names the key and says what is accepted.
     pub fn from_config(role: Role, config: &[(String, String)]) -> Result<Option<Self>, ConverterConfigError> {
-        let Some(given) = crate::model::last_value(config, role.key()).map(str::trim) else {
+        let Some(given) = wharf_connect::model::last_value(config, role.key()).map(str::trim) else {
             return Ok(None);
         };
         Self::new(role, given, config).map(Some)

@@ -5,7 +5,7 @@
 //! answer's common keys (`worker/validation.rs`), and the reference page `docs/configuration.md`
 //! (`reference`, kept current by a test).
 
-use crate::model::ConfigKey;
+use wharf_connect::model::ConfigKey;
 
 /// The HMAC algorithms workers may sign their requests to each other with, by Java's names.
 pub const SIGNATURE_ALGORITHMS: [&str; 3] = ["HmacSHA256", "HmacSHA384", "HmacSHA512"];
@@ -529,7 +529,7 @@ pub fn connector_key(name: &str) -> Option<&'static Key> {
 /// The value a connector config gives a host key (its last), read and checked by the key's
 /// definition; none when the config does not give it (or the key has no definition).
 pub fn connector_value(config: &[(String, String)], name: &str) -> Option<Result<Checked, String>> {
-    let value = crate::model::last_value(config, name)?;
+    let value = wharf_connect::model::last_value(config, name)?;
     Some(connector_key(name)?.number_or_word(value))
 }
 

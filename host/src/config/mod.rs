@@ -28,13 +28,13 @@ pub use worker::{Mode, WasmLimits, WorkerConfig};
 /// Connect lists it.
 pub fn built_in_plugins() -> Vec<(String, &'static str)> {
     let mut list = Vec::new();
-    for (class, converts_records) in crate::convert::classes() {
+    for (class, converts_records) in wharf_connect::convert::classes() {
         if converts_records {
             list.push((class.to_string(), "converter"));
         }
         list.push((class.to_string(), "header_converter"));
     }
-    list.extend(crate::transform::transform_classes().into_iter().map(|c| (c, "transformation")));
-    list.extend(crate::transform::predicate_classes().into_iter().map(|c| (c, "predicate")));
+    list.extend(wharf_connect::transform::transform_classes().into_iter().map(|c| (c, "transformation")));
+    list.extend(wharf_connect::transform::predicate_classes().into_iter().map(|c| (c, "predicate")));
     list
 }

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use crate::model::last_value;
+use wharf_connect::model::last_value;
 
 const FILE_CLASS: &str = "org.apache.kafka.common.config.provider.FileConfigProvider";
 const DIRECTORY_CLASS: &str = "org.apache.kafka.common.config.provider.DirectoryConfigProvider";
@@ -388,8 +388,8 @@ impl Secrets {
     /// host trims values it reads) and escaped as log lines escape it.
     fn add(&mut self, secret: String, reference: &str) {
         let trimmed = secret.trim().to_string();
-        let escaped = crate::model::escaped(&secret);
-        let escaped_trimmed = crate::model::escaped(&trimmed);
+        let escaped = wharf_connect::model::escaped(&secret);
+        let escaped_trimmed = wharf_connect::model::escaped(&trimmed);
         for form in [secret, trimmed, escaped, escaped_trimmed] {
             if form.is_empty() || self.pairs.iter().any(|(s, _)| *s == form) {
                 continue;

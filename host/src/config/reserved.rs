@@ -14,7 +14,7 @@ const KAFKA_INTERNAL: &[&str] =
 pub struct ReservedTopics {
     topics: Vec<(String, String)>,
     /// `wharf.reserved.topics`.
-    pattern: Option<crate::transform::FullMatch>,
+    pattern: Option<wharf_connect::transform::FullMatch>,
 }
 
 impl ReservedTopics {

@@ -89,7 +89,7 @@ pub struct SecurityProblem {
 /// The settings with every Java security setting translated to librdkafka's; other settings
 /// pass unchanged. `prefix` (`""`, `"producer."`, …) is how the keys were written, for messages.
 pub fn translate(settings: &[(String, String)], prefix: &str) -> Result<Vec<(String, String)>, SecurityProblem> {
-    let get = |key: &str| crate::model::last_value(settings, key).map(str::trim);
+    let get = |key: &str| wharf_connect::model::last_value(settings, key).map(str::trim);
     let problem = |key: &str, message: String| SecurityProblem { key: format!("{prefix}{key}"), message };
     let mut out: Vec<(String, String)> = Vec::new();
     let mut left_out: Vec<String> = Vec::new();
@@ -198,7 +198,7 @@ pub fn translate(settings: &[(String, String)], prefix: &str) -> Result<Vec<(Str
             _ => out.push((key.clone(), value.to_string())),
         }
     }
-    let protocol = crate::model::last_value(&out, "security.protocol");
+    let protocol = wharf_connect::model::last_value(&out, "security.protocol");
     let sasl = matches!(protocol, Some("SASL_PLAINTEXT" | "SASL_SSL"));
     if sasl {
         if !out.iter().any(|(k, _)| k == "sasl.mechanism") {
@@ -389,7 +389,7 @@ mod tests {
     }
 
     fn value<'a>(settings: &'a [(String, String)], key: &str) -> Option<&'a str> {
-        crate::model::last_value(settings, key)
+        wharf_connect::model::last_value(settings, key)
     }
 
     #[test]

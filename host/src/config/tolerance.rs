@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::model::last_value;
+use wharf_connect::model::last_value;
 
 /// What a connector does with a record that fails conversion or transformation.
 #[derive(Debug, Clone, PartialEq, Eq)]

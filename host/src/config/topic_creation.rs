@@ -8,7 +8,7 @@
 /// The most groups a connector may name: each is checked for every new topic.
 pub const MAX_GROUPS: usize = 64;
 
-use crate::transform::FullMatch;
+use wharf_connect::transform::FullMatch;
 
 const PREFIX: &str = "topic.creation.";
 
@@ -46,7 +46,7 @@ impl TopicCreation {
     /// The connector's topic creation: none when it sets no `topic.creation.*` key; every
     /// problem, each with its key, otherwise.
     pub fn of_connector(config: &[(String, String)]) -> Result<Option<Self>, Vec<(String, String)>> {
-        let get = |key: &str| crate::model::last_value(config, key).map(str::trim);
+        let get = |key: &str| wharf_connect::model::last_value(config, key).map(str::trim);
         if !config.iter().any(|(k, _)| k.starts_with(PREFIX)) {
             return Ok(None);
         }

@@ -202,7 +202,7 @@ pub struct WorkerConfig {
     pub admin_endpoints: bool,
     /// `wharf.reserved.topics`: topics, besides Kafka's and the worker's own, that no plugin's
     /// records and no dead-letter queue may reach (another cluster's internal topics).
-    pub reserved_topics: Option<crate::transform::FullMatch>,
+    pub reserved_topics: Option<wharf_connect::transform::FullMatch>,
     /// `wharf.rest.max.concurrent.expensive`: REST calls that run a plugin or ask Kafka (validate,
     /// connector writes, offsets) answered at once; more wait briefly, then get a 429.
     pub rest_max_concurrent_expensive: usize,
@@ -430,7 +430,7 @@ impl WorkerConfig {
         };
         let reserved_topics = match reader.text("wharf.reserved.topics") {
             "" => None,
-            pattern => Some(crate::transform::FullMatch::new(pattern).map_err(|e| {
+            pattern => Some(wharf_connect::transform::FullMatch::new(pattern).map_err(|e| {
                 reader.invalid(
                     "wharf.reserved.topics",
                     format!("wharf.reserved.topics={pattern} is not a pattern Wharf can read: {e}"),

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use crate::cluster::{ClusterView, Membership, Work};
 use crate::config::ConnectorConfig;
-use crate::model::{ConnectorKind, OffsetMap};
-use crate::model::{Pairs, State, Status, TargetState};
 use crate::runtime::registry::COMPILE_WAIT;
 use crate::storage::config::{ConfigStoreError, ConnectorEntry};
 use crate::storage::{ConfigSnapshot, ConfigStore};
 use crate::sync::Unpoisoned;
 use crate::worker::{StartError, Worker};
+use wharf_connect::model::{ConnectorKind, OffsetMap};
+use wharf_connect::model::{Pairs, State, Status, TargetState};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HerderError {
@@ -504,7 +504,7 @@ impl Herder {
         tracing::info!("the topics connector {name} used were reset");
     }
 
-    pub fn connector_status(&self, name: &str) -> Option<crate::model::ConnectorStatus> {
+    pub fn connector_status(&self, name: &str) -> Option<wharf_connect::model::ConnectorStatus> {
         let kind = self.store.snapshot().connectors.get(name).and_then(|entry| self.kind_of(entry));
         self.worker.statuses().get(name).map(|mut status| {
             status.kind = status.kind.or(kind);
@@ -545,11 +545,11 @@ impl Herder {
         &self,
         requested: &str,
         mut config: Pairs,
-    ) -> Result<(Arc<crate::runtime::Plugin>, Vec<crate::model::KeyReport>), HerderError> {
+    ) -> Result<(Arc<crate::runtime::Plugin>, Vec<wharf_connect::model::KeyReport>), HerderError> {
         let registry = self.worker.registry();
         // A plugin still compiling is waited for (up to `COMPILE_WAIT`) before names are compared.
         let _ = registry.find_waiting(requested, None, COMPILE_WAIT);
-        match crate::model::last_value(&config, "connector.class").map(String::from) {
+        match wharf_connect::model::last_value(&config, "connector.class").map(String::from) {
             None => config.push(("connector.class".into(), requested.to_string())),
             // A short name, a Kafka Connect class name and the plugin's own name are one plugin.
             Some(class) if class != requested => {
@@ -564,8 +564,8 @@ impl Herder {
             }
             Some(_) => {}
         }
-        let version = crate::model::requested_version(&config)
-            .map(crate::model::parse_version_requirement)
+        let version = wharf_connect::model::requested_version(&config)
+            .map(wharf_connect::model::parse_version_requirement)
             .transpose()
             .map_err(HerderError::BadConfig)?;
         let plugin = registry
@@ -669,7 +669,7 @@ impl Herder {
         compiling: Compiling,
     ) -> Result<Written, HerderError> {
         // The last `name` counts, as everywhere a config is read.
-        match crate::model::last_value(&config, "name") {
+        match wharf_connect::model::last_value(&config, "name") {
             Some(given) if given != name => {
                 return Err(HerderError::BadConfig(format!(
                     "Connector name configuration ({given}) doesn't match connector name in the URL ({name})"
@@ -685,7 +685,7 @@ impl Herder {
             let secrets = self.worker.secret_keys(&config);
             for (key, value) in config.iter_mut() {
                 if value == HIDDEN && secrets.contains(key) {
-                    if let Some(kept) = crate::model::last_value(&stored.config, key) {
+                    if let Some(kept) = wharf_connect::model::last_value(&stored.config, key) {
                         *value = kept.to_string();
                     }
                 }
@@ -732,7 +732,7 @@ impl Herder {
     fn apply_cluster_logger_levels(&self) {
         for (namespace, level) in self.store.take_logger_levels() {
             let Some(loggers) = crate::logging::global() else { continue };
-            if let Err(e) = loggers.set(&namespace, &level, crate::model::now_ms()) {
+            if let Err(e) = loggers.set(&namespace, &level, wharf_connect::model::now_ms()) {
                 tracing::warn!("the cluster-wide log level {level} of {namespace} was not applied: {e}");
             }
         }
@@ -906,7 +906,7 @@ impl Herder {
 
     /// The kind of a connector's plugin, when the plugin is loaded.
     pub fn kind_of(&self, entry: &ConnectorEntry) -> Option<ConnectorKind> {
-        let class = crate::model::last_value(&entry.config, "connector.class")?;
+        let class = wharf_connect::model::last_value(&entry.config, "connector.class")?;
         self.worker.kind_of(class)
     }
 

@@ -265,7 +265,7 @@ pub fn cluster_id(worker: &WorkerConfig) -> anyhow::Result<String> {
 /// trusted but names another host. None when that cannot be found out.
 fn tls_diagnosis(worker: &WorkerConfig) -> Option<String> {
     use openssl::ssl::{SslConnector, SslMethod};
-    let setting = |key: &str| crate::model::last_value(&worker.kafka_security, key).map(String::from);
+    let setting = |key: &str| wharf_connect::model::last_value(&worker.kafka_security, key).map(String::from);
     let broker = worker.bootstrap_servers.split(',').map(str::trim).find(|b| !b.is_empty())?.to_string();
     let (host, _) = broker.rsplit_once(':')?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
@@ -299,7 +299,7 @@ fn tls_diagnosis(worker: &WorkerConfig) -> Option<String> {
 
 /// What a failed first contact with Kafka means, by what librdkafka said.
 fn start_failure(worker: &WorkerConfig, reason: &str, timeout: Duration) -> String {
-    let setting = |key: &str| crate::model::last_value(&worker.kafka_security, key).map(String::from);
+    let setting = |key: &str| wharf_connect::model::last_value(&worker.kafka_security, key).map(String::from);
     let protocol = setting("security.protocol").unwrap_or_else(|| "PLAINTEXT".into());
     let lower = reason.to_ascii_lowercase();
     if lower.contains("certificate") || lower.contains("ssl handshake") {

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::herder::HIDDEN;
-use crate::model::ConnectorKind;
-use crate::model::{ConnectorStatus, Pairs, State, Status, TargetState};
+use wharf_connect::model::ConnectorKind;
+use wharf_connect::model::{ConnectorStatus, Pairs, State, Status, TargetState};
 
 /// Every error: `{"error_code": 404, "message": "…"}`.
 #[derive(Serialize)]
@@ -38,7 +38,7 @@ pub fn shown_config(pairs: &[(String, String)], secrets: &[String]) -> ConfigMap
 }
 
 /// `{"connector": "…", "task": 0}`, Connect's `ConnectorTaskId`.
-pub use crate::model::TaskId as ConnectorTaskId;
+pub use wharf_connect::model::TaskId as ConnectorTaskId;
 
 /// `GET /connectors/{name}`, and the answer to a create or a config change.
 #[derive(Serialize)]
@@ -201,7 +201,7 @@ pub struct ConfigKeyInfo {
 
 impl ConfigKeyInfo {
     /// `key` as the `order`-th (from 1) of its list.
-    pub fn of(key: &crate::model::ConfigKey, order: usize) -> Self {
+    pub fn of(key: &wharf_connect::model::ConfigKey, order: usize) -> Self {
         ConfigKeyInfo {
             name: key.name.clone(),
             kind: key.type_name,

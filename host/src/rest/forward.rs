@@ -43,7 +43,7 @@ fn refused(why: String) -> ApiError {
 }
 
 /// The session key and algorithm this worker signs with, or the 409 while the cluster has none.
-fn signing_key(state: &RestState) -> Result<(crate::model::SessionKey, String), ApiError> {
+fn signing_key(state: &RestState) -> Result<(wharf_connect::model::SessionKey, String), ApiError> {
     let Some(distributed) = &state.herder.worker_config().distributed else {
         return Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -78,7 +78,7 @@ pub async fn set(
     if scope != "worker" {
         tracing::warn!("PUT /admin/loggers/{name} asked for scope={scope}, which is not worker or cluster; setting it on this worker");
     }
-    let changed = loggers.set(&name, &level, crate::model::now_ms()).map_err(refusal)?;
+    let changed = loggers.set(&name, &level, wharf_connect::model::now_ms()).map_err(refusal)?;
     Ok(Json(changed).into_response())
 }
 

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use crate::herder::{
     ConnectorOffsets, Health, Herder, HerderError, OffsetsChange, RestartPlan, RestartRequest, Written,
 };
-use crate::model::TargetState;
-use crate::model::{map_from_json, map_to_json};
-use crate::model::{ConnectorKind, OffsetMap};
+use wharf_connect::model::TargetState;
+use wharf_connect::model::{map_from_json, map_to_json};
+use wharf_connect::model::{ConnectorKind, OffsetMap};
 
 pub mod auth;
 mod entities;
@@ -586,10 +586,10 @@ async fn restart_connector(
     let mut body = status(&state, &name)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("Status for connector {name} not found")))?;
     if plan.connector {
-        body.connector.state = crate::model::State::Restarting;
+        body.connector.state = wharf_connect::model::State::Restarting;
     }
     for task in body.tasks.iter_mut().filter(|t| plan.tasks.contains(&t.id)) {
-        task.state.state = crate::model::State::Restarting;
+        task.state.state = wharf_connect::model::State::Restarting;
     }
     // Carried out after the answer, as Kafka Connect does.
     tokio::spawn(carry_out_restart(state.clone(), name, plan));
@@ -607,7 +607,7 @@ async fn carry_out_restart(state: Shared, name: String, plan: RestartPlan) {
     let me = state.herder.worker_id().to_string();
     let membership = state.herder.membership();
     for task in plan.tasks {
-        let id = crate::model::TaskId::new(&name, task);
+        let id = wharf_connect::model::TaskId::new(&name, task);
         let owner = membership.as_ref().and_then(|m| m.task_owner(&id));
         match owner {
             Some(owner) if owner.worker_id != me => {
@@ -648,7 +648,7 @@ async fn restart_task(
 ) -> Result<Response, ApiError> {
     let task: u32 = task.parse().map_err(|_| bad_request(format!("task id \"{task}\" is not a number")))?;
     if let (Some(membership), false) = (state.herder.membership(), forwarded(&request)) {
-        let id = crate::model::TaskId::new(&name, task);
+        let id = wharf_connect::model::TaskId::new(&name, task);
         match membership.task_owner(&id) {
             Some(owner) if owner.worker_id != state.herder.worker_id() => {
                 return Ok(forward::pass_on(&state, request, &owner.url).await);

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::entities::{ConfigInfo, ConfigInfos, ConfigKeyInfo, ConfigValueInfo, PluginInfo};
 use super::{bad_request, entities, ApiError, Shared};
 use crate::herder::HIDDEN;
-use crate::model::parse_version_requirement;
 use crate::runtime::Plugin;
+use wharf_connect::model::parse_version_requirement;
 
 #[derive(Deserialize)]
 pub struct ListQuery {

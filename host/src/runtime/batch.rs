@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use super::bindings::data_source::wharf::connector::data as wit;
-use crate::data::{Data, Decimal, Field, Schema, Type, Value};
-use crate::model::Part;
+use wharf_connect::data::{Data, Decimal, Field, Schema, Type, Value};
+use wharf_connect::model::Part;
 
 /// How deep values and schemas may nest (arrays in structs in maps…).
 pub const MAX_DATA_DEPTH: usize = 256;
@@ -218,7 +218,7 @@ impl BatchReader {
         key: Option<wit::Part>,
         value: Option<wit::Part>,
         headers: Vec<wit::Header>,
-    ) -> Result<(Option<Part>, Option<Part>, Vec<crate::model::PartHeader>), String> {
+    ) -> Result<(Option<Part>, Option<Part>, Vec<wharf_connect::model::PartHeader>), String> {
         let key =
             key.map(|k| self.part(k).map_err(|e| format!("record {index} of the batch, its key: {e}"))).transpose()?;
         let value = value
@@ -233,7 +233,7 @@ impl BatchReader {
                         self.part(v).map_err(|e| format!("record {index} of the batch, its header {:?}: {e}", h.key))
                     })
                     .transpose()?;
-                Ok(crate::model::PartHeader { key: h.key, value })
+                Ok(wharf_connect::model::PartHeader { key: h.key, value })
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok((key, value, headers))
@@ -346,12 +346,12 @@ impl BatchWriter {
         }
     }
 
-    fn headers(&mut self, headers: Vec<crate::model::PartHeader>) -> Vec<wit::Header> {
+    fn headers(&mut self, headers: Vec<wharf_connect::model::PartHeader>) -> Vec<wit::Header> {
         headers.into_iter().map(|h| wit::Header { key: h.key, value: h.value.map(|v| self.part(v)) }).collect()
     }
 
     /// The batch of `records`.
-    pub fn sink_batch(records: Vec<crate::model::SinkRecord>) -> super::bindings::SinkBatch {
+    pub fn sink_batch(records: Vec<wharf_connect::model::SinkRecord>) -> super::bindings::SinkBatch {
         let mut writer = BatchWriter::default();
         let records = records
             .into_iter()
@@ -369,7 +369,7 @@ impl BatchWriter {
     }
 
     /// The batch of `records` for a transform plugin.
-    pub fn transform_batch(records: Vec<crate::model::ConnectRecord>) -> super::bindings::TransformBatch {
+    pub fn transform_batch(records: Vec<wharf_connect::model::ConnectRecord>) -> super::bindings::TransformBatch {
         let mut writer = BatchWriter::default();
         let records = records
             .into_iter()

@@ -1,7 +1,7 @@
 //! Host-side bindings generated from `wit/`, and conversions between the generated types and
 //! the host's own (`records`). Nothing outside `runtime/` uses the generated types.
 
-use crate::model::{self as own};
+use wharf_connect::model::{self as own};
 
 pub mod source {
     wasmtime::component::bindgen!({
@@ -233,7 +233,7 @@ fn wit_part_bytes(part: &Option<data_source::wharf::connector::data::Part>) -> u
 /// `known` holds the schemas of the task's last batch, and is given this batch's.
 pub fn source_batch_from_wit(
     batch: SourceBatch,
-    known: &mut Vec<std::sync::Arc<crate::data::Schema>>,
+    known: &mut Vec<std::sync::Arc<wharf_connect::data::Schema>>,
     bounds: super::batch::SchemaBounds,
 ) -> Result<Vec<own::PolledRecord>, String> {
     let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known, bounds)?;
@@ -287,7 +287,7 @@ pub use transform::exports::wharf::connector::transformer::{TransformBatch, Tran
 /// batch, and is given this batch's.
 pub fn transformed_batch_from_wit(
     batch: TransformedBatch,
-    known: &mut Vec<std::sync::Arc<crate::data::Schema>>,
+    known: &mut Vec<std::sync::Arc<wharf_connect::data::Schema>>,
     bounds: super::batch::SchemaBounds,
 ) -> Result<Vec<Option<own::ConnectRecord>>, String> {
     let mut reader = super::batch::BatchReader::new(batch.schemas, batch.values, known, bounds)?;

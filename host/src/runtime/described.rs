@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ConfigKey, KeyGrant, Names, PluginInfo, PluginKind};
+use wharf_connect::model::{ConfigKey, KeyGrant, Names, PluginInfo, PluginKind};
 
 /// Changes when the shape below changes.
 const FORMAT: u32 = 1;

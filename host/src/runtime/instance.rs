@@ -12,7 +12,9 @@ use super::engine::{block_on_until, Runtime};
 use super::plugin_log::error_text;
 use super::sandbox::{ErrantReport, Grants, Putting, TaskState};
 use crate::config::WasmLimits;
-use crate::model::{ConnectRecord, PartitionOffset, PluginInfo, PluginKind, PolledRecord, SinkRecord, TopicPartition};
+use wharf_connect::model::{
+    ConnectRecord, PartitionOffset, PluginInfo, PluginKind, PolledRecord, SinkRecord, TopicPartition,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
@@ -530,7 +532,7 @@ pub struct ConnectorInstance {
 
 impl ConnectorInstance {
     /// Which config keys name what; nothing for a plugin of 0.1.0.
-    pub fn declared_grants(&mut self) -> Result<Vec<crate::model::KeyGrant>, PluginError> {
+    pub fn declared_grants(&mut self) -> Result<Vec<wharf_connect::model::KeyGrant>, PluginError> {
         let Some(grants) = &self.grants else { return Ok(Vec::new()) };
         let declared = call_infallible(&mut self.store, &self.limits, "declare", async |s| {
             grants.wharf_connector_grants().call_declare(s).await
@@ -584,7 +586,7 @@ impl ConnectorInstance {
     pub fn validate(
         &mut self,
         config: &Vec<(String, String)>,
-    ) -> Result<Vec<crate::model::ConfigProblem>, PluginError> {
+    ) -> Result<Vec<wharf_connect::model::ConfigProblem>, PluginError> {
         let problems = match &self.bound {
             Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
                 b.wharf_connector_connector().call_validate(s, config).await
@@ -649,7 +651,7 @@ pub struct SourceInstance {
     task: SourceTask,
     limits: WasmLimits,
     /// The schemas of the last data batch, handed out again for equal schemas of the next.
-    schemas: Vec<std::sync::Arc<crate::data::Schema>>,
+    schemas: Vec<std::sync::Arc<wharf_connect::data::Schema>>,
 }
 
 /// A source task's bindings and resource, by what its records carry.
@@ -767,7 +769,7 @@ pub struct TransformInstance {
     transform: ResourceAny,
     limits: WasmLimits,
     /// The schemas of the last batch it returned, handed out again for equal schemas of the next.
-    schemas: Vec<std::sync::Arc<crate::data::Schema>>,
+    schemas: Vec<std::sync::Arc<wharf_connect::data::Schema>>,
 }
 
 impl TransformInstance {

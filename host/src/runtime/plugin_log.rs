@@ -161,7 +161,7 @@ fn printable_within(text: &[u8], max_bytes: usize, bound: &str) -> String {
             cut_at = Some(at);
             break;
         }
-        crate::model::push_escaped(&mut shown, c);
+        wharf_connect::model::push_escaped(&mut shown, c);
     }
     if let Some(at) = cut_at {
         shown.push_str(&format!("… ({} more bytes cut at {bound}={max_bytes})", text.len() - at));

@@ -108,7 +108,7 @@ pub struct PluginRegistry {
     listeners: Mutex<Vec<Listener>>,
 }
 
-pub use crate::model::{parse_version, parse_version_requirement};
+pub use wharf_connect::model::{parse_version, parse_version_requirement};
 
 impl PluginRegistry {
     /// Loads every `.wasm` file below the given folders: those in the compile cache before this

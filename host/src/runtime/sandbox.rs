@@ -17,7 +17,7 @@ use super::http_out::HttpGrant;
 use super::plugin_log::{LogLevel, PluginLog};
 use super::stderr::StderrTail;
 use crate::config::{FolderGrant, WasmLimits};
-use crate::model::OffsetMap;
+use wharf_connect::model::OffsetMap;
 
 /// Looks up committed source offsets of the task's connector.
 pub type OffsetLookup = Arc<dyn Fn(&OffsetMap) -> Option<OffsetMap> + Send + Sync>;

@@ -6,7 +6,7 @@ use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 
-pub use crate::model::{Pairs, TargetState};
+pub use wharf_connect::model::{Pairs, TargetState};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectorEntry {
@@ -25,7 +25,7 @@ pub struct ConfigSnapshot {
     pub session_key: Option<SessionKey>,
 }
 
-pub use crate::model::SessionKey;
+pub use wharf_connect::model::SessionKey;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigStoreError {

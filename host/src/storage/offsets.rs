@@ -9,8 +9,8 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use crate::model::OffsetMap;
 use crate::sync::Unpoisoned;
+use wharf_connect::model::OffsetMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OffsetStoreError {
@@ -67,7 +67,7 @@ pub fn offsets_of(entries: &BTreeMap<String, Value>, connector: &str) -> Vec<(Of
         .collect()
 }
 
-pub use crate::model::{map_from_json, map_to_json};
+pub use wharf_connect::model::{map_from_json, map_to_json};
 
 /// Kafka Connect's offset key: `["<connector>",{partition}]`.
 pub fn offset_key(connector: &str, partition: &OffsetMap) -> String {
@@ -191,7 +191,7 @@ impl OffsetStore for FileOffsetStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Scalar;
+    use wharf_connect::model::Scalar;
 
     fn partition(file: &str) -> OffsetMap {
         vec![("filename".into(), Scalar::Text(file.into()))]

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-use crate::model::ConnectorKind;
 use crate::sync::UnpoisonedRw;
+use wharf_connect::model::ConnectorKind;
 
-pub use crate::model::{ConnectorStatus, State, Status};
+pub use wharf_connect::model::{ConnectorStatus, State, Status};
 
 /// The view of a connector whose own status has not arrived yet, only its tasks'.
 pub fn awaiting_connector(name: &str) -> ConnectorStatus {

@@ -5,8 +5,8 @@
 //! plugin takes data (except through `ByteArrayConverter`, whose parts stay bytes).
 
 use crate::config::Converters;
-use crate::convert::Converter;
-use crate::model::{Header, Part, PartHeader, PolledRecord, SinkRecord, SourceRecord};
+use wharf_connect::convert::Converter;
+use wharf_connect::model::{Header, Part, PartHeader, PolledRecord, SinkRecord, SourceRecord};
 
 use super::tolerance::{RecordFailure, Stage};
 

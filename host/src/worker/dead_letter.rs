@@ -14,7 +14,7 @@ use super::TaskFailure;
 use crate::config::{DeadLetterQueue as Settings, WorkerConfig};
 use crate::kafka;
 use crate::kafka::producers::{ProducerPool, TaskProducer};
-use crate::model::{Part, SinkRecord, TaskId};
+use wharf_connect::model::{Part, SinkRecord, TaskId};
 
 /// Connect's header names, under `__connect.errors.`.
 const HEADER_PREFIX: &str = "__connect.errors.";

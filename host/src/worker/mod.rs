@@ -22,12 +22,12 @@ use rdkafka::consumer::BaseConsumer;
 use crate::config::connector::ConnectorConfigError;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
-use crate::model::{ConfigProblem, ConnectorKind, OffsetMap, PluginKind, TaskId};
 use crate::runtime::registry::FindError;
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
 use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
 use crate::sync::Unpoisoned;
+use wharf_connect::model::{ConfigProblem, ConnectorKind, OffsetMap, PluginKind, TaskId};
 
 /// Why a task stopped working, as its status trace shows it.
 #[derive(Debug, Clone)]
@@ -340,7 +340,7 @@ impl Worker {
         label: &str,
         config: &Vec<(String, String)>,
         secrets: &crate::config::providers::Secrets,
-    ) -> Result<Vec<crate::model::ConfigProblem>, crate::runtime::PluginError> {
+    ) -> Result<Vec<wharf_connect::model::ConfigProblem>, crate::runtime::PluginError> {
         plugin
             .connector(&self.runtime, label, &self.config.wasm, secrets)
             .and_then(|mut instance| instance.validate(config))
@@ -388,10 +388,10 @@ impl Worker {
 
     /// The plugin a connector config names (of the version it asks for), if it is loaded.
     pub fn plugin_of(&self, config: &[(String, String)]) -> Option<Arc<Plugin>> {
-        let get = |key: &str| crate::model::last_value(config, key).map(str::trim);
+        let get = |key: &str| wharf_connect::model::last_value(config, key).map(str::trim);
         let class = get("connector.class")?;
-        let version =
-            crate::model::requested_version(config).and_then(|v| crate::model::parse_version_requirement(v).ok());
+        let version = wharf_connect::model::requested_version(config)
+            .and_then(|v| wharf_connect::model::parse_version_requirement(v).ok());
         self.registry.find(class, version.as_ref()).ok()
     }
 
@@ -775,11 +775,11 @@ struct TransformPlugin {
 /// A transform plugin's instance in a task's chain; closed when the chain goes.
 struct PluginTransform(Option<crate::runtime::instance::TransformInstance>);
 
-impl crate::transform::BatchApply for PluginTransform {
+impl wharf_connect::transform::BatchApply for PluginTransform {
     fn apply(
         &mut self,
-        records: Vec<crate::transform::Record>,
-    ) -> Result<Vec<Option<crate::transform::Record>>, String> {
+        records: Vec<wharf_connect::transform::Record>,
+    ) -> Result<Vec<Option<wharf_connect::transform::Record>>, String> {
         match &mut self.0 {
             Some(instance) => instance.apply(records).map_err(|e| e.to_string()),
             None => Err("the transform plugin's instance is closed".into()),
@@ -849,7 +849,7 @@ impl Opener {
     /// The connector's transforms for this task, each transform plugin opened with the task's
     /// grants and limits; with errors.tolerance=all a plugin that fails a batch is given its
     /// records one at a time.
-    fn task_chain(&self) -> Result<crate::transform::TaskChain, TaskFailure> {
+    fn task_chain(&self) -> Result<wharf_connect::transform::TaskChain, TaskFailure> {
         let mut chain = self
             .connector
             .transforms
@@ -861,7 +861,7 @@ impl Opener {
                     .plugin
                     .open_transform(&self.runtime, self.grants(), &found.settings, &self.connector.limits)
                     .map_err(|e| e.to_string())?;
-                Ok(Box::new(PluginTransform(Some(instance))) as Box<dyn crate::transform::BatchApply>)
+                Ok(Box::new(PluginTransform(Some(instance))) as Box<dyn wharf_connect::transform::BatchApply>)
             })
             .map_err(TaskFailure::new)?;
         chain.isolate_failures(self.connector.errors.tolerate_all);
@@ -888,7 +888,7 @@ impl Opener {
     fn recycler<T: 'static>(
         &self,
         open: fn(&Opener) -> Result<T, TaskFailure>,
-    ) -> Option<recycle::Recycler<(T, crate::transform::TaskChain)>> {
+    ) -> Option<recycle::Recycler<(T, wharf_connect::transform::TaskChain)>> {
         let opener = self.clone();
         recycle::Recycler::new(
             self.connector.limits.recycle_records,

@@ -26,9 +26,9 @@ use super::{TaskFailure, TaskReport};
 use crate::config::RetryTimeout;
 use crate::kafka::batch::{FetchQueue, RawMessage};
 use crate::kafka::StaticMember;
-use crate::model::{Part, PartHeader, PartitionOffset, SinkRecord, TopicPartition};
 use crate::runtime::{ErrantReport, PluginError, Put, SinkInstance};
 use crate::sync::Unpoisoned;
+use wharf_connect::model::{Part, PartHeader, PartitionOffset, SinkRecord, TopicPartition};
 
 /// How long the task thread waits for a batch before it checks whether it should stop or
 /// commit.
@@ -229,9 +229,9 @@ pub struct SinkTaskRun {
     pub flush_interval: Duration,
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
-    pub transforms: crate::transform::TaskChain,
+    pub transforms: wharf_connect::transform::TaskChain,
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
-    pub recycle: Option<Recycler<(SinkInstance, crate::transform::TaskChain)>>,
+    pub recycle: Option<Recycler<(SinkInstance, wharf_connect::transform::TaskChain)>>,
     pub tolerance: Tolerance,
     pub dead_letter: Option<DeadLetterQueue>,
     /// The connector's class (its plugin), as the dead-letter queue names it for reported
@@ -436,9 +436,9 @@ struct Delivery {
     rewinds: u64,
     /// Read keys and values for a plugin that takes data.
     converters: super::converting::RecordConverters,
-    transforms: crate::transform::TaskChain,
+    transforms: wharf_connect::transform::TaskChain,
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
-    recycle: Option<Recycler<(SinkInstance, crate::transform::TaskChain)>>,
+    recycle: Option<Recycler<(SinkInstance, wharf_connect::transform::TaskChain)>>,
     /// The partitions the task holds, given again to a replacing instance.
     assigned: std::collections::BTreeSet<TopicPartition>,
     /// What a record that a converter or a transform fails on does (errors.*).
@@ -740,7 +740,7 @@ impl Delivery {
                 for (i, about, r) in read {
                     places.push((i, about, r.partition, r.offset));
                     let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
-                    records.push(crate::transform::Record {
+                    records.push(wharf_connect::transform::Record {
                         topic,
                         partition: Some(partition),
                         offset: Some(offset),

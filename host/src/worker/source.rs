@@ -20,9 +20,9 @@ use super::tolerance::{RecordFailure, Retry, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
 use crate::kafka::producers::{ProducerPool, TaskProducer};
-use crate::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
+use wharf_connect::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
 
 /// Pauses between empty polls grow, doubling, from the first to the last value; a batch with
 /// records starts them again from the first. An idle task is polled once a second, as Kafka
@@ -51,9 +51,9 @@ pub struct SourceTaskRun {
     pub flush_timeout: Duration,
     pub stop: Arc<crate::sync::Stop>,
     pub converters: super::converting::RecordConverters,
-    pub transforms: crate::transform::TaskChain,
+    pub transforms: wharf_connect::transform::TaskChain,
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
-    pub recycle: Option<Recycler<(SourceInstance, crate::transform::TaskChain)>>,
+    pub recycle: Option<Recycler<(SourceInstance, wharf_connect::transform::TaskChain)>>,
     pub tolerance: super::tolerance::Tolerance,
     /// Records each topic the task writes to (`topic.tracking.enable`).
     pub tracked: super::topics::TopicTracker,
@@ -399,9 +399,9 @@ struct Polling {
     to_send: SyncSender<ToSend>,
     stop: Arc<crate::sync::Stop>,
     converters: super::converting::RecordConverters,
-    transforms: crate::transform::TaskChain,
+    transforms: wharf_connect::transform::TaskChain,
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
-    recycle: Option<Recycler<(SourceInstance, crate::transform::TaskChain)>>,
+    recycle: Option<Recycler<(SourceInstance, wharf_connect::transform::TaskChain)>>,
     /// What a record that a transform or a converter fails on does (errors.*).
     tolerance: super::tolerance::Tolerance,
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
@@ -516,7 +516,15 @@ impl Polling {
             let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } =
                 polled;
             offsets.push((source_partition, source_offset));
-            given.push(crate::transform::Record { topic, partition, offset: None, key, value, headers, timestamp });
+            given.push(wharf_connect::transform::Record {
+                topic,
+                partition,
+                offset: None,
+                key,
+                value,
+                headers,
+                timestamp,
+            });
         }
         let results = self.transforms.apply(given);
         let mut out = Vec::with_capacity(results.len());

@@ -52,7 +52,7 @@ impl TopicTracker {
         }
         if !self.seen.contains(topic) && self.seen.len() < MAX_TRACKED_TOPICS {
             self.seen.insert(topic.to_string());
-            status.put_topic(&self.connector, topic, self.task, crate::model::now_ms());
+            status.put_topic(&self.connector, topic, self.task, wharf_connect::model::now_ms());
         }
         self.last.clear();
         self.last.push_str(topic);

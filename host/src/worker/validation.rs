@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::{StartError, Worker};
 use crate::config::ConnectorConfig;
-use crate::model::{last_value, ConfigKey, ConfigProblem, KeyReport, PluginKind};
 use crate::runtime::Plugin;
+use wharf_connect::model::{last_value, ConfigKey, ConfigProblem, KeyReport, PluginKind};
 
 /// Whether the values of the keys a plugin defines are checked against their types: for a config
 /// given now (a create, the validate answer), not for one stored already (a start, a generation),

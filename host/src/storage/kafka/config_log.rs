@@ -83,7 +83,7 @@ impl ConfigReplay {
                 Some(v) => {
                     let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
                     // The key names the connector; a config that names another is not its config.
-                    if let Some(given) = crate::model::last_value(&pairs, "name") {
+                    if let Some(given) = wharf_connect::model::last_value(&pairs, "name") {
                         if given != name {
                             return Err(format!("its properties name another connector ({given:?})"));
                         }

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
-use crate::model::OffsetMap;
 use crate::storage::offsets::{self, map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
 use crate::sync::Unpoisoned;
+use wharf_connect::model::OffsetMap;
 
 use super::json_bytes;
 use super::writer::{LogWriter, STORE_TIMEOUT};

@@ -9,11 +9,11 @@ use serde_json::{json, Value};
 use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::kafka::partitioner::partition_for_key;
-use crate::model::ConnectorKind;
 use crate::storage::status::{
     awaiting_connector, track_topic, upsert_connector, ConnectorStatus, State, Status, StatusStore, TrackedTopics,
 };
 use crate::sync::Unpoisoned;
+use wharf_connect::model::ConnectorKind;
 
 use super::json_bytes;
 use super::writer::{LogWriter, STORE_TIMEOUT};

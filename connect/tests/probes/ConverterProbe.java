@@ -1,5 +1,5 @@
 // Runs cases through Kafka Connect's own converter classes and prints what they made of them, so
-// that tests/tests/conformance.rs can compare Wharf's converters with the real thing.
+// that connect/tests/conformance.rs can compare Wharf's converters with the real thing.
 //
 // Input, one case per line (JSON): {"class": "...", "read": {settings}, "write": {settings},
 // "bytes": "<input as text>"} or, for input that is not text, "base64": "<input>"; with

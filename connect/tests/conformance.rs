@@ -1,9 +1,10 @@
-//! Wharf's converters against Kafka Connect's own classes: every case of the table is read and
-//! written back by both, and what each made of it must be the same (the data read, and the bytes
-//! written), or both must refuse it. The Connect side is `tests/connect/ConverterProbe.java`,
-//! compiled and run against the Kafka Connect jars that `scripts/kafka-connect` fetches. Then end
-//! to end on the broker: a real Connect worker's file connectors and Wharf's exchange lines
-//! through JsonConverter both ways.
+//! Wharf's converters and transforms against Kafka Connect's own classes: every case of the
+//! tables is run through both, and what each made of it must be the same (the data read, the
+//! bytes written, the record transformed), or both must refuse it. The Connect side is
+//! `connect/tests/probes/{ConverterProbe,TransformProbe}.java`, compiled and run against the
+//! Kafka Connect jars that `scripts/kafka-connect` fetches (`CONNECT_CLASSPATH`, which
+//! `./run test` sets). No broker and no worker: the end-to-end side by side with a Connect
+//! worker is `tests/tests/interop.rs`.
 //!
 //! Left out on purpose: payloads whose JSON type does not fit their schema (a string for an
 //! int32), which Connect reads as 0, false or null and Wharf refuses with the reason.
@@ -14,9 +15,8 @@ use std::process::{Command, Stdio};
 
 use base64::Engine;
 use serde_json::{json, Value as Json};
-use wharf::convert::{Converter, Role, Settings};
-use wharf::data::{Data, Schema, Value};
-use wharf_e2e::workspace;
+use wharf_connect::convert::{Converter, Role, Settings};
+use wharf_connect::data::{Data, Schema, Value};
 
 const JSON: &str = "org.apache.kafka.connect.json.JsonConverter";
 const STRING: &str = "org.apache.kafka.connect.storage.StringConverter";
@@ -352,7 +352,12 @@ fn header_cases() -> Vec<Case> {
     cases
 }
 
-/// The probes Kafka Connect's classes are run through, in `tests/connect`.
+/// The workspace's root folder.
+fn workspace() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// The probes Kafka Connect's classes are run through, in `connect/tests/probes`.
 const PROBES: [&str; 2] = ["ConverterProbe", "TransformProbe"];
 
 /// Compiles the probes (once per change of their sources) and returns the classpath to run them
@@ -361,7 +366,8 @@ fn probe_classpath() -> String {
     let connect = std::env::var("CONNECT_CLASSPATH")
         .expect("CONNECT_CLASSPATH is not set: run the suite with ./run test, which fetches Kafka Connect's jars");
     let classes: PathBuf = workspace().join("target/connect-probe");
-    let sources: Vec<PathBuf> = PROBES.iter().map(|p| workspace().join(format!("tests/connect/{p}.java"))).collect();
+    let sources: Vec<PathBuf> =
+        PROBES.iter().map(|p| workspace().join(format!("connect/tests/probes/{p}.java"))).collect();
     let stale = PROBES.iter().zip(&sources).any(|(probe, source)| {
         match (std::fs::metadata(source), std::fs::metadata(classes.join(format!("{probe}.class")))) {
             (Ok(s), Ok(c)) => s.modified().unwrap() > c.modified().unwrap(),
@@ -376,7 +382,7 @@ fn probe_classpath() -> String {
             .args(&sources)
             .status()
             .expect("javac could not be started: scripts/packages ensure connect installs a JDK");
-        assert!(status.success(), "javac could not compile the probes in tests/connect");
+        assert!(status.success(), "javac could not compile the probes in connect/tests/probes");
     }
     format!("{connect}:{}", classes.display())
 }
@@ -478,15 +484,15 @@ fn dump_schema(schema: Option<&Schema>) -> Json {
         out["default"] = dump_value(Some(schema), default);
     }
     match schema.kind {
-        wharf::data::Type::Struct => {
+        wharf_connect::data::Type::Struct => {
             out["fields"] =
                 schema.fields.iter().map(|f| json!({"name": f.name, "schema": dump_schema(Some(&f.schema))})).collect();
         }
-        wharf::data::Type::Map => {
+        wharf_connect::data::Type::Map => {
             out["keys"] = dump_schema(schema.key.as_deref());
             out["values"] = dump_schema(schema.value.as_deref());
         }
-        wharf::data::Type::Array => out["values"] = dump_schema(schema.value.as_deref()),
+        wharf_connect::data::Type::Array => out["values"] = dump_schema(schema.value.as_deref()),
         _ => {}
     }
     out
@@ -578,121 +584,6 @@ fn converters_read_and_write_what_kafka_connects_own_classes_do() {
     println!("{} converter cases read and written as Kafka Connect 4.1 does", cases.len());
 }
 
-/// A Kafka Connect 4.1 standalone worker with JsonConverter for keys and values, running
-/// `connectors`, on the suite's broker; its log goes to `connect.log` in `dir`.
-fn start_connect(dir: &std::path::Path, connectors: &[(&str, Vec<(&str, String)>)]) -> std::process::Child {
-    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
-    let worker = dir.join("connect-worker.properties");
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    wharf_e2e::write_properties(
-        &worker,
-        &[
-            ("bootstrap.servers", wharf_e2e::bootstrap()),
-            ("key.converter", json.clone()),
-            ("value.converter", json),
-            ("key.converter.schemas.enable", "true".into()),
-            ("value.converter.schemas.enable", "true".into()),
-            ("offset.storage.file.filename", dir.join("connect.offsets").display().to_string()),
-            ("offset.flush.interval.ms", "1000".into()),
-            ("listeners", format!("http://127.0.0.1:{}", wharf_e2e::free_port())),
-            ("plugin.discovery", "service_load".into()),
-        ],
-    );
-    let mut command = Command::new("java");
-    command.args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectStandalone"]);
-    command.arg(&worker);
-    for (name, pairs) in connectors {
-        let file = dir.join(format!("{name}.properties"));
-        let mut all = vec![("name", name.to_string())];
-        all.extend(pairs.iter().cloned());
-        wharf_e2e::write_properties(&file, &all);
-        command.arg(&file);
-    }
-    let log = std::fs::File::create(dir.join("connect.log")).unwrap();
-    command.stdout(Stdio::null()).stderr(log).spawn().expect("java could not start Kafka Connect")
-}
-
-#[test]
-fn lines_cross_between_kafka_connects_file_connectors_and_wharfs_through_json_converter() {
-    use std::time::Duration;
-    use wharf_e2e::*;
-
-    let lines: Vec<String> = (0..200).map(|i| format!("line {i} with \"quotes\", a tab\t, é and 😀")).collect();
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    let mut w = Standalone::new(&[("value.converter", json.clone()), ("key.converter", json)]);
-    let dir = w.dir.path().to_path_buf();
-    let (from_connect, from_wharf) = (unique("from-connect"), unique("from-wharf"));
-    let (connect_in, wharf_in) = (dir.join("connect-in.txt"), dir.join("wharf-in.txt"));
-    let (wharf_out, connect_out) = (dir.join("wharf-out.txt"), dir.join("connect-out.txt"));
-    std::fs::write(&connect_in, &text).unwrap();
-    std::fs::write(&wharf_in, &text).unwrap();
-    // Connect's source writes one topic, Wharf's sink reads it; Wharf's source writes another,
-    // Connect's sink reads it.
-    let _connect = wharf_e2e::KillOnDrop(start_connect(
-        &dir,
-        &[
-            (
-                "connect-source",
-                vec![
-                    ("connector.class", "org.apache.kafka.connect.file.FileStreamSourceConnector".into()),
-                    ("file", connect_in.display().to_string()),
-                    ("topic", from_connect.clone()),
-                ],
-            ),
-            (
-                "connect-sink",
-                vec![
-                    ("connector.class", "org.apache.kafka.connect.file.FileStreamSinkConnector".into()),
-                    ("file", connect_out.display().to_string()),
-                    ("topics", from_wharf.clone()),
-                ],
-            ),
-        ],
-    ));
-    w.add_connector(
-        "wharf-source",
-        &[
-            ("connector.class", "file-source".into()),
-            ("file", wharf_in.display().to_string()),
-            ("topic", from_wharf.clone()),
-            ("wasm.fs.read", dir.display().to_string()),
-        ],
-    );
-    w.add_connector(
-        "wharf-sink",
-        &[
-            ("connector.class", "file-sink".into()),
-            ("file", wharf_out.display().to_string()),
-            ("topics", from_connect.clone()),
-            ("wasm.fs.write", dir.display().to_string()),
-        ],
-    );
-    let worker = w.start();
-    let connect_log = || std::fs::read_to_string(dir.join("connect.log")).unwrap_or_default();
-    for (what, output) in
-        [("Wharf's sink, from Connect's source", &wharf_out), ("Connect's sink, from Wharf's source", &connect_out)]
-    {
-        let arrived = worker.wait(what, Duration::from_secs(120), || {
-            let got = read_lines(output);
-            (got.len() >= lines.len()).then_some(got)
-        });
-        if arrived != lines {
-            panic!("{what}: the lines differ from the input\nConnect's log ends:\n{}", connect_log());
-        }
-    }
-    // Both sources wrote the same bytes for the same lines.
-    let (theirs, ours) = (topic_values(&from_connect), topic_values(&from_wharf));
-    assert_eq!(theirs.len(), lines.len());
-    for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(o),
-            String::from_utf8_lossy(t),
-            "line {i}: Wharf's record differs from Connect's"
-        );
-    }
-}
-
 /// A transform case: the transform's settings, the predicate's (if any), negate, and a source
 /// record (topic, a string value or none, string headers).
 fn transform_case(
@@ -721,10 +612,10 @@ fn transform_case(
     case
 }
 
-/// The cases of `tests/connect/transforms/*.json`, each file an array of cases in the probe's
+/// The cases of `connect/tests/probes/transforms/*.json`, each file an array of cases in the probe's
 /// form, read in the order of their file names.
 fn transform_case_files() -> Vec<Json> {
-    let folder = workspace().join("tests/connect/transforms");
+    let folder = workspace().join("connect/tests/probes/transforms");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", folder.display()))
         .map(|entry| entry.unwrap().path())
@@ -804,18 +695,18 @@ fn transform_cases() -> Vec<Json> {
 }
 
 /// A key or value read from a case: a JsonConverter envelope, or none.
-fn envelope_part(converter: &mut Converter, given: &Json) -> Option<wharf::model::Part> {
+fn envelope_part(converter: &mut Converter, given: &Json) -> Option<wharf_connect::model::Part> {
     if given.is_null() {
         return None;
     }
     let data =
         converter.to_data(Some(given.to_string().as_bytes())).unwrap_or_else(|e| panic!("{given}: {}", e.message));
-    Some(wharf::model::Part::Data(data))
+    Some(wharf_connect::model::Part::Data(data))
 }
 
 /// A key or value as JsonConverter writes it, parsed, or null.
-fn written_part(converter: &mut Converter, part: &Option<wharf::model::Part>) -> Result<Json, String> {
-    use wharf::model::Part;
+fn written_part(converter: &mut Converter, part: &Option<wharf_connect::model::Part>) -> Result<Json, String> {
+    use wharf_connect::model::Part;
     let bytes = match part {
         None => None,
         Some(Part::Bytes(b)) => Some(b.clone()),
@@ -829,8 +720,8 @@ fn written_part(converter: &mut Converter, part: &Option<wharf::model::Part>) ->
 
 /// Wharf's answer to a transform case, in the probe's form.
 fn wharf_transform_answer(case: &Json) -> Json {
-    use wharf::model::{Part, PartHeader};
-    use wharf::transform::{Chain, Record};
+    use wharf_connect::model::{Part, PartHeader};
+    use wharf_connect::transform::{Chain, Record};
     let settings = |prefix: &str, given: &Json| -> Vec<(String, String)> {
         given
             .as_object()
@@ -855,7 +746,7 @@ fn wharf_transform_answer(case: &Json) -> Json {
     };
     let mut keys = Converter::new(Role::Key, JSON, &Settings::under(Role::Key.key(), &[])).unwrap();
     let mut values = converter(JSON, &json!({}));
-    let string = std::sync::Arc::new(Schema::of(wharf::data::Type::String));
+    let string = std::sync::Arc::new(Schema::of(wharf_connect::data::Type::String));
     let given = &case["record"];
     let headers = given["headers"]
         .as_array()
@@ -889,7 +780,8 @@ fn wharf_transform_answer(case: &Json) -> Json {
         .iter()
         .map(|h| match &h.value {
             Some(Part::Data(d)) => {
-                let written = wharf::convert::values::to_text(d.schema.as_deref(), &d.value).map_err(|e| e.message)?;
+                let written =
+                    wharf_connect::convert::values::to_text(d.schema.as_deref(), &d.value).map_err(|e| e.message)?;
                 Ok(json!([
                     h.key,
                     d.schema.as_ref().map(|s| s.kind.name()),

@@ -1,5 +1,5 @@
 // Runs records through Kafka Connect's own transform and predicate classes and prints what they
-// made of them, so that tests/tests/conformance.rs can compare Wharf's transforms with the real
+// made of them, so that connect/tests/conformance.rs can compare Wharf's transforms with the real
 // thing.
 //
 // Input, one case per line (JSON): {"transform": {"type": "...", settings...}, "predicate":
