@@ -460,6 +460,28 @@ pub struct ConnectorStatus {
     pub tasks: std::collections::BTreeMap<u32, Status>,
 }
 
+/// Puts `c` into `out` as a log line shows it: a newline or carriage return as `\n` or `\r`, any
+/// other control character or bidirectional-text mark as `\u{..}`, a tab and the rest as they are;
+/// so that text from outside cannot start a line of its own or hide what it says.
+pub fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push('\t'),
+        c if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') => {
+            out.push_str(&c.escape_unicode().to_string())
+        }
+        c => out.push(c),
+    }
+}
+
+/// `text` with every character as `push_escaped` shows it.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    text.chars().for_each(|c| push_escaped(&mut out, c));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,26 +507,4 @@ mod tests {
             assert!(!running.says_the_same(&changed), "{changed:?}");
         }
     }
-}
-
-/// Puts `c` into `out` as a log line shows it: a newline or carriage return as `\n` or `\r`, any
-/// other control character or bidirectional-text mark as `\u{..}`, a tab and the rest as they are;
-/// so that text from outside cannot start a line of its own or hide what it says.
-pub fn push_escaped(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push('\t'),
-        c if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') => {
-            out.push_str(&c.escape_unicode().to_string())
-        }
-        c => out.push(c),
-    }
-}
-
-/// `text` with every character as `push_escaped` shows it.
-pub fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    text.chars().for_each(|c| push_escaped(&mut out, c));
-    out
 }

@@ -9,6 +9,8 @@
 //! Left out on purpose: payloads whose JSON type does not fit their schema (a string for an
 //! int32), which Connect reads as 0, false or null and Wharf refuses with the reason.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a failed unwrap is a failed test
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

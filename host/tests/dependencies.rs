@@ -4,6 +4,8 @@
 //! below does not allow, so a new dependency is a decision written down here, not an accident.
 //! (Cargo holds the seam between the crates: nothing in `wharf-connect` can name the host.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a failed unwrap is a failed test
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -142,7 +142,7 @@ fn a_consumer_whose_place_another_took_is_fenced_and_stops_its_task() {
 fn a_sink_whose_worker_is_killed_reads_again_on_another_within_the_worker_groups_failover() {
     let d = Distributed::new(&quick_failover(2000));
     let others: Vec<Distributed> = (0..2).map(|_| d.again(&quick_failover(2000))).collect();
-    let mut workers = vec![d.start(), others[0].start(), others[1].start()];
+    let mut workers = [d.start(), others[0].start(), others[1].start()];
     let topic = unique("failover-cluster");
     create_topic(&topic, 2, "delete");
     let data = tempfile::tempdir().unwrap();

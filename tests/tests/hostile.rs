@@ -232,7 +232,7 @@ fn password_values_are_hidden_in_every_answer_and_kept_when_sent_back_hidden() {
         .into_iter()
         .filter(|(_, key, _)| key == "connector-secretive")
         .filter_map(|(_, _, value)| serde_json::from_str::<Value>(&value?).ok())
-        .last()
+        .next_back()
         .unwrap();
     assert_eq!(stored["properties"]["secret"], "hunter2", "{stored}");
     assert_eq!(stored["properties"]["value"], "v2", "{stored}");

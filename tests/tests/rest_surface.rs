@@ -231,7 +231,7 @@ fn the_topics_a_connector_uses_are_tracked_and_reset() {
     for connector in [gen.as_str(), sink.as_str()] {
         worker.wait(&format!("{connector}'s topic to be tracked"), Duration::from_secs(60), || {
             let topics = worker.get(&format!("/connectors/{connector}/topics"))?;
-            (topics == topics_of(&connector, json!([topic]))).then_some(())
+            (topics == topics_of(connector, json!([topic]))).then_some(())
         });
     }
     // With its source stopped the sink reads nothing more, so a reset leaves it with none; once

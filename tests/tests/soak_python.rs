@@ -9,6 +9,7 @@
 //! - an empty list the host hands to the plugin (a record without headers, say): its
 //!   `cabi_realloc` makes an allocation of zero bytes (16 in the allocator) that its bindings
 //!   never free, since they free only lists of one byte or more.
+//!
 //! Those soaks run as an operator runs such plugins, with `wasm.instance.recycle.records` (here
 //! every 100,000 records), and what is bounded is each instance's span.
 

@@ -448,7 +448,7 @@ mod tests {
     use crate::transform::Chain;
 
     fn chain(kind: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        testing::chain(&kind.to_string(), settings)
+        testing::chain(kind, settings)
     }
 
     fn record(value: Option<Data>) -> Record {

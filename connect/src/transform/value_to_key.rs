@@ -119,7 +119,7 @@ mod tests {
     use crate::transform::{Chain, TransformConfigError};
 
     fn chain(settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
-        testing::chain(&"ValueToKey".to_string(), settings)
+        testing::chain("ValueToKey", settings)
     }
 
     fn record(value: Option<Part>) -> Record {

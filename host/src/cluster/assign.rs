@@ -346,16 +346,16 @@ fn rebalance<'a, T: Clone + Ord>(
     let mut free_work = unowned.clone();
     let free: Vec<T> = part(&mut free_work).iter().cloned().collect();
     let held: BTreeMap<&str, Vec<T>> =
-        ids.iter().map(|id| (*id, part(keep.get_mut(id).expect("member")).iter().cloned().collect())).collect();
+        ids.iter().map(|id| (*id, part(keep.entry(*id).or_default()).iter().cloned().collect())).collect();
     let (excess, grants) = balance(ids, held, free);
     for (id, items) in excess {
         for item in items {
-            part(keep.get_mut(id).expect("member")).remove(&item);
-            part(revoke.get_mut(id).expect("member")).insert(item);
+            part(keep.entry(id).or_default()).remove(&item);
+            part(revoke.entry(id).or_default()).insert(item);
         }
     }
     for (id, items) in grants {
-        part(granted.get_mut(id).expect("member")).extend(items);
+        part(granted.entry(id).or_default()).extend(items);
     }
 }
 
@@ -398,7 +398,7 @@ fn balance<'a, T: Clone + Ord>(
         let Some(id) = next else { break };
         let Some(item) = free.next() else { break };
         grants.entry(id).or_default().push(item);
-        *load.get_mut(id).expect("member") += 1;
+        *load.entry(id).or_default() += 1;
     }
     (excess, grants)
 }

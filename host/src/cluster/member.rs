@@ -116,7 +116,12 @@ impl MemberHandle {
 }
 
 impl Member {
-    pub fn start(config: MemberConfig, view: Arc<ClusterView>, participant: Arc<dyn Participant>) -> MemberHandle {
+    /// Joins the group on a thread of its own; fails only when the system cannot start a thread.
+    pub fn start(
+        config: MemberConfig,
+        view: Arc<ClusterView>,
+        participant: Arc<dyn Participant>,
+    ) -> std::io::Result<MemberHandle> {
         let discovery = WireDiscovery {
             bootstrap: config.bootstrap.clone(),
             client_id: config.client_id.clone(),
@@ -131,7 +136,7 @@ impl Member {
         view: Arc<ClusterView>,
         participant: Arc<dyn Participant>,
         discovery: Box<dyn Discovery>,
-    ) -> MemberHandle {
+    ) -> std::io::Result<MemberHandle> {
         let stop = Arc::new(crate::sync::Stop::default());
         let security = config.security.clone();
         let member = Member {
@@ -149,9 +154,8 @@ impl Member {
             scheduled_rejoin: None,
             last_contact: Instant::now(),
         };
-        let thread = crate::sync::Stoppable::spawn_with("group-member".into(), stop.clone(), move || member.run())
-            .expect("the system could not start the group membership thread");
-        MemberHandle { stop, view, thread: Some(thread), security }
+        let thread = crate::sync::Stoppable::spawn_with("group-member".into(), stop.clone(), move || member.run())?;
+        Ok(MemberHandle { stop, view, thread: Some(thread), security })
     }
 
     fn stopping(&self) -> bool {

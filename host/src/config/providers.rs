@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use wharf_connect::model::last_value;
+use wharf_connect::model::{last_value, Pairs};
 
 const FILE_CLASS: &str = "org.apache.kafka.common.config.provider.FileConfigProvider";
 const DIRECTORY_CLASS: &str = "org.apache.kafka.common.config.provider.DirectoryConfigProvider";
@@ -156,16 +156,13 @@ impl ConfigProviders {
 
     /// The config with every reference replaced by its value; each reference that cannot be
     /// resolved is an error that names the key and the reference.
-    pub fn resolve(&self, config: &[(String, String)]) -> Result<Vec<(String, String)>, Vec<(String, String)>> {
+    pub fn resolve(&self, config: &[(String, String)]) -> Result<Pairs, Pairs> {
         self.resolve_recording(config).map(|(resolved, _)| resolved)
     }
 
     /// As `resolve`, with the values the references stood for, to be kept out of what the host
     /// writes.
-    pub fn resolve_recording(
-        &self,
-        config: &[(String, String)],
-    ) -> Result<(Vec<(String, String)>, Secrets), Vec<(String, String)>> {
+    pub fn resolve_recording(&self, config: &[(String, String)]) -> Result<(Pairs, Secrets), Pairs> {
         let mut secrets = Secrets::default();
         if !Self::refers(config) {
             return Ok((config.to_vec(), secrets));

@@ -317,8 +317,9 @@ impl WorkerConfig {
                     .into(),
             ));
         }
-        let (rest_bind, https) =
+        let Listener { host: bind_host, port: bind_port, https } =
             parse_listener(reader.text("listeners")).map_err(|message| reader.invalid("listeners", message))?;
+        let rest_bind = format!("{bind_host}:{bind_port}");
         let rest_tls = match https {
             false => None,
             true => {
@@ -549,8 +550,7 @@ impl WorkerConfig {
             }
         }
         let advertised = {
-            let (bind_host, bind_port) = rest_bind.rsplit_once(':').expect("listener checked above");
-            let host = reader.get("rest.advertised.host.name").unwrap_or(bind_host);
+            let host = reader.get("rest.advertised.host.name").unwrap_or(&bind_host);
             let port = match reader.get("rest.advertised.port") {
                 None => bind_port.to_string(),
                 Some(_) => reader.number("rest.advertised.port")?.to_string(),
@@ -679,7 +679,14 @@ pub fn default_cache_dir() -> PathBuf {
 
 /// `http://host:port` → `host:port`. Only one plain-HTTP listener is supported.
 /// The listener's `host:port`, and whether it is `https://`.
-fn parse_listener(value: &str) -> Result<(String, bool), String> {
+/// The REST listener `listeners` names.
+struct Listener {
+    host: String,
+    port: u16,
+    https: bool,
+}
+
+fn parse_listener(value: &str) -> Result<Listener, String> {
     let listeners: Vec<&str> = value.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let [listener] = listeners.as_slice() else {
         return Err(format!("listeners={value}: give exactly one listener, e.g. listeners=http://localhost:8083"));
@@ -692,11 +699,10 @@ fn parse_listener(value: &str) -> Result<(String, bool), String> {
         }
     };
     let address = address.trim_end_matches('/');
-    let port_ok = address.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-    if !port_ok {
-        return Err(format!("listeners={value}: expected http://HOST:PORT, e.g. http://0.0.0.0:8083"));
+    match address.rsplit_once(':').map(|(host, port)| (host, port.parse::<u16>())) {
+        Some((host, Ok(port))) if !host.is_empty() => Ok(Listener { host: host.to_string(), port, https }),
+        _ => Err(format!("listeners={value}: expected http://HOST:PORT, e.g. http://0.0.0.0:8083")),
     }
-    Ok((address.to_string(), https))
 }
 
 /// An `https://` listener's TLS settings (`listeners.https.ssl.*`, or the worker's `ssl.*` when

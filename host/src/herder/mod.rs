@@ -364,32 +364,29 @@ impl Herder {
 
     /// The herder's thread: carries out requests, and reconciles whenever the store changes (or
     /// `RECONCILE_INTERVAL` passes), until `stop` is set. It alone owns `Owned`.
-    pub fn spawn_loop(self: &Arc<Self>, stop: Arc<crate::sync::Stop>) -> std::thread::JoinHandle<()> {
+    pub fn spawn_loop(self: &Arc<Self>, stop: Arc<crate::sync::Stop>) -> std::io::Result<std::thread::JoinHandle<()>> {
         let herder = self.clone();
-        std::thread::Builder::new()
-            .name("herder".into())
-            .spawn(move || {
-                let signal = herder.store.changes();
-                let mut owned = Owned::default();
-                let mut seen = signal.version();
-                while !stop.is_stopped() {
-                    // A bug that panics in one round must not end the loop: the next change, or
-                    // the interval, tries again (locks are taken unpoisoned).
-                    let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        let forwards = herder.carry_out_requests(&mut owned);
-                        herder.apply_cluster_logger_levels();
-                        herder.reconcile(&mut owned, forwards);
-                    }));
-                    if let Err(panic) = round {
-                        tracing::error!(
-                            "a reconciliation failed on a bug ({}); the herder carries on and tries again",
-                            crate::sync::panic_message(&*panic)
-                        );
-                    }
-                    seen = signal.wait_past(seen, RECONCILE_INTERVAL);
+        std::thread::Builder::new().name("herder".into()).spawn(move || {
+            let signal = herder.store.changes();
+            let mut owned = Owned::default();
+            let mut seen = signal.version();
+            while !stop.is_stopped() {
+                // A bug that panics in one round must not end the loop: the next change, or
+                // the interval, tries again (locks are taken unpoisoned).
+                let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let forwards = herder.carry_out_requests(&mut owned);
+                    herder.apply_cluster_logger_levels();
+                    herder.reconcile(&mut owned, forwards);
+                }));
+                if let Err(panic) = round {
+                    tracing::error!(
+                        "a reconciliation failed on a bug ({}); the herder carries on and tries again",
+                        crate::sync::panic_message(&*panic)
+                    );
                 }
-            })
-            .expect("the system could not start the herder thread")
+                seen = signal.wait_past(seen, RECONCILE_INTERVAL);
+            }
+        })
     }
 
     /// Everything asked since the last round, in order. A requester that gave up waiting finds

@@ -29,7 +29,7 @@ struct Running<'a> {
 impl<'a> Running<'a> {
     fn start(herder: &'a Arc<Herder>) -> Self {
         let stop = Arc::new(crate::sync::Stop::default());
-        let thread = Some(herder.spawn_loop(stop.clone()));
+        let thread = Some(herder.spawn_loop(stop.clone()).unwrap());
         Running { herder, stop, thread }
     }
 }

@@ -102,7 +102,7 @@ struct Shared {
 /// The worker's producers, one per distinct client config, alive while a task uses it.
 #[derive(Default)]
 pub struct ProducerPool {
-    producers: Mutex<HashMap<Vec<(String, String)>, Weak<Shared>>>,
+    producers: Mutex<HashMap<wharf_connect::model::Pairs, Weak<Shared>>>,
     made: AtomicU64,
 }
 
@@ -182,12 +182,14 @@ impl TaskProducer {
     }
 
     /// Hands `record` to the producer; a refusal gives it back (a full queue may take it later).
+    /// The record comes back whole, unboxed: a full queue is ordinary under load, and the record
+    /// is offered again at once.
+    #[allow(clippy::result_large_err)]
     pub fn send<'a>(&self, record: Record<'a>) -> Result<(), Refused<'a>> {
         // Counted first: the answer may come before `send` returns.
         self.deliveries.in_flight.fetch_add(1, Ordering::AcqRel);
-        self.shared.producer.send(record).map_err(|refused| {
+        self.shared.producer.send(record).inspect_err(|_| {
             self.deliveries.in_flight.fetch_sub(1, Ordering::AcqRel);
-            refused
         })
     }
 

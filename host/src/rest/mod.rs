@@ -57,7 +57,7 @@ struct MemberSignatures {
 }
 
 pub fn router(state: Shared) -> Router {
-    let guard = Arc::new(guard::RequestGuard::of(&state.herder.worker_config()));
+    let guard = Arc::new(guard::RequestGuard::of(state.herder.worker_config()));
     let credentials = state.credentials.clone();
     let expensive = Arc::new(limit::ExpensiveCalls::new(state.herder.worker_config().rest_max_concurrent_expensive));
     let signatures = MemberSignatures {

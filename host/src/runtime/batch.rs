@@ -41,6 +41,9 @@ pub struct BatchReader {
     values: Vec<Option<wit::Value>>,
 }
 
+/// A record's key, value and headers, read from a batch.
+pub type RecordParts = (Option<Part>, Option<Part>, Vec<wharf_connect::model::PartHeader>);
+
 impl BatchReader {
     /// `known`: schemas of an earlier batch; one equal to a schema of this batch stands for it.
     pub fn new(
@@ -218,7 +221,7 @@ impl BatchReader {
         key: Option<wit::Part>,
         value: Option<wit::Part>,
         headers: Vec<wit::Header>,
-    ) -> Result<(Option<Part>, Option<Part>, Vec<wharf_connect::model::PartHeader>), String> {
+    ) -> Result<RecordParts, String> {
         let key =
             key.map(|k| self.part(k).map_err(|e| format!("record {index} of the batch, its key: {e}"))).transpose()?;
         let value = value

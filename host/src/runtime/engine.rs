@@ -187,7 +187,7 @@ impl Runtime {
     pub fn load_component(&self, path: &Path) -> Result<(Component, LoadedFrom)> {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         let cached = self.cache_entry(&bytes);
-        if let Some(component) = cached.as_deref().and_then(|c| self.from_cache(c)) {
+        if let Some(component) = cached.as_deref().and_then(|c| self.load_cached(c)) {
             return Ok((component, LoadedFrom::Cache));
         }
         let started = Instant::now();
@@ -199,7 +199,7 @@ impl Runtime {
                 // Mapped from the cache file, the code and memory images are the page cache's,
                 // not this process's private memory.
                 Ok(()) => {
-                    if let Some(mapped) = self.from_cache(cached) {
+                    if let Some(mapped) = self.load_cached(cached) {
                         return Ok((mapped, LoadedFrom::Compiled));
                     }
                 }
@@ -253,7 +253,7 @@ impl Runtime {
             return Ok(None);
         }
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        Ok(self.cache_entry(&bytes).and_then(|entry| self.from_cache(&entry).map(|component| (component, entry))))
+        Ok(self.cache_entry(&bytes).and_then(|entry| self.load_cached(&entry).map(|component| (component, entry))))
     }
 
     /// Where the compiled code of a file with these bytes is kept, when there is a usable cache.
@@ -262,7 +262,7 @@ impl Runtime {
     }
 
     /// A cache entry's component, when there is a usable one.
-    fn from_cache(&self, cached: &Path) -> Option<Component> {
+    fn load_cached(&self, cached: &Path) -> Option<Component> {
         if !cached.exists() {
             return None;
         }

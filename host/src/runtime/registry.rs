@@ -273,7 +273,12 @@ impl PluginRegistry {
 
     /// Rescans every `interval` on a thread of its own, until `stop` is set or the registry is
     /// gone.
-    pub fn watch(self: &Arc<Self>, runtime: Arc<Runtime>, interval: Duration, stop: Arc<crate::sync::Stop>) {
+    pub fn watch(
+        self: &Arc<Self>,
+        runtime: Arc<Runtime>,
+        interval: Duration,
+        stop: Arc<crate::sync::Stop>,
+    ) -> std::io::Result<()> {
         let registry = Arc::downgrade(self);
         std::thread::Builder::new()
             .name("plugin-scan".into())
@@ -284,7 +289,7 @@ impl PluginRegistry {
                 let Some(registry) = registry.upgrade() else { return };
                 registry.rescan(&runtime);
             })
-            .expect("the system could not start the plugin scan thread");
+            .map(drop)
     }
 
     /// Files compiling now or waiting to, with how long each has waited.

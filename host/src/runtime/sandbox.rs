@@ -532,7 +532,7 @@ impl wit_errant::Host for TaskState {
             .topics
             .iter()
             .position(|t| *t == topic)
-            .is_some_and(|index| putting.records.iter().any(|r| *r == (index as u32, partition, offset)));
+            .is_some_and(|index| putting.records.contains(&(index as u32, partition, offset)));
         if !known {
             return Ok(Err(format!(
                 "the record at {topic}-{partition} offset {offset} is not in the batch being put; report only records \

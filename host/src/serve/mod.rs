@@ -35,7 +35,7 @@ pub struct Stores {
 }
 
 /// Joins the group; the handle leaves it.
-pub type JoinGroup = Box<dyn FnOnce(Arc<Herder>) -> MemberHandle + Send>;
+pub type JoinGroup = Box<dyn FnOnce(Arc<Herder>) -> std::io::Result<MemberHandle> + Send>;
 
 pub type OpenStores = Box<dyn FnOnce(WorkerConfig) -> Pin<Box<dyn Future<Output = Result<Stores>> + Send>> + Send>;
 
@@ -100,7 +100,9 @@ pub async fn run(
     let (runtime, registry) = tokio::task::spawn_blocking(move || -> Result<_> {
         let runtime = Arc::new(Runtime::new(cache_dir)?);
         let registry = PluginRegistry::scan(&runtime, &plugin_path, compile_threads);
-        registry.watch(runtime.clone(), scan_interval, stop_scan);
+        registry
+            .watch(runtime.clone(), scan_interval, stop_scan)
+            .map_err(|e| anyhow::anyhow!("the system could not start the plugin scan thread: {e}"))?;
         Ok((runtime, registry))
     })
     .await??;
@@ -141,8 +143,13 @@ pub async fn run(
         stop(worker).await;
         return Err(e);
     }
-    let herder_loop = herder.spawn_loop(stop_loop.clone());
-    let member = join.map(|join| join(herder.clone()));
+    let herder_loop = herder
+        .spawn_loop(stop_loop.clone())
+        .map_err(|e| anyhow::anyhow!("the system could not start the herder thread: {e}"))?;
+    let member = join
+        .map(|join| join(herder.clone()))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("the system could not start the group membership thread: {e}"))?;
 
     let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id, credentials }));
     tracing::info!(

@@ -123,7 +123,8 @@ impl FileOffsetStore {
         let offsets: Vec<Value> = entries
             .iter()
             .map(|(key, value)| {
-                let key: Value = serde_json::from_str(key).expect("keys are JSON we wrote");
+                // Keys are JSON this store wrote; one that were not would be kept as text.
+                let key: Value = serde_json::from_str(key).unwrap_or_else(|_| Value::String(key.clone()));
                 json!({"key": key, "value": value})
             })
             .collect();

@@ -731,51 +731,50 @@ impl Delivery {
                 Err(failure) => self.skip(failure, originals.and_then(|o| o.get(i)), about)?,
             }
         }
-        let transformed: Vec<(usize, Option<About>, Result<Option<SinkRecord>, RecordFailure>)> =
-            if self.transforms.is_empty() {
-                read.into_iter().map(|(i, about, record)| (i, about, Ok(Some(record)))).collect()
-            } else {
-                let mut places = Vec::with_capacity(read.len());
-                let mut records = Vec::with_capacity(read.len());
-                for (i, about, r) in read {
-                    places.push((i, about, r.partition, r.offset));
-                    let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
-                    records.push(wharf_connect::transform::Record {
-                        topic,
-                        partition: Some(partition),
-                        offset: Some(offset),
-                        key,
-                        value,
-                        headers,
-                        timestamp,
-                    });
-                }
-                let results = self.transforms.apply(records);
-                places
-                    .into_iter()
-                    .zip(results)
-                    .map(|((i, about, partition, offset), result)| {
-                        let result = match result {
-                            Ok(Some(t)) => Ok(Some(SinkRecord {
-                                topic: t.topic,
-                                partition: t.partition.unwrap_or(partition),
-                                offset,
-                                key: t.key,
-                                value: t.value,
-                                headers: t.headers,
-                                timestamp: t.timestamp,
-                            })),
-                            Ok(None) => Ok(None),
-                            Err(e) => Err(RecordFailure {
-                                stage: Stage::Transformation,
-                                class: e.class,
-                                message: format!("{} (partition {partition}, offset {offset})", e.message),
-                            }),
-                        };
-                        (i, about, result)
-                    })
-                    .collect()
-            };
+        let transformed: Vec<(usize, Option<About>, Transformed)> = if self.transforms.is_empty() {
+            read.into_iter().map(|(i, about, record)| (i, about, Ok(Some(record)))).collect()
+        } else {
+            let mut places = Vec::with_capacity(read.len());
+            let mut records = Vec::with_capacity(read.len());
+            for (i, about, r) in read {
+                places.push((i, about, r.partition, r.offset));
+                let SinkRecord { topic, partition, offset, key, value, headers, timestamp } = r;
+                records.push(wharf_connect::transform::Record {
+                    topic,
+                    partition: Some(partition),
+                    offset: Some(offset),
+                    key,
+                    value,
+                    headers,
+                    timestamp,
+                });
+            }
+            let results = self.transforms.apply(records);
+            places
+                .into_iter()
+                .zip(results)
+                .map(|((i, about, partition, offset), result)| {
+                    let result = match result {
+                        Ok(Some(t)) => Ok(Some(SinkRecord {
+                            topic: t.topic,
+                            partition: t.partition.unwrap_or(partition),
+                            offset,
+                            key: t.key,
+                            value: t.value,
+                            headers: t.headers,
+                            timestamp: t.timestamp,
+                        })),
+                        Ok(None) => Ok(None),
+                        Err(e) => Err(RecordFailure {
+                            stage: Stage::Transformation,
+                            class: e.class,
+                            message: format!("{} (partition {partition}, offset {offset})", e.message),
+                        }),
+                    };
+                    (i, about, result)
+                })
+                .collect()
+        };
         let mut kept = Vec::with_capacity(transformed.len());
         for (i, about, result) in transformed {
             let result = match result {
@@ -949,3 +948,7 @@ impl Delivery {
         TaskReport { outcome: outcome.and(committed).and(closed) }
     }
 }
+
+/// What the transform chain made of one record read for a sink: kept (changed or not), dropped
+/// (`None`), or failed.
+type Transformed = Result<Option<SinkRecord>, RecordFailure>;

@@ -12,7 +12,7 @@ const MAX_KNOWN_TOPICS: usize = 10_000;
 
 pub struct TopicCreator {
     /// None when the connector creates no topics, or the worker's `topic.creation.enable` is false.
-    creating: Option<(TopicCreation, WorkerConfig, Vec<(String, String)>)>,
+    creating: Option<(TopicCreation, WorkerConfig, wharf_connect::model::Pairs)>,
     known: HashSet<String>,
     last: String,
 }

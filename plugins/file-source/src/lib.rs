@@ -155,7 +155,7 @@ impl SourceTask for FileSourceTask {
         let partition = self.partition();
         let limit = max_records.min(self.batch_size) as usize;
         let mut records = Vec::with_capacity(limit.min(4096));
-        let reader = self.reader.as_mut().expect("reader opened above");
+        let Some(reader) = self.reader.as_mut() else { return Ok(Vec::new()) };
         while records.len() < limit {
             let read = reader
                 .read_until(b'\n', &mut self.partial)

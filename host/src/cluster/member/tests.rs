@@ -244,7 +244,8 @@ impl Group {
             sync_timeout: Duration::from_secs(1),
             security: WireSecurity::default(),
         };
-        let handle = Member::start_with(config, view.clone(), recorder.clone(), Box::new(Scripted(script.clone())));
+        let handle =
+            Member::start_with(config, view.clone(), recorder.clone(), Box::new(Scripted(script.clone()))).unwrap();
         Group { script, recorder, view, handle: Some(handle) }
     }
 

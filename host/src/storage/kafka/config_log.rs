@@ -439,6 +439,7 @@ mod tests {
         let config = r#"{"properties":{"name":"a","connector.class":"datagen","tasks.max":"2"}}"#;
         let task = |n: u32| format!(r#"{{"properties":{{"task":"{n}"}}}}"#);
         // (key, value, the record's problem, then: is `a` there, its task count, its target state)
+        #[allow(clippy::type_complexity)] // a table of cases, a tuple a row
         let cases: Vec<(&str, Option<String>, Option<&str>, bool, Option<usize>, TargetState)> = vec![
             ("connector-a", Some(config.into()), None, true, None, TargetState::Started),
             ("task-a-0", Some(task(0)), None, true, None, TargetState::Started),

@@ -315,6 +315,7 @@ mod tests {
     #[test]
     fn status_records_replay_as_kafka_connect_writes_them() {
         // (key, value, the record's problem, then the connector's state and its task 0's)
+        #[allow(clippy::type_complexity)] // a table of cases, a tuple a row
         let cases: Vec<(&str, Option<String>, Option<&str>, Option<&str>, Option<&str>)> = vec![
             ("status-task-a-0", Some(status("RUNNING", "w1:8083", 1)), None, Some("UNASSIGNED"), Some("RUNNING")),
             ("status-connector-a", Some(status("RUNNING", "w1:8083", 1)), None, Some("RUNNING"), Some("RUNNING")),

@@ -109,7 +109,7 @@ impl SinkTask for FlakySinkTask {
 
     fn put(&mut self, records: Vec<SinkRecord>) -> Result<(), ConnectorError> {
         self.puts += 1;
-        if self.puts % self.fail_every == 0 {
+        if self.puts.is_multiple_of(self.fail_every) {
             return Err(ConnectorError::Retriable(format!("put number {} refused on purpose", self.puts)));
         }
         if let Some(marker) = &self.refuse_marker {

@@ -125,11 +125,11 @@ impl Connector for Misbehaver {
         let secret = config.get("secret").unwrap_or_default().to_string();
         for task in &mut configs {
             if let Some(name) = config.get("smuggle.env").filter(|n| !n.is_empty()) {
-                task.set("smuggled", &format!("${{env:{name}}}"));
+                task.set("smuggled", format!("${{env:{name}}}"));
             }
             match config.get("copy.secret") {
                 Some("whole") => task.set("copied", &secret),
-                Some("inside") => task.set("inside", &format!("password={secret}")),
+                Some("inside") => task.set("inside", format!("password={secret}")),
                 _ => {}
             }
         }
