@@ -16,6 +16,10 @@
 //! `transform`. `connect/tests/conformance.rs` runs the converters and transforms beside Kafka Connect's
 //! own classes.
 
+// An item marked `pub` is part of the crate's API, reachable from outside; the rest say
+// `pub(crate)`.
+#![warn(unreachable_pub)]
+
 pub mod convert;
 pub mod data;
 pub mod model;

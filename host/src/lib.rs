@@ -1,6 +1,10 @@
 //! Wharf: a connector host in the spirit of Kafka Connect whose connectors are WebAssembly
 //! components. See ARCHITECTURE.md for the map.
 
+// An item marked `pub` is part of the crate's API, reachable from outside; the rest say
+// `pub(crate)`.
+#![warn(unreachable_pub)]
+
 pub mod bench;
 pub mod cluster;
 pub mod config;

@@ -219,7 +219,7 @@ pub(crate) mod testing {
 
     /// A chain of one of Connect's transforms, by its name after
     /// `org.apache.kafka.connect.transforms.` (`Cast$Value`), with these settings.
-    pub fn chain(name: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
+    pub(crate) fn chain(name: &str, settings: &[(&str, &str)]) -> Result<Chain, Vec<TransformConfigError>> {
         let mut config = vec![
             ("transforms".to_string(), "x".to_string()),
             ("transforms.x.type".to_string(), format!("org.apache.kafka.connect.transforms.{name}")),
@@ -229,7 +229,7 @@ pub(crate) mod testing {
     }
 
     /// A record of topic `t` with this key and value, and nothing else.
-    pub fn record(key: Option<Data>, value: Option<Data>) -> Record {
+    pub(crate) fn record(key: Option<Data>, value: Option<Data>) -> Record {
         Record {
             topic: "t".into(),
             partition: None,

@@ -17,7 +17,7 @@ use kafka_protocol::messages::ApiKey;
 /// A response refused before decoding.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{api} v{version} response: {problem}")]
-pub struct Refusal {
+pub(super) struct Refusal {
     /// The API's name, or its key when kafka-protocol knows no such API.
     pub api: String,
     pub version: i16,
@@ -27,7 +27,7 @@ pub struct Refusal {
 /// What is wrong with a response. `field` is the field's path in the message, as
 /// kafka-protocol's structs name it (`members[].metadata`).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Problem {
+pub(super) enum Problem {
     /// More array elements or tagged fields than the frame could hold at one byte each.
     #[error("{field} counts {count} elements but only {left} bytes are left in the frame")]
     TooMany { field: &'static str, count: u64, left: usize },
@@ -48,7 +48,7 @@ type Step = Result<(), Problem>;
 /// Walks `frame` (response header and body, after the size) as the response to API `api_key` at
 /// `version`, with a header at `header_version`. Returns the number of bytes after the body,
 /// which the decoder leaves unread too.
-pub fn check(api_key: i16, version: i16, header_version: i16, frame: &[u8]) -> Result<usize, Refusal> {
+pub(super) fn check(api_key: i16, version: i16, header_version: i16, frame: &[u8]) -> Result<usize, Refusal> {
     let mut walk = Walk { rest: frame };
     match header(&mut walk, header_version).and_then(|()| body(&mut walk, api_key, version)) {
         Ok(()) => Ok(walk.rest.len()),

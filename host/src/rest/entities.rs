@@ -12,7 +12,7 @@ use wharf_connect::model::{ConnectorStatus, Pairs, State, Status, TargetState};
 
 /// Every error: `{"error_code": 404, "message": "…"}`.
 #[derive(Serialize)]
-pub struct ErrorMessage {
+pub(super) struct ErrorMessage {
     pub error_code: u16,
     pub message: String,
 }
@@ -20,7 +20,7 @@ pub struct ErrorMessage {
 /// `GET /`: Connect's three fields, `version` being the Kafka Connect version whose REST API
 /// this worker answers (clients gate features on it), and Wharf's own version beside them.
 #[derive(Serialize)]
-pub struct ServerInfo {
+pub(super) struct ServerInfo {
     pub version: &'static str,
     pub commit: &'static str,
     pub kafka_cluster_id: String,
@@ -28,21 +28,21 @@ pub struct ServerInfo {
 }
 
 /// The Kafka Connect release whose REST API and config surface Wharf follows.
-pub const KAFKA_CONNECT_VERSION: &str = "4.1.1";
+pub(super) const KAFKA_CONNECT_VERSION: &str = "4.1.1";
 
 /// A connector's config as REST shows it: values of its plugin's PASSWORD keys hidden.
-pub type ConfigMap = BTreeMap<String, String>;
+pub(super) type ConfigMap = BTreeMap<String, String>;
 
-pub fn shown_config(pairs: &[(String, String)], secrets: &[String]) -> ConfigMap {
+pub(super) fn shown_config(pairs: &[(String, String)], secrets: &[String]) -> ConfigMap {
     pairs.iter().map(|(k, v)| (k.clone(), if secrets.contains(k) { HIDDEN.to_string() } else { v.clone() })).collect()
 }
 
 /// `{"connector": "…", "task": 0}`, Connect's `ConnectorTaskId`.
-pub use wharf_connect::model::TaskId as ConnectorTaskId;
+pub(super) use wharf_connect::model::TaskId as ConnectorTaskId;
 
 /// `GET /connectors/{name}`, and the answer to a create or a config change.
 #[derive(Serialize)]
-pub struct ConnectorInfo {
+pub(super) struct ConnectorInfo {
     pub name: String,
     pub config: ConfigMap,
     pub tasks: Vec<ConnectorTaskId>,
@@ -52,7 +52,7 @@ pub struct ConnectorInfo {
 
 /// One entry of `GET /connectors/{name}/tasks`.
 #[derive(Serialize)]
-pub struct TaskInfo {
+pub(super) struct TaskInfo {
     pub id: ConnectorTaskId,
     pub config: ConfigMap,
 }
@@ -62,7 +62,7 @@ pub struct TaskInfo {
 /// `records_skipped` (Wharf's own field) only when a task skipped records under
 /// `errors.tolerance=all`.
 #[derive(Serialize)]
-pub struct StateInfo {
+pub(super) struct StateInfo {
     pub state: State,
     pub worker_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,7 +91,7 @@ impl From<&Status> for StateInfo {
 }
 
 #[derive(Serialize)]
-pub struct TaskState {
+pub(super) struct TaskState {
     pub id: u32,
     #[serde(flatten)]
     pub state: StateInfo,
@@ -99,7 +99,7 @@ pub struct TaskState {
 
 /// `GET /connectors/{name}/status`.
 #[derive(Serialize)]
-pub struct ConnectorStateInfo {
+pub(super) struct ConnectorStateInfo {
     pub name: String,
     pub connector: StateInfo,
     pub tasks: Vec<TaskState>,
@@ -120,7 +120,7 @@ impl From<ConnectorStatus> for ConnectorStateInfo {
 
 /// One connector of `GET /connectors?expand=status&expand=info`: what was asked for.
 #[derive(Serialize, Default)]
-pub struct ConnectorExpansions {
+pub(super) struct ConnectorExpansions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ConnectorStateInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,31 +129,31 @@ pub struct ConnectorExpansions {
 
 /// `GET /health`: `healthy`, `starting` or `unhealthy`, with what that means.
 #[derive(Serialize)]
-pub struct WorkerStatus {
+pub(super) struct WorkerStatus {
     pub status: &'static str,
     pub message: String,
 }
 
 /// `source`, `sink`, or `unknown` when the plugin is not loaded here.
-pub fn kind_name(kind: Option<ConnectorKind>) -> &'static str {
+pub(super) fn kind_name(kind: Option<ConnectorKind>) -> &'static str {
     kind.map_or("unknown", ConnectorKind::name)
 }
 
 /// `{"message": "…"}`: the answer to an offsets change.
 #[derive(Serialize)]
-pub struct Message {
+pub(super) struct Message {
     pub message: String,
 }
 
 /// `GET /connectors/{name}/offsets`.
 #[derive(Serialize)]
-pub struct ConnectorOffsets {
+pub(super) struct ConnectorOffsets {
     pub offsets: Vec<ConnectorOffset>,
 }
 
 /// One source partition, or one sink topic partition, with its offset.
 #[derive(Serialize)]
-pub struct ConnectorOffset {
+pub(super) struct ConnectorOffset {
     pub partition: serde_json::Value,
     pub offset: serde_json::Value,
 }
@@ -161,7 +161,7 @@ pub struct ConnectorOffset {
 impl ConnectorOffset {
     /// A sink's offset in Kafka Connect's shape: the partition as `kafka_topic` and
     /// `kafka_partition`, the offset as `kafka_offset`.
-    pub fn of_sink(topic: String, partition: i32, offset: i64) -> Self {
+    pub(super) fn of_sink(topic: String, partition: i32, offset: i64) -> Self {
         ConnectorOffset {
             partition: serde_json::json!({"kafka_topic": topic, "kafka_partition": partition}),
             offset: serde_json::json!({"kafka_offset": offset}),
@@ -172,7 +172,7 @@ impl ConnectorOffset {
 /// One entry of `GET /connector-plugins`; a file that failed to load (with
 /// `connectorsOnly=false`) has type `invalid`, no version and its `error`.
 #[derive(Serialize)]
-pub struct PluginInfo {
+pub(super) struct PluginInfo {
     pub class: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -184,7 +184,7 @@ pub struct PluginInfo {
 /// The definition of one config key, as `GET /connector-plugins/{plugin}/config` and the
 /// validate answer show it.
 #[derive(Serialize)]
-pub struct ConfigKeyInfo {
+pub(super) struct ConfigKeyInfo {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -201,7 +201,7 @@ pub struct ConfigKeyInfo {
 
 impl ConfigKeyInfo {
     /// `key` as the `order`-th (from 1) of its list.
-    pub fn of(key: &wharf_connect::model::ConfigKey, order: usize) -> Self {
+    pub(super) fn of(key: &wharf_connect::model::ConfigKey, order: usize) -> Self {
         ConfigKeyInfo {
             name: key.name.clone(),
             kind: key.type_name,
@@ -220,7 +220,7 @@ impl ConfigKeyInfo {
 
 /// A key's value in a validate answer, with what is wrong with it.
 #[derive(Serialize)]
-pub struct ConfigValueInfo {
+pub(super) struct ConfigValueInfo {
     pub name: String,
     pub value: Option<String>,
     pub recommended_values: Vec<String>,
@@ -229,14 +229,14 @@ pub struct ConfigValueInfo {
 }
 
 #[derive(Serialize)]
-pub struct ConfigInfo {
+pub(super) struct ConfigInfo {
     pub definition: ConfigKeyInfo,
     pub value: ConfigValueInfo,
 }
 
 /// `PUT /connector-plugins/{plugin}/config/validate`.
 #[derive(Serialize)]
-pub struct ConfigInfos {
+pub(super) struct ConfigInfos {
     pub name: String,
     pub error_count: usize,
     pub groups: Vec<String>,
@@ -257,14 +257,14 @@ fn json_of(body: &[u8]) -> Result<serde_json::Value, BadRequest> {
 /// create's `config`): a JSON object whose values are strings, numbers or booleans, each taken
 /// as its text.
 #[derive(Debug, PartialEq)]
-pub struct ConfigBody(pub Pairs);
+pub(super) struct ConfigBody(pub Pairs);
 
 impl ConfigBody {
-    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+    pub(super) fn parse(body: &[u8]) -> Result<Self, BadRequest> {
         Self::from_json(&json_of(body)?)
     }
 
-    pub fn from_json(value: &serde_json::Value) -> Result<Self, BadRequest> {
+    pub(super) fn from_json(value: &serde_json::Value) -> Result<Self, BadRequest> {
         let object = value
             .as_object()
             .ok_or_else(|| BadRequest("the connector config must be a JSON object of strings".into()))?;
@@ -290,14 +290,14 @@ impl ConfigBody {
 /// `POST /connectors`: `{"name": "…", "config": {…}, "initial_state": "RUNNING" | "PAUSED" |
 /// "STOPPED"}`, the state optional (KIP-980).
 #[derive(Debug, PartialEq)]
-pub struct CreateConnector {
+pub(super) struct CreateConnector {
     pub name: String,
     pub config: Pairs,
     pub initial_state: Option<TargetState>,
 }
 
 impl CreateConnector {
-    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+    pub(super) fn parse(body: &[u8]) -> Result<Self, BadRequest> {
         let request = json_of(body)?;
         let name = request["name"]
             .as_str()
@@ -328,10 +328,10 @@ impl CreateConnector {
 
 /// `PATCH /connectors/{name}/config` (KIP-477): `{k: v | null}`, a null removing the key.
 #[derive(Debug, PartialEq)]
-pub struct ConfigPatch(pub Vec<(String, Option<String>)>);
+pub(super) struct ConfigPatch(pub Vec<(String, Option<String>)>);
 
 impl ConfigPatch {
-    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+    pub(super) fn parse(body: &[u8]) -> Result<Self, BadRequest> {
         let request = json_of(body)?;
         let object = request
             .as_object()
@@ -350,10 +350,10 @@ impl ConfigPatch {
 /// `POST /connectors/{name}/tasks`, between the workers of a group: the task configs a
 /// connector generated, a JSON array of configs.
 #[derive(Debug, PartialEq)]
-pub struct TaskConfigs(pub Vec<Pairs>);
+pub(super) struct TaskConfigs(pub Vec<Pairs>);
 
 impl TaskConfigs {
-    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+    pub(super) fn parse(body: &[u8]) -> Result<Self, BadRequest> {
         let request = json_of(body)?;
         let list =
             request.as_array().ok_or_else(|| BadRequest("task configs must be a JSON array of objects".into()))?;
@@ -364,19 +364,19 @@ impl TaskConfigs {
 /// One entry of `PATCH /connectors/{name}/offsets`: a partition object and its offset, none to
 /// forget it; their insides depend on the connector's kind.
 #[derive(Debug, PartialEq)]
-pub struct OffsetEntry {
+pub(super) struct OffsetEntry {
     pub partition: serde_json::Value,
     pub offset: Option<serde_json::Value>,
 }
 
 /// `PATCH /connectors/{name}/offsets`: `{"offsets": [{"partition": {…}, "offset": {…} | null}]}`.
 #[derive(Debug, PartialEq)]
-pub struct AlterOffsets(pub Vec<OffsetEntry>);
+pub(super) struct AlterOffsets(pub Vec<OffsetEntry>);
 
 impl AlterOffsets {
     const SHAPE: &'static str = "the body must look like {\"offsets\": [{\"partition\": {...}, \"offset\": {...}}]}";
 
-    pub fn parse(body: &[u8]) -> Result<Self, BadRequest> {
+    pub(super) fn parse(body: &[u8]) -> Result<Self, BadRequest> {
         let doc: serde_json::Value =
             serde_json::from_slice(body).map_err(|e| BadRequest(format!("{}: {e}", Self::SHAPE)))?;
         let Some(list) = doc.get("offsets").and_then(serde_json::Value::as_array) else {
@@ -443,6 +443,6 @@ mod tests {
 /// `GET /connectors/{name}/topics`: `{"<name>": {"topics": [...]}}`, Connect's
 /// `ActiveTopicsInfo` by connector.
 #[derive(Serialize)]
-pub struct ActiveTopicsInfo {
+pub(super) struct ActiveTopicsInfo {
     pub topics: Vec<String>,
 }

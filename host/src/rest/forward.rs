@@ -61,7 +61,7 @@ fn signing_key(state: &RestState) -> Result<(wharf_connect::model::SessionKey, S
 }
 
 /// Passes a request on to `base` (another worker's REST URL) and answers with its response.
-pub async fn pass_on(state: &RestState, request: Request, base: &str) -> Response {
+pub(super) async fn pass_on(state: &RestState, request: Request, base: &str) -> Response {
     match passed_on(state, request, base).await {
         Ok(response) => response,
         Err(e) => e.into_response(),
@@ -98,7 +98,7 @@ async fn passed_on(state: &RestState, request: Request, base: &str) -> Result<Re
 
 /// Asks the worker at `base` (another worker's REST URL) to restart task `task` of `connector`,
 /// which it runs, in a request this worker signs; what went wrong otherwise.
-pub async fn restart_task_on(state: &RestState, base: &str, connector: &str, task: u32) -> Result<(), String> {
+pub(super) async fn restart_task_on(state: &RestState, base: &str, connector: &str, task: u32) -> Result<(), String> {
     rules(state).check(base).map_err(|why| format!("not sent: {why} (wharf.rest.forward.allowed.urls)"))?;
     let (key, algorithm) = signing_key(state).map_err(|e| e.message)?;
     let path = format!("/connectors/{}/tasks/{task}/restart", crate::peer::path_segment(connector));
@@ -115,7 +115,7 @@ pub async fn restart_task_on(state: &RestState, base: &str, connector: &str, tas
 }
 
 /// The 409 Kafka Connect answers while a group has no leader.
-pub fn no_leader() -> ApiError {
+pub(super) fn no_leader() -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
         "Cannot complete the request now: the group is rebalancing and has no leader yet. Retry in a few seconds",
@@ -125,7 +125,7 @@ pub fn no_leader() -> ApiError {
 /// Middleware for the routes that write the config topic: a follower passes the request on to
 /// the leader; during a rebalance the answer is 409. A request another worker passed on is
 /// carried out here (the herder refuses it with 409 if this worker no longer leads).
-pub async fn to_leader(State(state): State<Shared>, request: Request, next: Next) -> Response {
+pub(super) async fn to_leader(State(state): State<Shared>, request: Request, next: Next) -> Response {
     if request.method() == Method::GET || request.headers().contains_key(FORWARDED_BY) {
         return next.run(request).await;
     }

@@ -20,7 +20,7 @@ use crate::config::WorkerConfig;
 
 /// What requests must look like to reach a handler.
 #[derive(Debug, Clone)]
-pub struct RequestGuard {
+pub(super) struct RequestGuard {
     /// Host names (no port) a request's `Host` may name besides IP addresses and `localhost`.
     hosts: Vec<String>,
     /// Origins (`scheme://host[:port]`) allowed; `*` allows any.
@@ -30,7 +30,7 @@ pub struct RequestGuard {
 }
 
 impl RequestGuard {
-    pub fn of(config: &WorkerConfig) -> Self {
+    pub(super) fn of(config: &WorkerConfig) -> Self {
         let host_of = |address: &str| address.rsplit_once(':').map_or(address, |(h, _)| h).to_ascii_lowercase();
         let mut hosts = vec![host_of(&config.rest_bind), host_of(&config.advertised)];
         hosts.dedup();
@@ -114,7 +114,7 @@ impl RequestGuard {
 
 /// Refuses requests the guard does not allow; answers CORS preflights of allowed origins and adds
 /// the CORS header to their answers.
-pub async fn check(State(guard): State<Arc<RequestGuard>>, request: Request, next: Next) -> Response {
+pub(super) async fn check(State(guard): State<Arc<RequestGuard>>, request: Request, next: Next) -> Response {
     if let Some(problem) = guard.problem(&request) {
         return problem.into_response();
     }

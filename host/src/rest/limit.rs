@@ -17,20 +17,20 @@ use axum::response::{IntoResponse, Response};
 use super::ApiError;
 
 /// How long an expensive call waits for one of the running ones to finish.
-pub const EXPENSIVE_WAIT: Duration = Duration::from_secs(10);
+pub(super) const EXPENSIVE_WAIT: Duration = Duration::from_secs(10);
 
-pub struct ExpensiveCalls {
+pub(super) struct ExpensiveCalls {
     permits: tokio::sync::Semaphore,
     max: usize,
 }
 
 impl ExpensiveCalls {
-    pub fn new(max: usize) -> Self {
+    pub(super) fn new(max: usize) -> Self {
         ExpensiveCalls { permits: tokio::sync::Semaphore::new(max), max }
     }
 
     /// A permit, held until dropped; none when all stayed taken for `EXPENSIVE_WAIT`.
-    pub async fn permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    pub(super) async fn permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
         match tokio::time::timeout(EXPENSIVE_WAIT, self.permits.acquire()).await {
             Ok(Ok(permit)) => Some(permit),
             _ => None,
@@ -38,7 +38,7 @@ impl ExpensiveCalls {
     }
 
     /// The 429 for a call that found every permit taken; `what` names the calls they bound.
-    pub fn busy(&self, what: &str) -> Response {
+    pub(super) fn busy(&self, what: &str) -> Response {
         let mut response = ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             format!(
@@ -70,7 +70,7 @@ fn is_expensive(method: &Method, path: &str) -> bool {
     connector_write || task_configs
 }
 
-pub async fn limit(State(calls): State<Arc<ExpensiveCalls>>, request: Request, next: Next) -> Response {
+pub(super) async fn limit(State(calls): State<Arc<ExpensiveCalls>>, request: Request, next: Next) -> Response {
     if !is_expensive(request.method(), request.uri().path()) {
         return next.run(request).await;
     }

@@ -15,7 +15,7 @@ use crate::logging::{LevelError, LoggerLevel, Loggers};
 
 /// One logger's level: `{"level": "INFO", "last_modified": null}`.
 #[derive(Serialize)]
-pub struct LoggerLevelInfo {
+pub(super) struct LoggerLevelInfo {
     level: String,
     last_modified: Option<i64>,
 }
@@ -27,7 +27,7 @@ impl From<LoggerLevel> for LoggerLevelInfo {
 }
 
 #[derive(Deserialize)]
-pub struct ScopeQuery {
+pub(super) struct ScopeQuery {
     scope: Option<String>,
 }
 
@@ -41,12 +41,12 @@ fn loggers() -> Result<&'static Loggers, ApiError> {
 }
 
 /// `GET /admin/loggers`: every logger with a level of its own, and `root`.
-pub async fn list() -> Result<Json<BTreeMap<String, LoggerLevelInfo>>, ApiError> {
+pub(super) async fn list() -> Result<Json<BTreeMap<String, LoggerLevelInfo>>, ApiError> {
     Ok(Json(loggers()?.all().into_iter().map(|(name, level)| (name, level.into())).collect()))
 }
 
 /// `GET /admin/loggers/{logger}`.
-pub async fn get(Path(name): Path<String>) -> Result<Json<LoggerLevelInfo>, ApiError> {
+pub(super) async fn get(Path(name): Path<String>) -> Result<Json<LoggerLevelInfo>, ApiError> {
     loggers()?
         .level(&name)
         .map(|level| Json(level.into()))
@@ -56,7 +56,7 @@ pub async fn get(Path(name): Path<String>) -> Result<Json<LoggerLevelInfo>, ApiE
 /// `PUT /admin/loggers/{logger}` with `{"level": "DEBUG"}`: the logger and the loggers below it.
 /// `scope=worker` (the default) answers the names of the loggers whose level changed;
 /// `scope=cluster` sets it on every worker of the cluster and answers 204.
-pub async fn set(
+pub(super) async fn set(
     State(state): State<Shared>,
     Path(name): Path<String>,
     Query(query): Query<ScopeQuery>,

@@ -14,7 +14,7 @@ use crate::runtime::Plugin;
 use wharf_connect::model::parse_version_requirement;
 
 #[derive(Deserialize)]
-pub struct ListQuery {
+pub(super) struct ListQuery {
     #[serde(rename = "connectorsOnly")]
     connectors_only: Option<bool>,
 }
@@ -22,7 +22,7 @@ pub struct ListQuery {
 /// Every version of every plugin; with `connectorsOnly=false`, as in Kafka Connect, the
 /// converters, transforms and predicates the worker has (built in, so with Wharf's version) and,
 /// Wharf's own, the files that failed to load.
-pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Vec<PluginInfo>> {
+pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Json<Vec<PluginInfo>> {
     let everything = query.connectors_only == Some(false);
     let mut entries: Vec<PluginInfo> = state
         .herder
@@ -56,7 +56,7 @@ pub async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -
 }
 
 #[derive(Deserialize)]
-pub struct VersionQuery {
+pub(super) struct VersionQuery {
     version: Option<String>,
 }
 
@@ -69,7 +69,7 @@ fn find(state: &Shared, name: &str, version: Option<&str>) -> Result<std::sync::
 }
 
 /// The plugin's configuration definition (the newest version, or `?version=`).
-pub async fn config_definition(
+pub(super) async fn config_definition(
     State(state): State<Shared>,
     Path(name): Path<String>,
     Query(query): Query<VersionQuery>,
@@ -80,7 +80,7 @@ pub async fn config_definition(
 
 /// The validate answer, in Kafka Connect's `ConfigInfos` shape: the herder finds the problems
 /// (`Herder::validate_connector`, the check a create makes), here they are only laid out.
-pub async fn validate(
+pub(super) async fn validate(
     State(state): State<Shared>,
     Path(name): Path<String>,
     body: Bytes,

@@ -10,16 +10,16 @@ use wharf_connect::data::{Data, Decimal, Field, Schema, Type, Value};
 use wharf_connect::model::Part;
 
 /// How deep values and schemas may nest (arrays in structs in maps…).
-pub const MAX_DATA_DEPTH: usize = 256;
+pub(super) const MAX_DATA_DEPTH: usize = 256;
 
 /// How many schemas of the last batch a task keeps, to hand out the same `Arc` for a schema that
 /// comes again (converters cache by `Arc`).
-pub const MAX_KEPT_SCHEMAS: usize = 64;
+pub(super) const MAX_KEPT_SCHEMAS: usize = 64;
 
 /// How large a batch's schemas may be: a schema table is a graph a plugin chooses, whose shared
 /// parts host code (comparisons, converters, drops) walks once per use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SchemaBounds {
+pub(super) struct SchemaBounds {
     /// `wasm.max.schema.depth`: levels one schema may nest (a struct in an array in a map…).
     pub max_depth: usize,
     /// `wasm.max.schema.nodes`: schema nodes one batch may hold, a shared schema counted at
@@ -30,10 +30,10 @@ pub struct SchemaBounds {
 #[cfg(test)]
 impl SchemaBounds {
     /// The worker's defaults (`WasmLimits::default`).
-    pub const DEFAULT: SchemaBounds = SchemaBounds { max_depth: 64, max_nodes: 100_000 };
+    pub(super) const DEFAULT: SchemaBounds = SchemaBounds { max_depth: 64, max_nodes: 100_000 };
 }
 
-pub struct BatchReader {
+pub(super) struct BatchReader {
     schemas: Vec<Arc<Schema>>,
     /// For each schema: how deep it nests and how many nodes it has with every use counted.
     shapes: Vec<(usize, u64)>,
@@ -42,11 +42,11 @@ pub struct BatchReader {
 }
 
 /// A record's key, value and headers, read from a batch.
-pub type RecordParts = (Option<Part>, Option<Part>, Vec<wharf_connect::model::PartHeader>);
+pub(super) type RecordParts = (Option<Part>, Option<Part>, Vec<wharf_connect::model::PartHeader>);
 
 impl BatchReader {
     /// `known`: schemas of an earlier batch; one equal to a schema of this batch stands for it.
-    pub fn new(
+    pub(super) fn new(
         schemas: Vec<wit::Schema>,
         values: Vec<wit::Value>,
         known: &[Arc<Schema>],
@@ -102,12 +102,12 @@ impl BatchReader {
     }
 
     /// Whether the batch has no schemas.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.schemas.is_empty()
     }
 
     /// This batch's schemas (at most `MAX_KEPT_SCHEMAS`), to know in the next one.
-    pub fn kept_schemas(&self) -> Vec<Arc<Schema>> {
+    pub(super) fn kept_schemas(&self) -> Vec<Arc<Schema>> {
         self.schemas.iter().take(MAX_KEPT_SCHEMAS).cloned().collect()
     }
 
@@ -215,7 +215,7 @@ impl BatchReader {
 
     /// A record's key, value and headers; the error names the record (`index` in its batch) and
     /// the part.
-    pub fn record_parts(
+    pub(super) fn record_parts(
         &mut self,
         index: usize,
         key: Option<wit::Part>,
@@ -242,7 +242,7 @@ impl BatchReader {
         Ok((key, value, headers))
     }
 
-    pub fn part(&mut self, part: wit::Part) -> Result<Part, String> {
+    pub(super) fn part(&mut self, part: wit::Part) -> Result<Part, String> {
         match part {
             wit::Part::Raw(bytes) => Ok(Part::Bytes(bytes)),
             wit::Part::Data(datum) => {
@@ -280,7 +280,7 @@ fn describe_children(fields: &[Field], key: &Option<Arc<Schema>>, value: &Option
 /// Lays records out as a data sink's batch: each schema once (by `Arc`: the converters hand out
 /// one per distinct schema), every value in one table.
 #[derive(Default)]
-pub struct BatchWriter {
+pub(super) struct BatchWriter {
     schemas: Vec<wit::Schema>,
     /// By address, with the `Arc` held so that no other schema takes the address meanwhile.
     known: std::collections::HashMap<*const Schema, (u32, Arc<Schema>)>,
@@ -354,7 +354,7 @@ impl BatchWriter {
     }
 
     /// The batch of `records`.
-    pub fn sink_batch(records: Vec<wharf_connect::model::SinkRecord>) -> super::bindings::SinkBatch {
+    pub(super) fn sink_batch(records: Vec<wharf_connect::model::SinkRecord>) -> super::bindings::SinkBatch {
         let mut writer = BatchWriter::default();
         let records = records
             .into_iter()
@@ -372,7 +372,9 @@ impl BatchWriter {
     }
 
     /// The batch of `records` for a transform plugin.
-    pub fn transform_batch(records: Vec<wharf_connect::model::ConnectRecord>) -> super::bindings::TransformBatch {
+    pub(super) fn transform_batch(
+        records: Vec<wharf_connect::model::ConnectRecord>,
+    ) -> super::bindings::TransformBatch {
         let mut writer = BatchWriter::default();
         let records = records
             .into_iter()
@@ -391,7 +393,7 @@ impl BatchWriter {
 
 /// Bytes a key or value counts for in `wasm.max.bytes.per.call`: its bytes, or its data's text
 /// and bytes and 8 for each other value.
-pub fn part_bytes(part: &Part) -> usize {
+pub(super) fn part_bytes(part: &Part) -> usize {
     fn value_bytes(value: &Value) -> usize {
         match value {
             Value::String(s) => s.len(),

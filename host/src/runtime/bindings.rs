@@ -3,7 +3,7 @@
 
 use wharf_connect::model::{self as own};
 
-pub mod source {
+pub(super) mod source {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "source-core",
@@ -15,7 +15,7 @@ pub mod source {
     });
 }
 
-pub mod sink {
+pub(super) mod sink {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "sink-core",
@@ -30,7 +30,7 @@ pub mod sink {
 }
 
 /// Sources whose records carry data (0.1.2 and later).
-pub mod data_source {
+pub(super) mod data_source {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "data-source-core",
@@ -43,7 +43,7 @@ pub mod data_source {
 }
 
 /// Sinks whose records carry data (0.1.2 and later).
-pub mod data_sink {
+pub(super) mod data_sink {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "data-sink-core",
@@ -58,7 +58,7 @@ pub mod data_sink {
 }
 
 /// Transform plugins (0.1.3 and later).
-pub mod transform {
+pub(super) mod transform {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "transform-core",
@@ -72,7 +72,7 @@ pub mod transform {
 }
 
 /// The `grants` export, which plugins of 0.1.0 lack: looked up apart from the worlds above.
-pub mod declared {
+pub(super) mod declared {
     wasmtime::component::bindgen!({
         path: "../wit",
         world: "declared-grants",
@@ -80,11 +80,11 @@ pub mod declared {
     });
 }
 
-pub use sink::wharf::connector::errant_records as wit_errant;
-pub use source::wharf::connector::host as wit_host;
-pub use source::wharf::connector::types as wit;
+pub(super) use sink::wharf::connector::errant_records as wit_errant;
+pub(super) use source::wharf::connector::host as wit_host;
+pub(super) use source::wharf::connector::types as wit;
 
-pub fn key_grant_from_wit(g: declared::exports::wharf::connector::grants::KeyGrant) -> own::KeyGrant {
+pub(super) fn key_grant_from_wit(g: declared::exports::wharf::connector::grants::KeyGrant) -> own::KeyGrant {
     use declared::exports::wharf::connector::grants::Names;
     let names = match g.names {
         Names::FileToRead => own::Names::FileToRead,
@@ -97,7 +97,7 @@ pub fn key_grant_from_wit(g: declared::exports::wharf::connector::grants::KeyGra
     own::KeyGrant { key: g.key, names }
 }
 
-pub fn scalar_from_wit(s: wit::Scalar) -> own::Scalar {
+pub(super) fn scalar_from_wit(s: wit::Scalar) -> own::Scalar {
     match s {
         wit::Scalar::Null => own::Scalar::Null,
         wit::Scalar::Boolean(b) => own::Scalar::Boolean(b),
@@ -107,7 +107,7 @@ pub fn scalar_from_wit(s: wit::Scalar) -> own::Scalar {
     }
 }
 
-pub fn scalar_to_wit(s: own::Scalar) -> wit::Scalar {
+pub(super) fn scalar_to_wit(s: own::Scalar) -> wit::Scalar {
     match s {
         own::Scalar::Null => wit::Scalar::Null,
         own::Scalar::Boolean(b) => wit::Scalar::Boolean(b),
@@ -117,11 +117,11 @@ pub fn scalar_to_wit(s: own::Scalar) -> wit::Scalar {
     }
 }
 
-pub fn offset_map_from_wit(map: wit::OffsetMap) -> own::OffsetMap {
+pub(super) fn offset_map_from_wit(map: wit::OffsetMap) -> own::OffsetMap {
     map.into_iter().map(|(k, v)| (k, scalar_from_wit(v))).collect()
 }
 
-pub fn offset_map_to_wit(map: own::OffsetMap) -> wit::OffsetMap {
+pub(super) fn offset_map_to_wit(map: own::OffsetMap) -> wit::OffsetMap {
     map.into_iter().map(|(k, v)| (k, scalar_to_wit(v))).collect()
 }
 
@@ -140,7 +140,7 @@ fn header_to_wit(h: own::PartHeader) -> Option<wit::Header> {
 }
 
 /// A record of a plugin whose keys and values are bytes.
-pub fn source_record_from_wit(r: wit::SourceRecord) -> own::PolledRecord {
+pub(super) fn source_record_from_wit(r: wit::SourceRecord) -> own::PolledRecord {
     own::PolledRecord {
         source_partition: offset_map_from_wit(r.source_partition),
         source_offset: offset_map_from_wit(r.source_offset),
@@ -153,11 +153,11 @@ pub fn source_record_from_wit(r: wit::SourceRecord) -> own::PolledRecord {
     }
 }
 
-pub use data_source::exports::wharf::connector::data_source_task::SourceBatch;
+pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 
 /// What `wasm.max.bytes.per.call` counts of a data batch: the text and bytes it carries, and 8
 /// bytes for each number.
-pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
+pub(super) fn source_batch_bytes(batch: &SourceBatch) -> usize {
     let records: usize = batch
         .records
         .iter()
@@ -172,7 +172,7 @@ pub fn source_batch_bytes(batch: &SourceBatch) -> usize {
 }
 
 /// As `source_batch_bytes`, for what a transform returned.
-pub fn transformed_batch_bytes(batch: &TransformedBatch) -> usize {
+pub(super) fn transformed_batch_bytes(batch: &TransformedBatch) -> usize {
     let records: usize = batch
         .records
         .iter()
@@ -231,7 +231,7 @@ fn wit_part_bytes(part: &Option<data_source::wharf::connector::data::Part>) -> u
 /// The records of a batch whose keys and values may be data, or why the batch breaks the
 /// contract's rules (`wit/connector.wit`, interface `data`).
 /// `known` holds the schemas of the task's last batch, and is given this batch's.
-pub fn source_batch_from_wit(
+pub(super) fn source_batch_from_wit(
     batch: SourceBatch,
     known: &mut Vec<std::sync::Arc<wharf_connect::data::Schema>>,
     bounds: super::batch::SchemaBounds,
@@ -262,7 +262,7 @@ pub fn source_batch_from_wit(
 
 /// A record for a sink that takes bytes; none if a key, value or header value is data (which
 /// the worker hands only to sinks that take data).
-pub fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
+pub(super) fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
     let bytes = |part: Option<own::Part>| match part {
         None => Some(None),
         Some(own::Part::Bytes(bytes)) => Some(Some(bytes)),
@@ -279,13 +279,13 @@ pub fn sink_record_to_wit(r: own::SinkRecord) -> Option<wit::SinkRecord> {
     })
 }
 
-pub use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
-pub use transform::exports::wharf::connector::transformer::{TransformBatch, TransformRecord, TransformedBatch};
+pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
+pub(super) use transform::exports::wharf::connector::transformer::{TransformBatch, TransformRecord, TransformedBatch};
 
 /// What a transform returned, in the host's terms: for each record given, the record it became
 /// or none; or why the batch breaks the contract's rules. `known` holds the schemas of the last
 /// batch, and is given this batch's.
-pub fn transformed_batch_from_wit(
+pub(super) fn transformed_batch_from_wit(
     batch: TransformedBatch,
     known: &mut Vec<std::sync::Arc<wharf_connect::data::Schema>>,
     bounds: super::batch::SchemaBounds,
@@ -317,15 +317,15 @@ pub fn transformed_batch_from_wit(
         .collect()
 }
 
-pub fn topic_partition_to_wit(tp: &own::TopicPartition) -> wit::TopicPartition {
+pub(super) fn topic_partition_to_wit(tp: &own::TopicPartition) -> wit::TopicPartition {
     wit::TopicPartition { topic: tp.topic.clone(), partition: tp.partition }
 }
 
-pub fn partition_offset_to_wit(po: &own::PartitionOffset) -> wit::PartitionOffset {
+pub(super) fn partition_offset_to_wit(po: &own::PartitionOffset) -> wit::PartitionOffset {
     wit::PartitionOffset { topic: po.topic.clone(), partition: po.partition, offset: po.offset }
 }
 
-pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
+pub(super) fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
     own::PluginInfo {
         name: info.name,
         version: info.version,
@@ -340,7 +340,7 @@ pub fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
 }
 
 /// A transform plugin's description, in the host's terms.
-pub fn transform_info_from_wit(
+pub(super) fn transform_info_from_wit(
     info: transform::exports::wharf::connector::transformer::TransformInfo,
 ) -> own::PluginInfo {
     own::PluginInfo {
@@ -377,6 +377,6 @@ fn config_key_from_wit(k: wit::ConfigKey) -> own::ConfigKey {
     }
 }
 
-pub fn config_problem_from_wit(p: wit::ConfigProblem) -> own::ConfigProblem {
+pub(super) fn config_problem_from_wit(p: wit::ConfigProblem) -> own::ConfigProblem {
     own::ConfigProblem { name: p.name, message: p.message }
 }

@@ -59,7 +59,7 @@ fn path_of(entry: &Path) -> PathBuf {
 }
 
 /// What the plugin compiled into `entry` said of itself, if it was kept and can be trusted.
-pub fn read(entry: &Path) -> Option<PluginInfo> {
+pub(super) fn read(entry: &Path) -> Option<PluginInfo> {
     let path = path_of(entry);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES || super::engine::private_entry(&path).is_err() {
@@ -101,7 +101,7 @@ pub fn read(entry: &Path) -> Option<PluginInfo> {
 
 /// Keeps what a plugin said of itself beside its compiled code; a failure only costs an
 /// inspection at the next load, so it is logged and not returned.
-pub fn write(entry: &Path, info: &PluginInfo) {
+pub(super) fn write(entry: &Path, info: &PluginInfo) {
     let kept = Entry {
         format: FORMAT,
         host: env!("CARGO_PKG_VERSION").to_string(),

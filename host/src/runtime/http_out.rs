@@ -40,7 +40,7 @@ pub(crate) struct HttpGrant {
 impl HttpGrant {
     /// Resolves every granted authority now (a name that does not resolve fails the task's
     /// start, saying which).
-    pub fn new(log: PluginLog, authorities: &[String], max_sockets: usize) -> anyhow::Result<HttpGrant> {
+    pub(super) fn new(log: PluginLog, authorities: &[String], max_sockets: usize) -> anyhow::Result<HttpGrant> {
         let mut pinned = HashMap::with_capacity(authorities.len());
         for authority in authorities {
             let authority = authority.to_ascii_lowercase();

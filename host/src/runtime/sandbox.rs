@@ -120,7 +120,7 @@ const MAX_ERRANT_REASON_BYTES: usize = 8 << 10;
 
 impl Putting {
     /// Notes the records of a batch about to be put.
-    pub fn of<'a>(records: impl Iterator<Item = (&'a str, i32, i64)>) -> Self {
+    pub(crate) fn of<'a>(records: impl Iterator<Item = (&'a str, i32, i64)>) -> Self {
         let mut putting = Putting::default();
         for (topic, partition, offset) in records {
             let index = match putting.topics.iter().rposition(|t| t == topic) {
@@ -159,12 +159,12 @@ pub(crate) struct MemoryCap {
 }
 
 impl MemoryCap {
-    pub fn new(max_bytes: usize) -> Self {
+    pub(crate) fn new(max_bytes: usize) -> Self {
         MemoryCap { max_bytes, refused: None, total_bytes: 0, table_elements: 0 }
     }
 
     /// Bytes of linear memory the instance holds now, across all of its memories.
-    pub fn used_bytes(&self) -> usize {
+    pub(crate) fn used_bytes(&self) -> usize {
         self.total_bytes
     }
 }

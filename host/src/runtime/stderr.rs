@@ -14,9 +14,9 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 /// Bytes of stderr kept for failure reports.
-pub const STDERR_TAIL_BYTES: usize = 16 * 1024;
+pub(super) const STDERR_TAIL_BYTES: usize = 16 * 1024;
 #[derive(Clone)]
-pub struct StderrTail {
+pub(super) struct StderrTail {
     log: PluginLog,
     inner: Arc<Mutex<Inner>>,
 }
@@ -31,7 +31,7 @@ struct Inner {
 }
 
 impl StderrTail {
-    pub fn new(log: PluginLog) -> Self {
+    pub(super) fn new(log: PluginLog) -> Self {
         StderrTail { log, inner: Arc::default() }
     }
 
@@ -55,7 +55,7 @@ impl StderrTail {
     }
 
     /// What the plugin wrote last, trimmed.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         let inner = self.inner.locked();
         let bytes: Vec<u8> = inner.tail.iter().copied().collect();
         String::from_utf8_lossy(&bytes).trim().to_string()

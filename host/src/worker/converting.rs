@@ -20,14 +20,14 @@ fn stage(role: &str) -> Stage {
 }
 
 /// One task's key, value and header converters (their caches are the task's own).
-pub struct RecordConverters {
+pub(super) struct RecordConverters {
     key: (Converter, &'static str),
     value: (Converter, &'static str),
     header: (Converter, &'static str),
 }
 
 impl RecordConverters {
-    pub fn new(chosen: &Converters) -> Self {
+    pub(super) fn new(chosen: &Converters) -> Self {
         RecordConverters {
             key: (chosen.key.build(), chosen.key.class),
             value: (chosen.value.build(), chosen.value.class),
@@ -37,7 +37,7 @@ impl RecordConverters {
 
     /// The record with bytes for its key, value and header values; the error names the topic,
     /// the part, the converter and its reason.
-    pub fn source_record(&mut self, polled: PolledRecord) -> Result<SourceRecord, RecordFailure> {
+    pub(super) fn source_record(&mut self, polled: PolledRecord) -> Result<SourceRecord, RecordFailure> {
         let PolledRecord { source_partition, source_offset, topic, partition, key, value, headers, timestamp } = polled;
         // `header` names a header's key; the message is only made when a conversion fails.
         let convert = |(converter, class): &mut (Converter, &'static str),
@@ -75,7 +75,7 @@ impl RecordConverters {
 
     /// Reads the record's key, value and header values with the converters, in place; the error
     /// names the record (topic, partition, offset), the part, the converter and its reason.
-    pub fn sink_record(&mut self, record: &mut SinkRecord) -> Result<(), RecordFailure> {
+    pub(super) fn sink_record(&mut self, record: &mut SinkRecord) -> Result<(), RecordFailure> {
         // What failed: the role, the header's key if it is a header, the class and the reason.
         type Failure = (&'static str, Option<String>, &'static str, String);
         let read = |(converter, class): &mut (Converter, &'static str),
@@ -118,7 +118,7 @@ impl RecordConverters {
     /// For a sink that takes bytes, after the connector's transforms: the key, value and
     /// header values that are data written with the converters, as they would be written to
     /// Kafka (bytes that no converter read stay as they are).
-    pub fn sink_record_to_bytes(&mut self, record: &mut SinkRecord) -> Result<(), RecordFailure> {
+    pub(super) fn sink_record_to_bytes(&mut self, record: &mut SinkRecord) -> Result<(), RecordFailure> {
         let SinkRecord { topic, partition, offset, key, value, headers, .. } = record;
         // Said only when a conversion fails: no message is built per record.
         let place = || format!("the record at {topic}-{partition} offset {offset}");

@@ -29,7 +29,7 @@ const QUEUE_FULL_TRIES: u32 = 2_000;
 /// How long a commit waits for the queue's records to be acknowledged.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub struct DeadLetterQueue {
+pub(super) struct DeadLetterQueue {
     settings: Settings,
     task: TaskId,
     /// The worker's producer for the connector's producer settings, shared with its source
@@ -52,7 +52,7 @@ impl DeadLetterQueue {
     /// and the producer that writes to it.
     /// `overrides` holds the connector's `producer.override.*` and `admin.override.*` settings,
     /// which Kafka Connect gives its dead-letter queue's producer and admin client.
-    pub fn open(
+    pub(super) fn open(
         worker: &WorkerConfig,
         overrides: &crate::config::connector::ClientOverrides,
         settings: &Settings,
@@ -85,7 +85,7 @@ impl DeadLetterQueue {
     }
 
     /// Hands the record, as it was read, to the producer.
-    pub fn send(&self, original: &SinkRecord, failure: &RecordFailure) -> Result<(), TaskFailure> {
+    pub(super) fn send(&self, original: &SinkRecord, failure: &RecordFailure) -> Result<(), TaskFailure> {
         let bytes = |part: &Option<Part>| -> Option<Vec<u8>> {
             match part {
                 Some(Part::Bytes(b)) => Some(b.clone()),
@@ -160,7 +160,7 @@ impl DeadLetterQueue {
 
     /// Waits until Kafka acknowledged every record sent so far; an error if any was refused
     /// (the task then fails before committing past it, and reads it again when restarted).
-    pub fn flush(&self) -> Result<(), TaskFailure> {
+    pub(super) fn flush(&self) -> Result<(), TaskFailure> {
         let deliveries = self.producer.deliveries();
         if !deliveries.wait_all(FLUSH_TIMEOUT) {
             return Err(TaskFailure::new(format!(

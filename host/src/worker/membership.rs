@@ -17,14 +17,14 @@ use crate::sync::Unpoisoned;
 
 /// The most static members kept on one worker; beyond it the oldest is forgotten, and leaves
 /// its group when its session runs out, as a member of a killed worker does.
-pub const MAX_PARKED_MEMBERS: usize = 4096;
+pub(super) const MAX_PARKED_MEMBERS: usize = 4096;
 
 /// How many times a member's removal is tried, at most once per reconciliation after the first,
 /// while the coordinator cannot be reached.
-pub const MAX_REMOVAL_TRIES: u32 = 5;
+pub(super) const MAX_REMOVAL_TRIES: u32 = 5;
 
 /// What a sink task with a static member needs to give its place up later.
-pub struct Departure {
+pub(super) struct Departure {
     pub connector: String,
     pub task: u32,
     /// Which run of the task on this worker (`ParkedMembers::next_run`): an older run that
@@ -38,7 +38,7 @@ pub struct Departure {
 
 impl Departure {
     /// Called when the task's run ended with its consumer closed, as member `member_id`.
-    pub fn park(self, member_id: String) {
+    pub(super) fn park(self, member_id: String) {
         let parked = self.parked.clone();
         parked.park(Parked { departure: self, member_id, tries: 0 });
     }
@@ -52,14 +52,14 @@ struct Parked {
 
 /// The static members of tasks that stopped on this worker, by connector and task.
 #[derive(Default)]
-pub struct ParkedMembers {
+pub(super) struct ParkedMembers {
     entries: Mutex<BTreeMap<(String, u32), Parked>>,
     runs: AtomicU64,
 }
 
 impl ParkedMembers {
     /// A number for a task's run that starts now, greater than every earlier one.
-    pub fn next_run(&self) -> u64 {
+    pub(super) fn next_run(&self) -> u64 {
         self.runs.fetch_add(1, Ordering::Relaxed)
     }
 
@@ -82,13 +82,13 @@ impl ParkedMembers {
     }
 
     /// Removes the members of the tasks `gone` names from their groups, on a thread of its own.
-    pub fn release(&self, gone: impl Fn(&str, u32) -> bool) {
+    pub(super) fn release(&self, gone: impl Fn(&str, u32) -> bool) {
         self.release_where(|connector, task, _| gone(connector, task));
     }
 
     /// A task starts with another identity in its group (its connector's `group.id` or
     /// `group.instance.id` changed): the member of its earlier run gives its place up.
-    pub fn release_if_changed(&self, connector: &str, task: u32, member: &StaticMember) {
+    pub(super) fn release_if_changed(&self, connector: &str, task: u32, member: &StaticMember) {
         self.release_where(|c, t, parked| c == connector && t == task && parked != member);
     }
 

@@ -12,7 +12,7 @@
 use super::TaskFailure;
 
 /// Counts a task's records and opens its replacement instance when they reach the bound.
-pub struct Recycler<T> {
+pub(super) struct Recycler<T> {
     every: u64,
     since: u64,
     /// The last try found Kafka behind: the next waits for the task's next regular flush.
@@ -23,34 +23,38 @@ pub struct Recycler<T> {
 
 impl<T> Recycler<T> {
     /// None when `every` is 0 (recycling is off).
-    pub fn new(every: u64, label: &str, reopen: Box<dyn FnMut() -> Result<T, TaskFailure> + Send>) -> Option<Self> {
+    pub(super) fn new(
+        every: u64,
+        label: &str,
+        reopen: Box<dyn FnMut() -> Result<T, TaskFailure> + Send>,
+    ) -> Option<Self> {
         (every > 0).then(|| Recycler { every, since: 0, waiting: false, label: label.to_string(), reopen })
     }
 
     /// Records the instance handled since it was opened.
-    pub fn count(&mut self, records: usize) {
+    pub(super) fn count(&mut self, records: usize) {
         self.since = self.since.saturating_add(records as u64);
     }
 
     /// Whether the instance has handled its `wasm.instance.recycle.records` (and no earlier try
     /// is waiting for the next regular flush).
-    pub fn due(&self) -> bool {
+    pub(super) fn due(&self) -> bool {
         self.since >= self.every && !self.waiting
     }
 
     /// The flush before the replacement could not store everything yet (Kafka is behind): the
     /// next try comes after the task's next regular flush, not on every loop.
-    pub fn wait_for_flush(&mut self) {
+    pub(super) fn wait_for_flush(&mut self) {
         self.waiting = true;
     }
 
     /// The task flushed at its interval: a waiting replacement may be tried again.
-    pub fn flushed(&mut self) {
+    pub(super) fn flushed(&mut self) {
         self.waiting = false;
     }
 
     /// A fresh instance, once the caller has stored everything the old one handled.
-    pub fn reopen(&mut self) -> Result<T, TaskFailure> {
+    pub(super) fn reopen(&mut self) -> Result<T, TaskFailure> {
         let opened = (self.reopen)().map_err(|failure| TaskFailure {
             message: format!(
                 "replacing the plugin's instance after {} records (wasm.instance.recycle.records={}) failed: {}",

@@ -40,7 +40,7 @@ const IDLE_WAIT: Duration = Duration::from_millis(20);
 const PREFETCH_BATCHES: usize = 2;
 
 /// What the fetch thread hands to the task thread, in the order it happened.
-pub enum Fetched {
+pub(super) enum Fetched {
     /// Records fetched after the `rewinds`-th rewind the task thread asked for.
     Records {
         rewinds: u64,
@@ -55,7 +55,7 @@ pub enum Fetched {
     Failed(TaskFailure),
 }
 
-pub struct SinkContext {
+pub(super) struct SinkContext {
     label: String,
     to_task: SyncSender<Fetched>,
     /// Where each partition should be read from again, set by the task thread after a
@@ -161,7 +161,7 @@ fn describe(partitions: &[TopicPartition]) -> String {
 }
 
 /// The consumer's context and the task thread's end of the queue it fills.
-pub fn context(label: &str, member: Option<StaticMember>) -> (SinkContext, Receiver<Fetched>) {
+pub(super) fn context(label: &str, member: Option<StaticMember>) -> (SinkContext, Receiver<Fetched>) {
     let (to_task, from_fetch) = mpsc::sync_channel(PREFETCH_BATCHES);
     let context = SinkContext {
         label: label.to_string(),
@@ -177,14 +177,14 @@ pub fn context(label: &str, member: Option<StaticMember>) -> (SinkContext, Recei
 
 /// How often a sink of `topics.regex` looks for topics that began or ceased to match (the
 /// Java consumer looks every `metadata.max.age.ms`, five minutes by default).
-pub const TOPICS_REGEX_REFRESH: Duration = Duration::from_secs(10);
+pub(super) const TOPICS_REGEX_REFRESH: Duration = Duration::from_secs(10);
 
 /// How long listing the cluster's topics for `topics.regex` may take.
 const TOPICS_REGEX_LIST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a sink task reads: the topics of `topics`, or those whose names match `topics.regex`,
 /// looked for again every `TOPICS_REGEX_REFRESH`.
-pub enum Subscription {
+pub(super) enum Subscription {
     Listed(Vec<String>),
     Matching { pattern: crate::config::connector::TopicPattern, reserved: Arc<crate::config::ReservedTopics> },
 }
@@ -219,7 +219,7 @@ fn subscribe(consumer: &BaseConsumer<SinkContext>, topics: &[String]) -> rdkafka
     consumer.subscribe(&names)
 }
 
-pub struct SinkTaskRun {
+pub(super) struct SinkTaskRun {
     pub label: String,
     pub instance: SinkInstance,
     pub consumer: BaseConsumer<SinkContext>,
@@ -452,7 +452,7 @@ struct Delivery {
 }
 
 impl SinkTaskRun {
-    pub fn run(self) -> TaskReport {
+    pub(super) fn run(self) -> TaskReport {
         let SinkTaskRun {
             label,
             instance,

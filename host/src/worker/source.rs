@@ -38,7 +38,7 @@ const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(2);
 /// (`queue.buffering.max.messages`) this bounds what a source task holds in memory.
 const SEND_AHEAD_BATCHES: usize = 2;
 
-pub struct SourceTaskRun {
+pub(super) struct SourceTaskRun {
     pub connector: String,
     pub label: String,
     pub instance: SourceInstance,
@@ -75,7 +75,7 @@ struct PendingOffsets {
 
 /// What the partitions and offsets awaiting one flush may take: a plugin that names a new
 /// partition with every record would otherwise grow host memory until the flush.
-pub const MAX_PENDING_OFFSET_BYTES: usize = 64 << 20;
+pub(super) const MAX_PENDING_OFFSET_BYTES: usize = 64 << 20;
 
 /// A source partition as a map key: floats compare by their bits, so equal keys hash alike.
 #[derive(Clone)]
@@ -315,7 +315,7 @@ impl Sender {
 }
 
 impl SourceTaskRun {
-    pub fn run(self) -> TaskReport {
+    pub(super) fn run(self) -> TaskReport {
         let SourceTaskRun {
             connector,
             label,

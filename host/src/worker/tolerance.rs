@@ -13,7 +13,7 @@ use super::TaskFailure;
 
 /// Where in the record path a record failed (Kafka Connect's `Stage`, by its names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub(super) enum Stage {
     KeyConverter,
     ValueConverter,
     HeaderConverter,
@@ -24,7 +24,7 @@ pub enum Stage {
 
 impl Stage {
     /// Connect's name of the stage, as the `__connect.errors.stage` header writes it.
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Stage::KeyConverter => "KEY_CONVERTER",
             Stage::ValueConverter => "VALUE_CONVERTER",
@@ -38,7 +38,7 @@ impl Stage {
 /// A record a converter or a transform failed on, or a sink's plugin reported: the stage, the
 /// class that failed, and the message, which names the record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordFailure {
+pub(super) struct RecordFailure {
     pub stage: Stage,
     pub class: String,
     pub message: String,
@@ -46,7 +46,7 @@ pub struct RecordFailure {
 
 impl RecordFailure {
     /// The task's failure when the record is not tolerated.
-    pub fn into_task_failure(self) -> TaskFailure {
+    pub(super) fn into_task_failure(self) -> TaskFailure {
         TaskFailure::new(self.message)
     }
 }
@@ -62,10 +62,10 @@ const UNSET_RETRY_PAUSE: Duration = Duration::from_millis(500);
 const RETRY_PAUSE_MIN: Duration = Duration::from_millis(300);
 
 /// Writes the count of skipped records into the task's status.
-pub type PublishSkipped = Box<dyn FnMut(u64) + Send>;
+pub(super) type PublishSkipped = Box<dyn FnMut(u64) + Send>;
 
 /// One task's tolerance of failed records.
-pub struct Tolerance {
+pub(super) struct Tolerance {
     policy: ErrorPolicy,
     task: String,
     skipped: u64,
@@ -80,7 +80,7 @@ pub struct Tolerance {
 
 /// What follows a plugin's retriable failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
+pub(super) enum Retry {
     /// Try again after this pause.
     After(Duration),
     /// `errors.retry.timeout` is spent after this long: `errors.tolerance` decides.
@@ -88,7 +88,7 @@ pub enum Retry {
 }
 
 impl Tolerance {
-    pub fn new(policy: ErrorPolicy, task: &str) -> Self {
+    pub(super) fn new(policy: ErrorPolicy, task: &str) -> Self {
         Tolerance {
             policy,
             task: task.to_string(),
@@ -103,13 +103,13 @@ impl Tolerance {
     }
 
     /// Where the count of skipped records is published as it grows.
-    pub fn publishing(mut self, publish: PublishSkipped) -> Self {
+    pub(super) fn publishing(mut self, publish: PublishSkipped) -> Self {
         self.publish = Some(publish);
         self
     }
 
     /// After a retriable failure of the plugin: whether to try again, and after what pause.
-    pub fn retry(&mut self) -> Retry {
+    pub(super) fn retry(&mut self) -> Retry {
         let (since, tries) = self.retrying.get_or_insert_with(|| (Instant::now(), 0));
         *tries = tries.saturating_add(1);
         let elapsed = since.elapsed();
@@ -129,12 +129,12 @@ impl Tolerance {
     }
 
     /// The plugin's call succeeded: a later failure starts a new round of retries.
-    pub fn succeeded(&mut self) {
+    pub(super) fn succeeded(&mut self) {
         self.retrying = None;
     }
 
     /// What a spent `errors.retry.timeout` says in a message.
-    pub fn retried_for(&self, elapsed: Duration) -> String {
+    pub(super) fn retried_for(&self, elapsed: Duration) -> String {
         match self.policy.retry_timeout {
             RetryTimeout::Within(t) if t.is_zero() => "errors.retry.timeout=0 allows no retry".to_string(),
             RetryTimeout::Within(t) => {
@@ -144,13 +144,13 @@ impl Tolerance {
         }
     }
 
-    pub fn policy(&self) -> &ErrorPolicy {
+    pub(super) fn policy(&self) -> &ErrorPolicy {
         &self.policy
     }
 
     /// Whether the task goes on without the record (`Ok`) or fails (`Err`). `record` says which
     /// record it was, for the log, and is only called when the log asks for it.
-    pub fn skip(&mut self, failure: RecordFailure, record: impl FnOnce() -> String) -> Result<(), TaskFailure> {
+    pub(super) fn skip(&mut self, failure: RecordFailure, record: impl FnOnce() -> String) -> Result<(), TaskFailure> {
         if !self.policy.tolerate_all {
             return Err(failure.into_task_failure());
         }
@@ -186,7 +186,7 @@ impl Tolerance {
     /// Logs how many records were skipped so far, at most every `SKIPPED_REPORT_INTERVAL`, and
     /// publishes the count in the task's status, at most every `SKIPPED_PUBLISH_INTERVAL`; each
     /// only when the count grew.
-    pub fn report(&mut self) {
+    pub(super) fn report(&mut self) {
         if self.skipped != self.published && self.last_publish.is_none_or(|at| at.elapsed() >= SKIPPED_PUBLISH_INTERVAL)
         {
             if let Some(publish) = &mut self.publish {

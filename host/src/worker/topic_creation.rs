@@ -10,7 +10,7 @@ use crate::config::WorkerConfig;
 /// slower).
 const MAX_KNOWN_TOPICS: usize = 10_000;
 
-pub struct TopicCreator {
+pub(super) struct TopicCreator {
     /// None when the connector creates no topics, or the worker's `topic.creation.enable` is false.
     creating: Option<(TopicCreation, WorkerConfig, wharf_connect::model::Pairs)>,
     known: HashSet<String>,
@@ -19,7 +19,7 @@ pub struct TopicCreator {
 
 impl TopicCreator {
     /// `admin` holds the connector's `admin.override.*` settings.
-    pub fn new(creation: Option<&TopicCreation>, worker: &WorkerConfig, admin: &[(String, String)]) -> Self {
+    pub(super) fn new(creation: Option<&TopicCreation>, worker: &WorkerConfig, admin: &[(String, String)]) -> Self {
         let creating = match creation {
             Some(creation) if worker.topic_creation => Some((creation.clone(), worker.clone(), admin.to_vec())),
             _ => None,
@@ -29,7 +29,7 @@ impl TopicCreator {
 
     /// Makes sure `topic` exists before a record is sent to it; the error says why it could not
     /// be created.
-    pub fn ensure(&mut self, topic: &str) -> Result<(), String> {
+    pub(super) fn ensure(&mut self, topic: &str) -> Result<(), String> {
         let Some((creation, worker, admin)) = &self.creating else { return Ok(()) };
         if self.last == topic || self.known.contains(topic) {
             return Ok(());

@@ -9,7 +9,7 @@ use crate::storage::status::{StatusStore, MAX_TRACKED_TOPICS};
 /// A task's record of the topics it used. `used` runs per record (sources) or per partition of
 /// a batch (sinks) and compares with the last topic first, so a task that writes one topic pays
 /// one string comparison per record; the store's reset count is read once per batch.
-pub struct TopicTracker {
+pub(super) struct TopicTracker {
     status: Option<Arc<dyn StatusStore>>,
     connector: String,
     task: u32,
@@ -21,7 +21,7 @@ pub struct TopicTracker {
 
 impl TopicTracker {
     /// A tracker that records; with `enabled` false, one that does nothing.
-    pub fn new(status: Arc<dyn StatusStore>, enabled: bool, connector: &str, task: u32) -> Self {
+    pub(super) fn new(status: Arc<dyn StatusStore>, enabled: bool, connector: &str, task: u32) -> Self {
         TopicTracker {
             status: enabled.then_some(status.clone()),
             connector: connector.to_string(),
@@ -34,7 +34,7 @@ impl TopicTracker {
 
     /// Once per batch: topics forgotten since (a reset) are recorded again as they are used, as
     /// Kafka Connect does.
-    pub fn refresh(&mut self) {
+    pub(super) fn refresh(&mut self) {
         let Some(status) = &self.status else { return };
         let resets = status.topic_resets();
         if resets != self.resets {
@@ -45,7 +45,7 @@ impl TopicTracker {
     }
 
     /// Per record (or per partition of a batch): records `topic` the first time.
-    pub fn used(&mut self, topic: &str) {
+    pub(super) fn used(&mut self, topic: &str) {
         let Some(status) = &self.status else { return };
         if self.last == topic {
             return;
