@@ -420,6 +420,52 @@ fn writes_sent_to_any_worker_take_effect_and_every_worker_sees_them() {
     assert_never_twice(&d.topics[2], &[]);
 }
 
+/// A connector config change restarts each task once, with the task configs generated from the
+/// new config, wherever the task runs (Kafka Connect restarts them when the new task configs
+/// are committed): counted from the RUNNING statuses in the status topic. Both kinds of change:
+/// one that changes the task configs, and one of a host key that leaves them as they were.
+#[test]
+fn a_config_change_restarts_each_task_once() {
+    let d = Distributed::new(&quick_failover(2000));
+    let second = d.again(&quick_failover(2000));
+    let workers = [d.start(), second.start()];
+    let ids: Vec<String> = workers.iter().map(id_of).collect();
+    let topic = unique("once");
+    let config = |extra: &[(&str, &str)]| {
+        let mut config = json!({"connector.class": "datagen", "topic": topic, "rate": "5", "tasks.max": "2"});
+        for (key, value) in extra {
+            config[*key] = json!(value);
+        }
+        config
+    };
+    let body = json!({"name": "once", "config": config(&[])});
+    assert_eq!(workers[0].call("POST", "/connectors", Some(&body.to_string())).0, 201);
+    // One task on each worker: one of them runs its task without running the connector.
+    workers[0].wait("a task on each worker", Duration::from_secs(60), || {
+        let tasks = running_tasks(&workers[0], &["once"])?;
+        (tasks.len() == 2 && counts(&tasks, &ids).len() == 2).then_some(())
+    });
+    let started =
+        |task: &str| -> usize { ids.iter().map(|id| starts(&d.topics[2], id).get(task).copied().unwrap_or(0)).sum() };
+    let tasks = ["once-0", "once-1"];
+    for change in [config(&[("rate", "7")]), config(&[("rate", "7"), ("errors.log.enable", "true")])] {
+        let before: Vec<usize> = tasks.iter().map(|t| started(t)).collect();
+        let (code, answer, _) = workers[1].call("PUT", "/connectors/once/config", Some(&change.to_string()));
+        assert_eq!(code, 200, "{answer}");
+        workers[0].wait("every task started again", Duration::from_secs(30), || {
+            tasks.iter().zip(&before).all(|(t, b)| started(t) > *b).then_some(())
+        });
+        // A second start would follow within a round or two: give it well over that.
+        std::thread::sleep(Duration::from_secs(8));
+        let after: Vec<usize> = tasks.iter().map(|t| started(t)).collect();
+        let again: Vec<usize> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        assert_eq!(again, [1, 1], "starts per task for the change to {change}");
+        let running = running_tasks(&workers[0], &["once"]).unwrap_or_default();
+        assert_eq!(running.len(), 2, "{running:?}");
+    }
+    assert_never_twice(&d.topics[2], &[]);
+}
+
 #[test]
 fn a_worker_stopped_with_sigterm_leaves_the_group_at_once() {
     // A session timeout far longer than the wait below: only leaving the group explains the move.

@@ -1,8 +1,35 @@
 //! The herder turns desired state (connector configs, task configs, target states in a
 //! `ConfigStore`) into running tasks on this worker, and carries out the REST API's requests.
-//! Standalone and distributed workers share it; they differ in their stores.
+//! Standalone and distributed workers share it; they differ in their stores and their `place`.
+//!
+//! It is two types along its thread boundary, as Kafka Connect's `DistributedHerder` is one
+//! thread fed by a request queue:
+//! - `Herder` (here), the handle any thread holds: reads, connector writes, and `ask`, which
+//!   puts a `request::Event` in the loop's channel;
+//! - `round::HerderLoop`, which alone owns the state of the rounds (what task configs came from,
+//!   the restarts asked for, the generations under way) as `self`, and runs on the herder's
+//!   thread: each event, or each `round::RECONCILE_INTERVAL` without one, is followed by a round
+//!   that brings the running work in line with the store (`reconcile`).
+//!
+//! Connector writes (create, replace, patch, delete, pause, stop) run on the caller's thread, not
+//! on the loop: they validate with plugin calls (up to `wasm.call.timeout.ms`) and wait for a
+//! config-topic transaction, and a round may wait minutes for tasks to stop; neither waits for
+//! the other. `writing` makes a check-then-write atomic per name; the loop sees the write as a
+//! store change. Offsets are read and changed by the worker (`worker::offsets`), as Connect's
+//! `Worker` does; the herder only checks that the connector is stopped.
+
+mod error;
+mod generate;
+mod place;
+mod request;
+mod round;
+
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,86 +40,12 @@ use crate::storage::config::{ConfigStoreError, ConnectorEntry};
 use crate::storage::{ConfigSnapshot, ConfigStore};
 use crate::sync::Unpoisoned;
 use crate::worker::{StartError, Worker};
-use wharf_connect::model::{ConnectorKind, OffsetMap};
-use wharf_connect::model::{Pairs, State, Status, TargetState};
+use wharf_connect::model::{ConnectorKind, Pairs, State, Status, TargetState};
 
-#[derive(Debug, thiserror::Error)]
-pub enum HerderError {
-    #[error("Connector {0} not found")]
-    NotFound(String),
-    #[error("Connector {0} already exists")]
-    Conflict(String),
-    #[error("Task {1} of connector {0} not found")]
-    TaskNotFound(String, u32),
-    /// No plugin of `plugin.path` answers to the name (and version) asked for.
-    #[error("{0}")]
-    PluginNotFound(String),
-    #[error("{0}")]
-    BadConfig(String),
-    #[error("{0}")]
-    Store(String),
-    /// Kafka did not answer, or refused: not the user's input.
-    #[error("{0}")]
-    Kafka(String),
-    /// The plugin failed while it was asked (validate): not the user's input either.
-    #[error("{0}")]
-    Plugin(String),
-    /// Only the leader writes; the caller retries (or the request is forwarded).
-    #[error("{0}")]
-    NotLeader(String),
-    /// The herder's thread did not answer in time, or too much waits for it.
-    #[error("{0}")]
-    Busy(String),
-    /// The host failed on a bug (caught): neither the user's input nor an outside failure.
-    #[error("{0}")]
-    Bug(String),
-}
-
-impl From<ConfigStoreError> for HerderError {
-    fn from(e: ConfigStoreError) -> Self {
-        match e {
-            ConfigStoreError::NotLeader(why) => HerderError::NotLeader(why),
-            other => HerderError::Store(other.to_string()),
-        }
-    }
-}
-
-impl HerderError {
-    /// The error with every resolved secret in its message put back as its reference.
-    fn scrubbed(self, secrets: &crate::config::providers::Secrets) -> Self {
-        use HerderError::*;
-        let scrub = |text: String| secrets.scrub(&text);
-        match self {
-            PluginNotFound(m) => PluginNotFound(scrub(m)),
-            BadConfig(m) => BadConfig(scrub(m)),
-            Store(m) => Store(scrub(m)),
-            Kafka(m) => Kafka(scrub(m)),
-            Plugin(m) => Plugin(scrub(m)),
-            NotLeader(m) => NotLeader(scrub(m)),
-            Busy(m) => Busy(scrub(m)),
-            Bug(m) => Bug(scrub(m)),
-            other => other,
-        }
-    }
-}
-
-/// A start's failure by its kind: the plugin's or the store's is not the user's input.
-impl From<StartError> for HerderError {
-    fn from(e: StartError) -> Self {
-        if e.waits_for_compile() {
-            return HerderError::Busy(format!(
-                "{e} (waited {} s); try again once they are compiled",
-                COMPILE_WAIT.as_secs()
-            ));
-        }
-        match e {
-            StartError::Plugin { .. } => HerderError::Plugin(e.to_string()),
-            StartError::Store { .. } => HerderError::Store(e.to_string()),
-            StartError::Bug { .. } | StartError::Conflict { .. } => HerderError::Bug(e.to_string()),
-            StartError::NoPlugin { .. } | StartError::Invalid { .. } => HerderError::BadConfig(e.to_string()),
-        }
-    }
-}
+pub use crate::worker::offsets::{ConnectorOffsets, OffsetsChange};
+pub use error::HerderError;
+use request::{Answer, Event, Request};
+pub use round::HerderLoop;
 
 /// What `GET /health` answers (KIP-1017).
 #[derive(Debug, PartialEq)]
@@ -121,24 +74,6 @@ pub struct RestartRequest {
     pub only_failed: bool,
 }
 
-/// A connector's offsets as `GET /connectors/{name}/offsets` reports them.
-pub enum ConnectorOffsets {
-    /// Per source partition, the last stored source offset.
-    Source(Vec<(OffsetMap, OffsetMap)>),
-    /// Per topic partition, the next offset to read, as committed by the connector's group.
-    Sink(Vec<(String, i32, i64)>),
-}
-
-/// What `PATCH` and `DELETE /connectors/{name}/offsets` ask for.
-pub enum OffsetsChange {
-    /// A source's partitions with their new offsets, none to forget one.
-    Source(Vec<(OffsetMap, Option<OffsetMap>)>),
-    /// A sink's topic partitions with the next offset to read.
-    Sink(Vec<(String, i32, i64)>),
-    /// Forget every offset.
-    Reset,
-}
-
 /// The instances a restart covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestartPlan {
@@ -146,10 +81,10 @@ pub struct RestartPlan {
     pub tasks: Vec<u32>,
 }
 
-/// The herder: what any thread may ask (connector writes go to the store; everything that
-/// starts, stops or restarts work is a `Request` to the herder's thread), and the state that
-/// thread alone owns (`Owned`, in `spawn_loop`). Reconciliations, revocations and task restarts
-/// therefore never overlap, by construction rather than by a lock.
+/// The herder as any thread holds it: what it reads, the connector writes, and the requests it
+/// hands to the herder's thread (`HerderLoop`), which alone starts, stops and restarts work.
+/// Reconciliations, revocations and task restarts therefore never overlap, by construction
+/// rather than by a lock.
 pub struct Herder {
     worker: Arc<Worker>,
     store: Arc<dyn ConfigStore>,
@@ -158,97 +93,14 @@ pub struct Herder {
     /// One connector write at a time, from the existence check to the store, so that two
     /// creates of one name cannot both succeed. Plugin calls (validation) happen before it.
     writing: Mutex<()>,
-    /// Requests waiting for the herder's thread, at most `MAX_QUEUED_REQUESTS`.
-    requests: Mutex<std::collections::VecDeque<Request>>,
+    /// The herder's thread's channel, at most `MAX_QUEUED_EVENTS` waiting.
+    events: SyncSender<Event>,
     /// Task-config generations started so far (a count for measurements and tests).
-    generations: std::sync::atomic::AtomicU64,
-    /// A new session key is being written, off the herder's thread.
-    writing_session_key: Arc<std::sync::atomic::AtomicBool>,
+    generations: AtomicU64,
 }
 
-/// What other threads ask of the herder's thread. Those that wait for the answer carry where to
-/// send it.
-enum Request {
-    /// Generate the connector's task configs again at the next reconciliation.
-    RestartConnector(String),
-    RestartTask {
-        name: String,
-        id: u32,
-        answer: Answer<Result<(), HerderError>>,
-    },
-    /// Stop the work the group took away (the group member waits for it before rejoining).
-    Revoke {
-        work: Work,
-        answer: Answer<()>,
-    },
-    /// On the leader, before it assigns: the work the assignment covers. Not waited for: the
-    /// next round takes it before it reconciles.
-    AssignedWork(Work),
-    /// A connector's task configs, generated off the herder's thread from `from` (its config).
-    Generated {
-        name: String,
-        from: Pairs,
-        configs: Result<Vec<Pairs>, StartError>,
-    },
-    /// A health check: answered as soon as the herder's thread gets to it.
-    Health(Answer<()>),
-    /// A plugin finished compiling: connectors that waited for one try again now.
-    PluginsChanged,
-    /// What became of task configs delivered off the herder's thread, to the config store or
-    /// to the leader.
-    Forwarded {
-        name: String,
-        from: Option<Pairs>,
-        delivery: Delivery,
-    },
-}
-
-type Answer<T> = std::sync::mpsc::SyncSender<T>;
-
-/// The state only the herder's thread touches.
-#[derive(Default)]
-struct Owned {
-    /// The connector config that each connector's task configs were last generated from, on
-    /// the worker that runs the connector.
-    generated_from: BTreeMap<String, Pairs>,
-    /// On the leader: the work the last assignment covered; a config that names other work
-    /// calls for a rebalance.
-    assigned_work: Work,
-    /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
-    restarts: std::collections::BTreeSet<String>,
-    /// Connectors whose task configs are being generated now, or sent to the leader; at most
-    /// `MAX_GENERATING` together.
-    generating: std::collections::BTreeSet<String>,
-    /// Connectors whose task configs are being sent to the leader now.
-    forwarding: std::collections::BTreeSet<String>,
-    /// Connectors whose last generation failed, with the config it failed on and when; a
-    /// standalone worker runs no tasks for them, and the same config is tried again only after
-    /// `RECONCILE_INTERVAL` (or a restart).
-    failed: BTreeMap<String, (Pairs, std::time::Instant)>,
-    /// Connectors among `failed` that wait for a plugin still compiling: tried again as soon as
-    /// a compiled plugin arrives (`Request::PluginsChanged`).
-    awaiting_compile: std::collections::BTreeSet<String>,
-    /// Connectors this worker has reported a status for, so that a deleted one loses it even
-    /// if it never ran.
-    reported: std::collections::BTreeSet<String>,
-}
-
-impl Owned {
-    /// Whether a connector's task configs are on their way to the leader, or `MAX_GENERATING`
-    /// threads generate or send task configs already.
-    fn busy_with(&self, name: &str) -> bool {
-        self.forwarding.contains(name) || self.generating.len() + self.forwarding.len() >= MAX_GENERATING
-    }
-}
-
-/// Connectors whose task configs are generated (the plugin's validate and task-configs calls,
-/// each within `wasm.call.timeout.ms`) or delivered (written to the config store within its
-/// timeouts, or sent to the leader within the peer timeout) at once, each on a thread of its
-/// own; the rest wait for a later round.
-const MAX_GENERATING: usize = 4;
-
-/// Requests that may wait for the herder's thread at once; more are refused as busy.
-const MAX_QUEUED_REQUESTS: usize = 1024;
+/// Events that may wait for the herder's thread at once; more requests are refused as busy.
+const MAX_QUEUED_EVENTS: usize = 1024;
 
 /// How long a REST request waits for the herder's thread to answer (it may be in the middle of
 /// a reconciliation that waits for plugin calls and task stops).
@@ -271,46 +123,28 @@ pub fn canonical(pairs: Pairs) -> Pairs {
     map.into_iter().collect()
 }
 
-/// Whether a task will not run again under the config as it stands: its connector is deleted or
-/// stopped, or the task is past its connector's task count.
-fn gone_for_good(snapshot: &ConfigSnapshot, name: &str, id: u32) -> bool {
-    match snapshot.connectors.get(name) {
-        None => true,
-        Some(entry) => {
-            entry.target == TargetState::Stopped || entry.tasks.as_ref().is_some_and(|t| id as usize >= t.len())
-        }
-    }
-}
-
-/// How often the herder reconciles even without a change signal (a safety net, and the retry
-/// of task configs that could not reach the leader).
-const RECONCILE_INTERVAL: Duration = Duration::from_secs(5);
-
-/// Task configs on their way to the config store or to the leader.
-struct Forward {
-    name: String,
-    /// The connector config they were generated from; none for the empty task list of a
-    /// stopped connector, which a resume must generate anew.
-    from: Option<Pairs>,
-    tasks: Vec<Pairs>,
-    /// Never `NoLeader`: a round without a leader leaves task configs to a later one.
-    to: place::Destination,
-}
-
-/// What became of task configs delivered off the herder's thread.
-enum Delivery {
-    /// Written to the config store (by this worker or by the leader).
-    Accepted,
-    /// Not taken this time (no leader, a fenced writer, a leader that did not answer); a later
-    /// round tries again.
-    Later,
-    /// The config store refused them: the connector fails.
-    Failed(StartError),
-}
-
 impl Herder {
-    pub fn new(worker: Arc<Worker>, store: Arc<dyn ConfigStore>, cluster: Option<Arc<ClusterView>>) -> Arc<Self> {
-        Arc::new(Herder {
+    /// The handle, and the loop that runs on the herder's thread once spawned
+    /// (`HerderLoop::spawn`). The store's changes become events of the loop from here on.
+    pub fn new(
+        worker: Arc<Worker>,
+        store: Arc<dyn ConfigStore>,
+        cluster: Option<Arc<ClusterView>>,
+    ) -> (Arc<Self>, HerderLoop) {
+        let (events, received) = std::sync::mpsc::sync_channel(MAX_QUEUED_EVENTS);
+        // At most one store change waits in the channel: the round after it reads the store as
+        // it is then, which covers every change before it.
+        let change_queued = Arc::new(AtomicBool::new(false));
+        {
+            let (events, queued) = (events.clone(), change_queued.clone());
+            store.changes().subscribe(Box::new(move || {
+                if !queued.swap(true, Ordering::AcqRel) && events.try_send(Event::StoreChanged).is_err() {
+                    // Full: the loop has events to see to, and a round after them.
+                    queued.store(false, Ordering::Release);
+                }
+            }));
+        }
+        let herder = Arc::new(Herder {
             worker,
             store,
             standing: match cluster {
@@ -318,28 +152,26 @@ impl Herder {
                 Some(view) => view,
             },
             writing: Mutex::new(()),
-            requests: Mutex::default(),
-            generations: std::sync::atomic::AtomicU64::new(0),
-            writing_session_key: Arc::default(),
-        })
+            events,
+            generations: AtomicU64::new(0),
+        });
+        let herder_loop = HerderLoop::new(herder.clone(), received, change_queued);
+        (herder, herder_loop)
     }
 
-    /// Hands a request to the herder's thread and wakes it.
+    /// Hands a request to the herder's thread. Answers of its own generations and deliveries
+    /// always arrive (waiting for room); others are refused as busy when the channel is full.
     fn ask(&self, request: Request) -> Result<(), HerderError> {
-        {
-            let mut queue = self.requests.locked();
-            // Answers of generations and forwards are bounded by `MAX_GENERATING` and must never
-            // be lost.
-            let answer = matches!(request, Request::Generated { .. } | Request::Forwarded { .. });
-            if queue.len() >= MAX_QUEUED_REQUESTS && !answer {
-                return Err(HerderError::Busy(format!(
-                    "the herder has {MAX_QUEUED_REQUESTS} requests waiting already; try again shortly"
-                )));
-            }
-            queue.push_back(request);
+        let stopped = || HerderError::Busy("the herder has stopped; the worker is shutting down".into());
+        if request.must_arrive() {
+            return self.events.send(Event::Request(request)).map_err(|_| stopped());
         }
-        self.store.changes().notify();
-        Ok(())
+        self.events.try_send(Event::Request(request)).map_err(|e| match e {
+            TrySendError::Full(_) => HerderError::Busy(format!(
+                "the herder has {MAX_QUEUED_EVENTS} requests waiting already; try again shortly"
+            )),
+            TrySendError::Disconnected(_) => stopped(),
+        })
     }
 
     /// Asks and waits, up to `deadline`, for the answer.
@@ -362,90 +194,6 @@ impl Herder {
         })
     }
 
-    /// The herder's thread: carries out requests, and reconciles whenever the store changes (or
-    /// `RECONCILE_INTERVAL` passes), until `stop` is set. It alone owns `Owned`.
-    pub fn spawn_loop(self: &Arc<Self>, stop: Arc<crate::sync::Stop>) -> std::io::Result<std::thread::JoinHandle<()>> {
-        let herder = self.clone();
-        std::thread::Builder::new().name("herder".into()).spawn(move || {
-            let signal = herder.store.changes();
-            let mut owned = Owned::default();
-            let mut seen = signal.version();
-            while !stop.is_stopped() {
-                // A bug that panics in one round must not end the loop: the next change, or
-                // the interval, tries again (locks are taken unpoisoned).
-                let round = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let forwards = herder.carry_out_requests(&mut owned);
-                    herder.apply_cluster_logger_levels();
-                    herder.reconcile(&mut owned, forwards);
-                }));
-                if let Err(panic) = round {
-                    tracing::error!(
-                        "a reconciliation failed on a bug ({}); the herder carries on and tries again",
-                        crate::sync::panic_message(&*panic)
-                    );
-                }
-                seen = signal.wait_past(seen, RECONCILE_INTERVAL);
-            }
-        })
-    }
-
-    /// Everything asked since the last round, in order. A requester that gave up waiting finds
-    /// its answer dropped.
-    fn carry_out_requests(&self, owned: &mut Owned) -> Vec<Forward> {
-        let mut forwards = Vec::new();
-        loop {
-            let Some(request) = self.requests.locked().pop_front() else { return forwards };
-            match request {
-                Request::RestartConnector(name) => {
-                    owned.restarts.insert(name);
-                }
-                Request::RestartTask { name, id, answer } => {
-                    let restarted = match self.worker.restart_task(&name, id) {
-                        Ok(true) => Ok(()),
-                        Ok(false) => Err(HerderError::TaskNotFound(name, id)),
-                        Err(e) => Err(HerderError::from(e)),
-                    };
-                    let _ = answer.try_send(restarted);
-                }
-                Request::Revoke { work, answer } => {
-                    self.revoke(owned, &work);
-                    let _ = answer.try_send(());
-                }
-                Request::AssignedWork(work) => owned.assigned_work = work,
-                Request::Generated { name, from, configs } => {
-                    owned.generating.remove(&name);
-                    self.take_generated(owned, &name, from, configs, &mut forwards);
-                }
-                Request::Health(answer) => {
-                    let _ = answer.try_send(());
-                }
-                Request::PluginsChanged => {
-                    for name in std::mem::take(&mut owned.awaiting_compile) {
-                        owned.failed.remove(&name);
-                    }
-                }
-                Request::Forwarded { name, from, delivery } => {
-                    owned.forwarding.remove(&name);
-                    match delivery {
-                        Delivery::Accepted => {
-                            if let Some(from) = from {
-                                owned.generated_from.insert(name, from);
-                            }
-                        }
-                        Delivery::Later => {}
-                        Delivery::Failed(e) => {
-                            let entry = self.store.snapshot().connectors.get(&name).cloned();
-                            if let Some(entry) = entry {
-                                self.fail_connector(owned, &name, &entry, &e);
-                                owned.failed.insert(name, (from.unwrap_or(entry.config), std::time::Instant::now()));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     pub fn snapshot(&self) -> ConfigSnapshot {
         self.store.snapshot()
     }
@@ -463,9 +211,10 @@ impl Herder {
         }
     }
 
-    /// Wakes the herder's thread for a round (the group assigned work, the worker stops).
+    /// Wakes the herder's thread for a round (the group assigned work, the worker stops). When
+    /// the channel is full, a round is coming anyway.
     pub fn wake(&self) {
-        self.store.changes().notify();
+        let _ = self.events.try_send(Event::Wake);
     }
 
     /// A plugin finished compiling: connectors waiting for one try again at once (at worst, when
@@ -725,16 +474,6 @@ impl Herder {
         Ok(())
     }
 
-    /// Applies the cluster-wide log levels read since the last round.
-    fn apply_cluster_logger_levels(&self) {
-        for (namespace, level) in self.store.take_logger_levels() {
-            let Some(loggers) = crate::logging::global() else { continue };
-            if let Err(e) = loggers.set(&namespace, &level, wharf_connect::model::now_ms()) {
-                tracing::warn!("the cluster-wide log level {level} of {namespace} was not applied: {e}");
-            }
-        }
-    }
-
     /// Writes task configs that the worker running a connector generated (the leader's part).
     pub fn put_task_configs(&self, name: &str, tasks: Vec<Pairs>) -> Result<(), HerderError> {
         let entry = self.require(name)?;
@@ -746,7 +485,7 @@ impl Herder {
             )));
         }
         let tasks: Vec<Pairs> = tasks.into_iter().map(canonical).collect();
-        if entry.tasks.as_ref() != Some(&tasks) {
+        if entry.tasks.as_ref() != Some(&tasks) || !entry.tasks_current {
             self.store.put_task_configs(name, &tasks).map_err(|e| self.store_failed(e))?;
         }
         // The herder loop picks the change up; reconciling here could wait on a reconcile that
@@ -773,14 +512,7 @@ impl Herder {
             ConnectorKind::Sink => {
                 let entry = self.require(name)?;
                 let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
-                crate::kafka::committed_offsets(
-                    self.worker.config(),
-                    name,
-                    &config.topics,
-                    config.topics_regex.as_ref(),
-                )
-                .map(ConnectorOffsets::Sink)
-                .map_err(|e| HerderError::Kafka(format!("{e:#}")))
+                Ok(ConnectorOffsets::Sink(self.worker.sink_offsets(&config)?))
             }
         }
     }
@@ -799,41 +531,8 @@ impl Herder {
                 "connector {name} is stopping but its tasks are not all stopped yet; retry in a moment"
             )));
         }
-        let store_error = |e: crate::storage::offsets::OffsetStoreError| HerderError::Store(e.to_string());
-        let kafka_error = |e: anyhow::Error| HerderError::Kafka(format!("{e:#}"));
-        let elsewhere = "A plugin that keeps offsets elsewhere as well must have those changed there";
-        match (self.connector_kind(name)?, change) {
-            (ConnectorKind::Source, OffsetsChange::Reset) => {
-                let forget: Vec<_> = self.worker.source_offsets(name).into_iter().map(|(p, _)| (p, None)).collect();
-                self.worker.change_source_offsets(name, &forget).map_err(store_error)?;
-                Ok(format!("The offsets Wharf keeps for connector {name} were reset. {elsewhere}"))
-            }
-            (ConnectorKind::Source, OffsetsChange::Source(changes)) => {
-                self.worker.change_source_offsets(name, &changes).map_err(store_error)?;
-                Ok(format!("The offsets Wharf keeps for connector {name} were altered. {elsewhere}"))
-            }
-            (ConnectorKind::Sink, OffsetsChange::Reset) => {
-                let admin = crate::kafka::admin::admin_client(&crate::kafka::client_config(
-                    self.worker.config(),
-                    &self.worker.config().admin_overrides,
-                    &[],
-                ))
-                .map_err(kafka_error)?;
-                // Called from a blocking task of the REST server's runtime.
-                tokio::runtime::Handle::current()
-                    .block_on(crate::kafka::admin::delete_group(&admin, &format!("connect-{name}")))
-                    .map_err(kafka_error)?;
-                Ok(format!("The offsets of connector {name} were reset (its consumer group connect-{name} is deleted)"))
-            }
-            (ConnectorKind::Sink, OffsetsChange::Sink(offsets)) => {
-                crate::kafka::commit_group_offsets(self.worker.config(), name, &offsets).map_err(kafka_error)?;
-                Ok(format!("The offsets of connector {name} were altered"))
-            }
-            (kind, _) => Err(HerderError::BadConfig(format!(
-                "connector {name} is a {} connector; the offsets given are shaped for the other kind",
-                kind.name()
-            ))),
-        }
+        let kind = self.connector_kind(name)?;
+        Ok(self.worker.change_offsets(kind, name, change)?)
     }
 
     /// The instances of a connector that `POST /connectors/{name}/restart` covers, from their
@@ -887,20 +586,6 @@ impl Herder {
         self.store.snapshot().connectors.get(name).cloned().ok_or_else(|| HerderError::NotFound(name.to_string()))
     }
 
-    /// Records that a connector failed, with why; one whose plugin is still compiling is
-    /// UNASSIGNED until it is, and says so.
-    fn fail_connector(&self, owned: &mut Owned, name: &str, entry: &ConnectorEntry, e: &StartError) {
-        let plugin = self.worker.plugin_of(&entry.config);
-        if e.waits_for_compile() {
-            tracing::info!("{e}; the connector waits");
-            owned.awaiting_compile.insert(name.to_string());
-            self.worker.put_status(name, plugin.as_deref(), State::Unassigned, Some(e.to_string()));
-            return;
-        }
-        tracing::error!("connector {name} failed: {e}");
-        self.worker.put_status(name, plugin.as_deref(), State::Failed, Some(e.to_string()));
-    }
-
     /// The kind of a connector's plugin, when the plugin is loaded.
     pub fn kind_of(&self, entry: &ConnectorEntry) -> Option<ConnectorKind> {
         let class = wharf_connect::model::last_value(&entry.config, "connector.class")?;
@@ -919,473 +604,11 @@ impl Herder {
         }
     }
 
-    fn revoke(&self, owned: &mut Owned, work: &Work) {
-        let mut by_connector: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        for task in &work.tasks {
-            by_connector.entry(task.connector.as_str()).or_default().push(task.task);
-        }
-        let snapshot = self.store.snapshot();
-        for (name, ids) in by_connector {
-            self.worker.hand_over_tasks(name, &ids);
-            if let Some(entry) = snapshot.connectors.get(name) {
-                let plugin = self.worker.plugin_of(&entry.config);
-                for id in ids {
-                    self.worker.put_task_status(name, id, plugin.as_deref(), State::Unassigned);
-                }
-            }
-        }
-        for name in &work.connectors {
-            owned.generated_from.remove(name);
-        }
-    }
-
     /// Called on the leader before it assigns: remembers the work the assignment covers.
     pub fn set_assigned_work(&self, work: Work) {
         if let Err(e) = self.ask(Request::AssignedWork(work)) {
             tracing::error!("noting the work the leader assigns: {e}");
         }
-    }
-
-    /// Brings the running tasks in line with the desired state and this worker's assignment,
-    /// then sends the task configs that go to the leader (`forwards`, with those of this round).
-    fn reconcile(self: &Arc<Self>, owned: &mut Owned, forwards: Vec<Forward>) {
-        // Those taken from generations first: their connectors are then on their way (and their
-        // generations' slots, freed by the answers, go to them), so this round does not
-        // generate them again.
-        for forward in forwards {
-            self.forward_task_configs(owned, forward);
-        }
-        for forward in self.reconcile_work(owned) {
-            self.forward_task_configs(owned, forward);
-        }
-    }
-
-    /// Starts generating a connector's task configs off the herder's thread, unless that is
-    /// under way already or `MAX_GENERATING` generations are; the answer comes back as a
-    /// `Generated` request.
-    fn generate(self: &Arc<Self>, owned: &mut Owned, name: &str, config: ConnectorConfig, from: &Pairs) {
-        if owned.busy_with(name) || owned.generating.contains(name) {
-            return;
-        }
-        let (herder, label, from) = (self.clone(), name.to_string(), from.clone());
-        let spawned = std::thread::Builder::new().name(format!("generate-{name}")).spawn(move || {
-            let generated =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| herder.worker.task_configs(&config)));
-            let configs = generated
-                .unwrap_or_else(|panic| {
-                    Err(StartError::Bug {
-                        name: label.clone(),
-                        message: format!(
-                            "generating task configs failed on a bug ({})",
-                            crate::sync::panic_message(&*panic)
-                        ),
-                    })
-                })
-                .map(|configs| configs.into_iter().map(canonical).collect());
-            let _ = herder.ask(Request::Generated { name: label, from, configs });
-        });
-        match spawned {
-            Ok(_) => {
-                owned.generating.insert(name.to_string());
-                self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            Err(e) => tracing::error!(
-                "connector {name}: cannot start a thread to generate its task configs ({e}); trying again shortly"
-            ),
-        }
-    }
-
-    /// Takes task configs generated for a connector: written (or sent to the leader) if the
-    /// connector still has the config they came from and still runs here.
-    fn take_generated(
-        &self,
-        owned: &mut Owned,
-        name: &str,
-        from: Pairs,
-        configs: Result<Vec<Pairs>, StartError>,
-        forwards: &mut Vec<Forward>,
-    ) {
-        let snapshot = self.store.snapshot();
-        let Some(entry) = snapshot.connectors.get(name) else { return };
-        let place = self.place();
-        let owned_here = place.owns_connector(name);
-        if entry.config != from || !owned_here || entry.target == TargetState::Stopped {
-            // Changed, moved or stopped meanwhile: the next round sees to it.
-            return;
-        }
-        let taken = configs.map(|fresh| {
-            if entry.tasks.as_ref() == Some(&fresh) {
-                owned.generated_from.insert(name.to_string(), from.clone());
-                return;
-            }
-            match place.task_configs_go() {
-                place::Destination::NoLeader => {
-                    tracing::info!("connector {name}: task configs wait for a leader ({NO_LEADER})")
-                }
-                to => forwards.push(Forward { name: name.to_string(), from: Some(from.clone()), tasks: fresh, to }),
-            }
-        });
-        match taken {
-            Ok(()) => {
-                owned.failed.remove(name);
-            }
-            Err(e) => {
-                self.fail_connector(owned, name, entry, &e);
-                owned.failed.insert(name.to_string(), (from, std::time::Instant::now()));
-            }
-        }
-    }
-
-    /// The leader makes a session key when there is none, or the last one is older than
-    /// `inter.worker.key.ttl.ms`, and distributes it through the config topic.
-    fn renew_session_key(self: &Arc<Self>, snapshot: &ConfigSnapshot) {
-        let Some(d) = &self.worker.config().distributed else { return };
-        let writing = &self.writing_session_key;
-        if writing.load(std::sync::atomic::Ordering::Acquire) {
-            return;
-        }
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let ttl_ms = i64::try_from(d.key_ttl.as_millis()).unwrap_or(i64::MAX);
-        let current = snapshot.session_key.as_ref().filter(|k| k.algorithm == d.key_algorithm);
-        if current.is_some_and(|k| now_ms.saturating_sub(k.created_ms) < ttl_ms) {
-            return;
-        }
-        let key = match crate::peer::new_session_key(&d.key_algorithm, now_ms) {
-            Ok(key) => key,
-            Err(e) => {
-                tracing::error!("cannot make a session key for the workers' requests: {e}");
-                return;
-            }
-        };
-        // Written on a thread of its own: a config-topic write is a Kafka round trip, which never
-        // holds up the herder's thread; the next round after it sees the key in the snapshot.
-        writing.store(true, std::sync::atomic::Ordering::Release);
-        let herder = self.clone();
-        let spawned = std::thread::Builder::new().name("session-key".into()).spawn(move || {
-            match herder.store.put_session_key(&key) {
-                Ok(()) => tracing::info!(
-                    "distributed a new {} session key; workers sign their requests to each other with it",
-                    key.algorithm
-                ),
-                Err(e) => tracing::warn!("cannot distribute a new session key: {e}; trying again shortly"),
-            }
-            herder.writing_session_key.store(false, std::sync::atomic::Ordering::Release);
-            herder.wake();
-        });
-        if let Err(e) = spawned {
-            writing.store(false, std::sync::atomic::Ordering::Release);
-            tracing::error!("cannot start a thread to distribute a new session key ({e}); trying again shortly");
-        }
-    }
-
-    /// Delivers task configs this worker generated, on a thread of its own: into the config
-    /// store (a transactional write read back from the config topic, which Kafka may be slow to
-    /// answer) or to the leader, which writes them (it may be slow to answer, or gone). What
-    /// became of them comes back as a `Forwarded` request. Left to a later round when the
-    /// connector's configs are on their way already or `MAX_GENERATING` threads are busy.
-    fn forward_task_configs(self: &Arc<Self>, owned: &mut Owned, forward: Forward) {
-        if owned.busy_with(&forward.name) {
-            return;
-        }
-        let Forward { name, from, tasks, to } = forward;
-        let herder = self.clone();
-        let label = name.clone();
-        // The leader's writer may have been fenced by a newer leader's: then the configs wait.
-        let as_leader = matches!(to, place::Destination::StoreAsLeader);
-        let deliver: Box<dyn FnOnce() -> Delivery + Send> = match to {
-            place::Destination::NoLeader => return,
-            place::Destination::Store | place::Destination::StoreAsLeader => {
-                Box::new(move || match herder.store.put_task_configs(&name, &tasks) {
-                    Ok(()) => Delivery::Accepted,
-                    Err(e @ ConfigStoreError::NotLeader(_)) if as_leader => {
-                        tracing::info!("connector {name}: task configs wait for a leader ({})", herder.store_failed(e));
-                        Delivery::Later
-                    }
-                    Err(e) => Delivery::Failed(StartError::Store { name: name.clone(), message: e.to_string() }),
-                })
-            }
-            place::Destination::Leader(leader_url) => {
-                let segment = crate::peer::path_segment(&name);
-                let path = format!("/connectors/{segment}/tasks");
-                let url = format!("{leader_url}{path}");
-                let body = match crate::peer::task_configs_body(&tasks) {
-                    Ok(body) => body,
-                    Err(e) => {
-                        tracing::error!("connector {name}: cannot write its task configs as JSON ({e})");
-                        return;
-                    }
-                };
-                let config = self.worker.config();
-                if let Some(d) = &config.distributed {
-                    let rules = crate::peer::ForwardRules::new(
-                        config.rest_scheme(),
-                        &config.advertised,
-                        &d.forward_allowed_urls,
-                    );
-                    if let Err(e) = rules.check(&leader_url) {
-                        tracing::error!("connector {name}: its task configs are not sent to the leader: {e}");
-                        return;
-                    }
-                }
-                // Signed with the cluster's session key over the method, path, time and body,
-                // which the leader checks.
-                let headers = match (self.store.snapshot().session_key, &config.distributed) {
-                    (Some(key), Some(d)) => {
-                        crate::peer::sign_request(&key, &d.signature_algorithm, "POST", &path, &body)
-                            .unwrap_or_default()
-                    }
-                    _ => Vec::new(),
-                };
-                Box::new(move || match crate::peer::send("POST", &url, Some(body), herder.worker.id(), &headers) {
-                    Ok((status, _)) if (200..300).contains(&status) => Delivery::Accepted,
-                    Ok((status, body)) => {
-                        tracing::info!(
-                            "connector {name}: the leader at {leader_url} answered {status} to its task configs \
-                             ({}); trying again shortly",
-                            String::from_utf8_lossy(&body)
-                        );
-                        Delivery::Later
-                    }
-                    Err(e) => {
-                        tracing::info!("connector {name}: task configs wait for the leader ({e})");
-                        Delivery::Later
-                    }
-                })
-            }
-        };
-        let (herder, name) = (self.clone(), label.clone());
-        let spawned = std::thread::Builder::new().name(format!("deliver-{label}")).spawn(move || {
-            let delivery = deliver();
-            if let Err(e) = herder.ask(Request::Forwarded { name: name.clone(), from, delivery }) {
-                tracing::warn!("connector {name}: the herder did not take what became of its task configs ({e})");
-            }
-        });
-        match spawned {
-            Ok(_) => {
-                owned.forwarding.insert(label);
-            }
-            Err(e) => tracing::error!(
-                "connector {label}: cannot start a thread to deliver its task configs ({e}); trying again shortly"
-            ),
-        }
-    }
-
-    fn reconcile_work(self: &Arc<Self>, owned: &mut Owned) -> Vec<Forward> {
-        let mut forwards = Vec::new();
-        let place = self.place();
-        if let Some(generation) = place.generation() {
-            self.worker.set_generation(generation);
-        }
-
-        // Connectors: their statuses, and fresh task configs when their config changed.
-        let snapshot = self.store.snapshot();
-        if place.leads() {
-            self.renew_session_key(&snapshot);
-        }
-        owned.failed.retain(|name, _| snapshot.connectors.contains_key(name));
-        let mut failed: Vec<String> = owned.failed.keys().cloned().collect();
-        for (name, entry) in &snapshot.connectors {
-            if !place.owns_connector(name) {
-                continue;
-            }
-            owned.reported.insert(name.clone());
-            if let Err(e) = self.reconcile_connector(owned, name, entry, place.as_ref(), &mut forwards) {
-                self.fail_connector(owned, name, entry, &e);
-                failed.push(name.clone());
-            }
-        }
-        match place.owned_connectors() {
-            None => {
-                for name in self.worker.running_names() {
-                    if !snapshot.connectors.contains_key(&name) {
-                        self.worker.stop_connector(&name);
-                        self.worker.statuses().remove(&name);
-                        owned.reported.remove(&name);
-                        tracing::info!("connector {name} deleted");
-                    }
-                }
-                // Those that never ran (their plugin failed, say).
-                let gone: Vec<String> =
-                    owned.reported.iter().filter(|name| !snapshot.connectors.contains_key(*name)).cloned().collect();
-                for name in gone {
-                    self.worker.statuses().remove(&name);
-                    owned.reported.remove(&name);
-                    tracing::info!("connector {name} deleted");
-                }
-            }
-            Some(connectors) => {
-                for name in &connectors {
-                    if !snapshot.connectors.contains_key(name) && self.worker.statuses().get(name).is_some() {
-                        self.worker.statuses().remove(name);
-                        tracing::info!("connector {name} deleted");
-                    }
-                }
-                owned.reported.retain(|name| snapshot.connectors.contains_key(name));
-            }
-        }
-
-        // Tasks: the config may have changed above.
-        let snapshot = self.store.snapshot();
-        let mut wanted: BTreeMap<&str, (&ConnectorEntry, BTreeMap<u32, Pairs>)> = BTreeMap::new();
-        for (name, entry) in &snapshot.connectors {
-            // A standalone worker runs no tasks for a connector that failed.
-            if !place.runs_tasks_of_failed_connectors() && failed.contains(name) {
-                continue;
-            }
-            let tasks: BTreeMap<u32, Pairs> = entry
-                .tasks
-                .iter()
-                .flatten()
-                .enumerate()
-                .map(|(id, config)| (id as u32, config.clone()))
-                .filter(|(id, _)| place.owns_task(name, *id))
-                .collect();
-            wanted.insert(name, (entry, tasks));
-        }
-        for name in self.worker.running_names() {
-            let Some((config, running)) = self.worker.running(&name) else { continue };
-            let want = wanted.get(name.as_str()).filter(|(entry, _)| entry.target == TargetState::Started);
-            let stale: Vec<u32> = running
-                .iter()
-                .filter(|(id, task_config)| match want {
-                    None => true,
-                    Some((entry, tasks)) => entry.config != config || tasks.get(id) != Some(task_config),
-                })
-                .map(|(id, _)| *id)
-                .collect();
-            self.worker.stop_tasks(&name, &stale);
-            if !snapshot.connectors.contains_key(&name) {
-                for id in stale {
-                    self.worker.statuses().remove_task(&name, id);
-                }
-            }
-        }
-        for (name, (entry, tasks)) in wanted {
-            match entry.target {
-                TargetState::Stopped => {}
-                TargetState::Paused => {
-                    let plugin = self.worker.plugin_of(&entry.config);
-                    for id in tasks.keys() {
-                        self.worker.put_task_status(name, *id, plugin.as_deref(), State::Paused);
-                    }
-                }
-                // Tasks whose configs are being generated again wait for them (those running
-                // with unchanged configs go on).
-                TargetState::Started if owned.generating.contains(name) => {}
-                TargetState::Started => {
-                    let running = self.worker.running(name).map(|(_, r)| r).unwrap_or_default();
-                    let missing: Vec<(u32, Pairs)> =
-                        tasks.into_iter().filter(|(id, _)| !running.contains_key(id)).collect();
-                    if missing.is_empty() {
-                        continue;
-                    }
-                    let ids: Vec<u32> = missing.iter().map(|(id, _)| *id).collect();
-                    let started =
-                        self.parse(name, &entry.config).and_then(|parsed| self.worker.start_tasks(parsed, missing));
-                    if let Err(e) = started {
-                        // Tried again at every reconciliation; one that waits for its plugin's
-                        // compilation says so, UNASSIGNED.
-                        let state = if e.waits_for_compile() {
-                            tracing::info!("{e}; its task(s) wait");
-                            State::Unassigned
-                        } else {
-                            tracing::error!("cannot start task(s) of connector {name}: {e}");
-                            State::Failed
-                        };
-                        for id in ids {
-                            let status = self.worker.status_of(state, Some(e.to_string()));
-                            self.worker.statuses().put_task(name, id, status);
-                        }
-                    }
-                }
-            }
-        }
-
-        // Sink tasks that stopped here (this round's revocations included: they run first) and
-        // will not run again give their place in their consumer group up.
-        self.worker.release_members(|name, id| gone_for_good(&snapshot, name, id));
-
-        // The leader rebalances when the config names other work than it assigned.
-        if place.leads() {
-            let work = Work::of(&snapshot);
-            let assigned = &mut owned.assigned_work;
-            if *assigned != work {
-                let added = work.minus(assigned);
-                let removed = assigned.minus(&work);
-                *assigned = work;
-                self.standing.request_rejoin(format!(
-                    "the config changed (new: {}; gone: {})",
-                    added.describe(),
-                    removed.describe()
-                ));
-            }
-        }
-        forwards
-    }
-
-    /// The part of reconciling that falls to the worker running a connector: its status, and
-    /// its task configs.
-    fn reconcile_connector(
-        self: &Arc<Self>,
-        owned: &mut Owned,
-        name: &str,
-        entry: &ConnectorEntry,
-        place: &dyn place::Place,
-        forwards: &mut Vec<Forward>,
-    ) -> Result<(), StartError> {
-        let plugin = self.worker.plugin_of(&entry.config);
-        if entry.target == TargetState::Stopped {
-            if entry.tasks.as_ref().is_some_and(|t| !t.is_empty()) {
-                match place.task_configs_go() {
-                    place::Destination::NoLeader => {
-                        tracing::info!("connector {name}: the empty task list waits for a leader ({NO_LEADER})")
-                    }
-                    to => forwards.push(Forward { name: name.to_string(), from: None, tasks: Vec::new(), to }),
-                }
-                // STOPPED is reported in a later round, once the empty task list is in the config
-                // topic, as Kafka Connect reports it: an offsets change asked for once the
-                // connector is STOPPED finds no task configs left.
-                owned.generated_from.remove(name);
-                return Ok(());
-            }
-            self.worker.statuses().remove_tasks(name);
-            self.worker.put_status(name, plugin.as_deref(), State::Stopped, None);
-            // Resumed, the connector generates its task configs again (they were emptied here).
-            owned.generated_from.remove(name);
-            return Ok(());
-        }
-
-        // A restart asked for since: generate again (taken here, so a restart asked for while
-        // this runs is seen by the next reconciliation).
-        if owned.restarts.remove(name) {
-            owned.generated_from.remove(name);
-            owned.failed.remove(name);
-        }
-        let failed_lately = owned
-            .failed
-            .get(name)
-            .is_some_and(|(config, when)| *config == entry.config && when.elapsed() < RECONCILE_INTERVAL);
-        if failed_lately {
-            return Ok(());
-        }
-        let generated_from = owned.generated_from.get(name).cloned();
-        if generated_from.as_ref() != Some(&entry.config) || entry.tasks.is_none() {
-            // The plugin's calls run elsewhere; their answer comes back as a request.
-            let parsed = self.parse(name, &entry.config)?;
-            self.generate(owned, name, parsed, &entry.config);
-            return Ok(());
-        }
-        // Statuses of tasks the connector no longer has.
-        if let (Some(tasks), Some(status)) = (&entry.tasks, self.worker.statuses().get(name)) {
-            for id in status.tasks.keys().filter(|id| **id as usize >= tasks.len()) {
-                self.worker.statuses().remove_task(name, *id);
-            }
-        }
-        let state = if entry.target == TargetState::Paused { State::Paused } else { State::Running };
-        self.worker.put_status(name, plugin.as_deref(), state, None);
-        Ok(())
     }
 }
 
@@ -1398,11 +621,3 @@ enum Compiling {
     /// plugin is compiled.
     Accept,
 }
-
-/// Why task configs wait when the group has no leader.
-const NO_LEADER: &str = "a rebalance is in progress";
-
-mod place;
-
-#[cfg(test)]
-mod tests;

@@ -8,6 +8,8 @@ use crate::storage::MemoryConfigStore;
 
 struct Fixture {
     herder: Arc<Herder>,
+    /// The herder's thread, until a test starts it.
+    herder_loop: Option<HerderLoop>,
     store: Arc<MemoryConfigStore>,
     _dir: tempfile::TempDir,
 }
@@ -15,26 +17,27 @@ struct Fixture {
 fn fixture() -> Fixture {
     let (worker, dir) = crate::worker::tests::worker_without_plugins();
     let store = Arc::new(MemoryConfigStore::default());
-    let herder = Herder::new(Arc::new(worker), store.clone(), None);
-    Fixture { herder, store, _dir: dir }
+    let (herder, herder_loop) = Herder::new(Arc::new(worker), store.clone(), None);
+    Fixture { herder, herder_loop: Some(herder_loop), store, _dir: dir }
 }
 
 /// The herder's thread, running until dropped.
-struct Running<'a> {
-    herder: &'a Herder,
+struct Running {
+    herder: Arc<Herder>,
     stop: Arc<crate::sync::Stop>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl<'a> Running<'a> {
-    fn start(herder: &'a Arc<Herder>) -> Self {
+impl Running {
+    fn start(f: &mut Fixture) -> Self {
         let stop = Arc::new(crate::sync::Stop::default());
-        let thread = Some(herder.spawn_loop(stop.clone()).unwrap());
-        Running { herder, stop, thread }
+        let herder_loop = f.herder_loop.take().expect("the herder's thread starts once");
+        let thread = Some(herder_loop.spawn(stop.clone()).unwrap());
+        Running { herder: f.herder.clone(), stop, thread }
     }
 }
 
-impl Drop for Running<'_> {
+impl Drop for Running {
     fn drop(&mut self) {
         self.stop.stop();
         self.herder.wake();
@@ -59,8 +62,8 @@ fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 
 #[test]
 fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once() {
-    let f = fixture();
-    let _running = Running::start(&f.herder);
+    let mut f = fixture();
+    let _running = Running::start(&mut f);
     f.store.put_connector("orphan", &config("orphan", "no-such-plugin"), None).unwrap();
     eventually("the FAILED status", || {
         f.herder.connector_status("orphan").is_some_and(|s| s.connector.state == State::Failed)
@@ -82,8 +85,8 @@ fn a_connector_without_its_plugin_fails_saying_which_and_is_not_retried_at_once(
 fn requests_beyond_the_queue_bound_are_refused_as_busy() {
     let f = fixture();
     f.store.put_connector("c", &config("c", "no-such-plugin"), None).unwrap();
-    // No thread carries them out: the queue fills.
-    for _ in 0..MAX_QUEUED_REQUESTS {
+    // No thread carries them out: the channel fills, where the store's change above waits too.
+    for _ in 0..MAX_QUEUED_EVENTS - 1 {
         f.herder.restart_connector("c").unwrap();
     }
     let refused = f.herder.restart_connector("c").unwrap_err();
@@ -93,12 +96,12 @@ fn requests_beyond_the_queue_bound_are_refused_as_busy() {
 
 #[test]
 fn a_task_restart_is_answered_by_the_herders_thread() {
-    let f = fixture();
+    let mut f = fixture();
     f.store.put_connector("c", &config("c", "no-such-plugin"), None).unwrap();
     assert!(matches!(f.herder.restart_task("gone", 0), Err(HerderError::NotFound(_))));
     // The herder's thread answers, and promptly: the task does not run here.
     let started = Instant::now();
-    let _running = Running::start(&f.herder);
+    let _running = Running::start(&mut f);
     let answer = f.herder.restart_task("c", 3);
     assert!(matches!(answer, Err(HerderError::TaskNotFound(ref name, 3)) if name == "c"), "{answer:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -106,8 +109,8 @@ fn a_task_restart_is_answered_by_the_herders_thread() {
 
 #[test]
 fn a_deleted_connector_loses_its_status() {
-    let f = fixture();
-    let _running = Running::start(&f.herder);
+    let mut f = fixture();
+    let _running = Running::start(&mut f);
     f.store.put_connector("short-lived", &config("short-lived", "no-such-plugin"), None).unwrap();
     eventually("a status", || f.herder.connector_status("short-lived").is_some());
     f.herder.delete_connector("short-lived").unwrap();
@@ -148,14 +151,14 @@ fn member_fixture() -> (Fixture, Arc<crate::cluster::ClusterView>) {
     let store = Arc::new(MemoryConfigStore::default());
     let view = Arc::new(crate::cluster::ClusterView::default());
     view.update(|m| m.generation = 7);
-    let herder = Herder::new(Arc::new(worker), store.clone(), Some(view.clone()));
-    (Fixture { herder, store, _dir: dir }, view)
+    let (herder, herder_loop) = Herder::new(Arc::new(worker), store.clone(), Some(view.clone()));
+    (Fixture { herder, herder_loop: Some(herder_loop), store, _dir: dir }, view)
 }
 
 #[test]
 fn a_member_starts_and_reports_only_the_connectors_its_group_gave_it() {
-    let (f, view) = member_fixture();
-    let _running = Running::start(&f.herder);
+    let (mut f, view) = member_fixture();
+    let _running = Running::start(&mut f);
     f.store.put_connector("elsewhere", &config("elsewhere", "no-such-plugin"), None).unwrap();
     // Rounds run (woken on purpose) and leave the connector to the worker that owns it.
     for _ in 0..20 {

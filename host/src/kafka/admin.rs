@@ -167,6 +167,22 @@ fn partition_count(admin: &AdminClient<DefaultClientContext>, topic: &str) -> an
     }
 }
 
+/// Runs an admin request to its end on the calling thread, which must not be one of an async
+/// runtime's own (a task thread, or a REST request's blocking thread, is fine): the admin
+/// client's answers need a timer, which a small runtime of the call's own gives.
+fn block_on<T>(request: impl std::future::Future<Output = T>) -> anyhow::Result<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the admin client's runtime: {e}"))?;
+    Ok(runtime.block_on(request))
+}
+
+/// As `delete_group`, blocking the calling thread (see `block_on`).
+pub fn delete_group_blocking(admin: &AdminClient<DefaultClientContext>, group: &str) -> anyhow::Result<()> {
+    block_on(delete_group(admin, group))?
+}
+
 /// Deletes a consumer group and with it every offset it committed; a group that does not exist
 /// is fine. Kafka refuses while the group has members.
 pub async fn delete_group(admin: &AdminClient<DefaultClientContext>, group: &str) -> anyhow::Result<()> {
@@ -208,17 +224,12 @@ pub fn ensure_plain_topic(
     if partition_count(&admin, topic)?.is_some() {
         return Ok(());
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the admin client's runtime: {e}"))?;
     let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
     let mut new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replication_factor));
     for (key, value) in configs {
         new = new.set(key, value);
     }
-    let results = runtime
-        .block_on(admin.create_topics([&new], &options))
+    let results = block_on(admin.create_topics([&new], &options))?
         .map_err(|e| anyhow::anyhow!("cannot create topic '{topic}': {e}"))?;
     for result in results {
         match result {

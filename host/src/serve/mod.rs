@@ -123,7 +123,7 @@ pub async fn run(
         Some((view, join)) => (Some(view), Some(join)),
         None => (None, None),
     };
-    let herder = Herder::new(worker.clone(), stores.config, view);
+    let (herder, herder_loop) = Herder::new(worker.clone(), stores.config, view);
     let listening = Arc::downgrade(&herder);
     worker.registry().on_change(move || {
         if let Some(herder) = listening.upgrade() {
@@ -143,8 +143,8 @@ pub async fn run(
         stop(worker).await;
         return Err(e);
     }
-    let herder_loop = herder
-        .spawn_loop(stop_loop.clone())
+    let herder_loop = herder_loop
+        .spawn(stop_loop.clone())
         .map_err(|e| anyhow::anyhow!("the system could not start the herder thread: {e}"))?;
     let member = join
         .map(|join| join(herder.clone()))

@@ -4,7 +4,7 @@
 
 use crate::sync::Unpoisoned;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 
 pub use wharf_connect::model::{Pairs, TargetState};
 
@@ -14,6 +14,10 @@ pub struct ConnectorEntry {
     pub target: TargetState,
     /// Task configs made visible by a commit record; none before the first commit.
     pub tasks: Option<Vec<Pairs>>,
+    /// Whether `tasks` were committed after `config` last changed (Kafka Connect's applied
+    /// connector config): until they are, tasks running under the old config go on, and they
+    /// restart once, when the task configs generated from the new config arrive.
+    pub tasks_current: bool,
 }
 
 /// The replayed view of every connector.
@@ -69,31 +73,27 @@ pub fn queue_logger_level(queue: &mut std::collections::VecDeque<(String, String
     queue.push_back((namespace.to_string(), level.to_string()));
 }
 
-/// Wakes the herder when desired state changed.
+/// Tells the herder when desired state changed.
 #[derive(Default)]
 pub struct ChangeSignal {
-    version: Mutex<u64>,
-    changed: Condvar,
+    listeners: Mutex<Vec<Listener>>,
 }
 
+/// Called on every change, on the thread that made it: it must not block (the herder's puts an
+/// event in its channel, or finds one there already).
+pub type Listener = Box<dyn Fn() + Send + Sync>;
+
 impl ChangeSignal {
+    /// The store changed: tells every listener.
     pub fn notify(&self) {
-        *self.version.locked() += 1;
-        self.changed.notify_all();
+        for listener in self.listeners.locked().iter() {
+            listener();
+        }
     }
 
-    pub fn version(&self) -> u64 {
-        *self.version.locked()
-    }
-
-    /// Waits until the version differs from `seen`, or `timeout` passes; returns the version.
-    pub fn wait_past(&self, seen: u64, timeout: std::time::Duration) -> u64 {
-        let guard = self.version.locked();
-        let (guard, _) = self
-            .changed
-            .wait_timeout_while(guard, timeout, |v| *v == seen)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *guard
+    /// Calls `listener` on every change from now on.
+    pub fn subscribe(&self, listener: Listener) {
+        self.listeners.locked().push(listener);
     }
 }
 
@@ -123,7 +123,11 @@ impl ConfigStore for MemoryConfigStore {
                 config: Vec::new(),
                 target: TargetState::Started,
                 tasks: None,
+                tasks_current: false,
             });
+            if entry.config != *config {
+                entry.tasks_current = false;
+            }
             entry.config = config.clone();
             if let Some(target) = target {
                 entry.target = target;
@@ -143,6 +147,7 @@ impl ConfigStore for MemoryConfigStore {
         self.update(|s| {
             if let Some(entry) = s.connectors.get_mut(name) {
                 entry.tasks = Some(tasks.to_vec());
+                entry.tasks_current = true;
             }
         });
         Ok(())

@@ -4,6 +4,7 @@
 mod converting;
 mod dead_letter;
 mod membership;
+pub mod offsets;
 mod recycle;
 mod sink;
 mod source;
@@ -24,10 +25,9 @@ use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
 use crate::runtime::registry::FindError;
 use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, Runtime};
-use crate::storage::offsets::OffsetStoreError;
 use crate::storage::{OffsetStore, State, Status, StatusStore};
 use crate::sync::Unpoisoned;
-use wharf_connect::model::{ConfigProblem, ConnectorKind, OffsetMap, PluginKind, TaskId};
+use wharf_connect::model::{ConfigProblem, ConnectorKind, PluginKind, TaskId};
 
 /// Why a task stopped working, as its status trace shows it.
 #[derive(Debug, Clone)]
@@ -365,20 +365,6 @@ impl Worker {
                     .map_err(|message| StartError::Plugin { name: config.name.clone(), message })
             })
             .collect()
-    }
-
-    /// A source connector's stored offsets, per source partition.
-    pub fn source_offsets(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
-        self.offsets.list(connector)
-    }
-
-    /// Stores (`Some`) or forgets (`None`) a stopped source connector's offsets, all or none.
-    pub fn change_source_offsets(
-        &self,
-        connector: &str,
-        changes: &[(OffsetMap, Option<OffsetMap>)],
-    ) -> Result<(), OffsetStoreError> {
-        self.offsets.change(connector, changes)
     }
 
     /// The kind of the plugin a connector config names, if the plugin is loaded.

@@ -31,6 +31,8 @@ struct ConfigReplay {
     configs: BTreeMap<String, Pairs>,
     targets: BTreeMap<String, TargetState>,
     tasks: BTreeMap<String, Vec<Pairs>>,
+    /// Connectors whose task configs were committed after their config last changed.
+    tasks_current: std::collections::BTreeSet<String>,
     /// Task configs written but not yet committed.
     pending: BTreeMap<String, BTreeMap<u32, Pairs>>,
     /// The `group.id` of the cluster that owns the topic, from its marker record.
@@ -78,6 +80,7 @@ impl ConfigReplay {
                     self.configs.remove(name);
                     self.targets.remove(name);
                     self.tasks.remove(name);
+                    self.tasks_current.remove(name);
                     self.pending.remove(name);
                 }
                 Some(v) => {
@@ -87,6 +90,9 @@ impl ConfigReplay {
                         if given != name {
                             return Err(format!("its properties name another connector ({given:?})"));
                         }
+                    }
+                    if self.configs.get(name) != Some(&pairs) {
+                        self.tasks_current.remove(name);
                     }
                     self.configs.insert(name.to_string(), pairs);
                 }
@@ -134,6 +140,7 @@ impl ConfigReplay {
                 match tasks {
                     Some(tasks) => {
                         self.tasks.insert(name.to_string(), tasks);
+                        self.tasks_current.insert(name.to_string());
                     }
                     None => return Err(format!("commit of {count} tasks without all their configs")),
                 }
@@ -153,6 +160,7 @@ impl ConfigReplay {
                     config: config.clone(),
                     target: self.targets.get(name).copied().unwrap_or(TargetState::Started),
                     tasks: self.tasks.get(name).cloned(),
+                    tasks_current: self.tasks_current.contains(name),
                 };
                 (name.clone(), entry)
             })
