@@ -141,6 +141,13 @@ pub(super) async fn to_leader(State(state): State<Shared>, request: Request, nex
         },
         false => request,
     };
+    // The leader of the last generation writes even while a rebalance is under way (each create
+    // asks for one): its config writer is fenced the moment another worker becomes the leader,
+    // and a write refused so is answered 409, to be retried. Writes then never wait for the
+    // rebalances they cause.
+    if membership.is_leader {
+        return next.run(request).await;
+    }
     // A rebalance usually ends within moments: wait a little for a leader before giving up.
     let deadline = tokio::time::Instant::now() + LEADER_WAIT;
     while membership.leader.is_none() && tokio::time::Instant::now() < deadline {
