@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use super::keys::{connector as C, Key};
 use super::properties::{self, PropertiesError};
 use super::worker::WasmLimits;
 use wharf_connect::model::{last_value, KeyGrant, Names};
@@ -319,7 +320,8 @@ impl ConnectorConfig {
             key: Some(key.to_string()),
             message,
         };
-        let get = |key: &str| last_value(&raw, key).map(str::trim);
+        // A key of the table, by its name in `keys::connector`.
+        let get = |key: &Key| last_value(&raw, key.name).map(str::trim);
 
         // Every key is checked, so that one answer names every problem; a key's default stands in
         // for a refused value until the end.
@@ -340,17 +342,17 @@ impl ConnectorConfig {
         let name = or_note!(
             name.ok_or_else(|| {
                 invalid(
-                    "name",
+                    C::NAME.name,
                     "\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into(),
                 )
             })
-            .and_then(|name| check_name(name).map(|()| name).map_err(|m| invalid("name", m))),
+            .and_then(|name| check_name(name).map(|()| name).map_err(|m| invalid(C::NAME.name, m))),
             ""
         );
         let class = or_note!(
-            get("connector.class").filter(|c| !c.is_empty()).ok_or_else(|| {
+            get(&C::CONNECTOR_CLASS).filter(|c| !c.is_empty()).ok_or_else(|| {
                 invalid(
-                    "connector.class",
+                    C::CONNECTOR_CLASS.name,
                     "\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into(),
                 )
             }),
@@ -362,17 +364,17 @@ impl ConnectorConfig {
             Some(text) => or_note!(
                 wharf_connect::model::parse_version_requirement(text)
                     .map(Some)
-                    .map_err(|e| invalid("connector.version", format!("connector.version: {e}"))),
+                    .map_err(|e| invalid(C::CONNECTOR_VERSION.name, format!("connector.version: {e}"))),
                 None
             ),
         };
         // A host key's value, checked by its definition in `config::keys`.
-        let checked = |name: &str| {
-            super::keys::connector_value(&raw, name).map(|read| read.map_err(|message| invalid(name, message)))
+        let checked = |key: &Key| {
+            super::keys::connector_value(&raw, key.name).map(|read| read.map_err(|message| invalid(key.name, message)))
         };
         use super::keys::Checked::{Flag, Number};
-        let default_tasks = super::keys::number_default(super::keys::connector_key("tasks.max")).unwrap_or(1) as u32;
-        let tasks_max = match checked("tasks.max") {
+        let default_tasks = super::keys::number_default(Some(&C::TASKS_MAX)).unwrap_or(1) as u32;
+        let tasks_max = match checked(&C::TASKS_MAX) {
             None => default_tasks,
             Some(read) => or_note!(
                 read.map(|value| match value {
@@ -382,10 +384,10 @@ impl ConnectorConfig {
                 default_tasks
             ),
         };
-        match checked("tasks.max.enforce") {
+        match checked(&C::TASKS_MAX_ENFORCE) {
             None | Some(Ok(Flag(true))) => {}
             Some(Ok(_)) => problems.push(invalid(
-                "tasks.max.enforce",
+                C::TASKS_MAX_ENFORCE.name,
                 "tasks.max.enforce=false (deprecated in Kafka Connect) lets a connector run more tasks than \
                  tasks.max; Wharf always holds a connector to tasks.max: raise tasks.max instead"
                     .into(),
@@ -395,12 +397,12 @@ impl ConnectorConfig {
         // Kafka Connect restarts a connector when a config provider's value expires; Wharf's
         // providers (file, directory, environment) give no expiry, as Connect's own do not, so
         // both values behave alike.
-        if let Some(Err(e)) = checked("config.action.reload") {
+        if let Some(Err(e)) = checked(&C::CONFIG_ACTION_RELOAD) {
             problems.push(e);
         }
         let converters = or_note!(
             super::ConverterOverrides::of_connector(&raw).map_err(|e| {
-                let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
+                let key = e.key.clone().unwrap_or_else(|| C::VALUE_CONVERTER.name.to_string());
                 invalid(&key, e.message)
             }),
             super::ConverterOverrides::default()
@@ -412,14 +414,14 @@ impl ConnectorConfig {
                 wharf_connect::transform::Chain::default()
             }
         };
-        let topics: Vec<String> = get("topics")
+        let topics: Vec<String> = get(&C::TOPICS)
             .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default();
-        let topics_regex = match get("topics.regex").map(str::trim).filter(|r| !r.is_empty()) {
+        let topics_regex = match get(&C::TOPICS_REGEX).map(str::trim).filter(|r| !r.is_empty()) {
             None => None,
             Some(_) if !topics.is_empty() => {
                 problems.push(invalid(
-                    "topics.regex",
+                    C::TOPICS_REGEX.name,
                     "topics.regex and topics are mutually exclusive options, but both are set: keep one".into(),
                 ));
                 None
@@ -427,15 +429,15 @@ impl ConnectorConfig {
             Some(text) => match TopicPattern::new(text) {
                 Ok(pattern) => Some(pattern),
                 Err(message) => {
-                    problems.push(invalid("topics.regex", message));
+                    problems.push(invalid(C::TOPICS_REGEX.name, message));
                     None
                 }
             },
         };
-        if let (Some(pattern), Some(dlq)) = (&topics_regex, get("errors.deadletterqueue.topic.name").map(str::trim)) {
+        if let (Some(pattern), Some(dlq)) = (&topics_regex, get(&C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME).map(str::trim)) {
             if !dlq.is_empty() && pattern.matches(dlq) {
                 problems.push(invalid(
-                    "errors.deadletterqueue.topic.name",
+                    C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name,
                     format!(
                         "the dead-letter queue topic '{dlq}' matches topics.regex={}, so a failed record would be \
                          read again: choose a topic the pattern does not match",
@@ -469,37 +471,42 @@ impl ConnectorConfig {
 
         let ceiling = &worker_limits.ceiling;
         let mut folders = Vec::new();
-        for (key, writable) in [("wasm.fs.read", false), ("wasm.fs.write", true)] {
+        for (key, writable) in [(&C::WASM_FS_READ, false), (&C::WASM_FS_WRITE, true)] {
             for given in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                match ceiling.folder(key, given, writable) {
+                match ceiling.folder(key.name, given, writable) {
                     Ok(path) => folders.push(FolderGrant { path, guest: PathBuf::from(given), writable }),
-                    Err(m) => problems.push(invalid(key, m)),
+                    Err(m) => problems.push(invalid(key.name, m)),
                 }
             }
         }
 
-        let host_ports = |key: &str, example: &str| -> Result<Vec<String>, ConnectorConfigError> {
+        let host_ports = |key: &Key, example: &str| -> Result<Vec<String>, ConnectorConfigError> {
             let mut entries = Vec::new();
+            let name = key.name;
             for entry in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 if !is_host_port(entry) {
-                    return Err(invalid(key, format!("{key}: \"{entry}\" is not HOST:PORT, e.g. {key}={example}")));
+                    return Err(invalid(name, format!("{name}: \"{entry}\" is not HOST:PORT, e.g. {name}={example}")));
                 }
-                ceiling.address(key, entry, key == "wasm.http.allow").map_err(|m| invalid(key, m))?;
+                let http = name == C::WASM_HTTP_ALLOW.name;
+                ceiling.address(name, entry, http).map_err(|m| invalid(name, m))?;
                 entries.push(entry.to_string());
             }
             Ok(entries)
         };
-        let connect = or_note!(host_ports("wasm.net.connect", "db.example.com:5432"), Vec::new());
-        let http = or_note!(host_ports("wasm.http.allow", "api.example.com:443"), Vec::new());
+        let connect = or_note!(host_ports(&C::WASM_NET_CONNECT, "db.example.com:5432"), Vec::new());
+        let http = or_note!(host_ports(&C::WASM_HTTP_ALLOW, "api.example.com:443"), Vec::new());
 
-        let capped = |key: &str, max: u64| -> Result<u64, ConnectorConfigError> {
+        let capped = |key: &Key, max: u64| -> Result<u64, ConnectorConfigError> {
             match checked(key) {
                 None => Ok(max),
                 Some(read) => match read? {
                     Number(n) if n as u64 <= max => Ok(n as u64),
                     Number(n) => Err(invalid(
-                        key,
-                        format!("{key}={n} is not valid: expected a whole number from 1 to {max} (the worker's limit)"),
+                        key.name,
+                        format!(
+                            "{}={n} is not valid: expected a whole number from 1 to {max} (the worker's limit)",
+                            key.name
+                        ),
                     )),
                     // The sandbox limits are numbers in the key table: nothing else passes the check.
                     _ => Ok(max),
@@ -508,29 +515,31 @@ impl ConnectorConfig {
         };
         // Not a bound of the sandbox: a connector may recycle its tasks' instances more often
         // than the worker does, or less.
-        let recycle_records = match checked("wasm.instance.recycle.records") {
+        let recycle_records = match checked(&C::WASM_INSTANCE_RECYCLE_RECORDS) {
             None => Ok(worker_limits.recycle_records),
             Some(read) => read.map(|read| match read {
                 Number(n) => n.max(0) as u64,
                 _ => worker_limits.recycle_records,
             }),
         };
-        let mut limit = |key: &str, max: u64| or_note!(capped(key, max), max);
+        let mut limit = |key: &Key, max: u64| or_note!(capped(key, max), max);
         let limits = WasmLimits {
-            memory_max_bytes: limit("wasm.memory.max.bytes", worker_limits.memory_max_bytes as u64) as usize,
+            memory_max_bytes: limit(&C::WASM_MEMORY_MAX_BYTES, worker_limits.memory_max_bytes as u64) as usize,
             call_timeout: Duration::from_millis(limit(
-                "wasm.call.timeout.ms",
+                &C::WASM_CALL_TIMEOUT_MS,
                 worker_limits.call_timeout.as_millis() as u64,
             )),
-            max_records_per_call: limit("wasm.max.records.per.call", worker_limits.max_records_per_call as u64) as u32,
-            max_bytes_per_call: limit("wasm.max.bytes.per.call", worker_limits.max_bytes_per_call as u64) as usize,
-            max_host_handles: limit("wasm.max.host.handles", worker_limits.max_host_handles as u64) as usize,
+            max_records_per_call: limit(&C::WASM_MAX_RECORDS_PER_CALL, worker_limits.max_records_per_call as u64)
+                as u32,
+            max_bytes_per_call: limit(&C::WASM_MAX_BYTES_PER_CALL, worker_limits.max_bytes_per_call as u64) as usize,
+            max_host_handles: limit(&C::WASM_MAX_HOST_HANDLES, worker_limits.max_host_handles as u64) as usize,
             ceiling: worker_limits.ceiling.clone(),
-            log_line_max_bytes: limit("wasm.log.line.max.bytes", worker_limits.log_line_max_bytes as u64) as usize,
-            log_lines_per_second: limit("wasm.log.lines.per.second", worker_limits.log_lines_per_second as u64) as u32,
+            log_line_max_bytes: limit(&C::WASM_LOG_LINE_MAX_BYTES, worker_limits.log_line_max_bytes as u64) as usize,
+            log_lines_per_second: limit(&C::WASM_LOG_LINES_PER_SECOND, worker_limits.log_lines_per_second as u64)
+                as u32,
             fs_inline: worker_limits.fs_inline,
-            max_schema_depth: limit("wasm.max.schema.depth", worker_limits.max_schema_depth as u64) as usize,
-            max_schema_nodes: limit("wasm.max.schema.nodes", worker_limits.max_schema_nodes),
+            max_schema_depth: limit(&C::WASM_MAX_SCHEMA_DEPTH, worker_limits.max_schema_depth as u64) as usize,
+            max_schema_nodes: limit(&C::WASM_MAX_SCHEMA_NODES, worker_limits.max_schema_nodes),
             recycle_records: or_note!(recycle_records, worker_limits.recycle_records),
             client_overrides: worker_limits.client_overrides.clone(),
         };

@@ -316,77 +316,77 @@ pub const WORKER_PREFIXES: &[(&str, &str)] = &[
 /// The keys of a worker config.
 #[rustfmt::skip]
 pub const WORKER_KEYS: &[Key] = &[
-    key("bootstrap.servers", List, Required, High, "Kafka", Every, "The Kafka brokers to connect to, host:port separated by commas."),
-    key("plugin.path", List, Required, High, "Plugins", Every, "Folders that hold .wasm plugins, separated by commas."),
-    key("plugin.scan.interval.ms", Long, Number(2_000), Low, "Plugins", Every, "How often plugin.path is checked for added, replaced or removed plugins.").checked(Between(100, MAX_MILLIS as i64)),
-    key("listeners", List, Text("http://localhost:8083"), High, "REST", Every, "The REST API's listener: one http://HOST:PORT or https://HOST:PORT (with listeners.https.ssl.*)."),
-    key("rest.advertised.host.name", Str, Unset, Low, "REST", Every, "The host other workers and statuses know this worker by (the listener's otherwise)."),
-    key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise).").checked(Between(1, 65535)),
-    key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served."),
-    key("config.providers", List, Text(""), Low, "Secrets", Every, "Names of config providers (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) that ${name:path:key} references in connector configs are resolved with, separated by commas."),
-    key("rest.extension.classes", List, Text(""), Low, "REST", Every, "REST extensions: org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension (HTTP Basic authentication, with wharf.rest.basic.auth.credentials.file) is the one Wharf has."),
-    key("wharf.rest.basic.auth.credentials.file", Str, Text(""), Medium, "REST", Every, "A file of name=hash lines (made by `wharf rest-credential NAME`); when set, every REST request must carry HTTP Basic credentials of one of its users."),
-    key("access.control.allow.origin", Str, Text(""), Low, "REST", Every, "Web origins whose pages may call the REST API, separated by commas (* for any); none by default."),
-    key("access.control.allow.methods", Str, Text(""), Low, "REST", Every, "Methods a CORS preflight answer allows (GET,POST,HEAD when empty)."),
-    key("offset.storage.file.filename", Str, Required, High, "Offsets", Standalone, "The file a standalone worker keeps source offsets in."),
-    key("offset.flush.interval.ms", Long, Number(60_000), Low, "Offsets", Every, "How often tasks commit their offsets.").checked(Millis),
-    key("offset.flush.timeout.ms", Long, Number(5_000), Low, "Offsets", Every, "How long a commit waits for outstanding records to be delivered.").checked(Millis),
-    key("task.shutdown.graceful.timeout.ms", Long, Number(5_000), Low, "Tasks", Every, "How long a stopping task is given to finish.").checked(Millis),
-    key("key.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record keys, by Kafka Connect's class name: JsonConverter, StringConverter, ByteArrayConverter, LongConverter, IntegerConverter, ShortConverter, DoubleConverter, FloatConverter or BooleanConverter; its settings take the prefix key.converter. (Bytes a plugin hands over as bytes pass through unchanged.)"),
-    key("value.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record values, as key.converter; its settings take the prefix value.converter."),
-    key("header.converter", Class, Text("org.apache.kafka.connect.storage.SimpleHeaderConverter"), Low, "Converters", Every, "Converter of header values that plugins give or take as data (SimpleHeaderConverter: Connect's text form; any of the converters above also works; ByteArrayConverter passes bytes as they are)."),
-    key("wasm.memory.max.bytes", Long, Number(256 * 1024 * 1024), Medium, "Sandbox", Every, "Linear memory one plugin instance may grow to, across all its memories.").checked(AtLeast(1 << 20)),
-    key("wasm.call.timeout.ms", Long, Number(5_000), Medium, "Sandbox", Every, "How long one call into a plugin may take, waits inside WASI included.").checked(Millis),
-    key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives.").checked(Between(1, 1_000_000)),
-    key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets.").checked(AtLeast(1024)),
-    key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once.").checked(Between(16, 1 << 20)),
-    key("wasm.max.sockets.per.worker", Int, Number(4096), Low, "Sandbox", Every, "Sockets all of this worker's plugin instances may hold at once (TCP and HTTP); a connect beyond it is refused to the plugin.").checked(Between(1, 1 << 20)),
-    key("wasm.max.schema.depth", Int, Number(64), Low, "Sandbox", Every, "Levels one schema of a plugin's data batch may nest (a struct in an array in a map…); a deeper one fails the call.").checked(Between(1, 1024)),
-    key("wasm.max.schema.nodes", Long, Number(100_000), Low, "Sandbox", Every, "Schema nodes one data batch of a plugin's may hold, a shared schema counted at each use; more fail the call.").checked(Between(1, 100_000_000)),
-    key("wasm.instance.recycle.records", Long, Number(0), Low, "Sandbox", Every, "Records after which a task's plugin instance (and the transform plugins of its chain) is replaced by a fresh one, at a flush boundary: what the old one handled is stored first, a source's offsets and a sink's flush. For a plugin whose language runtime keeps something of every call; state the plugin holds only in its own memory is not carried over. 0 never replaces it.").checked(AtLeast(0)),
-    key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut.").checked(Between(256, 1 << 20)),
-    key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped.").checked(AtLeast(1)),
-    key("wasm.compile.threads", Int, Number(2), Low, "Sandbox", Every, "Plugin files compiled at once, each on a thread of its own beside the worker's work (a component not in wasm.cache.dir takes seconds to compile); plugins already loaded and their connectors go on meanwhile, and a connector whose plugin is still compiling waits for it.").checked(Between(1, 64)),
-    key("wasm.fs.inline", Boolean, Text("true"), Low, "Sandbox", Every, "Whether a plugin's file system calls (open, stat, reads and writes at an offset, directory listings) run on its task's own thread; streamed reads and writes always run on the plugin I/O pool. true spares each call two hand-offs between threads (an idle file source costs half as much); a call on a file system that stops answering (a hung network mount) then holds its task past wasm.call.timeout.ms until the system answers. Set false when granted folders live on network file systems, so that such a call still ends at its deadline."),
-    key("wasm.cache.dir", Str, Unset, Low, "Sandbox", Every, "A private folder for compiled plugins ($WHARF_CACHE/compiled, or ~/.cache/wharf/compiled, when unset)."),
-    key("wasm.ceiling.fs.read", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may read, separated by commas; none by default."),
-    key("wasm.ceiling.fs.write", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may write (and read); none by default."),
-    key("wasm.ceiling.net.connect", List, Text(""), High, "Sandbox", Every, "host:port patterns (* for any port) connector grants may connect to; none by default."),
-    key("wasm.ceiling.http.allow", List, Text(""), High, "Sandbox", Every, "host:port patterns connector grants may send HTTP requests to; none by default."),
-    key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start.").checked(Millis),
-    key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1)),
-    key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1)),
-    key("wharf.rest.max.concurrent.password.checks", Int, Number(2), Low, "Wharf", Every, "REST password checks (a PBKDF2 of a quarter second each) run at once, on threads of their own; more are answered 429, and a client address that keeps failing waits longer and longer.").checked(Between(1, 64)),
-    key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429.").checked(Between(1, 1024)),
-    key("group.id", Str, Required, High, "Cluster", Distributed, "The cluster this worker joins: workers with one group.id share their connectors."),
-    key("config.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task configs."),
-    key("offset.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds source offsets."),
-    key("status.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task statuses."),
-    key("config.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the config topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive),
-    key("offset.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the offset topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive),
-    key("status.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the status topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive),
-    key("offset.storage.partitions", Int, Number(25), Low, "Cluster", Distributed, "Partitions of the offset topic when it is created.").checked(AtLeast(1)),
-    key("status.storage.partitions", Int, Number(5), Low, "Cluster", Distributed, "Partitions of the status topic when it is created.").checked(AtLeast(1)),
-    key("session.timeout.ms", Int, Number(10_000), Low, "Cluster", Distributed, "A worker not heard from for this long leaves the group.").checked(Millis),
-    key("heartbeat.interval.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How often a worker tells the group coordinator it is alive (below session.timeout.ms).").checked(Millis),
-    key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts.").checked(Millis),
-    key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others.").checked(Millis),
-    key("inter.worker.key.ttl.ms", Int, Number(3_600_000), Low, "Cluster", Distributed, "How long the leader's session key, with which workers sign their requests to each other, is used before the leader makes a new one.").checked(Millis),
-    key("inter.worker.key.generation.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "The algorithm of the session key: HmacSHA256, HmacSHA384 or HmacSHA512.").checked(OneOf(&SIGNATURE_ALGORITHMS)),
-    key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512.").checked(OneOf(&SIGNATURE_ALGORITHMS)),
-    key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas."),
-    key("wharf.rest.forward.allowed.urls", List, Text(""), Medium, "Cluster", Distributed, "scheme://host:port patterns (* for any host or port) of the member URLs this worker forwards REST requests to; empty allows its own scheme and port on any host. A member whose URL matches none gets nothing forwarded."),
-    key("wharf.inter.worker.signature.max.skew.ms", Long, Number(60_000), Low, "Cluster", Distributed, "How far the timestamp of a request one worker signs for another may be from the receiver's clock.").checked(Millis),
-    key("wharf.inter.worker.legacy.signatures", Boolean, Text("false"), Low, "Cluster", Distributed, "Whether the leader also accepts requests signed over their body alone, as workers of earlier releases sign them; for a rolling upgrade only."),
-    key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins.").checked(Millis),
-    key("topic.creation.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether source connectors that set topic.creation.default.replication.factor and topic.creation.default.partitions have their topics created with their topic.creation.* settings; false leaves topics to the broker's auto.create.topics.enable."),
-    key("topic.tracking.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether tasks record the topics they write to or read from, for GET /connectors/{name}/topics (in the status topic, as Kafka Connect records them)."),
-    key("topic.tracking.allow.reset", Boolean, Text("true"), Low, "Topics", Every, "Whether PUT /connectors/{name}/topics/reset may forget a connector's topics."),
-    key("connector.client.config.override.policy", Class, Text("All"), Medium, "Kafka", Every, "Which of a connector's producer.override.*, consumer.override.* and admin.override.* settings are applied: None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config), Allowlist (those connector.client.config.override.allowlist names) or All, or Kafka Connect's class names of these; a connector that gives one the policy does not allow is refused. Under every policy, settings that load code or run commands, librdkafka-only settings and files outside connector.client.config.override.allowed.paths are refused (docs/security.md)."),
-    key("connector.client.config.override.allowlist", List, Text(""), Medium, "Kafka", Every, "The client settings (without the producer., consumer. or admin. prefix) connectors may override under the Allowlist policy; none by default."),
-    key("connector.client.config.override.allowed.paths", List, Text(""), Medium, "Kafka", Every, "Folders in which a connector's client overrides may name a file (ssl.truststore.location, ssl.keystore.location); none by default, and never a wasm.ceiling.fs.* folder."),
-    key("wharf.reserved.topics", Str, Text(""), Medium, "Wharf", Every, "A pattern (Java regular expression, matched against the whole name) of topics no plugin's records and no dead-letter queue may reach, besides Kafka's and the worker's own: another cluster's internal topics, say."),
-    key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Kafka", Every, "How every client of the worker talks to Kafka: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (with ssl.* and sasl.*, Kafka's names)."),
+    worker::BOOTSTRAP_SERVERS,
+    worker::PLUGIN_PATH,
+    worker::PLUGIN_SCAN_INTERVAL_MS,
+    worker::LISTENERS,
+    worker::REST_ADVERTISED_HOST_NAME,
+    worker::REST_ADVERTISED_PORT,
+    worker::REST_ADVERTISED_LISTENER,
+    worker::CONFIG_PROVIDERS,
+    worker::REST_EXTENSION_CLASSES,
+    worker::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE,
+    worker::ACCESS_CONTROL_ALLOW_ORIGIN,
+    worker::ACCESS_CONTROL_ALLOW_METHODS,
+    worker::OFFSET_STORAGE_FILE_FILENAME,
+    worker::OFFSET_FLUSH_INTERVAL_MS,
+    worker::OFFSET_FLUSH_TIMEOUT_MS,
+    worker::TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
+    worker::KEY_CONVERTER,
+    worker::VALUE_CONVERTER,
+    worker::HEADER_CONVERTER,
+    worker::WASM_MEMORY_MAX_BYTES,
+    worker::WASM_CALL_TIMEOUT_MS,
+    worker::WASM_MAX_RECORDS_PER_CALL,
+    worker::WASM_MAX_BYTES_PER_CALL,
+    worker::WASM_MAX_HOST_HANDLES,
+    worker::WASM_MAX_SOCKETS_PER_WORKER,
+    worker::WASM_MAX_SCHEMA_DEPTH,
+    worker::WASM_MAX_SCHEMA_NODES,
+    worker::WASM_INSTANCE_RECYCLE_RECORDS,
+    worker::WASM_LOG_LINE_MAX_BYTES,
+    worker::WASM_LOG_LINES_PER_SECOND,
+    worker::WASM_COMPILE_THREADS,
+    worker::WASM_FS_INLINE,
+    worker::WASM_CACHE_DIR,
+    worker::WASM_CEILING_FS_READ,
+    worker::WASM_CEILING_FS_WRITE,
+    worker::WASM_CEILING_NET_CONNECT,
+    worker::WASM_CEILING_HTTP_ALLOW,
+    worker::WHARF_BOOTSTRAP_TIMEOUT_MS,
+    worker::WHARF_TASKS_MAX_PER_CONNECTOR,
+    worker::WHARF_TASKS_MAX_PER_WORKER,
+    worker::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS,
+    worker::WHARF_REST_MAX_CONCURRENT_EXPENSIVE,
+    worker::GROUP_ID,
+    worker::CONFIG_STORAGE_TOPIC,
+    worker::OFFSET_STORAGE_TOPIC,
+    worker::STATUS_STORAGE_TOPIC,
+    worker::CONFIG_STORAGE_REPLICATION_FACTOR,
+    worker::OFFSET_STORAGE_REPLICATION_FACTOR,
+    worker::STATUS_STORAGE_REPLICATION_FACTOR,
+    worker::OFFSET_STORAGE_PARTITIONS,
+    worker::STATUS_STORAGE_PARTITIONS,
+    worker::SESSION_TIMEOUT_MS,
+    worker::HEARTBEAT_INTERVAL_MS,
+    worker::REBALANCE_TIMEOUT_MS,
+    worker::SCHEDULED_REBALANCE_MAX_DELAY_MS,
+    worker::INTER_WORKER_KEY_TTL_MS,
+    worker::INTER_WORKER_KEY_GENERATION_ALGORITHM,
+    worker::INTER_WORKER_SIGNATURE_ALGORITHM,
+    worker::INTER_WORKER_VERIFICATION_ALGORITHMS,
+    worker::WHARF_REST_FORWARD_ALLOWED_URLS,
+    worker::WHARF_INTER_WORKER_SIGNATURE_MAX_SKEW_MS,
+    worker::WHARF_INTER_WORKER_LEGACY_SIGNATURES,
+    worker::WORKER_SYNC_TIMEOUT_MS,
+    worker::TOPIC_CREATION_ENABLE,
+    worker::TOPIC_TRACKING_ENABLE,
+    worker::TOPIC_TRACKING_ALLOW_RESET,
+    worker::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY,
+    worker::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWLIST,
+    worker::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS,
+    worker::WHARF_RESERVED_TOPICS,
+    worker::SECURITY_PROTOCOL,
 ];
 
 /// Kafka Connect 4.1 worker keys that Wharf accepts from a Connect worker file and does not act
@@ -477,45 +477,45 @@ pub fn connect_only_worker_key(name: &str) -> Option<&'static str> {
 /// key, these included, is handed to the plugin too, as Kafka Connect does.
 #[rustfmt::skip]
 pub const CONNECTOR_KEYS: &[Key] = &[
-    key("name", Str, Required, High, "Common", Every, "The connector's unique name."),
-    key("connector.class", Str, Required, High, "Common", Every, "The plugin that runs the connector (its name, or a Kafka Connect class name it stands for)."),
-    key("connector.version", Str, Unset, Medium, "Common", Every, "Which plugin versions may run it: a version or a range; the newest otherwise."),
-    key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into.").checked(AtLeast(1)),
-    key("connector.plugin.version", Str, Unset, Medium, "Common", Every, "Kafka Connect 4.1's name of connector.version; connector.version wins when both are given."),
-    key("tasks.max.enforce", Boolean, Text("true"), Low, "Common", Every, "Whether a connector is held to tasks.max; Wharf always holds it, and refuses false."),
-    key("config.action.reload", Str, Text("restart"), Low, "Common", Every, "What a config provider's expired value does: restart or none. Wharf's providers give no expiry (as Kafka Connect's own), so both behave alike.").checked(OneOf(&["restart", "none"])),
-    key("transforms", List, Text(""), Low, "Transforms", Every, "Aliases of the transforms each record goes through, in order; each is set with transforms.<alias>.type and its settings (docs/transforms.md)."),
-    key("predicates", List, Text(""), Low, "Predicates", Every, "Aliases of the predicates transforms may name with transforms.<alias>.predicate; each is set with predicates.<alias>.type."),
-    key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise, with the worker's settings); a connector that names one gives its settings with the prefix key.converter."),
-    key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise), as key.converter."),
-    key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise)."),
-    key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas."),
-    key("topics.regex", Str, Text(""), High, "Common", Sink, "A pattern of the names of the topics to read, in place of topics: every topic whose whole name matches (Kafka's internal ones and the worker's aside), looked for again every 10 s. Java's syntax, less look-around and back-references."),
-    key("topic.creation.groups", List, Text(""), Low, "Topic Creation", Source, "Groups of topic creation settings besides default, in the order they are tried: each takes the topics its topic.creation.<group>.include patterns match and its exclude patterns do not, with its partitions, replication.factor and topic configs (topic.creation.<group>.<config>)."),
-    key("topic.creation.default.replication.factor", Short, Unset, Low, "Topic Creation", Source, "With topic.creation.default.partitions, turns topic creation on: the replication factor of the topics the connector writes to, created before their first record (-1: the broker's default).").checked(BrokerDefaultOrPositive),
-    key("topic.creation.default.partitions", Int, Unset, Low, "Topic Creation", Source, "The partitions of the topics the connector creates (-1: the broker's default).").checked(BrokerDefaultOrPositive),
-    key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one).").checked(OneOf(&["none", "all"])),
-    key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException.").checked(AtLeast(-1)),
-    key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds.").checked(AtLeast(1)),
-    key("errors.log.enable", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether each skipped record's failure is logged."),
-    key("errors.log.include.messages", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether the log names the record that failed (its topic, partition, offset and timestamp)."),
-    key("errors.deadletterqueue.topic.name", Str, Text(""), Medium, "Error Handling", Sink, "The topic a sink writes skipped records to, as they were read; none when empty."),
-    key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it.").checked(BrokerDefaultOrPositive),
-    key("errors.deadletterqueue.context.headers.enable", Boolean, Text("false"), Medium, "Error Handling", Sink, "Whether records in the dead-letter queue carry __connect.errors.* headers saying where and why they failed."),
-    key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write."),
-    key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write."),
-    key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect."),
-    key("wasm.http.allow", List, Text(""), Medium, "Sandbox", Every, "host:port authorities the plugin may send HTTP requests to, inside wasm.ceiling.http.allow."),
-    key("wasm.memory.max.bytes", Long, Worker, Low, "Sandbox", Every, "Memory cap of each task (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.call.timeout.ms", Long, Worker, Low, "Sandbox", Every, "Deadline of each plugin call (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.max.bytes.per.call", Long, Worker, Low, "Sandbox", Every, "Most bytes per call (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.max.schema.depth", Int, Worker, Low, "Sandbox", Every, "Levels a schema of a data batch may nest (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.max.schema.nodes", Long, Worker, Low, "Sandbox", Every, "Schema nodes a data batch may hold (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.instance.recycle.records", Long, Worker, Low, "Sandbox", Every, "Records after which each task's plugin instance is replaced by a fresh one at a flush boundary (the worker's when unset; 0 never).").checked(AtLeast(0)),
-    key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's).").checked(AtLeast(1)),
-    key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's).").checked(AtLeast(1)),
+    connector::NAME,
+    connector::CONNECTOR_CLASS,
+    connector::CONNECTOR_VERSION,
+    connector::TASKS_MAX,
+    connector::CONNECTOR_PLUGIN_VERSION,
+    connector::TASKS_MAX_ENFORCE,
+    connector::CONFIG_ACTION_RELOAD,
+    connector::TRANSFORMS,
+    connector::PREDICATES,
+    connector::KEY_CONVERTER,
+    connector::VALUE_CONVERTER,
+    connector::HEADER_CONVERTER,
+    connector::TOPICS,
+    connector::TOPICS_REGEX,
+    connector::TOPIC_CREATION_GROUPS,
+    connector::TOPIC_CREATION_DEFAULT_REPLICATION_FACTOR,
+    connector::TOPIC_CREATION_DEFAULT_PARTITIONS,
+    connector::ERRORS_TOLERANCE,
+    connector::ERRORS_RETRY_TIMEOUT,
+    connector::ERRORS_RETRY_DELAY_MAX_MS,
+    connector::ERRORS_LOG_ENABLE,
+    connector::ERRORS_LOG_INCLUDE_MESSAGES,
+    connector::ERRORS_DEADLETTERQUEUE_TOPIC_NAME,
+    connector::ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR,
+    connector::ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE,
+    connector::WASM_FS_READ,
+    connector::WASM_FS_WRITE,
+    connector::WASM_NET_CONNECT,
+    connector::WASM_HTTP_ALLOW,
+    connector::WASM_MEMORY_MAX_BYTES,
+    connector::WASM_CALL_TIMEOUT_MS,
+    connector::WASM_MAX_RECORDS_PER_CALL,
+    connector::WASM_MAX_BYTES_PER_CALL,
+    connector::WASM_MAX_HOST_HANDLES,
+    connector::WASM_MAX_SCHEMA_DEPTH,
+    connector::WASM_MAX_SCHEMA_NODES,
+    connector::WASM_INSTANCE_RECYCLE_RECORDS,
+    connector::WASM_LOG_LINE_MAX_BYTES,
+    connector::WASM_LOG_LINES_PER_SECOND,
 ];
 
 pub fn worker_key(name: &str) -> Option<&'static Key> {
@@ -622,6 +622,132 @@ fn table(page: &mut String, keys: &[Key]) {
             k.doc.replace('|', "\\|")
         ));
     }
+}
+
+/// The worker keys by their Rust names: a reader takes one of these, so a misspelled key does not
+/// compile. `WORKER_KEYS` lists them all, in the reference page's order.
+#[rustfmt::skip]
+pub mod worker {
+    use super::*;
+
+    pub const BOOTSTRAP_SERVERS: Key = key("bootstrap.servers", List, Required, High, "Kafka", Every, "The Kafka brokers to connect to, host:port separated by commas.");
+    pub const PLUGIN_PATH: Key = key("plugin.path", List, Required, High, "Plugins", Every, "Folders that hold .wasm plugins, separated by commas.");
+    pub const PLUGIN_SCAN_INTERVAL_MS: Key = key("plugin.scan.interval.ms", Long, Number(2_000), Low, "Plugins", Every, "How often plugin.path is checked for added, replaced or removed plugins.").checked(Between(100, MAX_MILLIS as i64));
+    pub const LISTENERS: Key = key("listeners", List, Text("http://localhost:8083"), High, "REST", Every, "The REST API's listener: one http://HOST:PORT or https://HOST:PORT (with listeners.https.ssl.*).");
+    pub const REST_ADVERTISED_HOST_NAME: Key = key("rest.advertised.host.name", Str, Unset, Low, "REST", Every, "The host other workers and statuses know this worker by (the listener's otherwise).");
+    pub const REST_ADVERTISED_PORT: Key = key("rest.advertised.port", Int, Unset, Low, "REST", Every, "The port other workers and statuses know this worker by (the listener's otherwise).").checked(Between(1, 65535));
+    pub const REST_ADVERTISED_LISTENER: Key = key("rest.advertised.listener", Str, Unset, Low, "REST", Every, "Accepted for Kafka Connect's configs; only http is served.");
+    pub const CONFIG_PROVIDERS: Key = key("config.providers", List, Text(""), Low, "Secrets", Every, "Names of config providers (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) that ${name:path:key} references in connector configs are resolved with, separated by commas.");
+    pub const REST_EXTENSION_CLASSES: Key = key("rest.extension.classes", List, Text(""), Low, "REST", Every, "REST extensions: org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension (HTTP Basic authentication, with wharf.rest.basic.auth.credentials.file) is the one Wharf has.");
+    pub const WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE: Key = key("wharf.rest.basic.auth.credentials.file", Str, Text(""), Medium, "REST", Every, "A file of name=hash lines (made by `wharf rest-credential NAME`); when set, every REST request must carry HTTP Basic credentials of one of its users.");
+    pub const ACCESS_CONTROL_ALLOW_ORIGIN: Key = key("access.control.allow.origin", Str, Text(""), Low, "REST", Every, "Web origins whose pages may call the REST API, separated by commas (* for any); none by default.");
+    pub const ACCESS_CONTROL_ALLOW_METHODS: Key = key("access.control.allow.methods", Str, Text(""), Low, "REST", Every, "Methods a CORS preflight answer allows (GET,POST,HEAD when empty).");
+    pub const OFFSET_STORAGE_FILE_FILENAME: Key = key("offset.storage.file.filename", Str, Required, High, "Offsets", Standalone, "The file a standalone worker keeps source offsets in.");
+    pub const OFFSET_FLUSH_INTERVAL_MS: Key = key("offset.flush.interval.ms", Long, Number(60_000), Low, "Offsets", Every, "How often tasks commit their offsets.").checked(Millis);
+    pub const OFFSET_FLUSH_TIMEOUT_MS: Key = key("offset.flush.timeout.ms", Long, Number(5_000), Low, "Offsets", Every, "How long a commit waits for outstanding records to be delivered.").checked(Millis);
+    pub const TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS: Key = key("task.shutdown.graceful.timeout.ms", Long, Number(5_000), Low, "Tasks", Every, "How long a stopping task is given to finish.").checked(Millis);
+    pub const KEY_CONVERTER: Key = key("key.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record keys, by Kafka Connect's class name: JsonConverter, StringConverter, ByteArrayConverter, LongConverter, IntegerConverter, ShortConverter, DoubleConverter, FloatConverter or BooleanConverter; its settings take the prefix key.converter. (Bytes a plugin hands over as bytes pass through unchanged.)");
+    pub const VALUE_CONVERTER: Key = key("value.converter", Class, Text("org.apache.kafka.connect.converters.ByteArrayConverter"), High, "Converters", Every, "Converter of record values, as key.converter; its settings take the prefix value.converter.");
+    pub const HEADER_CONVERTER: Key = key("header.converter", Class, Text("org.apache.kafka.connect.storage.SimpleHeaderConverter"), Low, "Converters", Every, "Converter of header values that plugins give or take as data (SimpleHeaderConverter: Connect's text form; any of the converters above also works; ByteArrayConverter passes bytes as they are).");
+    pub const WASM_MEMORY_MAX_BYTES: Key = key("wasm.memory.max.bytes", Long, Number(256 * 1024 * 1024), Medium, "Sandbox", Every, "Linear memory one plugin instance may grow to, across all its memories.").checked(AtLeast(1 << 20));
+    pub const WASM_CALL_TIMEOUT_MS: Key = key("wasm.call.timeout.ms", Long, Number(5_000), Medium, "Sandbox", Every, "How long one call into a plugin may take, waits inside WASI included.").checked(Millis);
+    pub const WASM_MAX_RECORDS_PER_CALL: Key = key("wasm.max.records.per.call", Int, Number(2_000), Medium, "Sandbox", Every, "The most records one poll may return and one put receives.").checked(Between(1, 1_000_000));
+    pub const WASM_MAX_BYTES_PER_CALL: Key = key("wasm.max.bytes.per.call", Long, Number(64 * 1024 * 1024), Medium, "Sandbox", Every, "The most bytes one plugin answer may hold: topics, keys, values, headers, source partitions and offsets.").checked(AtLeast(1024));
+    pub const WASM_MAX_HOST_HANDLES: Key = key("wasm.max.host.handles", Int, Number(1024), Low, "Sandbox", Every, "Host resources (sockets, streams, pollables, files) one instance may hold at once.").checked(Between(16, 1 << 20));
+    pub const WASM_MAX_SOCKETS_PER_WORKER: Key = key("wasm.max.sockets.per.worker", Int, Number(4096), Low, "Sandbox", Every, "Sockets all of this worker's plugin instances may hold at once (TCP and HTTP); a connect beyond it is refused to the plugin.").checked(Between(1, 1 << 20));
+    pub const WASM_MAX_SCHEMA_DEPTH: Key = key("wasm.max.schema.depth", Int, Number(64), Low, "Sandbox", Every, "Levels one schema of a plugin's data batch may nest (a struct in an array in a map…); a deeper one fails the call.").checked(Between(1, 1024));
+    pub const WASM_MAX_SCHEMA_NODES: Key = key("wasm.max.schema.nodes", Long, Number(100_000), Low, "Sandbox", Every, "Schema nodes one data batch of a plugin's may hold, a shared schema counted at each use; more fail the call.").checked(Between(1, 100_000_000));
+    pub const WASM_INSTANCE_RECYCLE_RECORDS: Key = key("wasm.instance.recycle.records", Long, Number(0), Low, "Sandbox", Every, "Records after which a task's plugin instance (and the transform plugins of its chain) is replaced by a fresh one, at a flush boundary: what the old one handled is stored first, a source's offsets and a sink's flush. For a plugin whose language runtime keeps something of every call; state the plugin holds only in its own memory is not carried over. 0 never replaces it.").checked(AtLeast(0));
+    pub const WASM_LOG_LINE_MAX_BYTES: Key = key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut.").checked(Between(256, 1 << 20));
+    pub const WASM_LOG_LINES_PER_SECOND: Key = key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped.").checked(AtLeast(1));
+    pub const WASM_COMPILE_THREADS: Key = key("wasm.compile.threads", Int, Number(2), Low, "Sandbox", Every, "Plugin files compiled at once, each on a thread of its own beside the worker's work (a component not in wasm.cache.dir takes seconds to compile); plugins already loaded and their connectors go on meanwhile, and a connector whose plugin is still compiling waits for it.").checked(Between(1, 64));
+    pub const WASM_FS_INLINE: Key = key("wasm.fs.inline", Boolean, Text("true"), Low, "Sandbox", Every, "Whether a plugin's file system calls (open, stat, reads and writes at an offset, directory listings) run on its task's own thread; streamed reads and writes always run on the plugin I/O pool. true spares each call two hand-offs between threads (an idle file source costs half as much); a call on a file system that stops answering (a hung network mount) then holds its task past wasm.call.timeout.ms until the system answers. Set false when granted folders live on network file systems, so that such a call still ends at its deadline.");
+    pub const WASM_CACHE_DIR: Key = key("wasm.cache.dir", Str, Unset, Low, "Sandbox", Every, "A private folder for compiled plugins ($WHARF_CACHE/compiled, or ~/.cache/wharf/compiled, when unset).");
+    pub const WASM_CEILING_FS_READ: Key = key("wasm.ceiling.fs.read", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may read, separated by commas; none by default.");
+    pub const WASM_CEILING_FS_WRITE: Key = key("wasm.ceiling.fs.write", List, Text(""), High, "Sandbox", Every, "Folders whose contents connector grants may write (and read); none by default.");
+    pub const WASM_CEILING_NET_CONNECT: Key = key("wasm.ceiling.net.connect", List, Text(""), High, "Sandbox", Every, "host:port patterns (* for any port) connector grants may connect to; none by default.");
+    pub const WASM_CEILING_HTTP_ALLOW: Key = key("wasm.ceiling.http.allow", List, Text(""), High, "Sandbox", Every, "host:port patterns connector grants may send HTTP requests to; none by default.");
+    pub const WHARF_BOOTSTRAP_TIMEOUT_MS: Key = key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start.").checked(Millis);
+    pub const WHARF_TASKS_MAX_PER_CONNECTOR: Key = key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1));
+    pub const WHARF_TASKS_MAX_PER_WORKER: Key = key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1));
+    pub const WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS: Key = key("wharf.rest.max.concurrent.password.checks", Int, Number(2), Low, "Wharf", Every, "REST password checks (a PBKDF2 of a quarter second each) run at once, on threads of their own; more are answered 429, and a client address that keeps failing waits longer and longer.").checked(Between(1, 64));
+    pub const WHARF_REST_MAX_CONCURRENT_EXPENSIVE: Key = key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429.").checked(Between(1, 1024));
+    pub const GROUP_ID: Key = key("group.id", Str, Required, High, "Cluster", Distributed, "The cluster this worker joins: workers with one group.id share their connectors.");
+    pub const CONFIG_STORAGE_TOPIC: Key = key("config.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task configs.");
+    pub const OFFSET_STORAGE_TOPIC: Key = key("offset.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds source offsets.");
+    pub const STATUS_STORAGE_TOPIC: Key = key("status.storage.topic", Str, Required, High, "Cluster", Distributed, "The topic that holds connector and task statuses.");
+    pub const CONFIG_STORAGE_REPLICATION_FACTOR: Key = key("config.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the config topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive);
+    pub const OFFSET_STORAGE_REPLICATION_FACTOR: Key = key("offset.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the offset topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive);
+    pub const STATUS_STORAGE_REPLICATION_FACTOR: Key = key("status.storage.replication.factor", Short, Signed(3), Low, "Cluster", Distributed, "Replication factor of the status topic when it is created (-1: the broker's default).").checked(BrokerDefaultOrPositive);
+    pub const OFFSET_STORAGE_PARTITIONS: Key = key("offset.storage.partitions", Int, Number(25), Low, "Cluster", Distributed, "Partitions of the offset topic when it is created.").checked(AtLeast(1));
+    pub const STATUS_STORAGE_PARTITIONS: Key = key("status.storage.partitions", Int, Number(5), Low, "Cluster", Distributed, "Partitions of the status topic when it is created.").checked(AtLeast(1));
+    pub const SESSION_TIMEOUT_MS: Key = key("session.timeout.ms", Int, Number(10_000), Low, "Cluster", Distributed, "A worker not heard from for this long leaves the group.").checked(Millis);
+    pub const HEARTBEAT_INTERVAL_MS: Key = key("heartbeat.interval.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How often a worker tells the group coordinator it is alive (below session.timeout.ms).").checked(Millis);
+    pub const REBALANCE_TIMEOUT_MS: Key = key("rebalance.timeout.ms", Int, Number(60_000), Low, "Cluster", Distributed, "How long every worker has to rejoin once a rebalance starts.").checked(Millis);
+    pub const SCHEDULED_REBALANCE_MAX_DELAY_MS: Key = key("scheduled.rebalance.max.delay.ms", Int, Number(300_000), Low, "Cluster", Distributed, "How long a departed worker's work waits for it to come back before it moves to the others.").checked(Millis);
+    pub const INTER_WORKER_KEY_TTL_MS: Key = key("inter.worker.key.ttl.ms", Int, Number(3_600_000), Low, "Cluster", Distributed, "How long the leader's session key, with which workers sign their requests to each other, is used before the leader makes a new one.").checked(Millis);
+    pub const INTER_WORKER_KEY_GENERATION_ALGORITHM: Key = key("inter.worker.key.generation.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "The algorithm of the session key: HmacSHA256, HmacSHA384 or HmacSHA512.").checked(OneOf(&SIGNATURE_ALGORITHMS));
+    pub const INTER_WORKER_SIGNATURE_ALGORITHM: Key = key("inter.worker.signature.algorithm", Str, Text("HmacSHA256"), Low, "Cluster", Distributed, "How a worker signs its requests to the others: HmacSHA256, HmacSHA384 or HmacSHA512.").checked(OneOf(&SIGNATURE_ALGORITHMS));
+    pub const INTER_WORKER_VERIFICATION_ALGORITHMS: Key = key("inter.worker.verification.algorithms", List, Text("HmacSHA256"), Low, "Cluster", Distributed, "The signature algorithms a worker accepts on requests of the others, separated by commas.");
+    pub const WHARF_REST_FORWARD_ALLOWED_URLS: Key = key("wharf.rest.forward.allowed.urls", List, Text(""), Medium, "Cluster", Distributed, "scheme://host:port patterns (* for any host or port) of the member URLs this worker forwards REST requests to; empty allows its own scheme and port on any host. A member whose URL matches none gets nothing forwarded.");
+    pub const WHARF_INTER_WORKER_SIGNATURE_MAX_SKEW_MS: Key = key("wharf.inter.worker.signature.max.skew.ms", Long, Number(60_000), Low, "Cluster", Distributed, "How far the timestamp of a request one worker signs for another may be from the receiver's clock.").checked(Millis);
+    pub const WHARF_INTER_WORKER_LEGACY_SIGNATURES: Key = key("wharf.inter.worker.legacy.signatures", Boolean, Text("false"), Low, "Cluster", Distributed, "Whether the leader also accepts requests signed over their body alone, as workers of earlier releases sign them; for a rolling upgrade only.");
+    pub const WORKER_SYNC_TIMEOUT_MS: Key = key("worker.sync.timeout.ms", Int, Number(3_000), Low, "Cluster", Distributed, "How long a worker waits to catch up with the config topic before it rejoins.").checked(Millis);
+    pub const TOPIC_CREATION_ENABLE: Key = key("topic.creation.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether source connectors that set topic.creation.default.replication.factor and topic.creation.default.partitions have their topics created with their topic.creation.* settings; false leaves topics to the broker's auto.create.topics.enable.");
+    pub const TOPIC_TRACKING_ENABLE: Key = key("topic.tracking.enable", Boolean, Text("true"), Low, "Topics", Every, "Whether tasks record the topics they write to or read from, for GET /connectors/{name}/topics (in the status topic, as Kafka Connect records them).");
+    pub const TOPIC_TRACKING_ALLOW_RESET: Key = key("topic.tracking.allow.reset", Boolean, Text("true"), Low, "Topics", Every, "Whether PUT /connectors/{name}/topics/reset may forget a connector's topics.");
+    pub const CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY: Key = key("connector.client.config.override.policy", Class, Text("All"), Medium, "Kafka", Every, "Which of a connector's producer.override.*, consumer.override.* and admin.override.* settings are applied: None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config), Allowlist (those connector.client.config.override.allowlist names) or All, or Kafka Connect's class names of these; a connector that gives one the policy does not allow is refused. Under every policy, settings that load code or run commands, librdkafka-only settings and files outside connector.client.config.override.allowed.paths are refused (docs/security.md).");
+    pub const CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWLIST: Key = key("connector.client.config.override.allowlist", List, Text(""), Medium, "Kafka", Every, "The client settings (without the producer., consumer. or admin. prefix) connectors may override under the Allowlist policy; none by default.");
+    pub const CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS: Key = key("connector.client.config.override.allowed.paths", List, Text(""), Medium, "Kafka", Every, "Folders in which a connector's client overrides may name a file (ssl.truststore.location, ssl.keystore.location); none by default, and never a wasm.ceiling.fs.* folder.");
+    pub const WHARF_RESERVED_TOPICS: Key = key("wharf.reserved.topics", Str, Text(""), Medium, "Wharf", Every, "A pattern (Java regular expression, matched against the whole name) of topics no plugin's records and no dead-letter queue may reach, besides Kafka's and the worker's own: another cluster's internal topics, say.");
+    pub const SECURITY_PROTOCOL: Key = key("security.protocol", Str, Text("PLAINTEXT"), Medium, "Kafka", Every, "How every client of the worker talks to Kafka: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (with ssl.* and sasl.*, Kafka's names).");
+}
+
+/// The host-level connector keys by their Rust names, as `worker` has the worker's.
+/// `CONNECTOR_KEYS` lists them all, in the reference page's order.
+#[rustfmt::skip]
+pub mod connector {
+    use super::*;
+
+    pub const NAME: Key = key("name", Str, Required, High, "Common", Every, "The connector's unique name.");
+    pub const CONNECTOR_CLASS: Key = key("connector.class", Str, Required, High, "Common", Every, "The plugin that runs the connector (its name, or a Kafka Connect class name it stands for).");
+    pub const CONNECTOR_VERSION: Key = key("connector.version", Str, Unset, Medium, "Common", Every, "Which plugin versions may run it: a version or a range; the newest otherwise.");
+    pub const TASKS_MAX: Key = key("tasks.max", Int, Number(1), High, "Common", Every, "The most tasks to split the connector into.").checked(AtLeast(1));
+    pub const CONNECTOR_PLUGIN_VERSION: Key = key("connector.plugin.version", Str, Unset, Medium, "Common", Every, "Kafka Connect 4.1's name of connector.version; connector.version wins when both are given.");
+    pub const TASKS_MAX_ENFORCE: Key = key("tasks.max.enforce", Boolean, Text("true"), Low, "Common", Every, "Whether a connector is held to tasks.max; Wharf always holds it, and refuses false.");
+    pub const CONFIG_ACTION_RELOAD: Key = key("config.action.reload", Str, Text("restart"), Low, "Common", Every, "What a config provider's expired value does: restart or none. Wharf's providers give no expiry (as Kafka Connect's own), so both behave alike.").checked(OneOf(&["restart", "none"]));
+    pub const TRANSFORMS: Key = key("transforms", List, Text(""), Low, "Transforms", Every, "Aliases of the transforms each record goes through, in order; each is set with transforms.<alias>.type and its settings (docs/transforms.md).");
+    pub const PREDICATES: Key = key("predicates", List, Text(""), Low, "Predicates", Every, "Aliases of the predicates transforms may name with transforms.<alias>.predicate; each is set with predicates.<alias>.type.");
+    pub const KEY_CONVERTER: Key = key("key.converter", Class, Unset, Low, "Common", Every, "Converter of record keys (the worker's otherwise, with the worker's settings); a connector that names one gives its settings with the prefix key.converter.");
+    pub const VALUE_CONVERTER: Key = key("value.converter", Class, Unset, Low, "Common", Every, "Converter of record values (the worker's otherwise), as key.converter.");
+    pub const HEADER_CONVERTER: Key = key("header.converter", Class, Unset, Low, "Common", Every, "Converter of header values (the worker's otherwise).");
+    pub const TOPICS: Key = key("topics", List, Text(""), High, "Common", Sink, "The topics to read, separated by commas.");
+    pub const TOPICS_REGEX: Key = key("topics.regex", Str, Text(""), High, "Common", Sink, "A pattern of the names of the topics to read, in place of topics: every topic whose whole name matches (Kafka's internal ones and the worker's aside), looked for again every 10 s. Java's syntax, less look-around and back-references.");
+    pub const TOPIC_CREATION_GROUPS: Key = key("topic.creation.groups", List, Text(""), Low, "Topic Creation", Source, "Groups of topic creation settings besides default, in the order they are tried: each takes the topics its topic.creation.<group>.include patterns match and its exclude patterns do not, with its partitions, replication.factor and topic configs (topic.creation.<group>.<config>).");
+    pub const TOPIC_CREATION_DEFAULT_REPLICATION_FACTOR: Key = key("topic.creation.default.replication.factor", Short, Unset, Low, "Topic Creation", Source, "With topic.creation.default.partitions, turns topic creation on: the replication factor of the topics the connector writes to, created before their first record (-1: the broker's default).").checked(BrokerDefaultOrPositive);
+    pub const TOPIC_CREATION_DEFAULT_PARTITIONS: Key = key("topic.creation.default.partitions", Int, Unset, Low, "Topic Creation", Source, "The partitions of the topics the connector creates (-1: the broker's default).").checked(BrokerDefaultOrPositive);
+    pub const ERRORS_TOLERANCE: Key = key("errors.tolerance", Str, Text("none"), Medium, "Error Handling", Every, "What a record that a converter or a transform fails on does: none fails the task, all skips the record (and sends it to the dead-letter queue, if there is one).").checked(OneOf(&["none", "all"]));
+    pub const ERRORS_RETRY_TIMEOUT: Key = key("errors.retry.timeout", Long, Signed(0), Medium, "Error Handling", Every, "How long, in milliseconds, a plugin's retriable put or poll failure is retried before errors.tolerance decides; -1 retries for ever. Not set, it is retried until it succeeds, as Kafka Connect retries a task's RetriableException.").checked(AtLeast(-1));
+    pub const ERRORS_RETRY_DELAY_MAX_MS: Key = key("errors.retry.delay.max.ms", Long, Number(60_000), Medium, "Error Handling", Every, "The longest wait between two retries, in milliseconds.").checked(AtLeast(1));
+    pub const ERRORS_LOG_ENABLE: Key = key("errors.log.enable", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether each skipped record's failure is logged.");
+    pub const ERRORS_LOG_INCLUDE_MESSAGES: Key = key("errors.log.include.messages", Boolean, Text("false"), Medium, "Error Handling", Every, "Whether the log names the record that failed (its topic, partition, offset and timestamp).");
+    pub const ERRORS_DEADLETTERQUEUE_TOPIC_NAME: Key = key("errors.deadletterqueue.topic.name", Str, Text(""), Medium, "Error Handling", Sink, "The topic a sink writes skipped records to, as they were read; none when empty.");
+    pub const ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR: Key = key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it.").checked(BrokerDefaultOrPositive);
+    pub const ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE: Key = key("errors.deadletterqueue.context.headers.enable", Boolean, Text("false"), Medium, "Error Handling", Sink, "Whether records in the dead-letter queue carry __connect.errors.* headers saying where and why they failed.");
+    pub const WASM_FS_READ: Key = key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write.");
+    pub const WASM_FS_WRITE: Key = key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write.");
+    pub const WASM_NET_CONNECT: Key = key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect.");
+    pub const WASM_HTTP_ALLOW: Key = key("wasm.http.allow", List, Text(""), Medium, "Sandbox", Every, "host:port authorities the plugin may send HTTP requests to, inside wasm.ceiling.http.allow.");
+    pub const WASM_MEMORY_MAX_BYTES: Key = key("wasm.memory.max.bytes", Long, Worker, Low, "Sandbox", Every, "Memory cap of each task (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_CALL_TIMEOUT_MS: Key = key("wasm.call.timeout.ms", Long, Worker, Low, "Sandbox", Every, "Deadline of each plugin call (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_MAX_RECORDS_PER_CALL: Key = key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_MAX_BYTES_PER_CALL: Key = key("wasm.max.bytes.per.call", Long, Worker, Low, "Sandbox", Every, "Most bytes per call (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_MAX_HOST_HANDLES: Key = key("wasm.max.host.handles", Int, Worker, Low, "Sandbox", Every, "Most host handles at once (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_MAX_SCHEMA_DEPTH: Key = key("wasm.max.schema.depth", Int, Worker, Low, "Sandbox", Every, "Levels a schema of a data batch may nest (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_MAX_SCHEMA_NODES: Key = key("wasm.max.schema.nodes", Long, Worker, Low, "Sandbox", Every, "Schema nodes a data batch may hold (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_INSTANCE_RECYCLE_RECORDS: Key = key("wasm.instance.recycle.records", Long, Worker, Low, "Sandbox", Every, "Records after which each task's plugin instance is replaced by a fresh one at a flush boundary (the worker's when unset; 0 never).").checked(AtLeast(0));
+    pub const WASM_LOG_LINE_MAX_BYTES: Key = key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_LOG_LINES_PER_SECOND: Key = key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's).").checked(AtLeast(1));
 }
 
 #[cfg(test)]

@@ -7,15 +7,17 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::ceiling::{self, GrantCeiling};
-use super::keys::{self, Scope, WORKER_PREFIXES};
+use super::keys::{self, worker as W, Key, Scope, WORKER_PREFIXES};
 use super::properties::{self, PropertiesError, Property};
 
 #[derive(Debug, Error)]
 pub enum WorkerConfigError {
     #[error(transparent)]
     Properties(#[from] PropertiesError),
+    /// A key's value (or a key missing, or two keys that do not fit together): `key` names the
+    /// key the message is about.
     #[error("{origin}: {message}")]
-    Invalid { origin: String, message: String },
+    Invalid { origin: String, key: String, message: String },
 }
 
 /// Which kind of worker reads the properties; some keys belong to one mode only.
@@ -297,28 +299,28 @@ impl WorkerConfig {
         }
         let pairs: Vec<(String, String)> = props.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
         let converters = super::Converters::of_worker(&pairs).map_err(|e| {
-            let key = e.key.clone().unwrap_or_else(|| "value.converter".to_string());
+            let key = e.key.clone().unwrap_or_else(|| W::VALUE_CONVERTER.name.to_string());
             reader.invalid(&key, e.message)
         })?;
 
         let config_providers =
             super::ConfigProviders::of_worker(&pairs).map_err(|(key, message)| reader.invalid(&key, message))?;
 
-        let bootstrap_servers = reader.require("bootstrap.servers", "e.g. bootstrap.servers=localhost:9092")?;
+        let bootstrap_servers = reader.require(&W::BOOTSTRAP_SERVERS, "e.g. bootstrap.servers=localhost:9092")?;
         let plugin_path: Vec<PathBuf> = reader
-            .get("plugin.path")
+            .get(&W::PLUGIN_PATH)
             .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from).collect())
             .unwrap_or_default();
         if plugin_path.is_empty() {
             return Err(reader.invalid(
-                "plugin.path",
+                W::PLUGIN_PATH.name,
                 "plugin.path is not set: name the folders that hold .wasm plugins, separated \
                  by commas (e.g. plugin.path=/opt/wharf/plugins)"
                     .into(),
             ));
         }
         let Listener { host: bind_host, port: bind_port, https } =
-            parse_listener(reader.text("listeners")).map_err(|message| reader.invalid("listeners", message))?;
+            parse_listener(reader.text(&W::LISTENERS)).map_err(|message| reader.invalid(W::LISTENERS.name, message))?;
         let rest_bind = format!("{bind_host}:{bind_port}");
         let rest_tls = match https {
             false => None,
@@ -353,7 +355,7 @@ impl WorkerConfig {
                         format!(
                             "listeners={} is https: set listeners.https.ssl.keystore.location to the REST API's key and \
                              certificate (PEM, or PKCS12 with listeners.https.ssl.keystore.password)",
-                            reader.text("listeners")
+                            reader.text(&W::LISTENERS)
                         ),
                     ));
                 }
@@ -376,10 +378,10 @@ impl WorkerConfig {
                 Some(tls)
             }
         };
-        let offset_storage_file = reader.get("offset.storage.file.filename").map(PathBuf::from);
+        let offset_storage_file = reader.get(&W::OFFSET_STORAGE_FILE_FILENAME).map(PathBuf::from);
         if mode == Mode::Standalone && offset_storage_file.is_none() {
             return Err(reader.invalid(
-                "offset.storage.file.filename",
+                W::OFFSET_STORAGE_FILE_FILENAME.name,
                 "offset.storage.file.filename is not set: a standalone worker keeps source \
                  offsets in that file (e.g. offset.storage.file.filename=/tmp/connect.offsets)"
                     .into(),
@@ -387,64 +389,64 @@ impl WorkerConfig {
         }
 
         let mut wasm = WasmLimits {
-            memory_max_bytes: reader.number("wasm.memory.max.bytes")? as usize,
-            call_timeout: reader.millis("wasm.call.timeout.ms")?,
+            memory_max_bytes: reader.number(&W::WASM_MEMORY_MAX_BYTES)? as usize,
+            call_timeout: reader.millis(&W::WASM_CALL_TIMEOUT_MS)?,
             // At most a million (the table's check): beyond, a batch's bookkeeping alone is gigabytes.
-            max_records_per_call: reader.number("wasm.max.records.per.call")? as u32,
-            max_bytes_per_call: reader.number("wasm.max.bytes.per.call")? as usize,
-            max_host_handles: reader.number("wasm.max.host.handles")? as usize,
+            max_records_per_call: reader.number(&W::WASM_MAX_RECORDS_PER_CALL)? as u32,
+            max_bytes_per_call: reader.number(&W::WASM_MAX_BYTES_PER_CALL)? as usize,
+            max_host_handles: reader.number(&W::WASM_MAX_HOST_HANDLES)? as usize,
             ceiling: GrantCeiling {
-                read: ceiling::parse_folders(ceiling::FS_READ, reader.get(ceiling::FS_READ))
-                    .map_err(|m| reader.invalid(ceiling::FS_READ, m))?,
-                write: ceiling::parse_folders(ceiling::FS_WRITE, reader.get(ceiling::FS_WRITE))
-                    .map_err(|m| reader.invalid(ceiling::FS_WRITE, m))?,
-                connect: ceiling::parse_addresses(ceiling::NET_CONNECT, reader.get(ceiling::NET_CONNECT))
-                    .map_err(|m| reader.invalid(ceiling::NET_CONNECT, m))?,
-                http: ceiling::parse_addresses(ceiling::HTTP_ALLOW, reader.get(ceiling::HTTP_ALLOW))
-                    .map_err(|m| reader.invalid(ceiling::HTTP_ALLOW, m))?,
+                read: ceiling::parse_folders(ceiling::FS_READ, reader.get(&W::WASM_CEILING_FS_READ))
+                    .map_err(|m| reader.invalid(W::WASM_CEILING_FS_READ.name, m))?,
+                write: ceiling::parse_folders(ceiling::FS_WRITE, reader.get(&W::WASM_CEILING_FS_WRITE))
+                    .map_err(|m| reader.invalid(W::WASM_CEILING_FS_WRITE.name, m))?,
+                connect: ceiling::parse_addresses(ceiling::NET_CONNECT, reader.get(&W::WASM_CEILING_NET_CONNECT))
+                    .map_err(|m| reader.invalid(W::WASM_CEILING_NET_CONNECT.name, m))?,
+                http: ceiling::parse_addresses(ceiling::HTTP_ALLOW, reader.get(&W::WASM_CEILING_HTTP_ALLOW))
+                    .map_err(|m| reader.invalid(W::WASM_CEILING_HTTP_ALLOW.name, m))?,
                 protected: Vec::new(),
             },
-            log_line_max_bytes: reader.number("wasm.log.line.max.bytes")? as usize,
-            log_lines_per_second: reader.number("wasm.log.lines.per.second")?.min(u32::MAX as u64) as u32,
-            fs_inline: reader.boolean("wasm.fs.inline")?,
-            max_schema_depth: reader.number("wasm.max.schema.depth")? as usize,
-            max_schema_nodes: reader.number("wasm.max.schema.nodes")?,
-            recycle_records: reader.number("wasm.instance.recycle.records")?,
+            log_line_max_bytes: reader.number(&W::WASM_LOG_LINE_MAX_BYTES)? as usize,
+            log_lines_per_second: reader.number(&W::WASM_LOG_LINES_PER_SECOND)?.min(u32::MAX as u64) as u32,
+            fs_inline: reader.boolean(&W::WASM_FS_INLINE)?,
+            max_schema_depth: reader.number(&W::WASM_MAX_SCHEMA_DEPTH)? as usize,
+            max_schema_nodes: reader.number(&W::WASM_MAX_SCHEMA_NODES)?,
+            recycle_records: reader.number(&W::WASM_INSTANCE_RECYCLE_RECORDS)?,
             client_overrides: super::clients::OverrideRules::default(),
         };
         wasm.client_overrides = super::clients::OverrideRules {
-            policy: super::clients::OverridePolicy::parse(reader.text("connector.client.config.override.policy"))
-                .map_err(|m| reader.invalid("connector.client.config.override.policy", m))?,
+            policy: super::clients::OverridePolicy::parse(reader.text(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY))
+                .map_err(|m| reader.invalid(W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY.name, m))?,
             allowlist: reader
-                .text("connector.client.config.override.allowlist")
+                .text(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWLIST)
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect(),
             allowed_paths: ceiling::parse_folders(
-                "connector.client.config.override.allowed.paths",
-                reader.get("connector.client.config.override.allowed.paths"),
+                W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS.name,
+                reader.get(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS),
             )
-            .map_err(|m| reader.invalid("connector.client.config.override.allowed.paths", m))?,
+            .map_err(|m| reader.invalid(W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS.name, m))?,
             granted_folders: wasm.ceiling.read.iter().chain(&wasm.ceiling.write).cloned().collect(),
         };
-        let reserved_topics = match reader.text("wharf.reserved.topics") {
+        let reserved_topics = match reader.text(&W::WHARF_RESERVED_TOPICS) {
             "" => None,
             pattern => Some(wharf_connect::transform::FullMatch::new(pattern).map_err(|e| {
                 reader.invalid(
-                    "wharf.reserved.topics",
+                    W::WHARF_RESERVED_TOPICS.name,
                     format!("wharf.reserved.topics={pattern} is not a pattern Wharf can read: {e}"),
                 )
             })?),
         };
-        let compile_cache_dir = reader.get("wasm.cache.dir").map(PathBuf::from).unwrap_or_else(default_cache_dir);
+        let compile_cache_dir = reader.get(&W::WASM_CACHE_DIR).map(PathBuf::from).unwrap_or_else(default_cache_dir);
         for folder in &plugin_path {
-            wasm.ceiling.protect(folder, "plugin.path");
+            wasm.ceiling.protect(folder, W::PLUGIN_PATH.name);
         }
-        wasm.ceiling.protect(&compile_cache_dir, "wasm.cache.dir");
+        wasm.ceiling.protect(&compile_cache_dir, W::WASM_CACHE_DIR.name);
         if let Some(file) = &offset_storage_file {
-            wasm.ceiling.protect(file, "offset.storage.file.filename");
+            wasm.ceiling.protect(file, W::OFFSET_STORAGE_FILE_FILENAME.name);
         }
         for (path, key) in named_paths(props) {
             wasm.ceiling.protect(&path, &key);
@@ -454,37 +456,37 @@ impl WorkerConfig {
             Mode::Standalone => None,
             Mode::Distributed => Some(DistributedConfig {
                 group_id: reader
-                    .require("group.id", "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?
+                    .require(&W::GROUP_ID, "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?
                     .to_string(),
                 config_topic: reader
-                    .require("config.storage.topic", "e.g. config.storage.topic=connect-configs")?
+                    .require(&W::CONFIG_STORAGE_TOPIC, "e.g. config.storage.topic=connect-configs")?
                     .to_string(),
                 offset_topic: reader
-                    .require("offset.storage.topic", "e.g. offset.storage.topic=connect-offsets")?
+                    .require(&W::OFFSET_STORAGE_TOPIC, "e.g. offset.storage.topic=connect-offsets")?
                     .to_string(),
                 status_topic: reader
-                    .require("status.storage.topic", "e.g. status.storage.topic=connect-status")?
+                    .require(&W::STATUS_STORAGE_TOPIC, "e.g. status.storage.topic=connect-status")?
                     .to_string(),
-                config_replication: reader.replication("config.storage.replication.factor")?,
-                offset_replication: reader.replication("offset.storage.replication.factor")?,
-                status_replication: reader.replication("status.storage.replication.factor")?,
-                offset_partitions: reader.number("offset.storage.partitions")?.min(i32::MAX as u64) as i32,
-                status_partitions: reader.number("status.storage.partitions")?.min(i32::MAX as u64) as i32,
-                session_timeout: reader.millis("session.timeout.ms")?,
-                heartbeat_interval: reader.millis("heartbeat.interval.ms")?,
-                rebalance_timeout: reader.millis("rebalance.timeout.ms")?,
-                scheduled_rebalance_max_delay: reader.millis("scheduled.rebalance.max.delay.ms")?,
-                worker_sync_timeout: reader.millis("worker.sync.timeout.ms")?,
-                key_ttl: reader.millis("inter.worker.key.ttl.ms")?.max(Duration::from_secs(1)),
-                key_algorithm: reader.algorithm("inter.worker.key.generation.algorithm")?,
-                signature_algorithm: reader.algorithm("inter.worker.signature.algorithm")?,
+                config_replication: reader.replication(&W::CONFIG_STORAGE_REPLICATION_FACTOR)?,
+                offset_replication: reader.replication(&W::OFFSET_STORAGE_REPLICATION_FACTOR)?,
+                status_replication: reader.replication(&W::STATUS_STORAGE_REPLICATION_FACTOR)?,
+                offset_partitions: reader.number(&W::OFFSET_STORAGE_PARTITIONS)?.min(i32::MAX as u64) as i32,
+                status_partitions: reader.number(&W::STATUS_STORAGE_PARTITIONS)?.min(i32::MAX as u64) as i32,
+                session_timeout: reader.millis(&W::SESSION_TIMEOUT_MS)?,
+                heartbeat_interval: reader.millis(&W::HEARTBEAT_INTERVAL_MS)?,
+                rebalance_timeout: reader.millis(&W::REBALANCE_TIMEOUT_MS)?,
+                scheduled_rebalance_max_delay: reader.millis(&W::SCHEDULED_REBALANCE_MAX_DELAY_MS)?,
+                worker_sync_timeout: reader.millis(&W::WORKER_SYNC_TIMEOUT_MS)?,
+                key_ttl: reader.millis(&W::INTER_WORKER_KEY_TTL_MS)?.max(Duration::from_secs(1)),
+                key_algorithm: reader.algorithm(&W::INTER_WORKER_KEY_GENERATION_ALGORITHM)?,
+                signature_algorithm: reader.algorithm(&W::INTER_WORKER_SIGNATURE_ALGORITHM)?,
                 verification_algorithms: {
-                    let list = reader.text("inter.worker.verification.algorithms");
+                    let list = reader.text(&W::INTER_WORKER_VERIFICATION_ALGORITHMS);
                     let mut algorithms = Vec::new();
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                         let Some(known) = SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) else {
                             return Err(reader.invalid(
-                                "inter.worker.verification.algorithms",
+                                W::INTER_WORKER_VERIFICATION_ALGORITHMS.name,
                                 format!(
                                     "inter.worker.verification.algorithms names {name}; use {}",
                                     SIGNATURE_ALGORITHMS.join(", ")
@@ -497,7 +499,7 @@ impl WorkerConfig {
                 },
                 forward_allowed_urls: {
                     let mut patterns = Vec::new();
-                    for pattern in reader.text("wharf.rest.forward.allowed.urls").split(',').map(str::trim) {
+                    for pattern in reader.text(&W::WHARF_REST_FORWARD_ALLOWED_URLS).split(',').map(str::trim) {
                         if pattern.is_empty() {
                             continue;
                         }
@@ -510,7 +512,7 @@ impl WorkerConfig {
                             });
                         if !shaped {
                             return Err(reader.invalid(
-                                "wharf.rest.forward.allowed.urls",
+                                W::WHARF_REST_FORWARD_ALLOWED_URLS.name,
                                 format!(
                                     "wharf.rest.forward.allowed.urls: \"{pattern}\" is not scheme://host:port (http or \
                                      https; * for any host or port), e.g. https://*.workers.example.com:8443"
@@ -521,14 +523,14 @@ impl WorkerConfig {
                     }
                     patterns
                 },
-                signature_max_skew: reader.millis("wharf.inter.worker.signature.max.skew.ms")?,
-                legacy_signatures: reader.boolean("wharf.inter.worker.legacy.signatures")?,
+                signature_max_skew: reader.millis(&W::WHARF_INTER_WORKER_SIGNATURE_MAX_SKEW_MS)?,
+                legacy_signatures: reader.boolean(&W::WHARF_INTER_WORKER_LEGACY_SIGNATURES)?,
             }),
         };
         if let Some(d) = &distributed {
             if d.heartbeat_interval >= d.session_timeout {
                 return Err(reader.invalid(
-                    "heartbeat.interval.ms",
+                    W::HEARTBEAT_INTERVAL_MS.name,
                     format!(
                         "heartbeat.interval.ms={} must be below session.timeout.ms={} (a third of it is usual), \
                          or the group coordinator drops this worker between two heartbeats",
@@ -550,10 +552,10 @@ impl WorkerConfig {
             }
         }
         let advertised = {
-            let host = reader.get("rest.advertised.host.name").unwrap_or(&bind_host);
-            let port = match reader.get("rest.advertised.port") {
+            let host = reader.get(&W::REST_ADVERTISED_HOST_NAME).unwrap_or(&bind_host);
+            let port = match reader.get(&W::REST_ADVERTISED_PORT) {
                 None => bind_port.to_string(),
-                Some(_) => reader.number("rest.advertised.port")?.to_string(),
+                Some(_) => reader.number(&W::REST_ADVERTISED_PORT)?.to_string(),
             };
             format!("{host}:{port}")
         };
@@ -576,25 +578,25 @@ impl WorkerConfig {
         const BASIC_AUTH: &str = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension";
         let mut basic_auth = false;
         for class in
-            reader.get("rest.extension.classes").unwrap_or("").split(',').map(str::trim).filter(|c| !c.is_empty())
+            reader.get(&W::REST_EXTENSION_CLASSES).unwrap_or("").split(',').map(str::trim).filter(|c| !c.is_empty())
         {
             if class == BASIC_AUTH || class == "BasicAuthSecurityRestExtension" {
                 basic_auth = true;
             } else {
                 return Err(reader.invalid(
-                    "rest.extension.classes",
+                    W::REST_EXTENSION_CLASSES.name,
                     format!("rest.extension.classes names {class}, which Wharf does not have; the one it has is {BASIC_AUTH}"),
                 ));
             }
         }
         let rest_credentials_file = reader
-            .get("wharf.rest.basic.auth.credentials.file")
+            .get(&W::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE)
             .map(str::trim)
             .filter(|f| !f.is_empty())
             .map(PathBuf::from);
         if basic_auth && rest_credentials_file.is_none() {
             return Err(reader.invalid(
-                "wharf.rest.basic.auth.credentials.file",
+                W::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE.name,
                 format!(
                     "rest.extension.classes names {BASIC_AUTH}: set wharf.rest.basic.auth.credentials.file to a file of \
                      its users (lines made by `wharf rest-credential NAME`), which takes the place of its JAAS file"
@@ -603,10 +605,10 @@ impl WorkerConfig {
         }
 
         Ok(WorkerConfig {
-            topic_creation: reader.boolean("topic.creation.enable")?,
-            topic_tracking: reader.boolean("topic.tracking.enable")?,
-            topic_tracking_allow_reset: reader.boolean("topic.tracking.allow.reset")?,
-            admin_endpoints: reader.get("admin.listeners").is_none(),
+            topic_creation: reader.boolean(&W::TOPIC_CREATION_ENABLE)?,
+            topic_tracking: reader.boolean(&W::TOPIC_TRACKING_ENABLE)?,
+            topic_tracking_allow_reset: reader.boolean(&W::TOPIC_TRACKING_ALLOW_RESET)?,
+            admin_endpoints: reader.given("admin.listeners").is_none(),
             reserved_topics,
             unacted,
             unused,
@@ -620,20 +622,20 @@ impl WorkerConfig {
             distributed,
             bootstrap_servers: bootstrap_servers.to_string(),
             plugin_path,
-            plugin_scan_interval: reader.millis("plugin.scan.interval.ms")?,
-            compile_threads: reader.number("wasm.compile.threads")? as usize,
+            plugin_scan_interval: reader.millis(&W::PLUGIN_SCAN_INTERVAL_MS)?,
+            compile_threads: reader.number(&W::WASM_COMPILE_THREADS)? as usize,
             rest_bind,
             offset_storage_file,
-            offset_flush_interval: reader.millis("offset.flush.interval.ms")?,
-            offset_flush_timeout: reader.millis("offset.flush.timeout.ms")?,
-            task_shutdown_graceful_timeout: reader.millis("task.shutdown.graceful.timeout.ms")?,
-            bootstrap_timeout: reader.millis("wharf.bootstrap.timeout.ms")?,
+            offset_flush_interval: reader.millis(&W::OFFSET_FLUSH_INTERVAL_MS)?,
+            offset_flush_timeout: reader.millis(&W::OFFSET_FLUSH_TIMEOUT_MS)?,
+            task_shutdown_graceful_timeout: reader.millis(&W::TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS)?,
+            bootstrap_timeout: reader.millis(&W::WHARF_BOOTSTRAP_TIMEOUT_MS)?,
             producer_overrides,
             consumer_overrides,
             compile_cache_dir,
             wasm,
             rest_allowed_origins: reader
-                .get("access.control.allow.origin")
+                .get(&W::ACCESS_CONTROL_ALLOW_ORIGIN)
                 .unwrap_or("")
                 .split(',')
                 .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
@@ -641,15 +643,15 @@ impl WorkerConfig {
                 .collect(),
             // Jetty's default, which Kafka Connect's empty default stands for.
             rest_allowed_methods: reader
-                .get("access.control.allow.methods")
+                .get(&W::ACCESS_CONTROL_ALLOW_METHODS)
                 .filter(|m| !m.trim().is_empty())
                 .unwrap_or("GET,POST,HEAD")
                 .to_string(),
-            tasks_max_per_connector: reader.number("wharf.tasks.max.per.connector")?.min(u32::MAX as u64) as u32,
-            tasks_max_per_worker: reader.number("wharf.tasks.max.per.worker")?.min(u32::MAX as u64) as u32,
-            rest_max_concurrent_expensive: reader.number("wharf.rest.max.concurrent.expensive")? as usize,
-            rest_max_concurrent_password_checks: reader.number("wharf.rest.max.concurrent.password.checks")? as usize,
-            max_sockets_per_worker: reader.number("wasm.max.sockets.per.worker")? as usize,
+            tasks_max_per_connector: reader.number(&W::WHARF_TASKS_MAX_PER_CONNECTOR)?.min(u32::MAX as u64) as u32,
+            tasks_max_per_worker: reader.number(&W::WHARF_TASKS_MAX_PER_WORKER)?.min(u32::MAX as u64) as u32,
+            rest_max_concurrent_expensive: reader.number(&W::WHARF_REST_MAX_CONCURRENT_EXPENSIVE)? as usize,
+            rest_max_concurrent_password_checks: reader.number(&W::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS)? as usize,
+            max_sockets_per_worker: reader.number(&W::WASM_MAX_SOCKETS_PER_WORKER)? as usize,
         })
     }
 
@@ -749,72 +751,76 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.props.iter().rev().find(|p| p.key == key).map(|p| p.value.trim())
+    /// The value given for a key (the last one given counts), trimmed.
+    fn get(&self, key: &Key) -> Option<&str> {
+        self.props.iter().rev().find(|p| p.key == key.name).map(|p| p.value.trim())
     }
 
-    /// The value given, or the key's default text from `keys::WORKER_KEYS`.
-    fn text(&self, key: &str) -> &str {
-        self.get(key).unwrap_or(match keys::worker_key(key).map(|k| k.default) {
-            Some(keys::DefaultValue::Text(text)) => text,
+    /// The value given for a key outside the table (one of Kafka Connect's that Wharf only
+    /// notes), trimmed.
+    fn given(&self, name: &str) -> Option<&str> {
+        self.props.iter().rev().find(|p| p.key == name).map(|p| p.value.trim())
+    }
+
+    /// The value given, or the key's default text.
+    fn text(&self, key: &Key) -> &str {
+        self.get(key).unwrap_or(match key.default {
+            keys::DefaultValue::Text(text) => text,
             _ => "",
         })
     }
 
-    fn invalid(&self, _key: &str, message: String) -> WorkerConfigError {
-        WorkerConfigError::Invalid { origin: self.origin.to_string(), message }
+    /// The worker config is invalid because of `key` (which may be one of a family, such as a
+    /// `producer.*` setting).
+    fn invalid(&self, key: &str, message: String) -> WorkerConfigError {
+        WorkerConfigError::Invalid { origin: self.origin.to_string(), key: key.to_string(), message }
     }
 
-    fn require(&self, key: &str, example: &str) -> Result<&str, WorkerConfigError> {
+    fn require(&self, key: &Key, example: &str) -> Result<&str, WorkerConfigError> {
         match self.get(key) {
             Some(v) if !v.is_empty() => Ok(v),
-            _ => Err(self.invalid(key, format!("{key} is not set ({example})"))),
+            _ => Err(self.invalid(key.name, format!("{} is not set ({example})", key.name))),
         }
     }
 
-    /// The key's definition in `keys::WORKER_KEYS`, whose check its value passes.
-    fn defined(&self, key: &str) -> Result<&'static keys::Key, WorkerConfigError> {
-        keys::worker_key(key)
-            .ok_or_else(|| self.invalid(key, format!("{key} is not in the host's key table (a bug in the host)")))
-    }
-
     /// A number key's value, or its default from the table, within the table's check.
-    fn signed(&self, key: &str) -> Result<i64, WorkerConfigError> {
-        let defined = self.defined(key)?;
+    fn signed(&self, key: &Key) -> Result<i64, WorkerConfigError> {
         match self.get(key) {
-            Some(raw) => defined.number(raw).map_err(|m| self.invalid(key, m)),
-            None => match defined.default {
+            Some(raw) => key.number(raw).map_err(|m| self.invalid(key.name, m)),
+            None => match key.default {
                 keys::DefaultValue::Number(n) => Ok(n as i64),
                 keys::DefaultValue::Signed(n) => Ok(n),
-                _ => Err(self.invalid(key, format!("{key} has no numeric default in the host's key table (a bug)"))),
+                _ => Err(self
+                    .invalid(key.name, format!("{} has no numeric default in the host's key table (a bug)", key.name))),
             },
         }
     }
 
     /// A number key whose check keeps it at 0 or more.
-    fn number(&self, key: &str) -> Result<u64, WorkerConfigError> {
+    fn number(&self, key: &Key) -> Result<u64, WorkerConfigError> {
         let n = self.signed(key)?;
-        u64::try_from(n).map_err(|_| self.invalid(key, format!("{key}={n} is below 0 (a bug in the host's key table)")))
+        u64::try_from(n)
+            .map_err(|_| self.invalid(key.name, format!("{}={n} is below 0 (a bug in the host's key table)", key.name)))
     }
 
     /// A replication factor: -1 (the broker's default) or at least 1.
-    fn replication(&self, key: &str) -> Result<i32, WorkerConfigError> {
+    fn replication(&self, key: &Key) -> Result<i32, WorkerConfigError> {
         Ok(self.signed(key)?.clamp(-1, i32::MAX as i64) as i32)
     }
 
     /// A duration in milliseconds, at most `keys::MAX_MILLIS` (the table's `Check::Millis`).
-    fn millis(&self, key: &str) -> Result<Duration, WorkerConfigError> {
+    fn millis(&self, key: &Key) -> Result<Duration, WorkerConfigError> {
         Ok(Duration::from_millis(self.number(key)?))
     }
 
     /// One of `SIGNATURE_ALGORITHMS`, by its Java name.
-    fn algorithm(&self, key: &str) -> Result<String, WorkerConfigError> {
-        self.defined(key)?.word(self.text(key)).map(String::from).map_err(|m| self.invalid(key, m))
+    fn algorithm(&self, key: &Key) -> Result<String, WorkerConfigError> {
+        key.word(self.text(key)).map(String::from).map_err(|m| self.invalid(key.name, m))
     }
 
     /// A boolean key (`true` or `false`, any case), or its default.
-    fn boolean(&self, key: &str) -> Result<bool, WorkerConfigError> {
-        self.defined(key)?.flag(self.text(key)).map_err(|m| self.invalid(key, m))
+    fn boolean(&self, key: &Key) -> Result<bool, WorkerConfigError> {
+        key.flag(self.text(key)).map_err(|m| self.invalid(key.name, m))
     }
 
     fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {
