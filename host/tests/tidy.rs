@@ -250,3 +250,94 @@ fn every_name_and_path_architecture_md_cites_exists() {
     }
     assert!(dead.is_empty(), "ARCHITECTURE.md cites what does not exist:\n{}", dead.join("\n"));
 }
+
+/// A file's code before its tests.
+fn code_before_tests(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    code(text.split("#[cfg(test)]").next().unwrap_or_default())
+}
+
+/// The units of one folder (its files, and its subfolders as one unit each) that each unit uses
+/// (`super::<unit>`, or the folder's full path), the folder's `mod.rs` aside and tests left out.
+fn sibling_edges(folder: &Path, module_path: &str) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = std::fs::read_dir(folder)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_string_lossy().to_string();
+            if path.extension().is_some_and(|e| e == "rs") {
+                return Some((stem, code_before_tests(&path)));
+            }
+            // A subfolder: its `mod.rs` names the folder's units as `super::`, its other files as
+            // `super::super::` (their own `super::` is the subfolder).
+            let index = path.join("mod.rs");
+            if !index.is_file() {
+                return None;
+            }
+            let mut text = code_before_tests(&index);
+            for entry in std::fs::read_dir(&path).unwrap().flatten() {
+                let child = entry.path();
+                if child != index && child.extension().is_some_and(|e| e == "rs") {
+                    let own =
+                        code_before_tests(&child).replace("super::super::", "\u{1}").replace("super::", "self_::");
+                    text.push_str(&own.replace('\u{1}', "super::"));
+                }
+            }
+            Some((stem, text))
+        })
+        .filter(|(stem, _)| stem != "mod")
+        .collect();
+    files.sort();
+    let stems: Vec<String> = files.iter().map(|(stem, _)| stem.clone()).collect();
+    let mut edges = Vec::new();
+    for (stem, text) in &files {
+        for other in stems.iter().filter(|other| *other != stem) {
+            let named = |prefix: &str| {
+                text.match_indices(&format!("{prefix}{other}")).any(|(at, found)| {
+                    !text[at + found.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+            };
+            let grouped = text.contains("super::{") && {
+                let group = text.split("super::{").skip(1).map(|g| g.split('}').next().unwrap_or_default());
+                group.into_iter().any(|g| g.split(',').any(|entry| entry.trim().split("::").next() == Some(other)))
+            };
+            if named("super::") || named(&format!("{module_path}::")) || grouped {
+                edges.push((stem.clone(), other.clone()));
+            }
+        }
+    }
+    edges
+}
+
+/// The files of `runtime/` use each other one way: the generated bindings at the bottom, then the
+/// batches, the conversions, the sandbox and the instances. A cycle among them is how the
+/// generated code once came to call into the instances.
+#[test]
+fn the_runtimes_files_use_each_other_one_way() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runtime");
+    let edges = sibling_edges(&folder, "crate::runtime");
+    assert!(edges.iter().any(|(from, to)| from == "instance" && to == "bindings"), "the scan finds no edge: {edges:?}");
+    // Depth-first search for a way back to where it started.
+    fn reaches(edges: &[(String, String)], from: &str, to: &str, seen: &mut Vec<String>) -> bool {
+        for (_, next) in edges.iter().filter(|(f, _)| f == from) {
+            if next == to {
+                return true;
+            }
+            if !seen.contains(next) {
+                seen.push(next.clone());
+                if reaches(edges, next, to, seen) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    let files: std::collections::BTreeSet<&String> = edges.iter().map(|(from, _)| from).collect();
+    for file in files {
+        assert!(
+            !reaches(&edges, file, file, &mut Vec::new()),
+            "runtime/{file}.rs uses, through others, itself; edges: {edges:?}"
+        );
+    }
+}

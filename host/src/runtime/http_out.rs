@@ -16,8 +16,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::network::{resolve_grant, socket_room};
 use super::plugin_log::PluginLog;
-use super::sandbox::resolve_grant;
 
 /// What wasmtime-wasi-http drives after the response head: the rest of the connection.
 type Connection = Box<dyn Future<Output = Result<(), Error>> + Send>;
@@ -74,7 +74,7 @@ impl WasiHttpHooks for HttpGrant {
             ));
             return Box::new(std::future::ready(Err(Error::HttpRequestDenied)));
         };
-        if let Err(why) = super::sandbox::socket_room(self.max_sockets) {
+        if let Err(why) = socket_room(self.max_sockets) {
             self.log.host_warning(&format!("refused HTTP request to {host}: {why}"));
             return Box::new(std::future::ready(Err(Error::HttpRequestDenied)));
         }

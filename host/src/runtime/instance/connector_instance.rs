@@ -1,0 +1,128 @@
+//! A connector's own calls (describe, validate, task-configs), each on an instance of its own
+//! that lives for the call.
+
+use super::*;
+
+/// A short-lived instance for connector calls.
+pub struct ConnectorInstance {
+    pub(super) store: Store<TaskState>,
+    pub(super) bound: Bound,
+    pub(super) grants: Option<declared::DeclaredGrants>,
+    pub(super) limits: WasmLimits,
+}
+
+impl ConnectorInstance {
+    /// Which config keys name what; nothing for a plugin of 0.1.0.
+    pub fn declared_grants(&mut self) -> Result<Vec<wharf_connect::model::KeyGrant>, PluginError> {
+        let Some(grants) = &self.grants else { return Ok(Vec::new()) };
+        let declared = call_infallible(&mut self.store, &self.limits, "declare", async |s| {
+            grants.wharf_connector_grants().call_declare(s).await
+        })?;
+        self.bounded("declare", declared.iter().map(|g| g.key.len()).sum())?;
+        Ok(declared.into_iter().map(wit_convert::key_grant_from_wit).collect())
+    }
+
+    pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {
+        let info = match &self.bound {
+            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
+            })
+            .map(wit_convert::plugin_info_from_wit),
+            Bound::DataSource(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
+            })
+            .map(wit_convert::plugin_info_from_wit),
+            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
+            })
+            .map(wit_convert::plugin_info_from_wit),
+            Bound::DataSink(b) => call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                b.wharf_connector_connector().call_describe(s).await
+            })
+            .map(wit_convert::plugin_info_from_wit),
+            Bound::Transform(b) => {
+                let info = call_infallible(&mut self.store, &self.limits, "describe", async |s| {
+                    b.wharf_connector_transformer().call_describe(s).await
+                })?;
+                Ok(wit_convert::transform_info_from_wit(info))
+            }
+        }?;
+        let bytes = info.name.len()
+            + info.version.len()
+            + info.description.len()
+            + info
+                .config
+                .iter()
+                .map(|k| {
+                    k.name.len()
+                        + k.documentation.len()
+                        + k.default_value.as_ref().map_or(0, String::len)
+                        + k.group.as_ref().map_or(0, String::len)
+                })
+                .sum::<usize>();
+        self.bounded("describe", bytes)?;
+        Ok(info)
+    }
+
+    pub fn validate(
+        &mut self,
+        config: &Vec<(String, String)>,
+    ) -> Result<Vec<wharf_connect::model::ConfigProblem>, PluginError> {
+        let problems = match &self.bound {
+            Bound::Source(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
+            }),
+            Bound::DataSource(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
+            }),
+            Bound::Sink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
+            }),
+            Bound::DataSink(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_connector().call_validate(s, config).await
+            }),
+            Bound::Transform(b) => call_infallible(&mut self.store, &self.limits, "validate", async |s| {
+                b.wharf_connector_transformer().call_validate(s, config).await
+            }),
+        }?;
+        self.bounded("validate", problems.iter().map(|p| p.name.len() + p.message.len()).sum())?;
+        Ok(problems.into_iter().map(wit_convert::config_problem_from_wit).collect())
+    }
+
+    pub fn task_configs(
+        &mut self,
+        config: &Vec<(String, String)>,
+        max_tasks: u32,
+    ) -> Result<Vec<Vec<(String, String)>>, PluginError> {
+        let configs = match &self.bound {
+            Bound::Source(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
+            }),
+            Bound::DataSource(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
+            }),
+            Bound::Sink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
+            }),
+            Bound::DataSink(b) => call(&mut self.store, &self.limits, "task-configs", async |s| {
+                b.wharf_connector_connector().call_task_configs(s, config, max_tasks).await
+            }),
+            Bound::Transform(_) => Err(PluginError::Fatal(
+                "a transform plugin has no tasks of its own: it runs in a connector's transforms".into(),
+            )),
+        }?;
+        if configs.len() > max_tasks as usize {
+            return Err(PluginError::TooManyTasks { count: configs.len(), max: max_tasks });
+        }
+        self.bounded("task-configs", configs.iter().flatten().map(|(k, v)| k.len() + v.len()).sum())?;
+        Ok(configs)
+    }
+
+    /// An answer of `bytes` within `wasm.max.bytes.per.call`.
+    fn bounded(&self, call: &'static str, bytes: usize) -> Result<(), PluginError> {
+        if bytes > self.limits.max_bytes_per_call {
+            return Err(PluginError::TooLarge { call, bytes, max: self.limits.max_bytes_per_call });
+        }
+        Ok(())
+    }
+}

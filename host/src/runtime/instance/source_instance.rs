@@ -1,0 +1,118 @@
+//! A source task's instance: `poll` and `commit`, for the bytes world and the data world.
+
+use super::*;
+
+pub struct SourceInstance {
+    pub(super) store: Store<TaskState>,
+    pub(super) task: SourceTask,
+    pub(super) limits: WasmLimits,
+    /// The schemas of the last data batch, handed out again for equal schemas of the next.
+    pub(super) schemas: Vec<std::sync::Arc<wharf_connect::data::Schema>>,
+}
+
+/// A source task's bindings and resource, by what its records carry.
+pub(super) enum SourceTask {
+    Bytes(source::SourceCore, ResourceAny),
+    Data(data_source::DataSourceCore, ResourceAny),
+}
+
+impl SourceInstance {
+    /// Bytes of linear memory the instance holds, across all of its memories (memory only
+    /// grows: this is the most the plugin has needed so far).
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.used_bytes()
+    }
+
+    pub fn poll(&mut self) -> Result<Vec<PolledRecord>, PluginError> {
+        let max = self.limits.max_records_per_call;
+        let max_bytes = self.limits.max_bytes_per_call;
+        let too_large = |bytes: usize| PluginError::TooLarge { call: "poll", bytes, max: max_bytes };
+        let records = match &self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let task = *task;
+                let records = call(&mut self.store, &self.limits, "poll", async |s| {
+                    bindings.wharf_connector_source_task().task().call_poll(s, task, max).await
+                })?;
+                if records.len() > max as usize {
+                    return Err(PluginError::TooMany { call: "poll", count: records.len(), max });
+                }
+                let bytes: usize = records
+                    .iter()
+                    .map(|r| {
+                        record_bytes(&r.topic, &r.source_partition, &r.source_offset)
+                            + r.headers
+                                .iter()
+                                .map(|h| h.key.len() + h.value.as_ref().map_or(0, Vec::len))
+                                .sum::<usize>()
+                            + r.key.as_ref().map_or(0, Vec::len)
+                            + r.value.as_ref().map_or(0, Vec::len)
+                    })
+                    .sum();
+                if bytes > max_bytes {
+                    return Err(too_large(bytes));
+                }
+                records.into_iter().map(wit_convert::source_record_from_wit).collect()
+            }
+            SourceTask::Data(bindings, task) => {
+                let task = *task;
+                let batch = call(&mut self.store, &self.limits, "poll", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_poll(s, task, max).await
+                })?;
+                if batch.records.len() > max as usize {
+                    return Err(PluginError::TooMany { call: "poll", count: batch.records.len(), max });
+                }
+                let bytes = wit_convert::source_batch_bytes(&batch);
+                if bytes > max_bytes {
+                    return Err(too_large(bytes));
+                }
+                wit_convert::source_batch_from_wit(batch, &mut self.schemas, schema_bounds(&self.limits)).map_err(
+                    |e| PluginError::Fatal(format!("the plugin's poll returned a batch that breaks the contract: {e}")),
+                )?
+            }
+        };
+        Ok(records)
+    }
+
+    pub fn commit(&mut self) -> Result<(), PluginError> {
+        match &self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let task = *task;
+                call(&mut self.store, &self.limits, "commit", async |s| {
+                    bindings.wharf_connector_source_task().task().call_commit(s, task).await
+                })
+            }
+            SourceTask::Data(bindings, task) => {
+                let task = *task;
+                call(&mut self.store, &self.limits, "commit", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_commit(s, task).await
+                })
+            }
+        }
+    }
+
+    /// Tells the plugin to stop and releases the instance.
+    pub fn close(mut self) -> Result<(), PluginError> {
+        let (closed, task) = match &self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let task = *task;
+                let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+                    bindings.wharf_connector_source_task().task().call_close(s, task).await
+                });
+                (closed, task)
+            }
+            SourceTask::Data(bindings, task) => {
+                let task = *task;
+                let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
+                    bindings.wharf_connector_data_source_task().task().call_close(s, task).await
+                });
+                (closed, task)
+            }
+        };
+        if self.store.data().abandoned.is_none() {
+            if let Some(io) = self.store.data().io.clone() {
+                let _ = block_on_until(&io, self.limits.call_timeout, task.resource_drop_async(&mut self.store));
+            }
+        }
+        closed
+    }
+}
