@@ -1,6 +1,17 @@
 //! The domain's own types: records, source partitions and offsets, connector kinds, plugin
 //! descriptions. Every layer uses these (the generated WIT types stay inside `runtime/`), and
 //! this module depends on no other of the crate but `data` (Connect's data model, in records).
+//!
+//! - Source partitions and offsets: `OffsetMap` of `Scalar`s, with their JSON form (`map_to_json`,
+//!   `map_from_json`).
+//! - Records as they cross a plugin's boundary: `PolledRecord`, `SourceRecord`, `SinkRecord`,
+//!   `ConnectRecord` (what transforms work on), with a key or value that is a `Part`.
+//! - Names and descriptions: `TaskId`, `ConnectorKind`, `PluginKind`, `PluginInfo`, `ConfigKey`,
+//!   `KeyGrant`, `KeyReport` (a key of the validate answer), `SessionKey`.
+//! - Configs as `Pairs`, in which the last value of a key wins (`last_value`); the version a config
+//!   asks for (`requested_version`: `connector.version` or `connector.plugin.version`).
+//! - States: `State`, `Status` and `ConnectorStatus`, and what a user asked a connector to be
+//!   (`TargetState`); the host's stores keep and re-export them.
 
 use semver::{Version, VersionReq};
 

@@ -3,6 +3,9 @@
 //! (`wharf`, `wharf::worker`, …, also written with dots: `wharf.worker`), `plugin` (what
 //! plugins log) and `librdkafka`. Setting a logger sets its descendants too, as Connect's
 //! `Configurator.setAllLevels` does.
+//!
+//! `install` sets the process's subscriber up, filtered by `RUST_LOG` or `DEFAULT_FILTER`, behind
+//! a reload handle; `Loggers` changes the filter through it, at most `MAX_LOGGERS` loggers.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};

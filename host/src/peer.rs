@@ -8,6 +8,12 @@
 //! Kafka Connect's signature of the body alone (`signature_headers`, in `X-Connect-Authorization`)
 //! is checked only where `wharf.inter.worker.legacy.signatures` lets workers of earlier releases
 //! use it.
+//!
+//! `send` passes a request on, marked `FORWARDED_BY` so that it is never passed on again, and
+//! follows no redirect; `path_segment` percent-encodes a connector name for a path;
+//! `new_session_key` makes the leader's key; `sign_request` and `RequestSignature` make and check
+//! the request signature, `signature_headers` and `verify` Connect's body-only one. The REST API's
+//! `forward` sends a user's request on without its `Authorization`, signed instead.
 
 use std::time::Duration;
 

@@ -2,6 +2,12 @@
 //! is a bug, and it fails the request or task it happened in; the data behind these locks is
 //! whole between statements, so the next caller goes on with it instead of every later request
 //! failing on a poisoned lock until the worker is restarted.
+//!
+//! `Unpoisoned` and `UnpoisonedRw` take those locks. `Stop` is how a thread is asked to stop: a
+//! flag whose waits (`Stop::sleep`) end when it is set; a thread that waits on something else is
+//! woken there as well (the herder's thread by an event, the group member through the
+//! `ClusterView`). `Stoppable` is a thread whose end is awaited with a deadline, as tasks and
+//! their fetch threads are. `panic_message` says what a caught panic said.
 
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

@@ -2,6 +2,14 @@
 //! or header, under Kafka Connect's class names and settings (`key.converter=…JsonConverter`,
 //! `key.converter.schemas.enable=false`). Each task has converters of its own (`&mut self`: a
 //! converter's caches need no lock). Depends on `data` only.
+//!
+//! `Converter::new(role, class, settings)` makes one. The files: `json` (`JsonConverter`:
+//! envelopes or bare values, `decimal.format`, `replace.null.with.default`, schema caches of
+//! `schemas.cache.size`), `json_text` (JSON as Jackson reads and writes it), `simple`
+//! (`ByteArrayConverter`, `StringConverter`, `LongConverter` and the other number converters) and
+//! `values` (`SimpleHeaderConverter`, the default `header.converter`). The host's worker runs them
+//! in the record path of sources and of sinks; `connect/tests/conformance.rs` runs them beside
+//! Connect's own classes.
 
 pub mod json;
 pub mod json_text;

@@ -9,6 +9,11 @@
 //! or `Timestamp` value is held as its physical integer (days, milliseconds of the day,
 //! milliseconds since the epoch); a `Decimal` value has a variant of its own (`Value::Decimal`),
 //! because its scale travels with it, as a Java `BigDecimal`'s does.
+//!
+//! A `Schema` is shared as an `Arc` by every value that has it; a `Struct` value holds its fields'
+//! values in the schema's field order. `Data` is a schema (or none) and a value together,
+//! Connect's `SchemaAndValue`; `DataError` says what does not fit, and where. `decimal` holds a
+//! `Decimal` as Connect writes a `BigDecimal`.
 
 pub mod decimal;
 

@@ -12,6 +12,18 @@
 //! its plugins and opens one instance of it per task (`Chain::for_task` gives a task its
 //! `TaskChain`, whose plugin steps take the records of a batch in one call, `BatchApply`).
 //! Depends on `data`, `model` and `convert` (for the text form of data).
+//!
+//! `Chain::of_connector` reads a connector's chain, every problem on its key; `Chain::apply` runs
+//! it on one `Record` (topic, partition, offset, key, value, headers, timestamp). The files:
+//! `basic` (`RegexRouter`, `Filter`, `InsertHeader`, `DropHeaders`), `cast`, `extract`,
+//! `flatten`, `header_from`, `hoist`, `insert_field`, `mask`, `metadata`, `replace`,
+//! `timestamp` (`TimestampConverter` and `TimestampRouter`, with `date_format`: Java's date
+//! patterns) and `value_to_key`, each behind the `Apply` trait; `support` holds the part a variant
+//! works on (`Side`), Connect's `Requirements` checks and `SchemaCache` (derived schemas, bounded).
+//! Under `errors.tolerance=all` a plugin step that fails a batch is given its records one at a
+//! time, so that only the failing ones are skipped. A transform holds no state between records
+//! but its schema cache. `connect/tests/conformance.rs` runs every transform beside Connect's own
+//! class, with the cases of `connect/tests/probes/transforms/`.
 
 mod basic;
 mod cast;

@@ -3,6 +3,21 @@
 //! leader's incremental cooperative assignment, `client` the wire connection, `security` its TLS
 //! and SASL. `ClusterView` is what the rest of the worker sees of it: what this worker owns, and
 //! who leads.
+//!
+//! - `client`: a blocking connection over the `kafka-protocol` crate, plain or TLS (rustls), then
+//!   SASL PLAIN or SCRAM; a `WireError` says whether trying again can help. Each response frame
+//!   passes `wire_check` before it is decoded.
+//! - `coordinator`: the member's calls as traits (`Discovery`, `Coordinator`), spoken over `client`
+//!   by `WireDiscovery` and `WireCoordinator`; `WireDiscovery::remove_static_member` removes a sink
+//!   task's static member from its group, as the Java admin client's member removal does, which
+//!   librdkafka lacks.
+//! - `member`: `Member`, FindCoordinator, JoinGroup, SyncGroup, Heartbeat and LeaveGroup on a
+//!   thread of its own, asking the worker through a `Participant` (to lead, to give work up, to
+//!   catch up with the config topic); `member/tests.rs` drives it with a scripted coordinator.
+//! - `assign`: `Assignor`, with `MemberMetadata` and `Assignment` as JSON in the group protocol
+//!   `wharf-1`.
+//!
+//! This module keeps the group; it never runs tasks or writes topics itself.
 
 pub mod assign;
 pub mod client;

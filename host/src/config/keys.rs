@@ -823,4 +823,49 @@ mod tests {
             panic!("{} was behind config/keys.rs and has been regenerated: commit it", path.display());
         }
     }
+
+    /// README.md and the pages of `docs/` name Wharf's own keys as the table has them: every
+    /// backticked name in the `wasm.` and `wharf.` namespaces there is a key of the table, or of
+    /// one of its families. A key renamed in the table, and not in the docs, fails here.
+    #[test]
+    fn the_docs_name_wharfs_keys_as_the_table_has_them() {
+        // Names in those namespaces that are not keys: log targets.
+        const NOT_KEYS: [&str; 1] = ["wharf.worker"];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut pages = vec![root.join("README.md")];
+        for folder in ["docs", "docs/plugins"] {
+            for entry in std::fs::read_dir(root.join(folder)).unwrap().flatten() {
+                if entry.path().extension().is_some_and(|e| e == "md") {
+                    pages.push(entry.path());
+                }
+            }
+        }
+        let families = ["wasm.ceiling."];
+        let mut unknown = Vec::new();
+        let mut named = 0;
+        for page in &pages {
+            let text = std::fs::read_to_string(page).unwrap();
+            for quoted in text.split('`').skip(1).step_by(2) {
+                let name = quoted.split_once('=').map_or(quoted, |(name, _)| name).trim();
+                let ours = (name.starts_with("wasm.") || name.starts_with("wharf."))
+                    && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '*');
+                // The C SDK's files (`wharf.h`, `wharf.c`) are not keys.
+                if !ours || NOT_KEYS.contains(&name) || name.ends_with(".h") || name.ends_with(".c") {
+                    continue;
+                }
+                named += 1;
+                let table = || WORKER_KEYS.iter().chain(CONNECTOR_KEYS);
+                let known = match name.strip_suffix('*') {
+                    // A family written as `wasm.fs.*`: some key of the table is in it.
+                    Some(prefix) => table().any(|k| k.name.starts_with(prefix)),
+                    None => table().any(|k| k.name == name) || families.iter().any(|f| name.starts_with(f)),
+                };
+                if !known {
+                    unknown.push(format!("{}: `{quoted}`", page.display()));
+                }
+            }
+        }
+        assert!(named > 20, "only {named} keys found in the docs: is the scan looking in the right place?");
+        assert!(unknown.is_empty(), "the docs name keys the key table does not have:\n{}", unknown.join("\n"));
+    }
 }

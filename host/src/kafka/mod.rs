@@ -1,4 +1,22 @@
 //! Kafka clients as the worker configures them.
+//!
+//! Every client gets the worker's bootstrap servers and security settings first (librdkafka's
+//! names), then its family's (`producer.*`, `consumer.*`, `admin.*`), then a connector's overrides;
+//! a client whose brokers a connector overrides gets none of the worker's security settings. Here:
+//! `producer_config`, `consumer_config`, `client_config`, `sink_consumer_config` (a sink task's
+//! consumer as a static member, `StaticMember`), `member_id` (the id the group's coordinator gave a
+//! consumer), `cluster_id` (the start-up check, which tells an untrusted certificate from one for
+//! another host), `flush` (without rdkafka's 100 ms steps), and `committed_offsets` and
+//! `commit_group_offsets` (a sink group's offsets, read and set from outside the group).
+//!
+//! - `producers`: `ProducerPool`, one producer per distinct client config (the host's default
+//!   `client.id` aside), shared by the source tasks and dead-letter queues with those settings
+//!   while any uses it; a producer that refused a record is retired, so no later task inherits it.
+//! - `polled`: `PolledProducer`, whose delivery reports a thread of its own serves.
+//! - `batch`: `FetchQueue`, a sink's partitions read in batches.
+//! - `log`: `KafkaLog`, a topic followed and read to its end.
+//! - `admin`: internal topics created and checked; a sink's consumer group deleted.
+//! - `partitioner`: murmur2, as Kafka's Java producer.
 
 pub mod admin;
 pub mod batch;

@@ -1,4 +1,24 @@
 //! The REST API, in Kafka Connect's shapes. Errors are `{"error_code", "message"}`.
+//!
+//! Routes read and write through the `Herder` only. Every route is wrapped by `guard` (JSON
+//! bodies only, `Origin` and `Host` checked, CORS answers), `check_member_signature` (a request
+//! another worker signed with the cluster's session key is marked `SignedByMember`, which HTTP
+//! Basic accepts), `auth` (HTTP Basic), `contain_panics` (a panic answers 500 and fails only its
+//! request) and `limit` (expensive calls bounded).
+//!
+//! - `entities`: the answers as types under Connect's entity names, and the request bodies as types
+//!   read and checked in one place (`CreateConnector`, `ConfigBody`, `ConfigPatch`, `TaskConfigs`,
+//!   `AlterOffsets`), each refusing a wrong shape with the shape it takes. The `/admin/loggers`
+//!   body and a sink's offsets in `PATCH …/offsets` are read where they are used.
+//! - `loggers`: `/admin/loggers`; `?scope=cluster` writes a `logger-cluster-<namespace>` record
+//!   that each worker's herder applies when it reads it.
+//! - `forward`: a follower passes writes to the leader and restarts to the worker that runs the
+//!   connector or task; a restart with `includeTasks` or `onlyFailed` is planned on the
+//!   connector's worker (`Herder::restart_plan`) and carried out after the 202.
+//! - `plugins`: `/connector-plugins` and validation.
+//!
+//! PASSWORD values are answered as `[hidden]` (`herder::HIDDEN`), and a `[hidden]` sent back keeps
+//! the stored value. Offsets are read and changed (a STOPPED connector's only) through the herder.
 
 use std::sync::Arc;
 

@@ -1,5 +1,11 @@
 //! What standalone and distributed workers share: the Kafka check, the REST listener, the plugin
 //! registry, the worker and herder, and an orderly stop on SIGTERM or Ctrl-C.
+//!
+//! `run` starts a worker of either flavour and stops it in order. `standalone` takes connectors
+//! from properties files and keeps offsets in a file; `distributed` keeps everything in the three
+//! internal topics and joins the group (`GroupParticipant`: what the group member asks of this
+//! worker). `tls` serves the REST API over HTTPS and makes the client that calls other workers.
+//! This is wiring: none of the modules it wires uses it.
 
 pub mod distributed;
 pub mod standalone;

@@ -1,5 +1,30 @@
 //! Runs connectors: checks a connector config against its plugin, splits it into tasks, and runs
 //! each task on a thread of its own, reporting states to the status store.
+//!
+//! A connector config passes one check, whether it is created or only validated: the host's rules,
+//! each problem on its key (`host_problems`, `validation`), the transform plugins its chain names
+//! (`check_transform_plugins`), then the plugin's own `validate`. Starting tasks checks the host's
+//! rules again without calling the plugin. Each task runs on two threads: a source's task thread
+//! polls and its send thread produces (`source`); a sink's fetch thread consumes and its task
+//! thread puts, flushes and commits (`sink`). Each task has its own converters (`converting`) and
+//! its own `TaskChain` of transforms, whose transform plugins the `Opener` opens for the task, as
+//! it opens the task's own instance.
+//!
+//! - `sink`: `Subscription` is `topics`, or the topics matching `topics.regex`, looked for again
+//!   every `TOPICS_REGEX_REFRESH`. A consumer fenced by the task's next run (`SinkContext::fenced`)
+//!   ends the task without a flush, a commit or a plugin close: a `TaskFailure::superseded`, which
+//!   a distributed worker does not write as the task's status (the run that took over reports it).
+//! - `membership`: `ParkedMembers`, a sink task's static member kept after its task stopped,
+//!   until the task is gone for good (`Worker::release_members`, which the herder calls) or runs
+//!   again under another identity; the member is then removed from its group by the member id it
+//!   had.
+//! - `tolerance`, `dead_letter`: `errors.tolerance`, the count of skipped records in the task's
+//!   status, retries of a plugin's retriable failures, and a sink's dead-letter queue.
+//! - `topic_creation` (`TopicCreator`), `topics` (`TopicTracker`), `recycle` (`Recycler`),
+//!   `offsets` (a connector's offsets as the REST API reads and changes them).
+//!
+//! What must survive a restart (offsets, statuses) the worker writes to the stores; it keeps none
+//! of it itself.
 
 mod converting;
 mod dead_letter;

@@ -73,6 +73,14 @@
 //!
 //! source_connector!(Counter);
 //! ```
+//!
+//! [`source_connector!`] and [`sink_connector!`] export the `data-source` and `data-sink` worlds.
+//! Also here: [`report_errant`] (a sink's record it could not write), the [`transform`] module (a
+//! transform of one's own: [`Transform`] and `transform_plugin!`), the [`data`] module (the
+//! [`Schema`] builder, [`Value`] and [`Part`]; data travels as the contract's batch tables) and
+//! `to_value` (feature `serde`: a `serde::Serialize` type as schemaless data). Each world's
+//! generated bindings are a crate of their own under `plugins/sdk/worlds/`, because wit-bindgen's
+//! export macros are crate-global.
 
 #![deny(missing_docs)]
 
