@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::keys::{connector as C, Key};
 use wharf_connect::model::last_value;
 
 /// What a connector does with a record that fails conversion or transformation.
@@ -71,40 +72,40 @@ impl ErrorPolicy {
     /// The policy a connector config gives; every problem, each with its key. `topics` are the
     /// sink's topics, which may not include the dead-letter queue.
     pub fn of_connector(config: &[(String, String)], topics: &[String]) -> Result<Self, Vec<PolicyProblem>> {
-        let get = |key: &str| last_value(config, key).map(str::trim);
+        let get = |key: &Key| last_value(config, key.name).map(str::trim);
         let mut problems = Vec::new();
         let mut policy = ErrorPolicy::default();
         let mut problem = |key: &'static str, message: String| problems.push(PolicyProblem { key, message });
 
         // Each value checked by its definition in `config::keys`; a refused one is noted.
-        let mut checked = |name: &'static str| match super::keys::connector_value(config, name)? {
+        let mut checked = |key: &'static Key| match super::keys::connector_value(config, key.name)? {
             Ok(value) => Some(value),
             Err(message) => {
-                problem(name, message);
+                problem(key.name, message);
                 None
             }
         };
         use super::keys::Checked::{Flag, Number, Word};
-        policy.tolerate_all = checked("errors.tolerance") == Some(Word("all"));
-        match checked("errors.retry.timeout") {
+        policy.tolerate_all = checked(&C::ERRORS_TOLERANCE) == Some(Word("all"));
+        match checked(&C::ERRORS_RETRY_TIMEOUT) {
             Some(Number(-1)) => policy.retry_timeout = RetryTimeout::Forever,
             Some(Number(ms)) => policy.retry_timeout = RetryTimeout::Within(Duration::from_millis(ms.max(0) as u64)),
             _ => {}
         }
-        if let Some(Number(ms)) = checked("errors.retry.delay.max.ms") {
+        if let Some(Number(ms)) = checked(&C::ERRORS_RETRY_DELAY_MAX_MS) {
             policy.retry_delay_max = Duration::from_millis(ms.max(1) as u64);
         }
-        policy.log = checked("errors.log.enable") == Some(Flag(true));
-        policy.log_messages = checked("errors.log.include.messages") == Some(Flag(true));
-        let context_headers = checked("errors.deadletterqueue.context.headers.enable") == Some(Flag(true));
-        let replication_factor = match checked("errors.deadletterqueue.topic.replication.factor") {
+        policy.log = checked(&C::ERRORS_LOG_ENABLE) == Some(Flag(true));
+        policy.log_messages = checked(&C::ERRORS_LOG_INCLUDE_MESSAGES) == Some(Flag(true));
+        let context_headers = checked(&C::ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE) == Some(Flag(true));
+        let replication_factor = match checked(&C::ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR) {
             Some(Number(n)) => n.clamp(-1, i16::MAX as i64) as i16,
             _ => 3,
         };
-        if let Some(topic) = get("errors.deadletterqueue.topic.name").filter(|t| !t.is_empty()) {
+        if let Some(topic) = get(&C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME).filter(|t| !t.is_empty()) {
             if topics.iter().any(|t| t == topic) {
                 problem(
-                    "errors.deadletterqueue.topic.name",
+                    C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name,
                     format!(
                         "errors.deadletterqueue.topic.name={topic}: the DLQ topic '{topic}' may not be included in \
                          the list of topics ('topics={}') consumed by the connector, or a failed record would be read \

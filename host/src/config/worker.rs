@@ -253,50 +253,7 @@ impl WorkerConfig {
             props
         };
         let reader = Reader { props, origin };
-        let mut unacted = Vec::new();
-        let mut unused = Vec::new();
-        for p in props {
-            let defined = keys::worker_key(&p.key);
-            let mode_key = match (mode, defined.map(|k| k.scope)) {
-                (Mode::Distributed, Some(Scope::Standalone)) => Some("standalone"),
-                (Mode::Standalone, Some(Scope::Distributed)) => Some("distributed"),
-                _ => None,
-            };
-            if let Some(other) = mode_key {
-                return Err(reader.invalid(
-                    &p.key,
-                    format!(
-                        "\"{}\" (line {}) belongs to {other} mode; remove it, or run `wharf {other}`",
-                        p.key, p.line
-                    ),
-                ));
-            }
-            if defined.is_some() {
-                continue;
-            }
-            // Exact Connect names first: `admin.listeners` is not an admin client setting.
-            if let Some(what) = keys::connect_only_worker_key(&p.key) {
-                if let Some(refusal) = keys::connect_only_refusal(&p.key, &p.value) {
-                    return Err(reader.invalid(&p.key, format!("{refusal} (line {})", p.line)));
-                }
-                // An empty admin.listeners does something here: it turns /admin off.
-                if p.key == "admin.listeners" {
-                    continue;
-                }
-                unacted.push(format!(
-                    "worker property \"{}\" (line {}) is accepted and does nothing here: in Kafka Connect it {what}",
-                    p.key, p.line
-                ));
-                continue;
-            }
-            if !WORKER_PREFIXES.iter().any(|(prefix, _)| p.key.starts_with(prefix)) {
-                unused.push(format!(
-                    "worker property \"{}\" (line {}) is unused: neither Wharf nor Kafka Connect knows it; check its \
-                     spelling (docs/configuration.md lists every key)",
-                    p.key, p.line
-                ));
-            }
-        }
+        let (unacted, unused) = reader.unread_keys(mode)?;
         let pairs: Vec<(String, String)> = props.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
         let converters = super::Converters::of_worker(&pairs).map_err(|e| {
             let key = e.key.clone().unwrap_or_else(|| W::VALUE_CONVERTER.name.to_string());
@@ -322,62 +279,7 @@ impl WorkerConfig {
         let Listener { host: bind_host, port: bind_port, https } =
             parse_listener(reader.text(&W::LISTENERS)).map_err(|message| reader.invalid(W::LISTENERS.name, message))?;
         let rest_bind = format!("{bind_host}:{bind_port}");
-        let rest_tls = match https {
-            false => None,
-            true => {
-                let prefixed = reader.prefixed("listeners.https.");
-                let (settings, prefix) = match prefixed.is_empty() {
-                    false => (prefixed, "listeners.https."),
-                    true => (pairs.iter().filter(|(k, _)| k.starts_with("ssl.")).cloned().collect(), ""),
-                };
-                let get = |key: &str| {
-                    settings
-                        .iter()
-                        .rev()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v.trim().to_string())
-                        .filter(|v| !v.is_empty())
-                };
-                let tls = RestTls {
-                    keystore_location: get("ssl.keystore.location").map(PathBuf::from),
-                    keystore_type: get("ssl.keystore.type"),
-                    keystore_password: get("ssl.keystore.password"),
-                    key_password: get("ssl.key.password"),
-                    truststore_location: get("ssl.truststore.location").map(PathBuf::from),
-                    truststore_type: get("ssl.truststore.type"),
-                    truststore_password: get("ssl.truststore.password"),
-                    client_auth: get("ssl.client.auth").unwrap_or_else(|| "none".into()).to_ascii_lowercase(),
-                    prefix: prefix.to_string(),
-                };
-                if tls.keystore_location.is_none() {
-                    return Err(reader.invalid(
-                        &format!("{prefix}ssl.keystore.location"),
-                        format!(
-                            "listeners={} is https: set listeners.https.ssl.keystore.location to the REST API's key and \
-                             certificate (PEM, or PKCS12 with listeners.https.ssl.keystore.password)",
-                            reader.text(&W::LISTENERS)
-                        ),
-                    ));
-                }
-                if !["none", "requested", "required"].contains(&tls.client_auth.as_str()) {
-                    return Err(reader.invalid(
-                        &format!("{prefix}ssl.client.auth"),
-                        format!("{prefix}ssl.client.auth={}: use none, requested or required", tls.client_auth),
-                    ));
-                }
-                if tls.client_auth != "none" && tls.truststore_location.is_none() {
-                    return Err(reader.invalid(
-                        &format!("{prefix}ssl.truststore.location"),
-                        format!(
-                            "{prefix}ssl.client.auth={} needs {prefix}ssl.truststore.location: the authorities whose client \
-                             certificates the REST API accepts",
-                            tls.client_auth
-                        ),
-                    ));
-                }
-                Some(tls)
-            }
-        };
+        let rest_tls = reader.rest_tls(https, &pairs)?;
         let offset_storage_file = reader.get(&W::OFFSET_STORAGE_FILE_FILENAME).map(PathBuf::from);
         if mode == Mode::Standalone && offset_storage_file.is_none() {
             return Err(reader.invalid(
@@ -388,49 +290,7 @@ impl WorkerConfig {
             ));
         }
 
-        let mut wasm = WasmLimits {
-            memory_max_bytes: reader.number(&W::WASM_MEMORY_MAX_BYTES)? as usize,
-            call_timeout: reader.millis(&W::WASM_CALL_TIMEOUT_MS)?,
-            // At most a million (the table's check): beyond, a batch's bookkeeping alone is gigabytes.
-            max_records_per_call: reader.number(&W::WASM_MAX_RECORDS_PER_CALL)? as u32,
-            max_bytes_per_call: reader.number(&W::WASM_MAX_BYTES_PER_CALL)? as usize,
-            max_host_handles: reader.number(&W::WASM_MAX_HOST_HANDLES)? as usize,
-            ceiling: GrantCeiling {
-                read: ceiling::parse_folders(ceiling::FS_READ, reader.get(&W::WASM_CEILING_FS_READ))
-                    .map_err(|m| reader.invalid(W::WASM_CEILING_FS_READ.name, m))?,
-                write: ceiling::parse_folders(ceiling::FS_WRITE, reader.get(&W::WASM_CEILING_FS_WRITE))
-                    .map_err(|m| reader.invalid(W::WASM_CEILING_FS_WRITE.name, m))?,
-                connect: ceiling::parse_addresses(ceiling::NET_CONNECT, reader.get(&W::WASM_CEILING_NET_CONNECT))
-                    .map_err(|m| reader.invalid(W::WASM_CEILING_NET_CONNECT.name, m))?,
-                http: ceiling::parse_addresses(ceiling::HTTP_ALLOW, reader.get(&W::WASM_CEILING_HTTP_ALLOW))
-                    .map_err(|m| reader.invalid(W::WASM_CEILING_HTTP_ALLOW.name, m))?,
-                protected: Vec::new(),
-            },
-            log_line_max_bytes: reader.number(&W::WASM_LOG_LINE_MAX_BYTES)? as usize,
-            log_lines_per_second: reader.number(&W::WASM_LOG_LINES_PER_SECOND)?.min(u32::MAX as u64) as u32,
-            fs_inline: reader.boolean(&W::WASM_FS_INLINE)?,
-            max_schema_depth: reader.number(&W::WASM_MAX_SCHEMA_DEPTH)? as usize,
-            max_schema_nodes: reader.number(&W::WASM_MAX_SCHEMA_NODES)?,
-            recycle_records: reader.number(&W::WASM_INSTANCE_RECYCLE_RECORDS)?,
-            client_overrides: super::clients::OverrideRules::default(),
-        };
-        wasm.client_overrides = super::clients::OverrideRules {
-            policy: super::clients::OverridePolicy::parse(reader.text(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY))
-                .map_err(|m| reader.invalid(W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY.name, m))?,
-            allowlist: reader
-                .text(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWLIST)
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect(),
-            allowed_paths: ceiling::parse_folders(
-                W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS.name,
-                reader.get(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS),
-            )
-            .map_err(|m| reader.invalid(W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS.name, m))?,
-            granted_folders: wasm.ceiling.read.iter().chain(&wasm.ceiling.write).cloned().collect(),
-        };
+        let mut wasm = reader.sandbox()?;
         let reserved_topics = match reader.text(&W::WHARF_RESERVED_TOPICS) {
             "" => None,
             pattern => Some(wharf_connect::transform::FullMatch::new(pattern).map_err(|e| {
@@ -452,105 +312,7 @@ impl WorkerConfig {
             wasm.ceiling.protect(&path, &key);
         }
 
-        let distributed = match mode {
-            Mode::Standalone => None,
-            Mode::Distributed => Some(DistributedConfig {
-                group_id: reader
-                    .require(&W::GROUP_ID, "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?
-                    .to_string(),
-                config_topic: reader
-                    .require(&W::CONFIG_STORAGE_TOPIC, "e.g. config.storage.topic=connect-configs")?
-                    .to_string(),
-                offset_topic: reader
-                    .require(&W::OFFSET_STORAGE_TOPIC, "e.g. offset.storage.topic=connect-offsets")?
-                    .to_string(),
-                status_topic: reader
-                    .require(&W::STATUS_STORAGE_TOPIC, "e.g. status.storage.topic=connect-status")?
-                    .to_string(),
-                config_replication: reader.replication(&W::CONFIG_STORAGE_REPLICATION_FACTOR)?,
-                offset_replication: reader.replication(&W::OFFSET_STORAGE_REPLICATION_FACTOR)?,
-                status_replication: reader.replication(&W::STATUS_STORAGE_REPLICATION_FACTOR)?,
-                offset_partitions: reader.number(&W::OFFSET_STORAGE_PARTITIONS)?.min(i32::MAX as u64) as i32,
-                status_partitions: reader.number(&W::STATUS_STORAGE_PARTITIONS)?.min(i32::MAX as u64) as i32,
-                session_timeout: reader.millis(&W::SESSION_TIMEOUT_MS)?,
-                heartbeat_interval: reader.millis(&W::HEARTBEAT_INTERVAL_MS)?,
-                rebalance_timeout: reader.millis(&W::REBALANCE_TIMEOUT_MS)?,
-                scheduled_rebalance_max_delay: reader.millis(&W::SCHEDULED_REBALANCE_MAX_DELAY_MS)?,
-                worker_sync_timeout: reader.millis(&W::WORKER_SYNC_TIMEOUT_MS)?,
-                key_ttl: reader.millis(&W::INTER_WORKER_KEY_TTL_MS)?.max(Duration::from_secs(1)),
-                key_algorithm: reader.algorithm(&W::INTER_WORKER_KEY_GENERATION_ALGORITHM)?,
-                signature_algorithm: reader.algorithm(&W::INTER_WORKER_SIGNATURE_ALGORITHM)?,
-                verification_algorithms: {
-                    let list = reader.text(&W::INTER_WORKER_VERIFICATION_ALGORITHMS);
-                    let mut algorithms = Vec::new();
-                    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                        let Some(known) = SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) else {
-                            return Err(reader.invalid(
-                                W::INTER_WORKER_VERIFICATION_ALGORITHMS.name,
-                                format!(
-                                    "inter.worker.verification.algorithms names {name}; use {}",
-                                    SIGNATURE_ALGORITHMS.join(", ")
-                                ),
-                            ));
-                        };
-                        algorithms.push(known.to_string());
-                    }
-                    algorithms
-                },
-                forward_allowed_urls: {
-                    let mut patterns = Vec::new();
-                    for pattern in reader.text(&W::WHARF_REST_FORWARD_ALLOWED_URLS).split(',').map(str::trim) {
-                        if pattern.is_empty() {
-                            continue;
-                        }
-                        let shaped = pattern
-                            .split_once("://")
-                            .filter(|(scheme, _)| ["http", "https"].contains(&scheme.to_ascii_lowercase().as_str()))
-                            .and_then(|(_, authority)| authority.rsplit_once(':'))
-                            .is_some_and(|(host, port)| {
-                                !host.is_empty() && !host.contains('/') && (port == "*" || port.parse::<u16>().is_ok())
-                            });
-                        if !shaped {
-                            return Err(reader.invalid(
-                                W::WHARF_REST_FORWARD_ALLOWED_URLS.name,
-                                format!(
-                                    "wharf.rest.forward.allowed.urls: \"{pattern}\" is not scheme://host:port (http or \
-                                     https; * for any host or port), e.g. https://*.workers.example.com:8443"
-                                ),
-                            ));
-                        }
-                        patterns.push(pattern.to_string());
-                    }
-                    patterns
-                },
-                signature_max_skew: reader.millis(&W::WHARF_INTER_WORKER_SIGNATURE_MAX_SKEW_MS)?,
-                legacy_signatures: reader.boolean(&W::WHARF_INTER_WORKER_LEGACY_SIGNATURES)?,
-            }),
-        };
-        if let Some(d) = &distributed {
-            if d.heartbeat_interval >= d.session_timeout {
-                return Err(reader.invalid(
-                    W::HEARTBEAT_INTERVAL_MS.name,
-                    format!(
-                        "heartbeat.interval.ms={} must be below session.timeout.ms={} (a third of it is usual), \
-                         or the group coordinator drops this worker between two heartbeats",
-                        d.heartbeat_interval.as_millis(),
-                        d.session_timeout.as_millis()
-                    ),
-                ));
-            }
-            let topics = [(&d.config_topic, "config"), (&d.offset_topic, "offset"), (&d.status_topic, "status")];
-            for (i, (a, an)) in topics.iter().enumerate() {
-                for (b, bn) in &topics[i + 1..] {
-                    if a == b {
-                        return Err(reader.invalid(
-                            "storage topics",
-                            format!("{an}.storage.topic and {bn}.storage.topic are both \"{a}\"; each needs a topic of its own"),
-                        ));
-                    }
-                }
-            }
-        }
+        let distributed = reader.distributed(mode)?;
         let advertised = {
             let host = reader.get(&W::REST_ADVERTISED_HOST_NAME).unwrap_or(&bind_host);
             let port = match reader.get(&W::REST_ADVERTISED_PORT) {
@@ -575,34 +337,7 @@ impl WorkerConfig {
         let producer_overrides = translated(reader.prefixed("producer."), "producer.")?;
         let consumer_overrides = translated(reader.prefixed("consumer."), "consumer.")?;
 
-        const BASIC_AUTH: &str = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension";
-        let mut basic_auth = false;
-        for class in
-            reader.get(&W::REST_EXTENSION_CLASSES).unwrap_or("").split(',').map(str::trim).filter(|c| !c.is_empty())
-        {
-            if class == BASIC_AUTH || class == "BasicAuthSecurityRestExtension" {
-                basic_auth = true;
-            } else {
-                return Err(reader.invalid(
-                    W::REST_EXTENSION_CLASSES.name,
-                    format!("rest.extension.classes names {class}, which Wharf does not have; the one it has is {BASIC_AUTH}"),
-                ));
-            }
-        }
-        let rest_credentials_file = reader
-            .get(&W::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE)
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-            .map(PathBuf::from);
-        if basic_auth && rest_credentials_file.is_none() {
-            return Err(reader.invalid(
-                W::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE.name,
-                format!(
-                    "rest.extension.classes names {BASIC_AUTH}: set wharf.rest.basic.auth.credentials.file to a file of \
-                     its users (lines made by `wharf rest-credential NAME`), which takes the place of its JAAS file"
-                ),
-            ));
-        }
+        let rest_credentials_file = reader.rest_credentials_file()?;
 
         Ok(WorkerConfig {
             topic_creation: reader.boolean(&W::TOPIC_CREATION_ENABLE)?,
@@ -821,6 +556,306 @@ impl Reader<'_> {
     /// A boolean key (`true` or `false`, any case), or its default.
     fn boolean(&self, key: &Key) -> Result<bool, WorkerConfigError> {
         key.flag(self.text(key)).map_err(|m| self.invalid(key.name, m))
+    }
+
+    /// The keys a worker file gives that Wharf does not act on (Kafka Connect's, noted), and those
+    /// nobody knows (likely misspelled), each as a line for the log; a key of the other mode is
+    /// refused.
+    fn unread_keys(&self, mode: Mode) -> Result<(Vec<String>, Vec<String>), WorkerConfigError> {
+        let mut unacted = Vec::new();
+        let mut unused = Vec::new();
+        for p in self.props {
+            let defined = keys::worker_key(&p.key);
+            let mode_key = match (mode, defined.map(|k| k.scope)) {
+                (Mode::Distributed, Some(Scope::Standalone)) => Some("standalone"),
+                (Mode::Standalone, Some(Scope::Distributed)) => Some("distributed"),
+                _ => None,
+            };
+            if let Some(other) = mode_key {
+                return Err(self.invalid(
+                    &p.key,
+                    format!(
+                        "\"{}\" (line {}) belongs to {other} mode; remove it, or run `wharf {other}`",
+                        p.key, p.line
+                    ),
+                ));
+            }
+            if defined.is_some() {
+                continue;
+            }
+            // Exact Connect names first: `admin.listeners` is not an admin client setting.
+            if let Some(what) = keys::connect_only_worker_key(&p.key) {
+                if let Some(refusal) = keys::connect_only_refusal(&p.key, &p.value) {
+                    return Err(self.invalid(&p.key, format!("{refusal} (line {})", p.line)));
+                }
+                // An empty admin.listeners does something here: it turns /admin off.
+                if p.key == "admin.listeners" {
+                    continue;
+                }
+                unacted.push(format!(
+                    "worker property \"{}\" (line {}) is accepted and does nothing here: in Kafka Connect it {what}",
+                    p.key, p.line
+                ));
+                continue;
+            }
+            if !WORKER_PREFIXES.iter().any(|(prefix, _)| p.key.starts_with(prefix)) {
+                unused.push(format!(
+                    "worker property \"{}\" (line {}) is unused: neither Wharf nor Kafka Connect knows it; check its \
+                     spelling (docs/configuration.md lists every key)",
+                    p.key, p.line
+                ));
+            }
+        }
+        Ok((unacted, unused))
+    }
+
+    /// An https listener's TLS settings (group "REST"): `listeners.https.ssl.*`, or the worker's
+    /// `ssl.*` when none of those is given, as in Kafka Connect.
+    fn rest_tls(&self, https: bool, pairs: &[(String, String)]) -> Result<Option<RestTls>, WorkerConfigError> {
+        Ok(match https {
+            false => None,
+            true => {
+                let prefixed = self.prefixed("listeners.https.");
+                let (settings, prefix) = match prefixed.is_empty() {
+                    false => (prefixed, "listeners.https."),
+                    true => (pairs.iter().filter(|(k, _)| k.starts_with("ssl.")).cloned().collect(), ""),
+                };
+                let get = |key: &str| {
+                    settings
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.trim().to_string())
+                        .filter(|v| !v.is_empty())
+                };
+                let tls = RestTls {
+                    keystore_location: get("ssl.keystore.location").map(PathBuf::from),
+                    keystore_type: get("ssl.keystore.type"),
+                    keystore_password: get("ssl.keystore.password"),
+                    key_password: get("ssl.key.password"),
+                    truststore_location: get("ssl.truststore.location").map(PathBuf::from),
+                    truststore_type: get("ssl.truststore.type"),
+                    truststore_password: get("ssl.truststore.password"),
+                    client_auth: get("ssl.client.auth").unwrap_or_else(|| "none".into()).to_ascii_lowercase(),
+                    prefix: prefix.to_string(),
+                };
+                if tls.keystore_location.is_none() {
+                    return Err(self.invalid(
+                        &format!("{prefix}ssl.keystore.location"),
+                        format!(
+                            "listeners={} is https: set listeners.https.ssl.keystore.location to the REST API's key and \
+                             certificate (PEM, or PKCS12 with listeners.https.ssl.keystore.password)",
+                            self.text(&W::LISTENERS)
+                        ),
+                    ));
+                }
+                if !["none", "requested", "required"].contains(&tls.client_auth.as_str()) {
+                    return Err(self.invalid(
+                        &format!("{prefix}ssl.client.auth"),
+                        format!("{prefix}ssl.client.auth={}: use none, requested or required", tls.client_auth),
+                    ));
+                }
+                if tls.client_auth != "none" && tls.truststore_location.is_none() {
+                    return Err(self.invalid(
+                        &format!("{prefix}ssl.truststore.location"),
+                        format!(
+                            "{prefix}ssl.client.auth={} needs {prefix}ssl.truststore.location: the authorities whose client \
+                             certificates the REST API accepts",
+                            tls.client_auth
+                        ),
+                    ));
+                }
+                Some(tls)
+            }
+        })
+    }
+
+    /// The sandbox's limits and grant ceilings, and what connectors may override of the Kafka
+    /// clients (groups "Sandbox" and "Clients").
+    fn sandbox(&self) -> Result<WasmLimits, WorkerConfigError> {
+        let mut wasm = WasmLimits {
+            memory_max_bytes: self.number(&W::WASM_MEMORY_MAX_BYTES)? as usize,
+            call_timeout: self.millis(&W::WASM_CALL_TIMEOUT_MS)?,
+            // At most a million (the table's check): beyond, a batch's bookkeeping alone is gigabytes.
+            max_records_per_call: self.number(&W::WASM_MAX_RECORDS_PER_CALL)? as u32,
+            max_bytes_per_call: self.number(&W::WASM_MAX_BYTES_PER_CALL)? as usize,
+            max_host_handles: self.number(&W::WASM_MAX_HOST_HANDLES)? as usize,
+            ceiling: GrantCeiling {
+                read: ceiling::parse_folders(ceiling::FS_READ, self.get(&W::WASM_CEILING_FS_READ))
+                    .map_err(|m| self.invalid(W::WASM_CEILING_FS_READ.name, m))?,
+                write: ceiling::parse_folders(ceiling::FS_WRITE, self.get(&W::WASM_CEILING_FS_WRITE))
+                    .map_err(|m| self.invalid(W::WASM_CEILING_FS_WRITE.name, m))?,
+                connect: ceiling::parse_addresses(ceiling::NET_CONNECT, self.get(&W::WASM_CEILING_NET_CONNECT))
+                    .map_err(|m| self.invalid(W::WASM_CEILING_NET_CONNECT.name, m))?,
+                http: ceiling::parse_addresses(ceiling::HTTP_ALLOW, self.get(&W::WASM_CEILING_HTTP_ALLOW))
+                    .map_err(|m| self.invalid(W::WASM_CEILING_HTTP_ALLOW.name, m))?,
+                protected: Vec::new(),
+            },
+            log_line_max_bytes: self.number(&W::WASM_LOG_LINE_MAX_BYTES)? as usize,
+            log_lines_per_second: self.number(&W::WASM_LOG_LINES_PER_SECOND)?.min(u32::MAX as u64) as u32,
+            fs_inline: self.boolean(&W::WASM_FS_INLINE)?,
+            max_schema_depth: self.number(&W::WASM_MAX_SCHEMA_DEPTH)? as usize,
+            max_schema_nodes: self.number(&W::WASM_MAX_SCHEMA_NODES)?,
+            recycle_records: self.number(&W::WASM_INSTANCE_RECYCLE_RECORDS)?,
+            client_overrides: super::clients::OverrideRules::default(),
+        };
+        wasm.client_overrides = super::clients::OverrideRules {
+            policy: super::clients::OverridePolicy::parse(self.text(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY))
+                .map_err(|m| self.invalid(W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY.name, m))?,
+            allowlist: self
+                .text(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWLIST)
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+            allowed_paths: ceiling::parse_folders(
+                W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS.name,
+                self.get(&W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS),
+            )
+            .map_err(|m| self.invalid(W::CONNECTOR_CLIENT_CONFIG_OVERRIDE_ALLOWED_PATHS.name, m))?,
+            granted_folders: wasm.ceiling.read.iter().chain(&wasm.ceiling.write).cloned().collect(),
+        };
+        Ok(wasm)
+    }
+
+    /// A distributed worker's group and internal topics, its rebalance timing and the signatures
+    /// of its requests to other workers (group "Distributed"); none for a standalone worker.
+    fn distributed(&self, mode: Mode) -> Result<Option<DistributedConfig>, WorkerConfigError> {
+        let distributed = match mode {
+            Mode::Standalone => None,
+            Mode::Distributed => Some(DistributedConfig {
+                group_id: self
+                    .require(&W::GROUP_ID, "e.g. group.id=connect-cluster; workers with one group.id form a cluster")?
+                    .to_string(),
+                config_topic: self
+                    .require(&W::CONFIG_STORAGE_TOPIC, "e.g. config.storage.topic=connect-configs")?
+                    .to_string(),
+                offset_topic: self
+                    .require(&W::OFFSET_STORAGE_TOPIC, "e.g. offset.storage.topic=connect-offsets")?
+                    .to_string(),
+                status_topic: self
+                    .require(&W::STATUS_STORAGE_TOPIC, "e.g. status.storage.topic=connect-status")?
+                    .to_string(),
+                config_replication: self.replication(&W::CONFIG_STORAGE_REPLICATION_FACTOR)?,
+                offset_replication: self.replication(&W::OFFSET_STORAGE_REPLICATION_FACTOR)?,
+                status_replication: self.replication(&W::STATUS_STORAGE_REPLICATION_FACTOR)?,
+                offset_partitions: self.number(&W::OFFSET_STORAGE_PARTITIONS)?.min(i32::MAX as u64) as i32,
+                status_partitions: self.number(&W::STATUS_STORAGE_PARTITIONS)?.min(i32::MAX as u64) as i32,
+                session_timeout: self.millis(&W::SESSION_TIMEOUT_MS)?,
+                heartbeat_interval: self.millis(&W::HEARTBEAT_INTERVAL_MS)?,
+                rebalance_timeout: self.millis(&W::REBALANCE_TIMEOUT_MS)?,
+                scheduled_rebalance_max_delay: self.millis(&W::SCHEDULED_REBALANCE_MAX_DELAY_MS)?,
+                worker_sync_timeout: self.millis(&W::WORKER_SYNC_TIMEOUT_MS)?,
+                key_ttl: self.millis(&W::INTER_WORKER_KEY_TTL_MS)?.max(Duration::from_secs(1)),
+                key_algorithm: self.algorithm(&W::INTER_WORKER_KEY_GENERATION_ALGORITHM)?,
+                signature_algorithm: self.algorithm(&W::INTER_WORKER_SIGNATURE_ALGORITHM)?,
+                verification_algorithms: {
+                    let list = self.text(&W::INTER_WORKER_VERIFICATION_ALGORITHMS);
+                    let mut algorithms = Vec::new();
+                    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                        let Some(known) = SIGNATURE_ALGORITHMS.iter().find(|a| a.eq_ignore_ascii_case(name)) else {
+                            return Err(self.invalid(
+                                W::INTER_WORKER_VERIFICATION_ALGORITHMS.name,
+                                format!(
+                                    "inter.worker.verification.algorithms names {name}; use {}",
+                                    SIGNATURE_ALGORITHMS.join(", ")
+                                ),
+                            ));
+                        };
+                        algorithms.push(known.to_string());
+                    }
+                    algorithms
+                },
+                forward_allowed_urls: {
+                    let mut patterns = Vec::new();
+                    for pattern in self.text(&W::WHARF_REST_FORWARD_ALLOWED_URLS).split(',').map(str::trim) {
+                        if pattern.is_empty() {
+                            continue;
+                        }
+                        let shaped = pattern
+                            .split_once("://")
+                            .filter(|(scheme, _)| ["http", "https"].contains(&scheme.to_ascii_lowercase().as_str()))
+                            .and_then(|(_, authority)| authority.rsplit_once(':'))
+                            .is_some_and(|(host, port)| {
+                                !host.is_empty() && !host.contains('/') && (port == "*" || port.parse::<u16>().is_ok())
+                            });
+                        if !shaped {
+                            return Err(self.invalid(
+                                W::WHARF_REST_FORWARD_ALLOWED_URLS.name,
+                                format!(
+                                    "wharf.rest.forward.allowed.urls: \"{pattern}\" is not scheme://host:port (http or \
+                                     https; * for any host or port), e.g. https://*.workers.example.com:8443"
+                                ),
+                            ));
+                        }
+                        patterns.push(pattern.to_string());
+                    }
+                    patterns
+                },
+                signature_max_skew: self.millis(&W::WHARF_INTER_WORKER_SIGNATURE_MAX_SKEW_MS)?,
+                legacy_signatures: self.boolean(&W::WHARF_INTER_WORKER_LEGACY_SIGNATURES)?,
+            }),
+        };
+        if let Some(d) = &distributed {
+            if d.heartbeat_interval >= d.session_timeout {
+                return Err(self.invalid(
+                    W::HEARTBEAT_INTERVAL_MS.name,
+                    format!(
+                        "heartbeat.interval.ms={} must be below session.timeout.ms={} (a third of it is usual), \
+                         or the group coordinator drops this worker between two heartbeats",
+                        d.heartbeat_interval.as_millis(),
+                        d.session_timeout.as_millis()
+                    ),
+                ));
+            }
+            let topics = [(&d.config_topic, "config"), (&d.offset_topic, "offset"), (&d.status_topic, "status")];
+            for (i, (a, an)) in topics.iter().enumerate() {
+                for (b, bn) in &topics[i + 1..] {
+                    if a == b {
+                        return Err(self.invalid(
+                            "storage topics",
+                            format!("{an}.storage.topic and {bn}.storage.topic are both \"{a}\"; each needs a topic of its own"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(distributed)
+    }
+
+    /// The file of the REST API's users, when `rest.extension.classes` asks for HTTP Basic
+    /// authentication (group "REST").
+    fn rest_credentials_file(&self) -> Result<Option<PathBuf>, WorkerConfigError> {
+        const BASIC_AUTH: &str = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension";
+        let mut basic_auth = false;
+        for class in
+            self.get(&W::REST_EXTENSION_CLASSES).unwrap_or("").split(',').map(str::trim).filter(|c| !c.is_empty())
+        {
+            if class == BASIC_AUTH || class == "BasicAuthSecurityRestExtension" {
+                basic_auth = true;
+            } else {
+                return Err(self.invalid(
+                    W::REST_EXTENSION_CLASSES.name,
+                    format!("rest.extension.classes names {class}, which Wharf does not have; the one it has is {BASIC_AUTH}"),
+                ));
+            }
+        }
+        let rest_credentials_file = self
+            .get(&W::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE)
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(PathBuf::from);
+        if basic_auth && rest_credentials_file.is_none() {
+            return Err(self.invalid(
+                W::WHARF_REST_BASIC_AUTH_CREDENTIALS_FILE.name,
+                format!(
+                    "rest.extension.classes names {BASIC_AUTH}: set wharf.rest.basic.auth.credentials.file to a file of \
+                     its users (lines made by `wharf rest-credential NAME`), which takes the place of its JAAS file"
+                ),
+            ));
+        }
+        Ok(rest_credentials_file)
     }
 
     fn prefixed(&self, prefix: &str) -> Vec<(String, String)> {
