@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use rdkafka::mocking::MockCluster;
 
+use crate::config::keys::{connector as C, worker as W};
 use crate::config::properties::Property;
 use crate::config::{ConnectorConfig, Mode, WorkerConfig};
 use crate::serve::standalone;
@@ -49,12 +50,12 @@ pub async fn run(options: DevOptions) -> Result<()> {
 
     let plugin_path = options.plugin_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(",");
     let worker_props = [
-        ("bootstrap.servers", bootstrap.clone()),
-        ("plugin.path", plugin_path),
-        ("listeners", format!("http://127.0.0.1:{}", options.port)),
-        ("offset.storage.file.filename", offsets.display().to_string()),
-        ("offset.flush.interval.ms", "2000".into()),
-        ("wasm.ceiling.fs.write", out_dir.display().to_string()),
+        (W::BOOTSTRAP_SERVERS.name, bootstrap.clone()),
+        (W::PLUGIN_PATH.name, plugin_path),
+        (W::LISTENERS.name, format!("http://127.0.0.1:{}", options.port)),
+        (W::OFFSET_STORAGE_FILE_FILENAME.name, offsets.display().to_string()),
+        (W::OFFSET_FLUSH_INTERVAL_MS.name, "2000".into()),
+        (W::WASM_CEILING_FS_WRITE.name, out_dir.display().to_string()),
     ];
     let props: Vec<Property> = worker_props
         .into_iter()
@@ -67,8 +68,8 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let connectors = vec![
         ConnectorConfig::from_pairs(
             pairs(&[
-                ("name", "dev-datagen".into()),
-                ("connector.class", "datagen".into()),
+                (C::NAME.name, "dev-datagen".into()),
+                (C::CONNECTOR_CLASS.name, "datagen".into()),
                 ("topic", TOPIC.into()),
                 ("rate", options.rate.to_string()),
                 ("value.size", "64".into()),
@@ -79,11 +80,11 @@ pub async fn run(options: DevOptions) -> Result<()> {
         )?,
         ConnectorConfig::from_pairs(
             pairs(&[
-                ("name", "dev-file-sink".into()),
-                ("connector.class", "file-sink".into()),
-                ("topics", TOPIC.into()),
+                (C::NAME.name, "dev-file-sink".into()),
+                (C::CONNECTOR_CLASS.name, "file-sink".into()),
+                (C::TOPICS.name, TOPIC.into()),
                 ("file", output.display().to_string()),
-                ("wasm.fs.write", out_dir.display().to_string()),
+                (C::WASM_FS_WRITE.name, out_dir.display().to_string()),
             ]),
             "wharf dev",
             &worker.wasm,

@@ -197,6 +197,14 @@ fn every_name_and_path_architecture_md_cites_exists() {
         if quoted.contains(char::is_whitespace) || quoted.is_empty() {
             continue;
         }
+        // A test that holds an invariant, as `path/to/file.rs::test_name`: the file has it.
+        if let Some((file, test)) = quoted.split_once(".rs::") {
+            let text = std::fs::read_to_string(root.join(format!("{file}.rs"))).unwrap_or_default();
+            if !text.contains(&format!("fn {test}(")) {
+                dead.push(format!("the test `{quoted}`"));
+            }
+            continue;
+        }
         // Paths of the system, the user's home, build output, WIT names and globs are not the
         // workspace's.
         let outside = quoted.starts_with(['/', '~']) || quoted.starts_with("target/") || quoted.contains(['*', ':']);
@@ -254,7 +262,7 @@ fn every_name_and_path_architecture_md_cites_exists() {
 /// A file's code before its tests.
 fn code_before_tests(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
-    code(text.split("#[cfg(test)]").next().unwrap_or_default())
+    code(text.split("#[cfg(test)]\nmod tests {").next().unwrap_or_default())
 }
 
 /// The units of one folder (its files, and its subfolders as one unit each) that each unit uses

@@ -338,7 +338,7 @@ impl ConnectorConfig {
             };
         }
         // The name as given, untrimmed: "x " is not "x".
-        let name = last_value(&raw, "name").filter(|n| !n.is_empty());
+        let name = last_value(&raw, C::NAME.name).filter(|n| !n.is_empty());
         let name = or_note!(
             name.ok_or_else(|| {
                 invalid(

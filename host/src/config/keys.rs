@@ -868,4 +868,37 @@ mod tests {
         assert!(named > 20, "only {named} keys found in the docs: is the scan looking in the right place?");
         assert!(unknown.is_empty(), "the docs name keys the key table does not have:\n{}", unknown.join("\n"));
     }
+
+    /// Code reads a key of the table through its Rust name (`keys::connector::NAME.name`), never
+    /// by spelling it again: a misspelled string would silently read nothing.
+    #[test]
+    fn no_key_of_the_table_is_read_by_its_spelling() {
+        fn sources(folder: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(folder).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("tests.rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        assert!(files.len() > 50, "the scan found {} files", files.len());
+        let names: Vec<&str> = WORKER_KEYS.iter().chain(CONNECTOR_KEYS).map(|k| k.name).collect();
+        let mut spelled = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests {").next().unwrap_or_default();
+            for (at, _) in code.match_indices("last_value(") {
+                let call = &code[at..code[at..].find(')').map_or(code.len(), |end| at + end)];
+                let literal = call.split('"').nth(1);
+                if let Some(name) = literal.filter(|name| names.contains(name)) {
+                    spelled.push(format!("{}: last_value(…, \"{name}\")", file.display()));
+                }
+            }
+        }
+        assert!(spelled.is_empty(), "keys read by their spelling:\n{}", spelled.join("\n"));
+    }
 }

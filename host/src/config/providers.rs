@@ -84,7 +84,9 @@ impl ConfigProviders {
     /// The providers a worker config names; each problem with its key.
     pub fn of_worker(config: &[(String, String)]) -> Result<Self, (String, String)> {
         let mut providers = BTreeMap::new();
-        let Some(list) = last_value(config, "config.providers") else { return Ok(ConfigProviders::default()) };
+        let Some(list) = last_value(config, super::keys::worker::CONFIG_PROVIDERS.name) else {
+            return Ok(ConfigProviders::default());
+        };
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             let class_key = format!("config.providers.{name}.class");
             let Some(class) = last_value(config, &class_key).map(str::trim) else {

@@ -198,7 +198,7 @@ pub fn translate(settings: &[(String, String)], prefix: &str) -> Result<Vec<(Str
             _ => out.push((key.clone(), value.to_string())),
         }
     }
-    let protocol = wharf_connect::model::last_value(&out, "security.protocol");
+    let protocol = wharf_connect::model::last_value(&out, super::keys::worker::SECURITY_PROTOCOL.name);
     let sasl = matches!(protocol, Some("SASL_PLAINTEXT" | "SASL_SSL"));
     if sasl {
         if !out.iter().any(|(k, _)| k == "sasl.mechanism") {

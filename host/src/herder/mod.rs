@@ -34,6 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::cluster::{ClusterView, Membership, Work};
+use crate::config::keys::connector as C;
 use crate::config::ConnectorConfig;
 use crate::runtime::registry::COMPILE_WAIT;
 use crate::storage::config::{ConfigStoreError, ConnectorEntry};
@@ -295,8 +296,8 @@ impl Herder {
         let registry = self.worker.registry();
         // A plugin still compiling is waited for (up to `COMPILE_WAIT`) before names are compared.
         let _ = registry.find_waiting(requested, None, COMPILE_WAIT);
-        match wharf_connect::model::last_value(&config, "connector.class").map(String::from) {
-            None => config.push(("connector.class".into(), requested.to_string())),
+        match wharf_connect::model::last_value(&config, C::CONNECTOR_CLASS.name).map(String::from) {
+            None => config.push((C::CONNECTOR_CLASS.name.into(), requested.to_string())),
             // A short name, a Kafka Connect class name and the plugin's own name are one plugin.
             Some(class) if class != requested => {
                 let plugin_name = |given: &str| registry.find(given, None).ok().map(|p| p.info.name.clone());
@@ -415,14 +416,14 @@ impl Herder {
         compiling: Compiling,
     ) -> Result<Written, HerderError> {
         // The last `name` counts, as everywhere a config is read.
-        match wharf_connect::model::last_value(&config, "name") {
+        match wharf_connect::model::last_value(&config, C::NAME.name) {
             Some(given) if given != name => {
                 return Err(HerderError::BadConfig(format!(
                     "Connector name configuration ({given}) doesn't match connector name in the URL ({name})"
                 )))
             }
             Some(_) => {}
-            None => config.push(("name".into(), name.into())),
+            None => config.push((C::NAME.name.into(), name.into())),
         }
         let snapshot = self.store.snapshot();
         let stored = snapshot.connectors.get(name);
@@ -588,7 +589,7 @@ impl Herder {
 
     /// The kind of a connector's plugin, when the plugin is loaded.
     pub fn kind_of(&self, entry: &ConnectorEntry) -> Option<ConnectorKind> {
-        let class = wharf_connect::model::last_value(&entry.config, "connector.class")?;
+        let class = wharf_connect::model::last_value(&entry.config, C::CONNECTOR_CLASS.name)?;
         self.worker.kind_of(class)
     }
 

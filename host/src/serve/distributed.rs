@@ -13,6 +13,7 @@ use super::{self as serve, JoinGroup, Stores};
 use crate::cluster::member::{Member, MemberConfig, Participant};
 use crate::cluster::security::WireSecurity;
 use crate::cluster::{ClusterView, Work};
+use crate::config::keys::worker as W;
 use crate::config::WorkerConfig;
 use crate::herder::Herder;
 use crate::kafka::admin::{self, TopicSpec};
@@ -38,29 +39,29 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     let specs = [
         TopicSpec {
             name: d.config_topic.clone(),
-            property: "config.storage.topic",
+            property: W::CONFIG_STORAGE_TOPIC.name,
             partitions: 1,
             exactly: true,
             replication_factor: d.config_replication,
-            replication_property: "config.storage.replication.factor",
+            replication_property: W::CONFIG_STORAGE_REPLICATION_FACTOR.name,
             holds: "connector configurations",
         },
         TopicSpec {
             name: d.offset_topic.clone(),
-            property: "offset.storage.topic",
+            property: W::OFFSET_STORAGE_TOPIC.name,
             partitions: d.offset_partitions,
             exactly: false,
             replication_factor: d.offset_replication,
-            replication_property: "offset.storage.replication.factor",
+            replication_property: W::OFFSET_STORAGE_REPLICATION_FACTOR.name,
             holds: "source offsets",
         },
         TopicSpec {
             name: d.status_topic.clone(),
-            property: "status.storage.topic",
+            property: W::STATUS_STORAGE_TOPIC.name,
             partitions: d.status_partitions,
             exactly: false,
             replication_factor: d.status_replication,
-            replication_property: "status.storage.replication.factor",
+            replication_property: W::STATUS_STORAGE_REPLICATION_FACTOR.name,
             holds: "connector and task statuses",
         },
     ];

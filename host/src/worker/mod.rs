@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 use rdkafka::consumer::BaseConsumer;
 
 use crate::config::connector::ConnectorConfigError;
+use crate::config::keys::connector as C;
 use crate::config::{ConnectorConfig, ReservedTopics, WorkerConfig};
 use crate::kafka;
 use crate::runtime::registry::FindError;
@@ -268,7 +269,7 @@ impl Worker {
         let ceiling = self.config.tasks_max_per_connector;
         if config.tasks_max > ceiling {
             problems.push(on(
-                "tasks.max",
+                C::TASKS_MAX.name,
                 format!(
                     "tasks.max={} is above this worker's ceiling wharf.tasks.max.per.connector={ceiling}; lower \
                      tasks.max or raise the ceiling in the worker config",
@@ -280,7 +281,7 @@ impl Worker {
             problems.extend(config.topics.iter().filter_map(|topic| {
                 self.reserved.reason(topic).map(|why| {
                     on(
-                        "topics",
+                        C::TOPICS.name,
                         format!("\"topics\" names \"{topic}\", {why}; a sink may not read Kafka's or the worker's internal topics"),
                     )
                 })
@@ -288,7 +289,7 @@ impl Worker {
         }
         if let Some(queue) = &config.errors.dead_letter_queue {
             if let Some(why) = self.reserved.dead_letter_reason(&queue.topic) {
-                problems.push(on("errors.deadletterqueue.topic.name", dead_letter_refusal(&queue.topic, why)));
+                problems.push(on(C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name, dead_letter_refusal(&queue.topic, why)));
             }
         }
         if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
@@ -399,8 +400,7 @@ impl Worker {
 
     /// The plugin a connector config names (of the version it asks for), if it is loaded.
     pub fn plugin_of(&self, config: &[(String, String)]) -> Option<Arc<Plugin>> {
-        let get = |key: &str| wharf_connect::model::last_value(config, key).map(str::trim);
-        let class = get("connector.class")?;
+        let class = wharf_connect::model::last_value(config, C::CONNECTOR_CLASS.name).map(str::trim)?;
         let version = wharf_connect::model::requested_version(config)
             .and_then(|v| wharf_connect::model::parse_version_requirement(v).ok());
         self.registry.find(class, version.as_ref()).ok()

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::{StartError, Worker};
+use crate::config::keys::connector as C;
 use crate::config::ConnectorConfig;
 use crate::runtime::Plugin;
 use wharf_connect::model::{last_value, ConfigKey, ConfigProblem, KeyReport, PluginKind};
@@ -20,7 +21,7 @@ pub enum Types {
 }
 
 /// Where a problem of no one key is reported, as Kafka Connect does.
-pub(super) const WHOLE_CONFIG_KEY: &str = "connector.class";
+pub(super) const WHOLE_CONFIG_KEY: &str = C::CONNECTOR_CLASS.name;
 
 /// Whether `value` is a value of the given Kafka Connect type; the refusal in Connect's words.
 fn type_problem(type_name: &str, value: &str) -> Option<String> {
@@ -42,7 +43,7 @@ fn type_problem(type_name: &str, value: &str) -> Option<String> {
 pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)], types: Types) -> Vec<ConfigProblem> {
     let sink = plugin.info.kind == PluginKind::Sink;
     let mut problems = Vec::new();
-    for key in plugin.info.config.iter().filter(|k| !(sink && k.name == "topics")) {
+    for key in plugin.info.config.iter().filter(|k| !(sink && k.name == C::TOPICS.name)) {
         match last_value(config, &key.name).filter(|v| !v.trim().is_empty()) {
             None if key.required => problems.push(ConfigProblem {
                 name: key.name.clone(),
@@ -56,9 +57,9 @@ pub(super) fn definition_problems(plugin: &Plugin, config: &[(String, String)], 
         }
     }
     let names_a_topic = |key: &str| last_value(config, key).is_some_and(|v| v.split(',').any(|t| !t.trim().is_empty()));
-    if sink && !names_a_topic("topics") && !names_a_topic("topics.regex") {
+    if sink && !names_a_topic(C::TOPICS.name) && !names_a_topic(C::TOPICS_REGEX.name) {
         problems.push(ConfigProblem {
-            name: "topics".into(),
+            name: C::TOPICS.name.into(),
             message: "\"topics\" or \"topics.regex\" is required for a sink: list the topics to read, separated by \
                       commas, or give a pattern of their names"
                 .into(),
@@ -84,12 +85,12 @@ impl Worker {
                 KeyReport { definition, value, errors: Vec::new() }
             })
             .collect();
-        let name_given = last_value(&given, "name").is_some_and(|n| !n.is_empty());
+        let name_given = last_value(&given, C::NAME.name).is_some_and(|n| !n.is_empty());
         let mut problems: Vec<ConfigProblem> = Vec::new();
         if !name_given {
             // Kafka Connect's words, which its clients show as they are.
             problems.push(ConfigProblem {
-                name: "name".into(),
+                name: C::NAME.name.into(),
                 message: "Missing required configuration \"name\" which has no default value.".into(),
             });
         }
@@ -107,7 +108,7 @@ impl Worker {
             Err(e) => {
                 for problem in e.problems() {
                     // A missing name is reported once, above, in Kafka Connect's words.
-                    if problem.key() == Some("name") && !name_given {
+                    if problem.key() == Some(C::NAME.name) && !name_given {
                         continue;
                     }
                     let name = problem.key().unwrap_or(WHOLE_CONFIG_KEY).to_string();
@@ -123,7 +124,8 @@ impl Worker {
             }
         };
         // The name as written: a name that is a reference is refused above, never resolved.
-        let label = last_value(&given, "name").filter(|n| !n.contains("${")).unwrap_or(&plugin.info.name).to_string();
+        let label =
+            last_value(&given, C::NAME.name).filter(|n| !n.contains("${")).unwrap_or(&plugin.info.name).to_string();
         let found = self.plugin_validate(plugin, &label, &resolved, &secrets).map_err(|e| StartError::Plugin {
             name: label.clone(),
             message: secrets.scrub(&format!("the plugin's validate failed: {e}")),

@@ -15,7 +15,7 @@ use crate::storage::config::{
 use crate::sync::Unpoisoned;
 
 use super::json_bytes;
-use super::writer::{FencedWriter, LogWriter, STORE_TIMEOUT};
+use super::writer::{FencedWriter, LogWriter, WriteError, STORE_TIMEOUT};
 
 fn pairs_to_json(pairs: &Pairs) -> Value {
     Value::Object(pairs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
@@ -86,7 +86,9 @@ impl ConfigReplay {
                 Some(v) => {
                     let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
                     // The key names the connector; a config that names another is not its config.
-                    if let Some(given) = wharf_connect::model::last_value(&pairs, "name") {
+                    if let Some(given) =
+                        wharf_connect::model::last_value(&pairs, crate::config::keys::connector::NAME.name)
+                    {
                         if given != name {
                             return Err(format!("its properties name another connector ({given:?})"));
                         }
@@ -303,13 +305,13 @@ impl KafkaConfigLog {
             };
             match active.write(records) {
                 Ok(last_offset) => last_offset,
-                Err((true, e)) => {
+                Err(WriteError::Fenced(e)) => {
                     writer.take();
                     return Err(ConfigStoreError::NotLeader(format!(
                         "another worker has become the leader of the group since this one was elected ({e}); retry"
                     )));
                 }
-                Err((false, e)) => return Err(ConfigStoreError::Write(e)),
+                Err(WriteError::Failed(e)) => return Err(ConfigStoreError::Write(e)),
             }
         };
         // Read back, so that the caller sees its write in the next snapshot.

@@ -104,6 +104,16 @@ impl Drop for LogWriter {
     }
 }
 
+/// Why a transactional write did not happen.
+#[derive(Debug)]
+pub(super) enum WriteError {
+    /// A newer writer under the same transactional id fenced this one: this worker no longer
+    /// leads, and never writes with it again.
+    Fenced(String),
+    /// Kafka refused or did not answer; the writer may try again.
+    Failed(String),
+}
+
 /// Writes the config topic in transactions under one transactional id per cluster, so that
 /// when a new leader opens its writer, the broker fences the old leader's: a worker that lost
 /// leadership cannot write once its successor could.
@@ -137,11 +147,14 @@ impl FencedWriter {
     }
 
     /// Writes the records in one transaction and returns the offset of the last one (none if
-    /// Kafka did not say). `Err(true)` means this writer was fenced.
-    pub(super) fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<Option<i64>, (bool, String)> {
+    /// Kafka did not say).
+    pub(super) fn write(&self, records: &[(String, Option<Vec<u8>>)]) -> Result<Option<i64>, WriteError> {
         let fail = |e: rdkafka::error::KafkaError| {
-            let fenced = matches!(&e, rdkafka::error::KafkaError::Transaction(t) if t.is_fatal());
-            (fenced, format!("topic {}: {e}", self.topic))
+            let message = format!("topic {}: {e}", self.topic);
+            match matches!(&e, rdkafka::error::KafkaError::Transaction(t) if t.is_fatal()) {
+                true => WriteError::Fenced(message),
+                false => WriteError::Failed(message),
+            }
         };
         self.producer.context().last_offset.locked().take();
         self.producer.begin_transaction().map_err(fail)?;
@@ -161,13 +174,13 @@ impl FencedWriter {
             .and_then(|()| self.producer.commit_transaction(STORE_TIMEOUT))
         {
             let failure = fail(e);
-            if !failure.0 {
+            if let WriteError::Failed(_) = failure {
                 let _ = self.producer.abort_transaction(STORE_TIMEOUT);
             }
             return Err(failure);
         }
         match self.producer.context().failure.locked().take() {
-            Some(failure) => Err((false, format!("topic {} refused a write: {failure}", self.topic))),
+            Some(failure) => Err(WriteError::Failed(format!("topic {} refused a write: {failure}", self.topic))),
             None => Ok(*self.producer.context().last_offset.locked()),
         }
     }
