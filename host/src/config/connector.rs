@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use super::keys::{connector as C, Key};
+use super::ceiling::GrantCeiling;
+use super::keys::Checked::{Flag, Number};
+use super::keys::{connector as C, Checked, Key};
 use super::properties::{self, PropertiesError};
 use super::worker::WasmLimits;
 use wharf_connect::model::{last_value, KeyGrant, Names};
@@ -309,240 +311,56 @@ impl ConnectorConfig {
         Ok(config)
     }
 
-    /// Checks the host's keys. `worker_limits` caps what the connector may ask for.
+    /// Checks the host's keys. `worker_limits` caps what the connector may ask for. Every key is
+    /// checked, so that one answer names every problem, a group of the key table at a time.
     pub fn from_pairs(
         raw: Vec<(String, String)>,
         origin: &str,
         worker_limits: &WasmLimits,
     ) -> Result<Self, ConnectorConfigError> {
-        let invalid = |key: &str, message: String| ConnectorConfigError::Invalid {
-            origin: origin.to_string(),
-            key: Some(key.to_string()),
-            message,
-        };
-        // A key of the table, by its name in `keys::connector`.
-        let get = |key: &Key| last_value(&raw, key.name).map(str::trim);
-
-        // Every key is checked, so that one answer names every problem; a key's default stands in
-        // for a refused value until the end.
-        let mut problems: Vec<ConnectorConfigError> = Vec::new();
-        macro_rules! or_note {
-            ($checked:expr, $default:expr) => {
-                match $checked {
-                    Ok(value) => value,
-                    Err(e) => {
-                        problems.push(e);
-                        $default
-                    }
-                }
-            };
-        }
-        // The name as given, untrimmed: "x " is not "x".
-        let name = last_value(&raw, C::NAME.name).filter(|n| !n.is_empty());
-        let name = or_note!(
-            name.ok_or_else(|| {
-                invalid(
-                    C::NAME.name,
-                    "\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into(),
-                )
-            })
-            .and_then(|name| check_name(name).map(|()| name).map_err(|m| invalid(C::NAME.name, m))),
-            ""
-        );
-        let class = or_note!(
-            get(&C::CONNECTOR_CLASS).filter(|c| !c.is_empty()).ok_or_else(|| {
-                invalid(
-                    C::CONNECTOR_CLASS.name,
-                    "\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into(),
-                )
-            }),
-            ""
-        );
-        // `connector.plugin.version` is Kafka Connect 4.1's name of the key.
-        let version = match wharf_connect::model::requested_version(&raw) {
-            None => None,
-            Some(text) => or_note!(
-                wharf_connect::model::parse_version_requirement(text)
-                    .map(Some)
-                    .map_err(|e| invalid(C::CONNECTOR_VERSION.name, format!("connector.version: {e}"))),
-                None
-            ),
-        };
-        // A host key's value, checked by its definition in `config::keys`.
-        let checked = |key: &Key| {
-            super::keys::connector_value(&raw, key.name).map(|read| read.map_err(|message| invalid(key.name, message)))
-        };
-        use super::keys::Checked::{Flag, Number};
-        let default_tasks = super::keys::number_default(Some(&C::TASKS_MAX)).unwrap_or(1) as u32;
-        let tasks_max = match checked(&C::TASKS_MAX) {
-            None => default_tasks,
-            Some(read) => or_note!(
-                read.map(|value| match value {
-                    Number(n) => n.clamp(1, u32::MAX as i64) as u32,
-                    _ => default_tasks,
-                }),
-                default_tasks
-            ),
-        };
-        match checked(&C::TASKS_MAX_ENFORCE) {
-            None | Some(Ok(Flag(true))) => {}
-            Some(Ok(_)) => problems.push(invalid(
-                C::TASKS_MAX_ENFORCE.name,
-                "tasks.max.enforce=false (deprecated in Kafka Connect) lets a connector run more tasks than \
-                 tasks.max; Wharf always holds a connector to tasks.max: raise tasks.max instead"
-                    .into(),
-            )),
-            Some(Err(e)) => problems.push(e),
-        }
-        // Kafka Connect restarts a connector when a config provider's value expires; Wharf's
-        // providers (file, directory, environment) give no expiry, as Connect's own do not, so
-        // both values behave alike.
-        if let Some(Err(e)) = checked(&C::CONFIG_ACTION_RELOAD) {
-            problems.push(e);
-        }
-        let converters = or_note!(
-            super::ConverterOverrides::of_connector(&raw).map_err(|e| {
-                let key = e.key.clone().unwrap_or_else(|| C::VALUE_CONVERTER.name.to_string());
-                invalid(&key, e.message)
-            }),
-            super::ConverterOverrides::default()
-        );
+        let mut r = Reading { raw: &raw, origin, problems: Vec::new() };
+        let (name, class, version, tasks_max) = r.common();
+        let converters = super::ConverterOverrides::of_connector(&raw).map_err(|e| {
+            let key = e.key.clone().unwrap_or_else(|| C::VALUE_CONVERTER.name.to_string());
+            r.invalid(&key, e.message)
+        });
+        let converters = r.note(converters, super::ConverterOverrides::default());
         let transforms = match wharf_connect::transform::Chain::of_connector(&raw) {
             Ok(chain) => chain,
             Err(found) => {
-                problems.extend(found.into_iter().map(|e| invalid(&e.key, e.message)));
+                let found: Vec<_> = found.into_iter().map(|e| r.invalid(&e.key, e.message)).collect();
+                r.problems.extend(found);
                 wharf_connect::transform::Chain::default()
             }
         };
-        let topics: Vec<String> = get(&C::TOPICS)
-            .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
-            .unwrap_or_default();
-        let topics_regex = match get(&C::TOPICS_REGEX).map(str::trim).filter(|r| !r.is_empty()) {
-            None => None,
-            Some(_) if !topics.is_empty() => {
-                problems.push(invalid(
-                    C::TOPICS_REGEX.name,
-                    "topics.regex and topics are mutually exclusive options, but both are set: keep one".into(),
-                ));
-                None
-            }
-            Some(text) => match TopicPattern::new(text) {
-                Ok(pattern) => Some(pattern),
-                Err(message) => {
-                    problems.push(invalid(C::TOPICS_REGEX.name, message));
-                    None
-                }
-            },
-        };
-        if let (Some(pattern), Some(dlq)) = (&topics_regex, get(&C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME).map(str::trim)) {
-            if !dlq.is_empty() && pattern.matches(dlq) {
-                problems.push(invalid(
-                    C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name,
-                    format!(
-                        "the dead-letter queue topic '{dlq}' matches topics.regex={}, so a failed record would be \
-                         read again: choose a topic the pattern does not match",
-                        pattern.text
-                    ),
-                ));
-            }
-        }
+        let (topics, topics_regex) = r.topics();
         let topic_creation = match super::topic_creation::TopicCreation::of_connector(&raw) {
             Ok(creation) => creation,
             Err(found) => {
-                problems.extend(found.into_iter().map(|(key, message)| invalid(&key, message)));
+                let found: Vec<_> = found.into_iter().map(|(key, message)| r.invalid(&key, message)).collect();
+                r.problems.extend(found);
                 None
             }
         };
         let errors = match super::tolerance::ErrorPolicy::of_connector(&raw, &topics) {
             Ok(policy) => policy,
             Err(found) => {
-                problems.extend(found.into_iter().map(|e| invalid(e.key, e.message)));
+                let found: Vec<_> = found.into_iter().map(|e| r.invalid(e.key, e.message)).collect();
+                r.problems.extend(found);
                 super::tolerance::ErrorPolicy::default()
             }
         };
-
         let client_overrides = match ClientOverrides::of_connector(&raw, &worker_limits.client_overrides) {
             Ok(overrides) => overrides,
             Err(found) => {
-                problems.extend(found.into_iter().map(|(key, message)| invalid(&key, message)));
+                let found: Vec<_> = found.into_iter().map(|(key, message)| r.invalid(&key, message)).collect();
+                r.problems.extend(found);
                 ClientOverrides::default()
             }
         };
-
-        let ceiling = &worker_limits.ceiling;
-        let mut folders = Vec::new();
-        for (key, writable) in [(&C::WASM_FS_READ, false), (&C::WASM_FS_WRITE, true)] {
-            for given in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                match ceiling.folder(key.name, given, writable) {
-                    Ok(path) => folders.push(FolderGrant { path, guest: PathBuf::from(given), writable }),
-                    Err(m) => problems.push(invalid(key.name, m)),
-                }
-            }
-        }
-
-        let host_ports = |key: &Key, example: &str| -> Result<Vec<String>, ConnectorConfigError> {
-            let mut entries = Vec::new();
-            let name = key.name;
-            for entry in get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                if !is_host_port(entry) {
-                    return Err(invalid(name, format!("{name}: \"{entry}\" is not HOST:PORT, e.g. {name}={example}")));
-                }
-                let http = name == C::WASM_HTTP_ALLOW.name;
-                ceiling.address(name, entry, http).map_err(|m| invalid(name, m))?;
-                entries.push(entry.to_string());
-            }
-            Ok(entries)
-        };
-        let connect = or_note!(host_ports(&C::WASM_NET_CONNECT, "db.example.com:5432"), Vec::new());
-        let http = or_note!(host_ports(&C::WASM_HTTP_ALLOW, "api.example.com:443"), Vec::new());
-
-        let capped = |key: &Key, max: u64| -> Result<u64, ConnectorConfigError> {
-            match checked(key) {
-                None => Ok(max),
-                Some(read) => match read? {
-                    Number(n) if n as u64 <= max => Ok(n as u64),
-                    Number(n) => Err(invalid(
-                        key.name,
-                        format!(
-                            "{}={n} is not valid: expected a whole number from 1 to {max} (the worker's limit)",
-                            key.name
-                        ),
-                    )),
-                    // The sandbox limits are numbers in the key table: nothing else passes the check.
-                    _ => Ok(max),
-                },
-            }
-        };
-        // Not a bound of the sandbox: a connector may recycle its tasks' instances more often
-        // than the worker does, or less.
-        let recycle_records = match checked(&C::WASM_INSTANCE_RECYCLE_RECORDS) {
-            None => Ok(worker_limits.recycle_records),
-            Some(read) => read.map(|read| match read {
-                Number(n) => n.max(0) as u64,
-                _ => worker_limits.recycle_records,
-            }),
-        };
-        let mut limit = |key: &Key, max: u64| or_note!(capped(key, max), max);
-        let limits = WasmLimits {
-            memory_max_bytes: limit(&C::WASM_MEMORY_MAX_BYTES, worker_limits.memory_max_bytes as u64) as usize,
-            call_timeout: Duration::from_millis(limit(
-                &C::WASM_CALL_TIMEOUT_MS,
-                worker_limits.call_timeout.as_millis() as u64,
-            )),
-            max_records_per_call: limit(&C::WASM_MAX_RECORDS_PER_CALL, worker_limits.max_records_per_call as u64)
-                as u32,
-            max_bytes_per_call: limit(&C::WASM_MAX_BYTES_PER_CALL, worker_limits.max_bytes_per_call as u64) as usize,
-            max_host_handles: limit(&C::WASM_MAX_HOST_HANDLES, worker_limits.max_host_handles as u64) as usize,
-            ceiling: worker_limits.ceiling.clone(),
-            log_line_max_bytes: limit(&C::WASM_LOG_LINE_MAX_BYTES, worker_limits.log_line_max_bytes as u64) as usize,
-            log_lines_per_second: limit(&C::WASM_LOG_LINES_PER_SECOND, worker_limits.log_lines_per_second as u64)
-                as u32,
-            fs_inline: worker_limits.fs_inline,
-            max_schema_depth: limit(&C::WASM_MAX_SCHEMA_DEPTH, worker_limits.max_schema_depth as u64) as usize,
-            max_schema_nodes: limit(&C::WASM_MAX_SCHEMA_NODES, worker_limits.max_schema_nodes),
-            recycle_records: or_note!(recycle_records, worker_limits.recycle_records),
-            client_overrides: worker_limits.client_overrides.clone(),
-        };
+        let (folders, connect, http) = r.grants(&worker_limits.ceiling);
+        let limits = r.limits(worker_limits);
+        let mut problems = r.problems;
         match problems.len() {
             0 => {}
             1 => return Err(problems.remove(0)),
@@ -626,6 +444,242 @@ impl ConnectorConfig {
             }
         }
         Ok(self)
+    }
+}
+
+/// A connector config being read: its pairs, where they came from, and every problem found so
+/// far (a refused key's default stands in for it until the end, so that one answer names every
+/// problem). Each method reads one group of the key table.
+struct Reading<'a> {
+    raw: &'a [(String, String)],
+    origin: &'a str,
+    problems: Vec<ConnectorConfigError>,
+}
+
+impl<'a> Reading<'a> {
+    /// A key of the table, by its name in `keys::connector`, trimmed.
+    fn get(&self, key: &Key) -> Option<&'a str> {
+        last_value(self.raw, key.name).map(str::trim)
+    }
+
+    fn invalid(&self, key: &str, message: String) -> ConnectorConfigError {
+        ConnectorConfigError::Invalid { origin: self.origin.to_string(), key: Some(key.to_string()), message }
+    }
+
+    /// The value read, or `default` with the problem noted.
+    fn note<T>(&mut self, read: Result<T, ConnectorConfigError>, default: T) -> T {
+        match read {
+            Ok(value) => value,
+            Err(e) => {
+                self.problems.push(e);
+                default
+            }
+        }
+    }
+
+    /// A host key's value, checked by its definition in `config::keys`; none when not given.
+    fn checked(&self, key: &Key) -> Option<Result<Checked, ConnectorConfigError>> {
+        super::keys::connector_value(self.raw, key.name)
+            .map(|read| read.map_err(|message| self.invalid(key.name, message)))
+    }
+
+    /// Group "Common": the name, the plugin and its version, and how many tasks.
+    fn common(&mut self) -> (&'a str, &'a str, Option<semver::VersionReq>, u32) {
+        // The name as given, untrimmed: "x " is not "x".
+        let name = last_value(self.raw, C::NAME.name).filter(|n| !n.is_empty());
+        let name = name
+            .ok_or_else(|| {
+                self.invalid(
+                    C::NAME.name,
+                    "\"name\" is not set: every connector needs a unique name (e.g. name=my-file-source)".into(),
+                )
+            })
+            .and_then(|name| check_name(name).map(|()| name).map_err(|m| self.invalid(C::NAME.name, m)));
+        let name = self.note(name, "");
+        let class = self.get(&C::CONNECTOR_CLASS).filter(|c| !c.is_empty()).ok_or_else(|| {
+            self.invalid(
+                C::CONNECTOR_CLASS.name,
+                "\"connector.class\" is not set: name the plugin to run (e.g. connector.class=file-source)".into(),
+            )
+        });
+        let class = self.note(class, "");
+        // `connector.plugin.version` is Kafka Connect 4.1's name of the key.
+        let version = match wharf_connect::model::requested_version(self.raw) {
+            None => None,
+            Some(text) => {
+                let parsed = wharf_connect::model::parse_version_requirement(text)
+                    .map(Some)
+                    .map_err(|e| self.invalid(C::CONNECTOR_VERSION.name, format!("connector.version: {e}")));
+                self.note(parsed, None)
+            }
+        };
+        let default_tasks = super::keys::number_default(Some(&C::TASKS_MAX)).unwrap_or(1) as u32;
+        let tasks_max = match self.checked(&C::TASKS_MAX) {
+            None => default_tasks,
+            Some(read) => {
+                let read = read.map(|value| match value {
+                    Number(n) => n.clamp(1, u32::MAX as i64) as u32,
+                    _ => default_tasks,
+                });
+                self.note(read, default_tasks)
+            }
+        };
+        match self.checked(&C::TASKS_MAX_ENFORCE) {
+            None | Some(Ok(Flag(true))) => {}
+            Some(Ok(_)) => {
+                let refused = self.invalid(
+                    C::TASKS_MAX_ENFORCE.name,
+                    "tasks.max.enforce=false (deprecated in Kafka Connect) lets a connector run more tasks than \
+                     tasks.max; Wharf always holds a connector to tasks.max: raise tasks.max instead"
+                        .into(),
+                );
+                self.problems.push(refused);
+            }
+            Some(Err(e)) => self.problems.push(e),
+        }
+        // Kafka Connect restarts a connector when a config provider's value expires; Wharf's
+        // providers (file, directory, environment) give no expiry, as Connect's own do not, so
+        // both values behave alike.
+        if let Some(Err(e)) = self.checked(&C::CONFIG_ACTION_RELOAD) {
+            self.problems.push(e);
+        }
+        (name, class, version, tasks_max)
+    }
+
+    /// Group "Common", for sinks: the topics to read, by list or by pattern.
+    fn topics(&mut self) -> (Vec<String>, Option<TopicPattern>) {
+        let topics: Vec<String> = self
+            .get(&C::TOPICS)
+            .map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+            .unwrap_or_default();
+        let topics_regex = match self.get(&C::TOPICS_REGEX).map(str::trim).filter(|r| !r.is_empty()) {
+            None => None,
+            Some(_) if !topics.is_empty() => {
+                self.problems.push(self.invalid(
+                    C::TOPICS_REGEX.name,
+                    "topics.regex and topics are mutually exclusive options, but both are set: keep one".into(),
+                ));
+                None
+            }
+            Some(text) => match TopicPattern::new(text) {
+                Ok(pattern) => Some(pattern),
+                Err(message) => {
+                    self.problems.push(self.invalid(C::TOPICS_REGEX.name, message));
+                    None
+                }
+            },
+        };
+        if let (Some(pattern), Some(dlq)) =
+            (&topics_regex, self.get(&C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME).map(str::trim))
+        {
+            if !dlq.is_empty() && pattern.matches(dlq) {
+                self.problems.push(self.invalid(
+                    C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name,
+                    format!(
+                        "the dead-letter queue topic '{dlq}' matches topics.regex={}, so a failed record would be \
+                         read again: choose a topic the pattern does not match",
+                        pattern.text
+                    ),
+                ));
+            }
+        }
+        (topics, topics_regex)
+    }
+
+    /// Group "Sandbox", its grants: the folders, addresses and HTTP authorities the connector
+    /// gives its plugin, each within the worker's `ceiling`.
+    fn grants(&mut self, ceiling: &GrantCeiling) -> (Vec<FolderGrant>, Vec<String>, Vec<String>) {
+        let mut folders = Vec::new();
+        for (key, writable) in [(&C::WASM_FS_READ, false), (&C::WASM_FS_WRITE, true)] {
+            for given in self.get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                match ceiling.folder(key.name, given, writable) {
+                    Ok(path) => folders.push(FolderGrant { path, guest: PathBuf::from(given), writable }),
+                    Err(m) => self.problems.push(self.invalid(key.name, m)),
+                }
+            }
+        }
+
+        let host_ports = |key: &Key, example: &str| -> Result<Vec<String>, ConnectorConfigError> {
+            let mut entries = Vec::new();
+            let name = key.name;
+            for entry in self.get(key).unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if !is_host_port(entry) {
+                    return Err(
+                        self.invalid(name, format!("{name}: \"{entry}\" is not HOST:PORT, e.g. {name}={example}"))
+                    );
+                }
+                let http = name == C::WASM_HTTP_ALLOW.name;
+                ceiling.address(name, entry, http).map_err(|m| self.invalid(name, m))?;
+                entries.push(entry.to_string());
+            }
+            Ok(entries)
+        };
+        let connect = host_ports(&C::WASM_NET_CONNECT, "db.example.com:5432");
+        let http = host_ports(&C::WASM_HTTP_ALLOW, "api.example.com:443");
+        let connect = self.note(connect, Vec::new());
+        let http = self.note(http, Vec::new());
+
+        (folders, connect, http)
+    }
+
+    /// Group "Sandbox", its limits: what the connector asks for, at most the worker's.
+    fn limits(&mut self, worker_limits: &WasmLimits) -> WasmLimits {
+        // Not a bound of the sandbox: a connector may recycle its tasks' instances more often
+        // than the worker does, or less.
+        let recycle_records = match self.checked(&C::WASM_INSTANCE_RECYCLE_RECORDS) {
+            None => Ok(worker_limits.recycle_records),
+            Some(read) => read.map(|read| match read {
+                Number(n) => n.max(0) as u64,
+                _ => worker_limits.recycle_records,
+            }),
+        };
+        let recycle_records = self.note(recycle_records, worker_limits.recycle_records);
+        WasmLimits {
+            memory_max_bytes: self.limit(&C::WASM_MEMORY_MAX_BYTES, worker_limits.memory_max_bytes as u64) as usize,
+            call_timeout: Duration::from_millis(
+                self.limit(&C::WASM_CALL_TIMEOUT_MS, worker_limits.call_timeout.as_millis() as u64),
+            ),
+            max_records_per_call: self.limit(&C::WASM_MAX_RECORDS_PER_CALL, worker_limits.max_records_per_call as u64)
+                as u32,
+            max_bytes_per_call: self.limit(&C::WASM_MAX_BYTES_PER_CALL, worker_limits.max_bytes_per_call as u64)
+                as usize,
+            max_host_handles: self.limit(&C::WASM_MAX_HOST_HANDLES, worker_limits.max_host_handles as u64) as usize,
+            ceiling: worker_limits.ceiling.clone(),
+            log_line_max_bytes: self.limit(&C::WASM_LOG_LINE_MAX_BYTES, worker_limits.log_line_max_bytes as u64)
+                as usize,
+            log_lines_per_second: self.limit(&C::WASM_LOG_LINES_PER_SECOND, worker_limits.log_lines_per_second as u64)
+                as u32,
+            fs_inline: worker_limits.fs_inline,
+            max_schema_depth: self.limit(&C::WASM_MAX_SCHEMA_DEPTH, worker_limits.max_schema_depth as u64) as usize,
+            max_schema_nodes: self.limit(&C::WASM_MAX_SCHEMA_NODES, worker_limits.max_schema_nodes),
+            recycle_records,
+            client_overrides: worker_limits.client_overrides.clone(),
+        }
+    }
+
+    /// A sandbox limit the connector asks for, at most the worker's `max`.
+    fn capped(&self, key: &Key, max: u64) -> Result<u64, ConnectorConfigError> {
+        match self.checked(key) {
+            None => Ok(max),
+            Some(read) => match read? {
+                Number(n) if n as u64 <= max => Ok(n as u64),
+                Number(n) => Err(self.invalid(
+                    key.name,
+                    format!(
+                        "{}={n} is not valid: expected a whole number from 1 to {max} (the worker's limit)",
+                        key.name
+                    ),
+                )),
+                // The sandbox limits are numbers in the key table: nothing else passes the check.
+                _ => Ok(max),
+            },
+        }
+    }
+
+    /// `capped`, or the worker's `max` with the problem noted.
+    fn limit(&mut self, key: &Key, max: u64) -> u64 {
+        let read = self.capped(key, max);
+        self.note(read, max)
     }
 }
 
