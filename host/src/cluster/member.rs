@@ -290,6 +290,8 @@ impl Member {
             }
         } else if self.was_leader {
             self.was_leader = false;
+            // Writes sent here from now on go to the new leader, not to a writer just dropped.
+            self.view.update(|m| m.is_leader = false);
             self.participant.follow();
         }
 

@@ -130,7 +130,20 @@ impl HerderLoop {
         let mut forwards = Vec::new();
         for event in events {
             match event {
-                Event::Request(request) => self.carry_out(request, &mut forwards),
+                Event::Request(request) => {
+                    // A bug that panics on one request loses that one alone, never the events
+                    // after it (an answer of a generation among them would leave its connector
+                    // waiting for good).
+                    let carried = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.carry_out(request, &mut forwards)
+                    }));
+                    if let Err(panic) = carried {
+                        tracing::error!(
+                            "the herder failed on a bug carrying out a request ({}); it carries on",
+                            crate::sync::panic_message(&*panic)
+                        );
+                    }
+                }
                 // The round below reads the store as it is now.
                 Event::StoreChanged => self.change_queued.store(false, Ordering::Release),
                 Event::Wake => {}
@@ -343,7 +356,10 @@ impl HerderLoop {
         if failed_lately {
             return Ok(());
         }
-        if self.generated_from.get(name) != Some(&entry.config) || entry.tasks.is_none() {
+        // Task configs not committed since the config last changed are generated again, even from
+        // a config they were generated from before (changed away and back meanwhile).
+        let stale = !entry.tasks_current;
+        if self.generated_from.get(name) != Some(&entry.config) || entry.tasks.is_none() || stale {
             // The plugin's calls run elsewhere; their answer comes back as a request.
             let parsed = self.herder.parse(name, &entry.config)?;
             self.generate(name, parsed, &entry.config);
@@ -440,14 +456,20 @@ impl HerderLoop {
     }
 
     fn start_tasks(&self, name: &str, entry: &ConnectorEntry, tasks: BTreeMap<u32, Pairs>) {
-        let running = self.worker().running(name).map(|(_, r)| r).unwrap_or_default();
+        let (running_config, running) = self.worker().running(name).unwrap_or_default();
         let missing: Vec<(u32, Pairs)> = tasks.into_iter().filter(|(id, _)| !running.contains_key(id)).collect();
         if missing.is_empty() {
             return;
         }
+        // While the task configs of a changed config are not committed, the tasks running here
+        // go on under the config they started with (`stop_stale_tasks`), and a missing one joins
+        // them under it: the worker runs a connector's tasks under one config.
+        let config = match running.is_empty() || entry.tasks_current {
+            true => &entry.config,
+            false => &running_config,
+        };
         let ids: Vec<u32> = missing.iter().map(|(id, _)| *id).collect();
-        let started =
-            self.herder.parse(name, &entry.config).and_then(|parsed| self.worker().start_tasks(parsed, missing));
+        let started = self.herder.parse(name, config).and_then(|parsed| self.worker().start_tasks(parsed, missing));
         if let Err(e) = started {
             // Tried again at every reconciliation; one that waits for its plugin's compilation
             // says so, UNASSIGNED.
