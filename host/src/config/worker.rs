@@ -488,7 +488,7 @@ struct Reader<'a> {
 impl Reader<'_> {
     /// The value given for a key (the last one given counts), trimmed.
     fn get(&self, key: &Key) -> Option<&str> {
-        self.props.iter().rev().find(|p| p.key == key.name).map(|p| p.value.trim())
+        self.given(key.name)
     }
 
     /// The value given for a key outside the table (one of Kafka Connect's that Wharf only
