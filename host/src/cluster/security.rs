@@ -149,28 +149,43 @@ impl fmt::Debug for WireSecurity {
     }
 }
 
+/// Why the security settings cannot secure the group membership client, by the part of them
+/// that is wrong; each message names the setting and says how to fix it.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SecuritySettingsError {
+    /// `security.protocol` names no protocol Kafka has.
+    #[error("{0}")]
+    Protocol(String),
+    /// The TLS settings (`ssl.*`): trusted authorities, client certificate or key.
+    #[error("{0}")]
+    Tls(String),
+    /// The SASL settings (`sasl.*`): mechanism, user or password.
+    #[error("{0}")]
+    Sasl(String),
+}
+
 impl WireSecurity {
     /// Reads the librdkafka-named security settings (`security.protocol`, `sasl.*`, `ssl.*`)
     /// that secure the worker's Kafka clients; other keys are ignored, and the last value of a
     /// key wins. Certificate and key files are read here, so that a mistake fails the worker at
     /// start. The error names the setting and says how to fix it.
-    pub fn from_settings(settings: &[(String, String)]) -> Result<WireSecurity, String> {
+    pub fn from_settings(settings: &[(String, String)]) -> Result<WireSecurity, SecuritySettingsError> {
         let settings = Settings::of(settings);
         let protocol = match settings.get("security.protocol") {
             None => Protocol::Plaintext,
             Some(value) => Protocol::parse(value).ok_or_else(|| {
-                format!(
+                SecuritySettingsError::Protocol(format!(
                     "security.protocol={value} is not a protocol Kafka knows; set it to PLAINTEXT, SSL, \
                      SASL_PLAINTEXT or SASL_SSL, as the brokers' listener expects"
-                )
+                ))
             })?,
         };
         let tls = match protocol.uses_tls() {
-            true => Some(read_tls(&settings)?),
+            true => Some(read_tls(&settings).map_err(SecuritySettingsError::Tls)?),
             false => None,
         };
         let sasl = match protocol.uses_sasl() {
-            true => Some(read_sasl(&settings, protocol)?),
+            true => Some(read_sasl(&settings, protocol).map_err(SecuritySettingsError::Sasl)?),
             false => None,
         };
         Ok(WireSecurity { protocol, tls, sasl })
@@ -729,10 +744,27 @@ mod tests {
     }
 
     fn refused(pairs: &[(&str, &str)]) -> String {
+        refusal(pairs).to_string()
+    }
+
+    fn refusal(pairs: &[(&str, &str)]) -> SecuritySettingsError {
         match WireSecurity::from_settings(&settings(pairs)) {
             Ok(security) => panic!("accepted {security:?}"),
             Err(e) => e,
         }
+    }
+
+    #[test]
+    fn a_refusal_says_which_part_of_the_settings_is_wrong() {
+        assert!(matches!(refusal(&[("security.protocol", "TLS")]), SecuritySettingsError::Protocol(_)));
+        assert!(matches!(
+            refusal(&[("security.protocol", "SSL"), ("ssl.ca.location", "/nonexistent/ca.pem")]),
+            SecuritySettingsError::Tls(_)
+        ));
+        assert!(matches!(
+            refusal(&[("security.protocol", "SASL_PLAINTEXT"), ("sasl.mechanism", "GSSAPI")]),
+            SecuritySettingsError::Sasl(_)
+        ));
     }
 
     fn sasl_of(mechanism: Mechanism, username: &str, password: &str) -> Sasl {

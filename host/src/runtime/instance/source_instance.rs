@@ -16,6 +16,23 @@ pub(super) enum SourceTask {
     Data(data_source::DataSourceCore, ResourceAny),
 }
 
+/// Calls one function of the source task through `$via` (`call` or `call_infallible`),
+/// whichever interface it exports: the two worlds' task functions differ in their records only.
+macro_rules! source_call {
+    ($self:ident, $via:ident, $name:literal, |$task:ident, $s:ident, $t:ident| $call:expr) => {
+        match &$self.task {
+            SourceTask::Bytes(bindings, task) => {
+                let ($task, $t) = (bindings.wharf_connector_source_task().task(), *task);
+                $via(&mut $self.store, &$self.limits, $name, async |$s| $call.await)
+            }
+            SourceTask::Data(bindings, task) => {
+                let ($task, $t) = (bindings.wharf_connector_data_source_task().task(), *task);
+                $via(&mut $self.store, &$self.limits, $name, async |$s| $call.await)
+            }
+        }
+    };
+}
+
 impl SourceInstance {
     /// Bytes of linear memory the instance holds, across all of its memories (memory only
     /// grows: this is the most the plugin has needed so far).
@@ -74,40 +91,15 @@ impl SourceInstance {
     }
 
     pub fn commit(&mut self) -> Result<(), PluginError> {
-        match &self.task {
-            SourceTask::Bytes(bindings, task) => {
-                let task = *task;
-                call(&mut self.store, &self.limits, "commit", async |s| {
-                    bindings.wharf_connector_source_task().task().call_commit(s, task).await
-                })
-            }
-            SourceTask::Data(bindings, task) => {
-                let task = *task;
-                call(&mut self.store, &self.limits, "commit", async |s| {
-                    bindings.wharf_connector_data_source_task().task().call_commit(s, task).await
-                })
-            }
-        }
+        source_call!(self, call, "commit", |task, s, t| task.call_commit(s, t))
     }
 
     /// Tells the plugin to stop and releases the instance.
     pub fn close(mut self) -> Result<(), PluginError> {
-        let (closed, task) = match &self.task {
-            SourceTask::Bytes(bindings, task) => {
-                let task = *task;
-                let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
-                    bindings.wharf_connector_source_task().task().call_close(s, task).await
-                });
-                (closed, task)
-            }
-            SourceTask::Data(bindings, task) => {
-                let task = *task;
-                let closed = call_infallible(&mut self.store, &self.limits, "close", async |s| {
-                    bindings.wharf_connector_data_source_task().task().call_close(s, task).await
-                });
-                (closed, task)
-            }
+        let task = match &self.task {
+            SourceTask::Bytes(_, task) | SourceTask::Data(_, task) => *task,
         };
+        let closed = source_call!(self, call_infallible, "close", |task, s, t| task.call_close(s, t));
         if self.store.data().abandoned.is_none() {
             if let Some(io) = self.store.data().io.clone() {
                 let _ = block_on_until(&io, self.limits.call_timeout, task.resource_drop_async(&mut self.store));
