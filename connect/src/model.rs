@@ -279,6 +279,34 @@ pub struct PluginInfo {
     pub config: Vec<ConfigKey>,
     /// Which config keys name files, folders, addresses or URLs (`grants`, since 0.1.1).
     pub grants: Vec<KeyGrant>,
+    /// Which config keys name servers the way database drivers do (`connection-grants`, since
+    /// 0.1.4).
+    pub connections: Vec<ConnectionGrant>,
+}
+
+/// A config key (or two) naming servers the way database drivers and Kafka Connect's database
+/// connectors do; the host derives TCP grants (and, from a JDBC URL, certificate files to read)
+/// from their values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectionGrant {
+    /// The key's value is a JDBC URL.
+    JdbcUrl { key: String },
+    /// `host_key` names a host and `port_key` its port, `default_port` when unset.
+    HostAndPort { host_key: String, port_key: String, default_port: u16 },
+}
+
+impl ConnectionGrant {
+    /// As `wharf plugin inspect` shows it.
+    pub fn describe(&self) -> String {
+        match self {
+            ConnectionGrant::JdbcUrl { key } => {
+                format!("{key}: a JDBC URL (its hosts and ports to connect to, its certificate files to read)")
+            }
+            ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                format!("{host_key} and {port_key}: a host and its port to connect to (port {default_port} when unset)")
+            }
+        }
+    }
 }
 
 /// What the value of a config key names; the host derives the connector's grants from it.

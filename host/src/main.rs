@@ -285,12 +285,15 @@ fn inspect(file: &std::path::Path) -> Result<()> {
     }
     if info.kind == wharf_connect::model::PluginKind::Transform {
         writeln!(text, "grants:      those of the connector whose transforms use it")?;
-    } else if info.grants.is_empty() {
+    } else if info.grants.is_empty() && info.connections.is_empty() {
         writeln!(text, "grants:      none declared (the connector config grants with wasm.* keys)")?;
     } else {
         writeln!(text, "grants (what config values name; granted within the worker's wasm.ceiling.*):")?;
         for grant in &info.grants {
             writeln!(text, "  {:<24} {}", grant.key, grant.names.describe())?;
+        }
+        for connection in &info.connections {
+            writeln!(text, "  {}", connection.describe())?;
         }
     }
     // A reader that stops early (`| head`) is not an error.

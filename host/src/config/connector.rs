@@ -11,7 +11,8 @@ use super::keys::Checked::{Flag, Number};
 use super::keys::{connector as C, Checked, Key};
 use super::properties::{self, PropertiesError};
 use super::worker::WasmLimits;
-use wharf_connect::model::{last_value, KeyGrant, Names};
+use wharf_connect::model::{last_value, ConnectionGrant, KeyGrant, Names};
+use wharf_jdbc_url::JdbcUrl;
 
 #[derive(Debug, Error)]
 pub enum ConnectorConfigError {
@@ -397,7 +398,11 @@ impl ConnectorConfig {
     /// or URLs) derive from this config's values, each inside the worker's ceiling; the error
     /// names the key, its value and the worker setting. Only the connector config counts: task
     /// configs come from the plugin and grant nothing.
-    pub fn with_declared(mut self, declared: &[KeyGrant]) -> Result<Self, ConnectorConfigError> {
+    pub fn with_declared(
+        mut self,
+        declared: &[KeyGrant],
+        connections: &[ConnectionGrant],
+    ) -> Result<Self, ConnectorConfigError> {
         let origin = format!("of {}", self.name);
         let ceiling = self.limits.ceiling.clone();
         for grant in declared {
@@ -443,7 +448,76 @@ impl ConnectorConfig {
                 }
             }
         }
+        for connection in connections {
+            self.grant_connection(connection, &origin)?;
+        }
         Ok(self)
+    }
+
+    /// The grants one `connection-grants` declaration derives from this config: the servers a
+    /// JDBC URL names (and the certificate files it names, to read), or a host key's host at its
+    /// port key's port; each inside the worker's ceiling. An error never shows the URL itself,
+    /// which may hold a password.
+    fn grant_connection(&mut self, connection: &ConnectionGrant, origin: &str) -> Result<(), ConnectorConfigError> {
+        let ceiling = self.limits.ceiling.clone();
+        let invalid = |key: &str, message: String, names: &str| ConnectorConfigError::Invalid {
+            origin: origin.to_string(),
+            key: Some(key.to_string()),
+            message: format!("{message} (the plugin declares that \"{key}\" names {names})"),
+        };
+        match connection {
+            ConnectionGrant::JdbcUrl { key } => {
+                let Some(value) = self.get(key).map(str::trim).filter(|v| !v.is_empty()).map(String::from) else {
+                    return Ok(());
+                };
+                let why = |message: String| invalid(key, message, "a JDBC URL");
+                let url = JdbcUrl::parse(&value).map_err(|e| why(format!("{key} {e}")))?;
+                for server in &url.servers {
+                    let entry = server.address();
+                    ceiling.address(key, &entry, false).map_err(why)?;
+                    self.connect.push(entry);
+                }
+                for file in url.files().map_err(|e| why(format!("{key}: {e}")))? {
+                    let folder = Path::new(&file.path).parent().map(|p| p.display().to_string()).unwrap_or_default();
+                    let what = format!("{key} ({})", file.property);
+                    let path = ceiling.folder_for(&what, &file.path, &folder, false).map_err(why)?;
+                    self.folders.push(FolderGrant { path, guest: PathBuf::from(folder), writable: false });
+                }
+            }
+            ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                let Some(host) = self.get(host_key).map(str::trim).filter(|v| !v.is_empty()).map(String::from) else {
+                    return Ok(());
+                };
+                let names = format!("a host, at the port {port_key} names");
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                if host.is_empty()
+                    || !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
+                {
+                    return Err(invalid(
+                        host_key,
+                        format!("{host_key}=\"{host}\" is not a host name or an IP address"),
+                        &names,
+                    ));
+                }
+                let port = match self.get(port_key).map(str::trim).filter(|v| !v.is_empty()) {
+                    None => *default_port,
+                    Some(given) => match given.parse::<u16>() {
+                        Ok(port) if port > 0 => port,
+                        _ => {
+                            return Err(invalid(
+                                port_key,
+                                format!("{port_key}=\"{given}\" is not a port: expected a number from 1 to 65535"),
+                                &format!("the port of the host {host_key} names"),
+                            ))
+                        }
+                    },
+                };
+                let entry = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+                ceiling.address(host_key, &entry, false).map_err(|m| invalid(host_key, m, &names))?;
+                self.connect.push(entry);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -792,7 +866,7 @@ mod tests {
             ("db", "db.example.com:5432, db.example.com:5433"),
             ("api", "https://api.example.com/v1/items?x=1"),
         ])
-        .with_declared(&declared)
+        .with_declared(&declared, &[])
         .unwrap();
         let folders: Vec<(String, String, bool)> = c
             .folders
@@ -806,7 +880,7 @@ mod tests {
         assert_eq!(c.connect, ["db.example.com:5432", "db.example.com:5433"]);
         assert_eq!(c.http, ["api.example.com:443"]);
 
-        let err = config(&[("file", "/etc/passwd")]).with_declared(&declared).unwrap_err().to_string();
+        let err = config(&[("file", "/etc/passwd")]).with_declared(&declared, &[]).unwrap_err().to_string();
         assert!(
             err.contains(
                 "file=/etc/passwd (its folder /etc) is outside what this worker allows: wasm.ceiling.fs.read is /data \
@@ -814,10 +888,71 @@ mod tests {
             ) && err.contains("(the plugin declares that \"file\" names a file to read)"),
             "{err}"
         );
-        let err = config(&[("api", "ftp://api.example.com/")]).with_declared(&declared).unwrap_err().to_string();
+        let err = config(&[("api", "ftp://api.example.com/")]).with_declared(&declared, &[]).unwrap_err().to_string();
         assert!(err.contains("is not an http:// or https:// URL"), "{err}");
-        let err = config(&[("db", "evil:1")]).with_declared(&declared).unwrap_err().to_string();
+        let err = config(&[("db", "evil:1")]).with_declared(&declared, &[]).unwrap_err().to_string();
         assert!(err.contains("db=evil:1 is outside what this worker allows: wasm.ceiling.net.connect"), "{err}");
+    }
+
+    #[test]
+    fn a_jdbc_url_and_a_host_with_its_port_grant_their_servers_and_certificate_files_inside_the_ceiling() {
+        let declared = [
+            ConnectionGrant::JdbcUrl { key: "connection.url".into() },
+            ConnectionGrant::HostAndPort {
+                host_key: "database.hostname".into(),
+                port_key: "database.port".into(),
+                default_port: 5432,
+            },
+        ];
+        let mut limits = WasmLimits::default();
+        limits.ceiling.read = vec!["/etc/pg".into()];
+        limits.ceiling.connect = vec!["db.example.com:*".into(), "replica.example.com:5433".into()];
+        let config = |extra: &[(&str, &str)]| {
+            let mut items = vec![("name", "a"), ("connector.class", "x")];
+            items.extend_from_slice(extra);
+            ConnectorConfig::from_pairs(pairs(&items), "c.properties", &limits).unwrap()
+        };
+        let c = config(&[
+            (
+                "connection.url",
+                "jdbc:postgresql://db.example.com,replica.example.com:5433/shop?sslmode=verify-full&sslrootcert=/etc/pg/ca.pem&password=hunter2",
+            ),
+            ("database.hostname", "db.example.com"),
+        ])
+        .with_declared(&[], &declared)
+        .unwrap();
+        assert_eq!(c.connect, ["db.example.com:5432", "replica.example.com:5433", "db.example.com:5432"]);
+        let folders: Vec<(String, bool)> =
+            c.folders.iter().map(|f| (f.guest.display().to_string(), f.writable)).collect();
+        assert_eq!(folders, [("/etc/pg".to_string(), false)]);
+        let c = config(&[("database.hostname", "db.example.com"), ("database.port", "6000")])
+            .with_declared(&[], &declared)
+            .unwrap();
+        assert_eq!(c.connect, ["db.example.com:6000"]);
+
+        let refused = |extra: &[(&str, &str)]| {
+            let err = config(extra).with_declared(&[], &declared).unwrap_err();
+            let key = err.problems().first().and_then(|p| p.key()).unwrap_or_default().to_string();
+            (key, err.to_string())
+        };
+        let (key, err) = refused(&[("connection.url", "jdbc:postgresql://evil.example.com/x?password=hunter2")]);
+        assert_eq!(key, "connection.url");
+        assert!(
+            err.contains("connection.url=evil.example.com:5432 is outside what this worker allows")
+                && err.contains("(the plugin declares that \"connection.url\" names a JDBC URL)")
+                && !err.contains("hunter2"),
+            "{err}"
+        );
+        let (_, err) = refused(&[("connection.url", "postgres://db.example.com/x")]);
+        assert!(err.contains("connection.url is not a JDBC URL"), "{err}");
+        let (_, err) = refused(&[("connection.url", "jdbc:postgresql://db.example.com/x?sslrootcert=/root/ca.pem")]);
+        assert!(err.contains("connection.url (sslrootcert)=/root/ca.pem (its folder /root) is outside"), "{err}");
+        let (key, err) = refused(&[("database.hostname", "db.example.com"), ("database.port", "five")]);
+        assert_eq!(key, "database.port");
+        assert!(err.contains("database.port=\"five\" is not a port"), "{err}");
+        let (key, err) = refused(&[("database.hostname", "evil.example.com")]);
+        assert_eq!(key, "database.hostname");
+        assert!(err.contains("database.hostname=evil.example.com:5432 is outside"), "{err}");
     }
 
     #[test]

@@ -79,6 +79,15 @@ pub(super) mod declared {
     });
 }
 
+/// The `connection-grants` export (0.1.4 and later), looked up apart as `grants` is.
+pub(super) mod declared_connections {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "declared-connection-grants",
+        exports: { default: async },
+    });
+}
+
 pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
 pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 pub(super) use sink::wharf::connector::errant_records as wit_errant;

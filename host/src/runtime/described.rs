@@ -1,4 +1,4 @@
-//! What a plugin said of itself (`describe` and `grants`), kept beside its compiled code in the
+//! What a plugin said of itself (`describe`, `grants` and `connection-grants`), kept beside its compiled code in the
 //! compile cache (`<entry>.described.json`). A plugin loaded from the cache is then linked, not
 //! run: running it would map in its interpreter's start-up code and memory for nothing, tens of
 //! MiB for a Python or JavaScript component that no connector uses yet.
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use wharf_connect::model::{ConfigKey, KeyGrant, Names, PluginInfo, PluginKind};
+use wharf_connect::model::{ConfigKey, ConnectionGrant, KeyGrant, Names, PluginInfo, PluginKind};
 
 /// Changes when the shape below changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// Largest entry read back; a description is a few KiB.
 const MAX_ENTRY_BYTES: u64 = 4 << 20;
@@ -29,6 +29,13 @@ struct Entry {
     kind: String,
     config: Vec<Key>,
     grants: Vec<(String, String)>,
+    connections: Vec<Connection>,
+}
+
+#[derive(Serialize, Deserialize)]
+enum Connection {
+    JdbcUrl { key: String },
+    HostAndPort { host_key: String, port_key: String, default_port: u16 },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -96,6 +103,16 @@ pub(super) fn read(entry: &Path) -> Option<PluginInfo> {
         kind: *KINDS.iter().find(|k| k.name() == kept.kind)?,
         config,
         grants,
+        connections: kept
+            .connections
+            .into_iter()
+            .map(|c| match c {
+                Connection::JdbcUrl { key } => ConnectionGrant::JdbcUrl { key },
+                Connection::HostAndPort { host_key, port_key, default_port } => {
+                    ConnectionGrant::HostAndPort { host_key, port_key, default_port }
+                }
+            })
+            .collect(),
     })
 }
 
@@ -126,6 +143,16 @@ pub(super) fn write(entry: &Path, info: &PluginInfo) {
             .grants
             .iter()
             .filter_map(|g| Some((g.key.clone(), NAMES.iter().find(|(n, _)| *n == g.names)?.1.to_string())))
+            .collect(),
+        connections: info
+            .connections
+            .iter()
+            .map(|c| match c.clone() {
+                ConnectionGrant::JdbcUrl { key } => Connection::JdbcUrl { key },
+                ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                    Connection::HostAndPort { host_key, port_key, default_port }
+                }
+            })
             .collect(),
     };
     let written = serde_json::to_vec(&kept)
@@ -159,6 +186,14 @@ mod tests {
                 group: Some("g".into()),
             }],
             grants: vec![KeyGrant { key: "file".into(), names: Names::FileToWrite }],
+            connections: vec![
+                ConnectionGrant::JdbcUrl { key: "connection.url".into() },
+                ConnectionGrant::HostAndPort {
+                    host_key: "database.hostname".into(),
+                    port_key: "database.port".into(),
+                    default_port: 5432,
+                },
+            ],
         };
         write(&entry, &info);
         assert_eq!(read(&entry), Some(info));
@@ -168,7 +203,7 @@ mod tests {
     fn an_entry_of_another_host_version_or_shape_is_not_taken() {
         let dir = tempfile::tempdir().unwrap();
         let entry = dir.path().join("x.cwasm");
-        let other = r#"{"format":1,"host":"0.0.0-other","name":"p","version":"1","description":"","kind":"source","config":[],"grants":[]}"#;
+        let other = r#"{"format":2,"host":"0.0.0-other","name":"p","version":"1","description":"","kind":"source","config":[],"grants":[],"connections":[]}"#;
         super::super::engine::write_privately(other.as_bytes(), &path_of(&entry)).unwrap();
         assert_eq!(read(&entry), None);
         super::super::engine::write_privately(b"{not json", &path_of(&entry)).unwrap();

@@ -6,7 +6,28 @@
 use wharf_connect::model::{self as own};
 
 use super::batch::{BatchReader, SchemaBounds};
-use super::bindings::{data_source, declared, transform, wit, SourceBatch, TransformedBatch};
+use super::bindings::{data_source, declared, declared_connections, transform, wit, SourceBatch, TransformedBatch};
+
+type WitConnectionGrant = declared_connections::exports::wharf::connector::connection_grants::ConnectionGrant;
+
+pub(super) fn connection_grant_from_wit(g: WitConnectionGrant) -> own::ConnectionGrant {
+    match g {
+        WitConnectionGrant::JdbcUrl(key) => own::ConnectionGrant::JdbcUrl { key },
+        WitConnectionGrant::HostAndPort(h) => own::ConnectionGrant::HostAndPort {
+            host_key: h.host_key,
+            port_key: h.port_key,
+            default_port: h.default_port,
+        },
+    }
+}
+
+/// Bytes a declaration counts for in `wasm.max.bytes.per.call`.
+pub(super) fn connection_grant_bytes(g: &WitConnectionGrant) -> usize {
+    match g {
+        WitConnectionGrant::JdbcUrl(key) => key.len(),
+        WitConnectionGrant::HostAndPort(h) => h.host_key.len() + h.port_key.len() + 2,
+    }
+}
 
 pub(super) fn key_grant_from_wit(g: declared::exports::wharf::connector::grants::KeyGrant) -> own::KeyGrant {
     use declared::exports::wharf::connector::grants::Names;
@@ -254,6 +275,7 @@ pub(super) fn plugin_info_from_wit(info: wit::PluginInfo) -> own::PluginInfo {
             wit::ConnectorKind::Sink => own::PluginKind::Sink,
         },
         grants: Vec::new(),
+        connections: Vec::new(),
         config: info.config.into_iter().map(config_key_from_wit).collect(),
     }
 }
@@ -268,6 +290,7 @@ pub(super) fn transform_info_from_wit(
         description: info.description,
         kind: own::PluginKind::Transform,
         grants: Vec::new(),
+        connections: Vec::new(),
         config: info.config.into_iter().map(config_key_from_wit).collect(),
     }
 }

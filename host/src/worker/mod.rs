@@ -292,7 +292,7 @@ impl Worker {
                 problems.push(on(C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name, dead_letter_refusal(&queue.topic, why)));
             }
         }
-        if let Err(e) = config.clone().with_declared(&plugin.info.grants) {
+        if let Err(e) = config.clone().with_declared(&plugin.info.grants, &plugin.info.connections) {
             problems.extend(e.problems().into_iter().map(|problem| match problem {
                 ConnectorConfigError::Invalid { key, message, .. } => {
                     on(key.as_deref().unwrap_or(validation::WHOLE_CONFIG_KEY), message.clone())
@@ -607,7 +607,7 @@ impl Worker {
         };
         // The grants the plugin's declared keys derive, from the connector config (checked again
         // at every start: the ceiling or a symbolic link may have changed since).
-        let connector = match config.clone().with_declared(&plugin.info.grants) {
+        let connector = match config.clone().with_declared(&plugin.info.grants, &plugin.info.connections) {
             Ok(connector) => connector,
             Err(e) => return fail(e.to_string()),
         };

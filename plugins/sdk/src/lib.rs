@@ -74,7 +74,9 @@
 //! source_connector!(Counter);
 //! ```
 //!
-//! [`source_connector!`] and [`sink_connector!`] export the `data-source` and `data-sink` worlds.
+//! [`source_connector!`] and [`sink_connector!`] export the `data-source-with-connections` and
+//! `data-sink-with-connections` worlds (the `data-source` and `data-sink` worlds, with
+//! [`Connector::connection_grants`]).
 //! Also here: [`report_errant`] (a sink's record it could not write), the [`transform`] module (a
 //! transform of one's own: [`Transform`] and `transform_plugin!`), the [`data`] module (the
 //! [`Schema`] builder, [`Value`] and [`Part`]; data travels as the contract's batch tables) and
@@ -341,6 +343,31 @@ pub trait Connector: 'static {
     fn grants() -> Vec<KeyGrant> {
         Vec::new()
     }
+
+    /// Which config keys name servers the way database drivers do: a JDBC URL, or a host key
+    /// with a port key. The host grants TCP connections to those servers, and reading the
+    /// certificate files a JDBC URL names (within what the worker's operator allows). None by
+    /// default.
+    fn connection_grants() -> Vec<ConnectionGrant> {
+        Vec::new()
+    }
+}
+
+/// A declaration of [`Connector::connection_grants`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectionGrant {
+    /// The key's value is a JDBC URL (`jdbc:postgresql:`, `jdbc:mariadb:`, `jdbc:mysql:`): its
+    /// hosts and ports, and the certificate files its TLS parameters name.
+    JdbcUrl(String),
+    /// A host key and a port key name one server.
+    HostAndPort {
+        /// The key whose value is a host name or an IP address.
+        host_key: String,
+        /// The key whose value is the port.
+        port_key: String,
+        /// The port when the config leaves `port_key` out.
+        default_port: u16,
+    },
 }
 
 /// A [`KeyGrant`]: `key`'s value names `names`.
@@ -456,6 +483,36 @@ impl<C: SinkConnector> sink_exports::grants::Guest for SinkExports<C> {
     }
 }
 
+impl<C: SourceConnector> source_exports::connection_grants::Guest for SourceExports<C> {
+    fn declare() -> Vec<source_exports::connection_grants::ConnectionGrant> {
+        use source_exports::connection_grants::{ConnectionGrant as Wit, HostAndPort};
+        C::connection_grants()
+            .into_iter()
+            .map(|g| match g {
+                ConnectionGrant::JdbcUrl(key) => Wit::JdbcUrl(key),
+                ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                    Wit::HostAndPort(HostAndPort { host_key, port_key, default_port })
+                }
+            })
+            .collect()
+    }
+}
+
+impl<C: SinkConnector> sink_exports::connection_grants::Guest for SinkExports<C> {
+    fn declare() -> Vec<sink_exports::connection_grants::ConnectionGrant> {
+        use sink_exports::connection_grants::{ConnectionGrant as Wit, HostAndPort};
+        C::connection_grants()
+            .into_iter()
+            .map(|g| match g {
+                ConnectionGrant::JdbcUrl(key) => Wit::JdbcUrl(key),
+                ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                    Wit::HostAndPort(HostAndPort { host_key, port_key, default_port })
+                }
+            })
+            .collect()
+    }
+}
+
 impl<C: SourceConnector> source_exports::data_source_task::Guest for SourceExports<C> {
     type Task = TaskCell<C::Task>;
 }
@@ -549,7 +606,7 @@ impl<T: SinkTask> sink_exports::data_sink_task::GuestTask for TaskCell<T> {
 macro_rules! source_connector {
     ($connector:ty) => {
         type __WharfSourceExports = $crate::SourceExports<$connector>;
-        $crate::bindings::data_source::export_data_source_world!(
+        $crate::bindings::data_source::export_data_source_with_connections_world!(
             __WharfSourceExports with_types_in $crate::bindings::data_source
         );
     };
@@ -560,7 +617,7 @@ macro_rules! source_connector {
 macro_rules! sink_connector {
     ($connector:ty) => {
         type __WharfSinkExports = $crate::SinkExports<$connector>;
-        $crate::bindings::data_sink::export_data_sink_world!(
+        $crate::bindings::data_sink::export_data_sink_with_connections_world!(
             __WharfSinkExports with_types_in $crate::bindings::data_sink
         );
     };

@@ -8,6 +8,7 @@ pub struct ConnectorInstance {
     pub(super) store: Store<TaskState>,
     pub(super) bound: Bound,
     pub(super) grants: Option<declared::DeclaredGrants>,
+    pub(super) connections: Option<declared_connections::DeclaredConnectionGrants>,
     pub(super) limits: WasmLimits,
 }
 
@@ -20,6 +21,17 @@ impl ConnectorInstance {
         })?;
         self.bounded("declare", declared.iter().map(|g| g.key.len()).sum())?;
         Ok(declared.into_iter().map(wit_convert::key_grant_from_wit).collect())
+    }
+
+    /// Which config keys name servers the way database drivers do; nothing for a plugin
+    /// before 0.1.4.
+    pub fn declared_connections(&mut self) -> Result<Vec<wharf_connect::model::ConnectionGrant>, PluginError> {
+        let Some(connections) = &self.connections else { return Ok(Vec::new()) };
+        let declared = call_infallible(&mut self.store, &self.limits, "declare", async |s| {
+            connections.wharf_connector_connection_grants().call_declare(s).await
+        })?;
+        self.bounded("declare", declared.iter().map(wit_convert::connection_grant_bytes).sum())?;
+        Ok(declared.into_iter().map(wit_convert::connection_grant_from_wit).collect())
     }
 
     pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {

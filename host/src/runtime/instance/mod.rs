@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
-use super::bindings::{data_sink, data_source, declared, sink, source, transform, wit};
+use super::bindings::{data_sink, data_source, declared, declared_connections, sink, source, transform, wit};
 use super::engine::{block_on_until, Runtime};
 use super::plugin_log::error_text;
 use super::sandbox::{ErrantReport, Grants, Putting, TaskState};
@@ -102,6 +102,8 @@ pub struct Plugin {
     pre: PluginPre,
     /// Where the `grants` export is, for plugins that have it (0.1.1 and later).
     grants: Option<declared::DeclaredGrantsIndices>,
+    /// Where the `connection-grants` export is, for plugins that have it (0.1.4 and later).
+    connections: Option<declared_connections::DeclaredConnectionGrantsIndices>,
 }
 
 impl Plugin {
@@ -155,6 +157,7 @@ impl Plugin {
             )
         })?;
         let grants = declared::DeclaredGrantsIndices::new(&pre).ok();
+        let connections = declared_connections::DeclaredConnectionGrantsIndices::new(&pre).ok();
         let pre = if exports.iter().any(|e| e.starts_with(DATA_SOURCE_TASK_EXPORT)) {
             PluginPre::DataSource(
                 data_source::DataSourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
@@ -182,10 +185,12 @@ impl Plugin {
                 kind: PluginKind::Source,
                 config: Vec::new(),
                 grants: Vec::new(),
+                connections: Vec::new(),
             },
             path,
             pre,
             grants,
+            connections,
         })
     }
 
@@ -197,6 +202,7 @@ impl Plugin {
             plugin.connector(runtime, "inspect", &limits, &Default::default()).map_err(anyhow::Error::msg)?;
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
+        info.connections = connector.declared_connections().map_err(anyhow::Error::msg)?;
         plugin.accept(info)?;
         Ok(plugin)
     }
@@ -269,6 +275,10 @@ impl Plugin {
                 Some(indices) => Some(indices.load(&mut store, &instance)?),
                 None => None,
             };
+            let connections = match &self.connections {
+                Some(indices) => Some(indices.load(&mut store, &instance)?),
+                None => None,
+            };
             let bound = match &self.pre {
                 PluginPre::Source(_) => Bound::Source(source::SourceCore::new(&mut store, &instance)?),
                 PluginPre::DataSource(_) => Bound::DataSource(data_source::DataSourceCore::new(&mut store, &instance)?),
@@ -276,7 +286,7 @@ impl Plugin {
                 PluginPre::DataSink(_) => Bound::DataSink(data_sink::DataSinkCore::new(&mut store, &instance)?),
                 PluginPre::Transform(_) => Bound::Transform(transform::TransformCore::new(&mut store, &instance)?),
             };
-            Ok::<_, wasmtime::Error>((bound, grants))
+            Ok::<_, wasmtime::Error>(Instantiated { bound, grants, connections })
         })
         .ok_or_else(|| {
             PluginError::Instantiate(format!(
@@ -285,7 +295,7 @@ impl Plugin {
             ))
         })?
         .map_err(|e| PluginError::Instantiate(format!("{e:#}")))?;
-        Ok((store, Instantiated { bound: bound.0, grants: bound.1 }))
+        Ok((store, bound))
     }
 
     /// An instance for connector-level calls; it gets no folders and no offsets.
@@ -300,7 +310,13 @@ impl Plugin {
     ) -> Result<ConnectorInstance, PluginError> {
         let grants = Grants { secrets: secrets.clone(), ..Grants::none(label, limits) };
         let (store, instantiated) = self.instantiate(runtime, grants, limits)?;
-        Ok(ConnectorInstance { store, bound: instantiated.bound, grants: instantiated.grants, limits: limits.clone() })
+        Ok(ConnectorInstance {
+            store,
+            bound: instantiated.bound,
+            grants: instantiated.grants,
+            connections: instantiated.connections,
+            limits: limits.clone(),
+        })
     }
 
     pub fn open_source(
@@ -534,4 +550,5 @@ fn last_meaningful_lines(stderr: &str) -> Option<String> {
 struct Instantiated {
     bound: Bound,
     grants: Option<declared::DeclaredGrants>,
+    connections: Option<declared_connections::DeclaredConnectionGrants>,
 }
