@@ -29,6 +29,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("FileStreamSink", "file-sink"),
     ("FileStreamSinkConnector", "file-sink"),
     ("org.apache.kafka.connect.file.FileStreamSinkConnector", "file-sink"),
+    // jdbc-sink reads each one's keys by the class it was named by.
+    ("io.debezium.connector.jdbc.JdbcSinkConnector", "jdbc-sink"),
+    ("io.confluent.connect.jdbc.JdbcSinkConnector", "jdbc-sink"),
 ];
 
 /// Deepest folder level searched below each `plugin.path` entry.

@@ -1,0 +1,483 @@
+//! Writes one `put`'s rows into PostgreSQL: makes and extends tables first (outside the
+//! transaction), then every row in one transaction, committed before `put` returns, in as few
+//! statements as the parameter limit and `batch.size` allow. A statement the server refuses is
+//! tried again row by row under savepoints, so that only the refused rows go to the errant
+//! record reporter. A lost connection or a timeout fails the put as retriable: the worker
+//! delivers the batch again, and nothing committed is lost or doubled in upsert mode.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use wharf_sdk::{log, report_errant, ConnectorError, Level};
+
+use crate::dialect::{self, ColumnDef, MAX_PARAMETERS};
+use crate::postgres::{Connection, Login, PgError};
+use crate::rows::{Cell, Op, Row, TableId};
+use crate::settings::{InsertMode, Settings};
+
+/// Tables whose columns are remembered; more are looked up again.
+const MAX_KNOWN_TABLES: usize = 1024;
+
+/// A table's columns as the database has them (names as stored).
+struct Known {
+    columns: Vec<String>,
+}
+
+pub struct Writer {
+    settings: Settings,
+    connection: Option<Connection>,
+    tables: HashMap<TableId, Known>,
+    /// Puts in a row that failed on the connection or a timeout.
+    failures: u32,
+    last_failure: Option<Instant>,
+    /// `statement_timeout` and `lock_timeout` of the session, below the call's deadline.
+    statement_timeout_ms: u64,
+}
+
+/// Why a put failed.
+enum Failure {
+    /// The connection or a timeout: try the whole put again later.
+    Transient(String),
+    /// The task cannot go on.
+    Fatal(String),
+}
+
+impl From<PgError> for Failure {
+    fn from(e: PgError) -> Self {
+        match e.is_transient() {
+            true => Failure::Transient(e.to_string()),
+            false => Failure::Fatal(e.to_string()),
+        }
+    }
+}
+
+impl Writer {
+    pub fn new(settings: Settings, call_timeout_ms: u64) -> Writer {
+        Writer {
+            settings,
+            connection: None,
+            tables: HashMap::new(),
+            failures: 0,
+            last_failure: None,
+            statement_timeout_ms: (call_timeout_ms * 6 / 10).max(100),
+        }
+    }
+
+    /// Writes the rows, each table's in order, in one transaction.
+    pub fn put(&mut self, rows: Vec<Row>) -> Result<(), ConnectorError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        if let Some(last) = self.last_failure {
+            let pause = Duration::from_millis(self.settings.retry_backoff_ms);
+            if last.elapsed() < pause {
+                return Err(ConnectorError::Retriable(format!(
+                    "waiting {} ms after the last failure before writing to PostgreSQL again",
+                    (pause - last.elapsed()).as_millis()
+                )));
+            }
+        }
+        match self.write(rows) {
+            Ok(()) => {
+                self.failures = 0;
+                self.last_failure = None;
+                Ok(())
+            }
+            Err(Failure::Fatal(message)) => {
+                self.rollback();
+                Err(ConnectorError::Fatal(message))
+            }
+            Err(Failure::Transient(message)) => {
+                if let Some(connection) = self.connection.take() {
+                    connection.close();
+                }
+                self.tables.clear();
+                self.failures += 1;
+                self.last_failure = Some(Instant::now());
+                let retries = self.settings.max_retries;
+                if self.failures > retries {
+                    return Err(ConnectorError::Fatal(format!(
+                        "writing to PostgreSQL failed {} times in a row, more than the {retries} retries allowed \
+                         (flush.max.retries, or max.retries): {message}",
+                        self.failures
+                    )));
+                }
+                log(Level::Warn, &format!("writing to PostgreSQL failed; the batch will be written again: {message}"));
+                Err(ConnectorError::Retriable(message))
+            }
+        }
+    }
+
+    pub fn close(&mut self) {
+        if let Some(connection) = self.connection.take() {
+            connection.close();
+        }
+    }
+
+    fn rollback(&mut self) {
+        if let Some(connection) = self.connection.as_mut() {
+            if connection.simple("ROLLBACK").is_err() {
+                self.close();
+            }
+        }
+    }
+
+    fn connection(&mut self) -> Result<&mut Connection, Failure> {
+        if self.connection.is_none() {
+            self.connection = Some(self.connect()?);
+        }
+        self.connection.as_mut().ok_or_else(|| Failure::Transient("no connection".into()))
+    }
+
+    fn connect(&self) -> Result<Connection, Failure> {
+        let s = &self.settings;
+        let database = s.url.database.clone().unwrap_or_default();
+        let mut last = String::new();
+        for attempt in 0..s.connection_attempts.max(1) {
+            if attempt > 0 {
+                std::thread::sleep(Duration::from_millis(s.connection_backoff_ms.min(500)));
+            }
+            for server in &s.url.servers {
+                let address = server.address();
+                let login =
+                    Login { address: &address, user: &s.user, password: s.password.as_deref(), database: &database };
+                match Connection::connect(&login) {
+                    Ok(mut connection) => {
+                        let timeout = self.statement_timeout_ms;
+                        connection.simple(&format!(
+                            "SET statement_timeout = {timeout}; SET lock_timeout = {}; SET idle_in_transaction_session_timeout = {}",
+                            timeout / 2,
+                            timeout * 20
+                        ))?;
+                        log(
+                            Level::Info,
+                            &format!(
+                                "connected to PostgreSQL {} at {address} as {}",
+                                connection.server_version, s.user
+                            ),
+                        );
+                        return Ok(connection);
+                    }
+                    Err(PgError::Connection(message)) => last = message,
+                    Err(e) => return Err(Failure::Fatal(e.to_string())),
+                }
+            }
+        }
+        // A refused sign-in or a missing database will not mend by itself.
+        if last.contains("refused") && last.contains("check connection.username") || last.contains("has no database") {
+            return Err(Failure::Fatal(last));
+        }
+        Err(Failure::Transient(last))
+    }
+
+    fn write(&mut self, rows: Vec<Row>) -> Result<(), Failure> {
+        let quoting = self.settings.quoting;
+        let rows = self.prepare_tables(rows)?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.connection()?.simple("BEGIN")?;
+        // Runs of rows of one table and one operation, in record order.
+        let mut start = 0;
+        while start < rows.len() {
+            let end = rows[start..]
+                .iter()
+                .position(|r| r.table != rows[start].table || r.op != rows[start].op)
+                .map_or(rows.len(), |p| start + p);
+            let run = &rows[start..end];
+            match run[0].op {
+                Op::Truncate => {
+                    let sql = dialect::truncate(quoting, &run[0].table);
+                    self.connection()?.simple(&sql)?;
+                }
+                Op::Delete => self.write_run(run, Statement::Delete)?,
+                Op::Write => match self.settings.insert_mode {
+                    InsertMode::Insert => self.write_run(run, Statement::Insert)?,
+                    InsertMode::Upsert => self.write_run(&last_of_each_key(run), Statement::Upsert)?,
+                    InsertMode::Update => self.write_run(run, Statement::Update)?,
+                },
+            }
+            start = end;
+        }
+        self.connection()?.simple("COMMIT")?;
+        Ok(())
+    }
+
+    /// Makes missing tables and adds missing columns (as the config allows); rows whose table
+    /// cannot take them go to the errant record reporter. Returns the rows to write.
+    fn prepare_tables(&mut self, rows: Vec<Row>) -> Result<Vec<Row>, Failure> {
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            if row.op == Op::Truncate && !self.tables.contains_key(&row.table) && !self.exists(&row.table)? {
+                continue;
+            }
+            match self.ensure_table(&row)? {
+                Ok(()) => kept.push(row),
+                Err(reason) => errant(&row, &reason)?,
+            }
+        }
+        Ok(kept)
+    }
+
+    fn exists(&mut self, table: &TableId) -> Result<bool, Failure> {
+        Ok(self.columns_of(table)?.is_some())
+    }
+
+    /// The table's columns, looked up once.
+    fn columns_of(&mut self, table: &TableId) -> Result<Option<&Known>, Failure> {
+        if !self.tables.contains_key(table) {
+            let (rows, _) = self
+                .connection()?
+                .execute(dialect::columns_query(), &[table.schema.as_deref(), Some(table.name.as_str())])?;
+            if rows.is_empty() {
+                return Ok(None);
+            }
+            if self.tables.len() >= MAX_KNOWN_TABLES {
+                self.tables.clear();
+            }
+            let columns = rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect();
+            self.tables.insert(table.clone(), Known { columns });
+        }
+        Ok(self.tables.get(table))
+    }
+
+    /// Ok(Err(reason)) when the row cannot be written to its table.
+    fn ensure_table(&mut self, row: &Row) -> Result<Result<(), String>, Failure> {
+        if row.op == Op::Truncate {
+            return Ok(Ok(()));
+        }
+        let flavor = self.settings.flavor;
+        let quoting = self.settings.quoting;
+        let (create_key, evolve_key) = match flavor {
+            crate::settings::Flavor::Debezium => ("schema.evolution=none", "schema.evolution=none"),
+            crate::settings::Flavor::Confluent => ("auto.create=false", "auto.evolve=false"),
+        };
+        let place = format!("{}-{} offset {}", row.topic, row.partition, row.offset);
+        let Some(known) = self.columns_of(&row.table)? else {
+            if row.op == Op::Delete {
+                return Ok(Err(format!(
+                    "the table {} does not exist, so the delete at {place} has no row to delete",
+                    row.table
+                )));
+            }
+            if !self.settings.create_tables {
+                return Ok(Err(format!(
+                    "the table {} for the record at {place} does not exist, and {create_key}: create the table, or let \
+                     the sink create it ({})",
+                    row.table,
+                    match flavor {
+                        crate::settings::Flavor::Debezium => "schema.evolution=basic",
+                        crate::settings::Flavor::Confluent => "auto.create=true",
+                    }
+                )));
+            }
+            let columns: Vec<ColumnDef<'_>> = row
+                .key
+                .iter()
+                .map(|cell| ColumnDef { cell, key: true })
+                .chain(row.values.iter().map(|cell| ColumnDef { cell, key: false }))
+                .collect();
+            let sql = match dialect::create_table(flavor, quoting, &row.table, &columns) {
+                Ok(sql) => sql,
+                Err(reason) => return Ok(Err(format!("the record at {place}: {reason}"))),
+            };
+            match self.connection()?.simple(&sql) {
+                Ok(_) => log(Level::Info, &format!("created the table {} for topic {}", row.table, row.topic)),
+                // Another task made it first.
+                Err(PgError::Server(e)) if e.code == "42P07" => {}
+                Err(e) => return Err(e.into()),
+            }
+            self.tables.remove(&row.table);
+            return Ok(Ok(()));
+        };
+        let missing: Vec<&Cell> = row
+            .key
+            .iter()
+            .chain(&row.values)
+            .filter(|cell| !known.columns.iter().any(|c| same_name(quoting, c, &cell.name)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(Ok(()));
+        }
+        let names: Vec<&str> = missing.iter().map(|c| c.name.as_str()).collect();
+        if !self.settings.evolve_tables {
+            return Ok(Err(format!(
+                "the table {} lacks the columns {} that the record at {place} has, and {evolve_key}: add them, or let \
+                 the sink add them ({})",
+                row.table,
+                names.join(", "),
+                match flavor {
+                    crate::settings::Flavor::Debezium => "schema.evolution=basic",
+                    crate::settings::Flavor::Confluent => "auto.evolve=true",
+                }
+            )));
+        }
+        let columns: Vec<ColumnDef<'_>> = missing.into_iter().map(|cell| ColumnDef { cell, key: false }).collect();
+        let sql = match dialect::add_columns(flavor, quoting, &row.table, &columns) {
+            Ok(sql) => sql,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        match self.connection()?.simple(&sql) {
+            Ok(_) => log(Level::Info, &format!("added the columns {} to the table {}", names.join(", "), row.table)),
+            Err(PgError::Server(e)) if e.code == "42701" => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.tables.remove(&row.table);
+        Ok(Ok(()))
+    }
+
+    /// One run of rows (one table, one operation), in chunks; a chunk the server refuses is
+    /// written again row by row, each under a savepoint.
+    fn write_run(&mut self, run: &[Row], statement: Statement) -> Result<(), Failure> {
+        let width = statement.width(&run[0]).max(1);
+        let per_chunk = match statement {
+            Statement::Update => 1,
+            _ => self.settings.batch_size.min(MAX_PARAMETERS / width).max(1),
+        };
+        let mut start = 0;
+        while start < run.len() {
+            // Rows of one chunk share their columns (the first row's).
+            let shape = statement.columns(&run[start]);
+            let end = run[start..]
+                .iter()
+                .take(per_chunk)
+                .position(|r| statement.columns(r) != shape)
+                .map_or((start + per_chunk).min(run.len()), |p| start + p);
+            let chunk = &run[start..end];
+            self.connection()?.simple("SAVEPOINT wharf_chunk")?;
+            match self.execute(chunk, statement) {
+                Ok(()) => {
+                    self.connection()?.simple("RELEASE SAVEPOINT wharf_chunk")?;
+                }
+                Err(e) if e.is_transient() => return Err(e.into()),
+                Err(e) if chunk.len() == 1 => {
+                    self.connection()?.simple("ROLLBACK TO SAVEPOINT wharf_chunk")?;
+                    errant(&chunk[0], &refused(&chunk[0], &e))?;
+                }
+                Err(_) => {
+                    self.connection()?.simple("ROLLBACK TO SAVEPOINT wharf_chunk")?;
+                    for row in chunk {
+                        self.connection()?.simple("SAVEPOINT wharf_row")?;
+                        match self.execute(std::slice::from_ref(row), statement) {
+                            Ok(()) => {
+                                self.connection()?.simple("RELEASE SAVEPOINT wharf_row")?;
+                            }
+                            Err(e) if e.is_transient() => return Err(e.into()),
+                            Err(e) => {
+                                self.connection()?.simple("ROLLBACK TO SAVEPOINT wharf_row")?;
+                                errant(row, &refused(row, &e))?;
+                            }
+                        }
+                    }
+                }
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, chunk: &[Row], statement: Statement) -> Result<(), PgError> {
+        let s = &self.settings;
+        let (flavor, quoting, zone) = (s.flavor, s.quoting, s.zone_offset_seconds);
+        let first = &chunk[0];
+        let key: Vec<&str> = first.key.iter().map(|c| c.name.as_str()).collect();
+        let values: Vec<&str> = first.values.iter().map(|c| c.name.as_str()).collect();
+        let (sql, cells): (String, Vec<&Cell>) = match statement {
+            Statement::Insert | Statement::Upsert => {
+                let columns: Vec<&str> = key.iter().chain(&values).copied().collect();
+                let upsert = (statement == Statement::Upsert).then_some((key.as_slice(), values.as_slice()));
+                let sql = dialect::insert(quoting, &first.table, &columns, chunk.len(), upsert);
+                (sql, chunk.iter().flat_map(|r| r.key.iter().chain(&r.values)).collect())
+            }
+            Statement::Update => {
+                let sql = dialect::update(quoting, &first.table, &values, &key);
+                (sql, chunk.iter().flat_map(|r| r.values.iter().chain(&r.key)).collect())
+            }
+            Statement::Delete => {
+                let sql = dialect::delete(quoting, &first.table, &key, chunk.len());
+                (sql, chunk.iter().flat_map(|r| r.key.iter()).collect())
+            }
+        };
+        let texts = cells
+            .iter()
+            .map(|c| {
+                dialect::text(flavor, &c.schema, &c.value, zone).map_err(|e| {
+                    PgError::Server(crate::postgres::ServerError {
+                        code: "22000".into(),
+                        message: format!("the field {} {e}", c.name),
+                        ..Default::default()
+                    })
+                })
+            })
+            .collect::<Result<Vec<Option<String>>, PgError>>()?;
+        let params: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let connection = self.connection.as_mut().ok_or_else(|| PgError::Connection("no connection".into()))?;
+        if statement == Statement::Update && values.is_empty() {
+            return Ok(());
+        }
+        connection.execute(&sql, &params)?;
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Statement {
+    Insert,
+    Upsert,
+    Update,
+    Delete,
+}
+
+impl Statement {
+    /// Parameters per row.
+    fn width(self, row: &Row) -> usize {
+        match self {
+            Statement::Delete => row.key.len(),
+            _ => row.key.len() + row.values.len(),
+        }
+    }
+
+    /// The column names a row brings, which the rows of one statement share.
+    fn columns(self, row: &Row) -> Vec<&str> {
+        let key = row.key.iter().map(|c| c.name.as_str());
+        match self {
+            Statement::Delete => key.collect(),
+            _ => key.chain(row.values.iter().map(|c| c.name.as_str())).collect(),
+        }
+    }
+}
+
+/// The rows of a run with each key's last only: one upsert statement may not touch a row twice,
+/// and the last record of a key is what an upsert of each in turn leaves.
+fn last_of_each_key(run: &[Row]) -> Vec<Row> {
+    let key_of = |row: &Row| -> Vec<String> { row.key.iter().map(|c| format!("{:?}", c.value)).collect() };
+    let mut last: HashMap<Vec<String>, usize> = HashMap::with_capacity(run.len());
+    for (i, row) in run.iter().enumerate() {
+        last.insert(key_of(row), i);
+    }
+    run.iter().enumerate().filter(|(i, row)| last.get(&key_of(row)) == Some(i)).map(|(_, r)| r.clone()).collect()
+}
+
+fn same_name(quoting: crate::settings::Quoting, stored: &str, wanted: &str) -> bool {
+    match quoting {
+        crate::settings::Quoting::Always => stored == wanted,
+        // Unquoted names are folded to lower case by PostgreSQL.
+        _ => stored == wanted || stored == wanted.to_lowercase(),
+    }
+}
+
+fn refused(row: &Row, e: &PgError) -> String {
+    format!(
+        "PostgreSQL refused the record at {}-{} offset {} for the table {}: {e}",
+        row.topic, row.partition, row.offset, row.table
+    )
+}
+
+/// Reports a row the sink could not write; with `errors.tolerance=none` that fails the task.
+fn errant(row: &Row, reason: &str) -> Result<(), Failure> {
+    report_errant(&row.topic, row.partition, row.offset, reason).map_err(|e| {
+        Failure::Fatal(match e {
+            ConnectorError::Fatal(m) | ConnectorError::Retriable(m) => m,
+        })
+    })
+}

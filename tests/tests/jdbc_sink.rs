@@ -1,0 +1,328 @@
+//! The shipped `jdbc-sink` against a real PostgreSQL (`scripts/postgres`, started by `./run
+//! test`) and a real broker: Debezium's and Confluent's configs as people have them, the rows
+//! and tables they make, and what happens to a row the database refuses.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wharf_e2e::*;
+
+/// `WHARF_TEST_POSTGRES`: host:port of the test PostgreSQL (database and user wharf).
+fn postgres() -> String {
+    std::env::var("WHARF_TEST_POSTGRES").unwrap_or_else(|_| {
+        panic!("WHARF_TEST_POSTGRES is not set: run the suite with ./run test, which starts PostgreSQL")
+    })
+}
+
+fn jdbc_url() -> String {
+    format!("jdbc:postgresql://{}/wharf", postgres())
+}
+
+/// Runs SQL through psql; its rows, columns separated by `|`.
+fn sql(statement: &str) -> Vec<String> {
+    try_sql(statement).unwrap_or_else(|e| panic!("psql {statement}: {e}"))
+}
+
+/// `sql`, or what psql said when the statement failed.
+fn try_sql(statement: &str) -> Result<Vec<String>, String> {
+    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
+    let out = Command::new("psql")
+        .args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            &host,
+            "-p",
+            &port,
+            "-U",
+            "wharf",
+            "-d",
+            "wharf",
+            "-c",
+            statement,
+        ])
+        .env("PGPASSWORD", "wharf")
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect())
+}
+
+/// Waits until `query` answers `expected` (the table may not be there yet).
+fn wait_rows(worker: &Worker, query: &str, expected: &[&str]) {
+    worker.wait(&format!("{query} to answer {expected:?}"), Duration::from_secs(60), || {
+        try_sql(query).ok().filter(|rows| rows == expected).map(|_| ())
+    });
+}
+
+fn key(id: i32) -> Vec<u8> {
+    json!({"schema": {"type": "struct", "name": "Key", "fields": [{"field": "id", "type": "int32", "optional": false}]},
+           "payload": {"id": id}})
+    .to_string()
+    .into_bytes()
+}
+
+/// A value with a struct schema: an id, an optional name, a decimal price and a timestamp.
+fn order(id: i32, name: Option<&str>, cents: i64, at_ms: i64) -> Vec<u8> {
+    // The unscaled integer in big-endian two's complement, shortest form, as Connect writes it.
+    let bytes = cents.to_be_bytes();
+    let mut start = 0;
+    while start < 7
+        && ((bytes[start] == 0 && bytes[start + 1] & 0x80 == 0)
+            || (bytes[start] == 0xff && bytes[start + 1] & 0x80 != 0))
+    {
+        start += 1;
+    }
+    let price = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes[start..]);
+    json!({
+        "schema": {"type": "struct", "name": "Order", "optional": false, "fields": [
+            {"field": "id", "type": "int32", "optional": false},
+            {"field": "name", "type": "string", "optional": true},
+            {"field": "price", "type": "bytes", "optional": false, "name": "org.apache.kafka.connect.data.Decimal",
+             "parameters": {"scale": "2", "connect.decimal.precision": "10"}},
+            {"field": "at", "type": "int64", "optional": false, "name": "org.apache.kafka.connect.data.Timestamp"}
+        ]},
+        "payload": {"id": id, "name": name, "price": price, "at": at_ms}
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn produce_keyed(topic: &str, key: &[u8], value: Option<&[u8]>) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = rdkafka::ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
+    let mut record = BaseRecord::<[u8], [u8]>::to(topic).key(key).partition(0);
+    if let Some(value) = value {
+        record = record.payload(value);
+    }
+    producer.send(record).map_err(|(e, _)| e).unwrap();
+    producer.flush(Duration::from_secs(10)).unwrap();
+}
+
+fn json_converters() -> Vec<(&'static str, String)> {
+    vec![
+        ("key.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
+        ("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
+    ]
+}
+
+#[test]
+fn a_debezium_config_upserts_deletes_and_makes_the_table_from_the_schema() {
+    let topic = unique("dbz.orders").replace('-', "_");
+    let table = topic.replace('.', "_").to_lowercase();
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", jdbc_url()),
+        ("connection.username", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("insert.mode", "upsert".into()),
+        ("primary.key.mode", "record_key".into()),
+        ("delete.enabled", "true".into()),
+        ("schema.evolution", "basic".into()),
+        ("connection.pool.max_size", "10".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("dbz-orders");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+
+    let t0 = 1_704_067_200_000; // 2024-01-01T00:00:00Z
+    produce_keyed(&topic, &key(1), Some(&order(1, Some("apple"), 125, t0)));
+    produce_keyed(&topic, &key(2), Some(&order(2, None, 9_900, t0 + 1_500)));
+    produce_keyed(&topic, &key(3), Some(&order(3, Some("cherry"), 1, t0)));
+    produce_keyed(&topic, &key(2), Some(&order(2, Some("banana"), 10_000, t0 + 2_000)));
+    produce_keyed(&topic, &key(3), None);
+    wait_rows(
+        &worker,
+        &format!("SELECT id, name, price, at FROM {table} ORDER BY id"),
+        &["1|apple|1.25|2024-01-01 00:00:00", "2|banana|100.00|2024-01-01 00:00:02"],
+    );
+    // The table as Debezium's JDBC sink makes it.
+    let columns = sql(&format!(
+        "SELECT column_name, data_type, is_nullable, \
+         CASE WHEN data_type = 'numeric' THEN numeric_precision || ',' || numeric_scale ELSE '' END \
+         FROM information_schema.columns WHERE table_name = '{table}' ORDER BY ordinal_position"
+    ));
+    assert_eq!(
+        columns,
+        ["id|integer|NO|", "name|text|YES|", "price|numeric|NO|10,2", "at|timestamp without time zone|NO|"]
+    );
+    let key_columns = sql(&format!(
+        "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
+         WHERE i.indrelid = '{table}'::regclass AND i.indisprimary"
+    ));
+    assert_eq!(key_columns, ["id"]);
+    // A replay rewrites the same rows: upsert is effectively once.
+    produce_keyed(&topic, &key(1), Some(&order(1, Some("apple"), 125, t0)));
+    produce_keyed(&topic, &key(4), Some(&order(4, Some("date"), 300, t0)));
+    wait_rows(&worker, &format!("SELECT count(*), sum(price) FROM {table}"), &["3|104.25"]);
+    assert!(worker.log().contains("connection.pool.max_size has no effect"), "a key without effect is said in the log");
+}
+
+#[test]
+fn a_confluent_config_inserts_with_kafka_coordinates_into_a_quoted_table() {
+    let topic = unique("Cfl_Orders").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", jdbc_url()),
+        ("connection.user", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("pk.mode", "kafka".into()),
+        ("auto.create", "true".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("cfl-orders");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_keyed(&topic, &key(7), Some(&order(7, Some("fig"), 250, 0)));
+    produce_keyed(&topic, &key(8), Some(&order(8, Some("grape"), 75, 0)));
+    // Confluent's sink quotes names and keeps their case.
+    wait_rows(
+        &worker,
+        &format!("SELECT \"__connect_offset\", id, name, price FROM \"{topic}\" ORDER BY 1"),
+        &["0|7|fig|2.50", "1|8|grape|0.75"],
+    );
+    let columns = sql(&format!(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{topic}' ORDER BY ordinal_position"
+    ));
+    assert_eq!(
+        columns,
+        [
+            "__connect_topic|text",
+            "__connect_partition|integer",
+            "__connect_offset|bigint",
+            "id|integer",
+            "name|text",
+            "price|numeric",
+            "at|timestamp without time zone",
+        ]
+    );
+}
+
+#[test]
+fn a_row_the_database_refuses_goes_to_the_dead_letter_queue_and_the_others_are_written() {
+    let topic = unique("refused").replace('-', "_");
+    let dlq = unique("refused-dlq");
+    create_topic(&topic, 1, "delete");
+    sql(&format!(
+        "CREATE TABLE {topic} (id integer PRIMARY KEY, name text, price numeric(10,2) CHECK (price > 1), at timestamp)"
+    ));
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", jdbc_url()),
+        ("connection.username", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("primary.key.mode", "record_key".into()),
+        ("errors.tolerance", "all".into()),
+        ("errors.deadletterqueue.topic.name", dlq.clone()),
+        ("errors.deadletterqueue.topic.replication.factor", "1".into()),
+        ("errors.deadletterqueue.context.headers.enable", "true".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("refused");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_keyed(&topic, &key(1), Some(&order(1, Some("ok"), 500, 0)));
+    produce_keyed(&topic, &key(2), Some(&order(2, Some("too cheap"), 50, 0)));
+    produce_keyed(&topic, &key(3), Some(&order(3, Some("ok too"), 700, 0)));
+    wait_rows(&worker, &format!("SELECT id FROM {topic} ORDER BY id"), &["1", "3"]);
+    let dead = worker.wait("the refused record in the dead-letter queue", Duration::from_secs(60), || {
+        let records = topic_values(&dlq);
+        (!records.is_empty()).then_some(records)
+    });
+    assert_eq!(dead.len(), 1);
+    assert!(String::from_utf8_lossy(&dead[0]).contains("too cheap"));
+    assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
+}
+
+#[test]
+fn a_missing_table_without_schema_evolution_fails_the_task_naming_table_and_setting() {
+    let topic = unique("missing").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", jdbc_url()),
+        ("connection.username", "wharf".into()),
+        ("connection.password", "wharf".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("missing");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_keyed(&topic, &key(1), Some(&order(1, Some("x"), 100, 0)));
+    let failed = worker.wait_task_state(&connector, 0, "FAILED");
+    let trace = failed["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains(&format!(
+            "the table {topic} for the record at {topic}-0 offset 0 does not exist, and schema.evolution=none"
+        )),
+        "{trace}"
+    );
+}
+
+#[test]
+fn validate_refuses_mixed_and_inconsistent_keys_and_a_server_outside_the_ceiling_by_name() {
+    let standalone = Standalone::new(&[]);
+    let worker = standalone.start();
+    let validate = |config: Value| -> Value {
+        let (code, answer, _) = worker.call(
+            "PUT",
+            "/connector-plugins/io.debezium.connector.jdbc.JdbcSinkConnector/config/validate",
+            Some(&config.to_string()),
+        );
+        assert_eq!(code, 200, "{answer}");
+        answer
+    };
+    let errors_of = |answer: &Value| -> Vec<(String, String)> {
+        answer["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| {
+                let errors = c["value"]["errors"].as_array()?;
+                let first = errors.first()?.as_str()?.to_string();
+                Some((c["value"]["name"].as_str()?.to_string(), first))
+            })
+            .collect()
+    };
+    let answer = validate(json!({
+        "connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+        "name": "v", "topics": "t",
+        "connection.url": jdbc_url(), "connection.username": "wharf",
+        "insert.mode": "upsert", "pk.mode": "record_key"
+    }));
+    let errors = errors_of(&answer);
+    assert!(errors.iter().any(|(k, m)| k == "pk.mode" && m.contains("Confluent's JDBC sink's key")), "{errors:?}");
+    assert!(errors.iter().any(|(k, m)| k == "primary.key.mode" && m.contains("insert.mode=upsert")), "{errors:?}");
+
+    let answer = validate(json!({
+        "connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+        "name": "v", "topics": "t",
+        "connection.url": "jdbc:postgresql://db.example.com:5432/wharf?password=hunter2", "connection.username": "wharf"
+    }));
+    let errors = errors_of(&answer);
+    let (_, url_error) = errors.iter().find(|(k, _)| k == "connection.url").unwrap();
+    assert!(url_error.contains("connection.url=db.example.com:5432 is outside what this worker allows"), "{url_error}");
+    assert!(!url_error.contains("hunter2"), "the error shows the server, not the URL: {url_error}");
+}
