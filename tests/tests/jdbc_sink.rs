@@ -96,13 +96,20 @@ fn order(id: i32, name: Option<&str>, cents: i64, at_ms: i64) -> Vec<u8> {
 }
 
 fn produce_keyed(topic: &str, key: &[u8], value: Option<&[u8]>) {
+    produce_all(topic, &[(key.to_vec(), value.map(<[u8]>::to_vec))]);
+}
+
+/// Keyed records to partition 0, in order, through one producer.
+fn produce_all(topic: &str, records: &[(Vec<u8>, Option<Vec<u8>>)]) {
     use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
     let producer: BaseProducer = rdkafka::ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
-    let mut record = BaseRecord::<[u8], [u8]>::to(topic).key(key).partition(0);
-    if let Some(value) = value {
-        record = record.payload(value);
+    for (key, value) in records {
+        let mut record = BaseRecord::<[u8], [u8]>::to(topic).key(key).partition(0);
+        if let Some(value) = value {
+            record = record.payload(value);
+        }
+        producer.send(record).map_err(|(e, _)| e).unwrap();
     }
-    producer.send(record).map_err(|(e, _)| e).unwrap();
     producer.flush(Duration::from_secs(10)).unwrap();
 }
 
@@ -325,4 +332,77 @@ fn validate_refuses_mixed_and_inconsistent_keys_and_a_server_outside_the_ceiling
     let (_, url_error) = errors.iter().find(|(k, _)| k == "connection.url").unwrap();
     assert!(url_error.contains("connection.url=db.example.com:5432 is outside what this worker allows"), "{url_error}");
     assert!(!url_error.contains("hunter2"), "the error shows the server, not the URL: {url_error}");
+}
+
+fn debezium_upsert(topic: &str) -> Vec<(&'static str, String)> {
+    let mut config = vec![
+        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.to_string()),
+        ("connection.url", jdbc_url()),
+        ("connection.username", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("insert.mode", "upsert".into()),
+        ("primary.key.mode", "record_key".into()),
+        ("schema.evolution", "basic".into()),
+        ("flush.retry.delay.ms", "200".into()),
+        ("flush.max.retries", "1000".into()),
+    ];
+    config.extend(json_converters());
+    config
+}
+
+#[test]
+fn connections_cut_under_load_lose_no_row_and_double_none() {
+    let topic = unique("cut").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let connector = unique("cut");
+    standalone.add_connector(&connector, &debezium_upsert(&topic));
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    let terminate = format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'wharf-jdbc-sink {connector}'"
+    );
+    let mut cut = 0;
+    for round in 0..10 {
+        let records: Vec<_> = (round * 50..(round + 1) * 50)
+            .map(|id| (key(id), Some(order(id, Some("row"), i64::from(id) + 100, 0))))
+            .collect();
+        produce_all(&topic, &records);
+        std::thread::sleep(Duration::from_millis(100));
+        cut += sql(&terminate).first().and_then(|n| n.parse::<i32>().ok()).unwrap_or(0);
+    }
+    wait_rows(&worker, &format!("SELECT count(*), count(DISTINCT id), sum(price) FROM {topic}"), &["500|500|1747.50"]);
+    assert!(cut > 0, "no connection of the sink was cut; the test did not test");
+    assert!(worker.log().contains("the batch will be written again"), "a cut connection is retried");
+    assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
+}
+
+#[test]
+fn a_connector_moved_from_kafka_connect_resumes_from_its_committed_offsets() {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    use rdkafka::TopicPartitionList;
+    let topic = unique("moved").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    for id in 1..=3 {
+        produce_keyed(&topic, &key(id), Some(&order(id, Some("before"), 100, 0)));
+    }
+    // What Kafka Connect left: the sink's group connect-<name> committed up to offset 2.
+    let connector = unique("moved");
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", format!("connect-{connector}"))
+        .create()
+        .unwrap();
+    let mut offsets = TopicPartitionList::new();
+    offsets.add_partition_offset(&topic, 0, rdkafka::Offset::Offset(2)).unwrap();
+    consumer.commit(&offsets, CommitMode::Sync).unwrap();
+    drop(consumer);
+
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &debezium_upsert(&topic));
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_keyed(&topic, &key(4), Some(&order(4, Some("after"), 100, 0)));
+    wait_rows(&worker, &format!("SELECT id, name FROM {topic} ORDER BY id"), &["3|before", "4|after"]);
 }

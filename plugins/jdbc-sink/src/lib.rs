@@ -84,7 +84,8 @@ impl SinkTask for JdbcSinkTask {
                 settings.pk_mode
             ),
         );
-        let writer = writer::Writer::new(settings.clone(), call_timeout_ms);
+        let connector = config.get("name").unwrap_or("jdbc-sink");
+        let writer = writer::Writer::new(settings.clone(), connector, call_timeout_ms);
         Ok(JdbcSinkTask { settings, writer, skipped: Vec::new() })
     }
 

@@ -77,6 +77,8 @@ pub struct Login<'a> {
     pub user: &'a str,
     pub password: Option<&'a str>,
     pub database: &'a str,
+    /// How the session shows in `pg_stat_activity` (PostgreSQL keeps 63 bytes of it).
+    pub application: &'a str,
 }
 
 /// One open connection.
@@ -120,7 +122,7 @@ impl Connection {
         for (k, v) in [
             ("user", login.user),
             ("database", login.database),
-            ("application_name", "wharf-jdbc-sink"),
+            ("application_name", login.application),
             ("client_encoding", "UTF8"),
             ("DateStyle", "ISO"),
             ("TimeZone", "UTC"),

@@ -32,6 +32,9 @@ pub struct Writer {
     last_failure: Option<Instant>,
     /// `statement_timeout` and `lock_timeout` of the session, below the call's deadline.
     statement_timeout_ms: u64,
+    /// `application_name`: `wharf-jdbc-sink <connector>`, so that an operator sees whose
+    /// session it is.
+    application: String,
 }
 
 /// Why a put failed.
@@ -52,8 +55,14 @@ impl From<PgError> for Failure {
 }
 
 impl Writer {
-    pub fn new(settings: Settings, call_timeout_ms: u64) -> Writer {
+    pub fn new(settings: Settings, connector: &str, call_timeout_ms: u64) -> Writer {
+        // Cut on a character boundary within PostgreSQL's 63 bytes.
+        let mut application = format!("wharf-jdbc-sink {connector}");
+        while application.len() > 63 {
+            application.pop();
+        }
         Writer {
+            application,
             settings,
             connection: None,
             tables: HashMap::new(),
@@ -139,8 +148,13 @@ impl Writer {
             }
             for server in &s.url.servers {
                 let address = server.address();
-                let login =
-                    Login { address: &address, user: &s.user, password: s.password.as_deref(), database: &database };
+                let login = Login {
+                    address: &address,
+                    user: &s.user,
+                    password: s.password.as_deref(),
+                    database: &database,
+                    application: &self.application,
+                };
                 match Connection::connect(&login) {
                     Ok(mut connection) => {
                         let timeout = self.statement_timeout_ms;
