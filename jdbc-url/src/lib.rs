@@ -16,6 +16,16 @@
 
 use std::fmt;
 
+/// Whether `url` holds a password (a `password` property, or MySQL's `user:password@`), or
+/// may: a URL that does not parse counts when `password` or `@` is anywhere in it, so that a
+/// caller that hides such values fails closed.
+pub fn holds_password(url: &str) -> bool {
+    match JdbcUrl::parse(url) {
+        Ok(parsed) => parsed.property("password").is_some(),
+        Err(_) => url.to_ascii_lowercase().contains("password") || url.contains('@'),
+    }
+}
+
 /// Which driver's grammar and defaults a URL follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Driver {
@@ -530,5 +540,17 @@ mod tests {
         let url = JdbcUrl::parse("jdbc:mysql://app:hunter2@db/shop?password=hunter2").unwrap();
         assert_eq!(url.redacted(), "jdbc:mysql://db:3306/shop");
         assert!(!format!("{url:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_url_holds_a_password_in_a_property_or_before_the_host_or_may_when_it_does_not_parse() {
+        assert!(holds_password("jdbc:postgresql://h/d?password=x"));
+        assert!(holds_password("jdbc:mysql://u:x@h/d"));
+        assert!(holds_password("jdbc:mariadb://h/d?PASSWORD=x"));
+        assert!(!holds_password("jdbc:postgresql://h/d?user=u&sslmode=require"));
+        assert!(!holds_password("jdbc:mysql://u@h/d"));
+        assert!(holds_password("jdbc:postgresql://h:99999/d?password=x"));
+        assert!(holds_password("not a url but user@host"));
+        assert!(!holds_password("not a url"));
     }
 }

@@ -332,6 +332,10 @@ fn validate_refuses_mixed_and_inconsistent_keys_and_a_server_outside_the_ceiling
     let (_, url_error) = errors.iter().find(|(k, _)| k == "connection.url").unwrap();
     assert!(url_error.contains("connection.url=db.example.com:5432 is outside what this worker allows"), "{url_error}");
     assert!(!url_error.contains("hunter2"), "the error shows the server, not the URL: {url_error}");
+    // A URL that holds a password is a secret, as a PASSWORD key is.
+    assert!(!answer.to_string().contains("hunter2"), "{answer}");
+    let shown = answer["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == "connection.url").unwrap();
+    assert_eq!(shown["value"]["value"], "[hidden]");
 }
 
 fn debezium_upsert(topic: &str) -> Vec<(&'static str, String)> {

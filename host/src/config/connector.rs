@@ -521,6 +521,20 @@ impl ConnectorConfig {
     }
 }
 
+/// The keys of `config` that `info` declares JDBC URLs (`connection-grants`) and whose value
+/// holds a password: secrets, shown as `[hidden]` as PASSWORD keys are.
+pub fn urls_with_passwords(info: &wharf_connect::model::PluginInfo, config: &[(String, String)]) -> Vec<String> {
+    info.connections
+        .iter()
+        .filter_map(|c| match c {
+            ConnectionGrant::JdbcUrl { key } => Some(key),
+            ConnectionGrant::HostAndPort { .. } => None,
+        })
+        .filter(|key| last_value(config, key).is_some_and(wharf_jdbc_url::holds_password))
+        .cloned()
+        .collect()
+}
+
 /// A connector config being read: its pairs, where they came from, and every problem found so
 /// far (a refused key's default stands in for it until the end, so that one answer names every
 /// problem). Each method reads one group of the key table.
@@ -953,6 +967,26 @@ mod tests {
         let (key, err) = refused(&[("database.hostname", "evil.example.com")]);
         assert_eq!(key, "database.hostname");
         assert!(err.contains("database.hostname=evil.example.com:5432 is outside"), "{err}");
+    }
+
+    #[test]
+    fn a_declared_jdbc_url_holding_a_password_is_a_secret() {
+        let info = wharf_connect::model::PluginInfo {
+            name: "p".into(),
+            version: "1".into(),
+            description: String::new(),
+            kind: wharf_connect::model::PluginKind::Sink,
+            config: Vec::new(),
+            grants: Vec::new(),
+            connections: vec![ConnectionGrant::JdbcUrl { key: "connection.url".into() }],
+        };
+        let with = pairs(&[
+            ("connection.url", "jdbc:postgresql://h/d?password=x"),
+            ("other.url", "jdbc:postgresql://h/d?password=x"),
+        ]);
+        assert_eq!(urls_with_passwords(&info, &with), ["connection.url"]);
+        let without = pairs(&[("connection.url", "jdbc:postgresql://h/d?user=u")]);
+        assert!(urls_with_passwords(&info, &without).is_empty());
     }
 
     #[test]

@@ -102,11 +102,15 @@ pub(super) async fn validate(
         }
     }
     let error_count: usize = reports.iter().map(|r| r.errors.len()).sum();
+    let given: Vec<(String, String)> =
+        reports.iter().filter_map(|r| Some((r.definition.name.clone(), r.value.clone()?))).collect();
+    let url_secrets = crate::config::connector::urls_with_passwords(&plugin.info, &given);
     let configs = reports
         .into_iter()
         .enumerate()
         .map(|(i, report)| {
-            let hidden = report.definition.type_name == "PASSWORD" && report.value.is_some();
+            let hidden = (report.definition.type_name == "PASSWORD" || url_secrets.contains(&report.definition.name))
+                && report.value.is_some();
             let value = if hidden { Some(HIDDEN.to_string()) } else { report.value };
             let definition = ConfigKeyInfo::of(&report.definition, i + 1);
             let value = ConfigValueInfo {

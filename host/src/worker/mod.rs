@@ -407,18 +407,28 @@ impl Worker {
     }
 
     /// The keys of a connector config never shown over REST: those its plugin declares
-    /// PASSWORD, and the host's own secret settings (`crate::config::keys::is_host_secret`).
+    /// PASSWORD, the JDBC URLs it declares that hold a password, and the host's own secret settings (`crate::config::keys::is_host_secret`).
     /// Masking fails closed: while the plugin is unknown (compiling, removed, or not of the
     /// version the config asks for), every key that looks like a secret
     /// (`crate::config::keys::looks_secret`) is hidden.
     pub fn secret_keys(&self, config: &[(String, String)]) -> Vec<String> {
         let declared: Vec<String> = match self.plugin_of(config) {
-            Some(plugin) => {
-                plugin.info.config.iter().filter(|k| k.type_name == "PASSWORD").map(|k| k.name.clone()).collect()
-            }
-            None => {
-                config.iter().filter(|(k, _)| crate::config::keys::looks_secret(k)).map(|(k, _)| k.clone()).collect()
-            }
+            Some(plugin) => plugin
+                .info
+                .config
+                .iter()
+                .filter(|k| k.type_name == "PASSWORD")
+                .map(|k| k.name.clone())
+                .chain(crate::config::connector::urls_with_passwords(&plugin.info, config))
+                .collect(),
+            None => config
+                .iter()
+                .filter(|(k, v)| {
+                    crate::config::keys::looks_secret(k)
+                        || (v.trim_start().starts_with("jdbc:") && wharf_jdbc_url::holds_password(v))
+                })
+                .map(|(k, _)| k.clone())
+                .collect(),
         };
         let host = config.iter().filter(|(k, _)| crate::config::keys::is_host_secret(k)).map(|(k, _)| k.clone());
         let mut keys: Vec<String> = declared.into_iter().chain(host).collect();
