@@ -263,7 +263,7 @@ impl JdbcUrl {
                 if !path.starts_with('/') {
                     return refuse(format!(
                         "{property} names a relative path; give the file's absolute path, which the worker's \
-                         wasm.ceiling.read must allow"
+                         wasm.ceiling.fs.read must allow"
                     ));
                 }
                 files.push(NamedFile { property, path });

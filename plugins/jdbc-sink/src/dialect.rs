@@ -1,15 +1,16 @@
-//! PostgreSQL's SQL as each reference writes it: column types for Connect's schemas (and, under
-//! Debezium's class, Debezium's semantic types), values as the text PostgreSQL reads, names
-//! quoted as the config asks, and the statements (CREATE, ALTER, INSERT, upsert, UPDATE, DELETE,
-//! TRUNCATE) with `$n` parameters. MariaDB's is the next dialect.
+//! The SQL of each database as each reference writes it: column types for Connect's schemas
+//! (and, under Debezium's class, Debezium's semantic types), values as literals or parameters
+//! the database reads, names quoted as the config asks, and the statements (CREATE, ALTER,
+//! INSERT, upsert, UPDATE, DELETE, TRUNCATE). PostgreSQL takes values as `$n` parameters;
+//! MariaDB as literals in the statement, strings in hexadecimal, so that no value is read as
+//! SQL.
 
+use wharf_jdbc_url::Driver;
 use wharf_sdk::data::{Schema, Type, Value};
 
+use crate::db::{Param, Sql};
 use crate::rows::{Cell, TableId};
 use crate::settings::{Flavor, Quoting};
-
-/// PostgreSQL's bind parameters per statement.
-pub const MAX_PARAMETERS: usize = 65_535;
 
 /// Names Debezium's types go by.
 mod names {
@@ -35,7 +36,7 @@ mod names {
     pub const DBZ_VARIABLE_DECIMAL: &str = "io.debezium.data.VariableScaleDecimal";
 }
 
-/// What a schema is, for its column type and its value's text.
+/// What a schema is, for its column type and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Int8,
@@ -54,8 +55,16 @@ enum Kind {
     Time(i64),
     /// An instant in this many units a second since the epoch.
     Timestamp(i64),
-    /// Text PostgreSQL reads as it is, in a column of the type named.
-    Typed(&'static str),
+    /// Debezium's instant as ISO-8601 text with its offset.
+    ZonedTimestamp,
+    /// Debezium's time of day as text with its offset.
+    ZonedTime,
+    Json,
+    Uuid,
+    Xml,
+    /// Debezium's enum: text, with the allowed values in the `allowed` parameter.
+    Enum,
+    Year,
     /// A `{scale, value}` struct.
     VariableDecimal,
     /// Microseconds.
@@ -82,14 +91,14 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
         (Flavor::Debezium, DBZ_TIMESTAMP) => Some(Kind::Timestamp(1_000)),
         (Flavor::Debezium, DBZ_MICRO_TIMESTAMP) => Some(Kind::Timestamp(1_000_000)),
         (Flavor::Debezium, DBZ_NANO_TIMESTAMP) => Some(Kind::Timestamp(1_000_000_000)),
-        (Flavor::Debezium, DBZ_ZONED_TIMESTAMP) => Some(Kind::Typed("timestamp(6) with time zone")),
-        (Flavor::Debezium, DBZ_ZONED_TIME) => Some(Kind::Typed("time(6) with time zone")),
+        (Flavor::Debezium, DBZ_ZONED_TIMESTAMP) => Some(Kind::ZonedTimestamp),
+        (Flavor::Debezium, DBZ_ZONED_TIME) => Some(Kind::ZonedTime),
         (Flavor::Debezium, DBZ_MICRO_DURATION) => Some(Kind::Interval),
-        (Flavor::Debezium, DBZ_YEAR) => Some(Kind::Int32),
-        (Flavor::Debezium, DBZ_JSON) => Some(Kind::Typed("json")),
-        (Flavor::Debezium, DBZ_UUID) => Some(Kind::Typed("uuid")),
-        (Flavor::Debezium, DBZ_XML) => Some(Kind::Typed("xml")),
-        (Flavor::Debezium, DBZ_ENUM) => Some(Kind::Text),
+        (Flavor::Debezium, DBZ_YEAR) => Some(Kind::Year),
+        (Flavor::Debezium, DBZ_JSON) => Some(Kind::Json),
+        (Flavor::Debezium, DBZ_UUID) => Some(Kind::Uuid),
+        (Flavor::Debezium, DBZ_XML) => Some(Kind::Xml),
+        (Flavor::Debezium, DBZ_ENUM) => Some(Kind::Enum),
         (Flavor::Debezium, DBZ_VARIABLE_DECIMAL) => Some(Kind::VariableDecimal),
         _ => None,
     };
@@ -121,108 +130,480 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
     })
 }
 
-/// The column type PostgreSQL gets for a schema, as the reference the config follows makes it.
-pub fn column_type(flavor: Flavor, schema: &Schema) -> Result<String, String> {
-    let kind = kind(flavor, schema)?;
-    let debezium = flavor == Flavor::Debezium;
-    Ok(match kind {
-        Kind::Int8 | Kind::Int16 => if debezium { "smallint" } else { "SMALLINT" }.into(),
-        Kind::Int32 => if debezium { "integer" } else { "INT" }.into(),
-        Kind::Int64 => if debezium { "bigint" } else { "BIGINT" }.into(),
-        Kind::Float32 => if debezium { "float4" } else { "REAL" }.into(),
-        Kind::Float64 | Kind::VariableDecimal => if debezium { "double precision" } else { "DOUBLE PRECISION" }.into(),
-        Kind::Boolean => if debezium { "boolean" } else { "BOOLEAN" }.into(),
-        Kind::Text => if debezium { "text" } else { "TEXT" }.into(),
-        Kind::Bytes => if debezium { "bytea" } else { "BYTEA" }.into(),
-        Kind::Decimal if !debezium => "DECIMAL".into(),
-        Kind::Decimal => {
-            let parameter = |name: &str| {
-                schema
-                    .parameters
-                    .as_ref()
-                    .and_then(|p| p.iter().find(|(k, _)| k == name))
-                    .and_then(|(_, v)| v.parse::<i64>().ok())
-            };
-            let scale = parameter("scale").unwrap_or(0).max(0);
-            let precision = parameter("connect.decimal.precision").unwrap_or(38).clamp(1, 38).max(scale);
-            format!("decimal({precision},{scale})")
+fn parameter(schema: &Schema, name: &str) -> Option<String> {
+    schema.parameters.as_ref().and_then(|p| p.iter().find(|(k, _)| k == name)).map(|(_, v)| v.clone())
+}
+
+/// The database a connection URL names, for its SQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    /// MariaDB, and MySQL through the same protocol.
+    MariaDb,
+}
+
+impl Dialect {
+    pub fn of(driver: Driver) -> Dialect {
+        match driver {
+            Driver::Postgres => Dialect::Postgres,
+            Driver::MariaDb | Driver::MySql => Dialect::MariaDb,
         }
-        Kind::Date => if debezium { "date" } else { "DATE" }.into(),
-        Kind::Time(_) => if debezium { "time(6)" } else { "TIME" }.into(),
-        Kind::Timestamp(_) => if debezium { "timestamp(6)" } else { "TIMESTAMP" }.into(),
-        Kind::Typed(name) => name.into(),
-        Kind::Interval => "interval".into(),
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "PostgreSQL",
+            Dialect::MariaDb => "MariaDB",
+        }
+    }
+
+    /// Bind parameters one statement may carry (MariaDB's values are literals: no limit but the
+    /// statement's size).
+    pub fn max_parameters(self) -> usize {
+        match self {
+            Dialect::Postgres => 65_535,
+            Dialect::MariaDb => usize::MAX,
+        }
+    }
+
+    /// The column type a schema gets, as the reference the config follows makes it.
+    pub fn column_type(self, flavor: Flavor, schema: &Schema, key: bool) -> Result<String, String> {
+        let kind = kind(flavor, schema)?;
+        let debezium = flavor == Flavor::Debezium;
+        let cased = |lower: &str, upper: &str| if debezium { lower.to_string() } else { upper.to_string() };
+        let decimal = || {
+            let scale = parameter(schema, "scale").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0).max(0);
+            let precision = parameter(schema, "connect.decimal.precision")
+                .and_then(|p| p.parse::<i64>().ok())
+                .unwrap_or(38)
+                .clamp(1, 38)
+                .max(scale);
+            format!("decimal({precision},{scale})")
+        };
+        Ok(match self {
+            Dialect::Postgres => match kind {
+                Kind::Int8 | Kind::Int16 => cased("smallint", "SMALLINT"),
+                Kind::Int32 | Kind::Year => cased("integer", "INT"),
+                Kind::Int64 => cased("bigint", "BIGINT"),
+                Kind::Float32 => cased("float4", "REAL"),
+                Kind::Float64 | Kind::VariableDecimal => cased("double precision", "DOUBLE PRECISION"),
+                Kind::Boolean => cased("boolean", "BOOLEAN"),
+                Kind::Text | Kind::Enum => cased("text", "TEXT"),
+                Kind::Bytes => cased("bytea", "BYTEA"),
+                Kind::Decimal if !debezium => "DECIMAL".into(),
+                Kind::Decimal => decimal(),
+                Kind::Date => cased("date", "DATE"),
+                Kind::Time(_) => cased("time(6)", "TIME"),
+                Kind::Timestamp(_) => cased("timestamp(6)", "TIMESTAMP"),
+                Kind::ZonedTimestamp => "timestamp(6) with time zone".into(),
+                Kind::ZonedTime => "time(6) with time zone".into(),
+                Kind::Json => "json".into(),
+                Kind::Uuid => "uuid".into(),
+                Kind::Xml => "xml".into(),
+                Kind::Interval => "interval".into(),
+            },
+            Dialect::MariaDb => match kind {
+                Kind::Int8 => cased("tinyint", "TINYINT"),
+                Kind::Int16 => cased("smallint", "SMALLINT"),
+                Kind::Int32 => cased("integer", "INT"),
+                Kind::Int64 | Kind::Interval => cased("bigint", "BIGINT"),
+                Kind::Float32 => cased("float", "FLOAT"),
+                Kind::Float64 | Kind::VariableDecimal => cased("double precision", "DOUBLE"),
+                Kind::Boolean => cased("boolean", "TINYINT"),
+                // A key column must have a length to be indexed.
+                Kind::Text | Kind::Uuid | Kind::Xml if key => cased("varchar(255)", "VARCHAR(256)"),
+                Kind::Text | Kind::Uuid | Kind::Xml => cased("longtext", "TEXT"),
+                Kind::Bytes if key => cased("varbinary(255)", "VARBINARY(256)"),
+                Kind::Bytes => cased("longblob", "VARBINARY(1024)"),
+                Kind::Decimal if !debezium => {
+                    let scale = parameter(schema, "scale").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0).max(0);
+                    format!("DECIMAL(65,{scale})")
+                }
+                Kind::Decimal => decimal(),
+                Kind::Date => cased("date", "DATE"),
+                Kind::Time(_) => cased("time(6)", "TIME(3)"),
+                Kind::Timestamp(_) => cased("datetime(6)", "DATETIME(3)"),
+                Kind::ZonedTimestamp => "timestamp(6)".into(),
+                Kind::ZonedTime => {
+                    return Err("is io.debezium.time.ZonedTime, a time with an offset, which MariaDB has no type for; \
+                                convert it with a transform or leave it out with field.exclude.list"
+                        .into())
+                }
+                Kind::Json => "json".into(),
+                Kind::Enum => match parameter(schema, "allowed") {
+                    Some(allowed) if !allowed.is_empty() => {
+                        let values: Vec<String> = allowed
+                            .split(',')
+                            .map(|v| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''")))
+                            .collect();
+                        format!("enum({})", values.join(","))
+                    }
+                    _ => "longtext".into(),
+                },
+                Kind::Year => "year".into(),
+            },
+        })
+    }
+
+    /// A value as the parameter (PostgreSQL) or literal (MariaDB) its column reads.
+    /// `offset_seconds` moves instants into the configured zone.
+    pub fn param(self, flavor: Flavor, schema: &Schema, value: &Value, offset_seconds: i32) -> Result<Param, String> {
+        if matches!(value, Value::Null) {
+            return Ok(Param::Null);
+        }
+        let kind = kind(flavor, schema)?;
+        let mismatch = || format!("holds a value that does not match its schema ({:?})", schema.kind);
+        let maria = self == Dialect::MariaDb;
+        Ok(match (kind, value) {
+            (Kind::Date, Value::Int32(days)) => Param::Text(date(i64::from(*days), maria)?),
+            (Kind::Time(per_second), Value::Int32(n)) => Param::Text(time_of_day(i64::from(*n), per_second)),
+            (Kind::Time(per_second), Value::Int64(n)) => Param::Text(time_of_day(*n, per_second)),
+            (Kind::Timestamp(per_second), Value::Int64(n)) => {
+                Param::Text(timestamp(*n, per_second, offset_seconds, maria)?)
+            }
+            (Kind::Interval, Value::Int64(micros)) if !maria => Param::Text(format!("{micros} microseconds")),
+            (Kind::ZonedTimestamp, Value::String(s)) if maria => Param::Text(zoned_for_mariadb(s)?),
+            (_, Value::Int8(n)) => Param::Number(n.to_string()),
+            (_, Value::Int16(n)) => Param::Number(n.to_string()),
+            (_, Value::Int32(n)) => Param::Number(n.to_string()),
+            (_, Value::Int64(n)) => Param::Number(n.to_string()),
+            (_, Value::Float32(f)) => Param::Number(float(f64::from(*f), maria)?),
+            (_, Value::Float64(f)) => Param::Number(float(*f, maria)?),
+            (_, Value::Boolean(b)) if maria => Param::Number(if *b { "1" } else { "0" }.into()),
+            (_, Value::Boolean(b)) => Param::Text(b.to_string()),
+            (_, Value::String(s)) => {
+                if s.contains('\0') && !maria {
+                    return Err("holds text with a NUL character, which PostgreSQL's text cannot store".into());
+                }
+                Param::Text(s.clone())
+            }
+            (Kind::Decimal, Value::Bytes(unscaled)) => {
+                let scale = parameter(schema, "scale").and_then(|s| s.parse().ok()).unwrap_or(0);
+                Param::Number(decimal(unscaled, scale))
+            }
+            (_, Value::Decimal { unscaled, scale }) => Param::Number(decimal(unscaled, *scale)),
+            (Kind::VariableDecimal, Value::Struct(fields)) => {
+                let index = |name: &str| schema.fields.iter().position(|f| f.name == name);
+                let scale = index("scale").and_then(|i| fields.get(i));
+                let unscaled = index("value").and_then(|i| fields.get(i));
+                match (scale, unscaled) {
+                    (Some(Value::Int32(scale)), Some(Value::Bytes(unscaled))) => {
+                        Param::Number(decimal(unscaled, *scale))
+                    }
+                    _ => return Err(mismatch()),
+                }
+            }
+            (_, Value::Bytes(bytes)) => Param::Bytes(bytes.clone()),
+            _ => return Err(mismatch()),
+        })
+    }
+
+    /// A name as the config's quoting writes it.
+    pub fn quote(self, quoting: Quoting, name: &str) -> String {
+        let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
+            && !RESERVED.contains(&name);
+        let (open, close) = match self {
+            Dialect::Postgres => ('"', "\"\""),
+            Dialect::MariaDb => ('`', "``"),
+        };
+        match quoting {
+            Quoting::Never => name.to_string(),
+            Quoting::Lowered if plain => name.to_string(),
+            _ => format!("{open}{}{open}", name.replace(open, close)),
+        }
+    }
+
+    pub fn table(self, quoting: Quoting, table: &TableId) -> String {
+        match &table.schema {
+            Some(schema) => format!("{}.{}", self.quote(quoting, schema), self.quote(quoting, &table.name)),
+            None => self.quote(quoting, &table.name),
+        }
+    }
+
+    fn column_def(self, flavor: Flavor, quoting: Quoting, column: &ColumnDef<'_>) -> Result<String, String> {
+        let schema = &column.cell.schema;
+        let ty =
+            self.column_type(flavor, schema, column.key).map_err(|e| format!("the field {} {e}", column.cell.name))?;
+        let default = match &schema.default {
+            Some(value) if !column.key => self.default_literal(flavor, schema, value, &ty),
+            _ => None,
+        };
+        let nullable = match column.key || !schema.optional {
+            true => "NOT NULL",
+            false => "NULL",
+        };
+        Ok(match default {
+            Some(d) => format!("{} {ty} DEFAULT {d} {nullable}", self.quote(quoting, &column.cell.name)),
+            None => format!("{} {ty} {nullable}", self.quote(quoting, &column.cell.name)),
+        })
+    }
+
+    fn default_literal(self, flavor: Flavor, schema: &Schema, value: &Value, ty: &str) -> Option<String> {
+        // MariaDB takes no default for text and blob columns.
+        if self == Dialect::MariaDb && (ty.contains("text") || ty.contains("TEXT") || ty.contains("blob")) {
+            return None;
+        }
+        match self.param(flavor, schema, value, 0).ok()? {
+            Param::Null => None,
+            Param::Number(n) => Some(n),
+            Param::Text(t) if !t.contains('\0') => Some(format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''"))),
+            _ => None,
+        }
+    }
+
+    /// `CREATE TABLE` with the key columns first and the primary key.
+    pub fn create_table(
+        self,
+        flavor: Flavor,
+        quoting: Quoting,
+        id: &TableId,
+        columns: &[ColumnDef<'_>],
+    ) -> Result<String, String> {
+        let mut parts = columns.iter().map(|c| self.column_def(flavor, quoting, c)).collect::<Result<Vec<_>, _>>()?;
+        let keys: Vec<String> = columns.iter().filter(|c| c.key).map(|c| self.quote(quoting, &c.cell.name)).collect();
+        if !keys.is_empty() {
+            parts.push(format!("PRIMARY KEY({})", keys.join(", ")));
+        }
+        Ok(format!("CREATE TABLE {} ({})", self.table(quoting, id), parts.join(", ")))
+    }
+
+    /// `ALTER TABLE … ADD COLUMN` for columns a record has and the table lacks; each must be
+    /// optional or have a default, as both references ask.
+    pub fn add_columns(
+        self,
+        flavor: Flavor,
+        quoting: Quoting,
+        id: &TableId,
+        columns: &[ColumnDef<'_>],
+    ) -> Result<String, String> {
+        let mut parts = Vec::new();
+        for column in columns {
+            if !column.cell.schema.optional && column.cell.schema.default.is_none() {
+                return Err(format!(
+                    "the table {id} lacks the column {}, whose field is required and has no default, so it cannot be \
+                     added to rows already there; add the column by hand, or make the field optional",
+                    column.cell.name
+                ));
+            }
+            parts.push(format!("ADD COLUMN {}", self.column_def(flavor, quoting, column)?));
+        }
+        Ok(format!("ALTER TABLE {} {}", self.table(quoting, id), parts.join(", ")))
+    }
+
+    fn names(self, quoting: Quoting, columns: &[&str], separator: &str) -> String {
+        columns.iter().map(|c| self.quote(quoting, c)).collect::<Vec<_>>().join(separator)
+    }
+
+    /// `INSERT` of `rows`, as upsert when `upsert` names the key columns and those to update.
+    pub fn insert(
+        self,
+        quoting: Quoting,
+        id: &TableId,
+        columns: &[&str],
+        rows: Vec<Vec<Param>>,
+        upsert: Option<(&[&str], &[&str])>,
+    ) -> Sql {
+        let mut sql = Sql::new(self);
+        sql.push(&format!("INSERT INTO {} ({}) VALUES ", self.table(quoting, id), self.names(quoting, columns, ",")));
+        for (i, row) in rows.into_iter().enumerate() {
+            sql.push(if i == 0 { "(" } else { ",(" });
+            for (j, param) in row.into_iter().enumerate() {
+                if j > 0 {
+                    sql.push(",");
+                }
+                sql.param(param);
+            }
+            sql.push(")");
+        }
+        if let Some((key, updated)) = upsert {
+            match self {
+                Dialect::Postgres => {
+                    sql.push(&format!(" ON CONFLICT ({}) ", self.names(quoting, key, ",")));
+                    if updated.is_empty() {
+                        sql.push("DO NOTHING");
+                    } else {
+                        let sets: Vec<String> =
+                            updated.iter().map(|c| format!("{0}=EXCLUDED.{0}", self.quote(quoting, c))).collect();
+                        sql.push(&format!("DO UPDATE SET {}", sets.join(",")));
+                    }
+                }
+                Dialect::MariaDb => {
+                    let targets = if updated.is_empty() { key } else { updated };
+                    let sets: Vec<String> =
+                        targets.iter().map(|c| format!("{0}=VALUES({0})", self.quote(quoting, c))).collect();
+                    sql.push(&format!(" ON DUPLICATE KEY UPDATE {}", sets.join(",")));
+                }
+            }
+        }
+        sql
+    }
+
+    /// `UPDATE` of one row by its key.
+    pub fn update(self, quoting: Quoting, id: &TableId, set: Vec<(&str, Param)>, key: Vec<(&str, Param)>) -> Sql {
+        let mut sql = Sql::new(self);
+        sql.push(&format!("UPDATE {} SET ", self.table(quoting, id)));
+        for (i, (column, param)) in set.into_iter().enumerate() {
+            sql.push(&format!("{}{}=", if i > 0 { ", " } else { "" }, self.quote(quoting, column)));
+            sql.param(param);
+        }
+        sql.push(" WHERE ");
+        for (i, (column, param)) in key.into_iter().enumerate() {
+            sql.push(&format!("{}{}=", if i > 0 { " AND " } else { "" }, self.quote(quoting, column)));
+            sql.param(param);
+        }
+        sql
+    }
+
+    /// `DELETE` of rows by their keys.
+    pub fn delete(self, quoting: Quoting, id: &TableId, key: &[&str], rows: Vec<Vec<Param>>) -> Sql {
+        let mut sql = Sql::new(self);
+        sql.push(&format!("DELETE FROM {} WHERE ({}) IN (", self.table(quoting, id), self.names(quoting, key, ",")));
+        for (i, row) in rows.into_iter().enumerate() {
+            sql.push(if i == 0 { "(" } else { ",(" });
+            for (j, param) in row.into_iter().enumerate() {
+                if j > 0 {
+                    sql.push(",");
+                }
+                sql.param(param);
+            }
+            sql.push(")");
+        }
+        sql.push(")");
+        sql
+    }
+
+    pub fn truncate(self, quoting: Quoting, id: &TableId) -> String {
+        format!("TRUNCATE TABLE {}", self.table(quoting, id))
+    }
+
+    /// The columns of a table: name and type, by `information_schema`.
+    pub fn columns(self, table: &TableId) -> Sql {
+        let mut sql = Sql::new(self);
+        let current = match self {
+            Dialect::Postgres => "current_schema()",
+            Dialect::MariaDb => "DATABASE()",
+        };
+        sql.push("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = COALESCE(");
+        sql.param(table.schema.clone().map_or(Param::Null, Param::Text));
+        sql.push(&format!(", {current}) AND table_name = "));
+        sql.param(Param::Text(table.name.clone()));
+        sql.push(" ORDER BY ordinal_position");
+        sql
+    }
+
+    pub fn begin(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "BEGIN",
+            Dialect::MariaDb => "START TRANSACTION",
+        }
+    }
+
+    /// What a session sets first: deadlines below the call's, UTC, and the character set.
+    pub fn session_setup(self, statement_timeout_ms: u64) -> String {
+        match self {
+            Dialect::Postgres => format!(
+                "SET statement_timeout = {statement_timeout_ms}; SET lock_timeout = {}; \
+                 SET idle_in_transaction_session_timeout = {}",
+                statement_timeout_ms / 2,
+                statement_timeout_ms * 20
+            ),
+            Dialect::MariaDb => format!(
+                "SET NAMES utf8mb4, time_zone = '+00:00', SESSION max_statement_time = {:.3}, \
+                 SESSION innodb_lock_wait_timeout = {}",
+                statement_timeout_ms as f64 / 1000.0,
+                (statement_timeout_ms / 2000).max(1)
+            ),
+        }
+    }
+
+    /// Whether a refusal says the table (or column) is there already: another task made it.
+    pub fn already_there(self, code: &str) -> bool {
+        match self {
+            Dialect::Postgres => code == "42P07" || code == "42701",
+            Dialect::MariaDb => code == "1050" || code == "1060",
+        }
+    }
+
+    /// How a name the config writes unquoted is stored.
+    pub fn stored_name(self, quoting: Quoting, name: &str) -> String {
+        match (self, quoting) {
+            // PostgreSQL folds unquoted names to lower case.
+            (Dialect::Postgres, Quoting::Never) => name.to_lowercase(),
+            _ => name.to_string(),
+        }
+    }
+}
+
+/// A column of a table to create or extend.
+pub struct ColumnDef<'a> {
+    pub cell: &'a Cell,
+    pub key: bool,
+}
+
+/// A double as both databases read it; MariaDB stores no NaN or infinity.
+fn float(f: f64, maria: bool) -> Result<String, String> {
+    if f.is_finite() {
+        return Ok(format!("{f:?}"));
+    }
+    if maria {
+        return Err(format!("holds {f}, which MariaDB cannot store"));
+    }
+    Ok(if f.is_nan() {
+        "NaN".into()
+    } else if f > 0.0 {
+        "Infinity".into()
+    } else {
+        "-Infinity".into()
     })
 }
 
-/// A value as the text PostgreSQL reads for its column; none for NULL. `offset_seconds` moves
-/// instants into the configured zone (PostgreSQL's `timestamp` has none).
-pub fn text(flavor: Flavor, schema: &Schema, value: &Value, offset_seconds: i32) -> Result<Option<String>, String> {
-    if matches!(value, Value::Null) {
-        return Ok(None);
-    }
-    let kind = kind(flavor, schema)?;
-    let mismatch = || format!("holds a value that does not match its schema ({:?})", schema.kind);
-    let text = match (kind, value) {
-        (_, Value::Int8(n)) if !matches!(kind, Kind::Date | Kind::Time(_) | Kind::Timestamp(_)) => n.to_string(),
-        (_, Value::Int16(n)) if !matches!(kind, Kind::Date | Kind::Time(_) | Kind::Timestamp(_)) => n.to_string(),
-        (Kind::Date, Value::Int32(days)) => date(i64::from(*days)),
-        (Kind::Time(per_second), Value::Int32(n)) => time_of_day(i64::from(*n), per_second),
-        (Kind::Time(per_second), Value::Int64(n)) => time_of_day(*n, per_second),
-        (Kind::Timestamp(per_second), Value::Int64(n)) => timestamp(*n, per_second, offset_seconds),
-        (Kind::Interval, Value::Int64(micros)) => format!("{micros} microseconds"),
-        (_, Value::Int32(n)) => n.to_string(),
-        (_, Value::Int64(n)) => n.to_string(),
-        (_, Value::Float32(f)) => float(f64::from(*f)),
-        (_, Value::Float64(f)) => float(*f),
-        (_, Value::Boolean(b)) => b.to_string(),
-        (_, Value::String(s)) => {
-            if s.contains('\0') {
-                return Err("holds text with a NUL character, which PostgreSQL's text cannot store".into());
-            }
-            s.clone()
+/// Debezium's ZonedTimestamp (`2024-01-01T10:15:30.123+02:00`, or `…Z`) as the UTC text
+/// MariaDB's `timestamp` reads in a session at `+00:00`.
+fn zoned_for_mariadb(text: &str) -> Result<String, String> {
+    let bad = || format!("holds \"{text}\", which is not an ISO-8601 instant");
+    let (stamp, offset) = match text.strip_suffix('Z') {
+        Some(stamp) => (stamp, 0i64),
+        None => {
+            let at = text.rfind(['+', '-']).filter(|i| *i > 10).ok_or_else(bad)?;
+            let (stamp, offset) = text.split_at(at);
+            let sign = if offset.starts_with('-') { -1 } else { 1 };
+            let (h, m) = offset[1..].split_once(':').ok_or_else(bad)?;
+            let (h, m): (i64, i64) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+            (stamp, sign * (h * 3600 + m * 60))
         }
-        (Kind::Decimal, Value::Decimal { unscaled, scale }) => decimal(unscaled, *scale),
-        (Kind::Decimal, Value::Bytes(unscaled)) => {
-            let scale = schema
-                .parameters
-                .as_ref()
-                .and_then(|p| p.iter().find(|(k, _)| k == "scale"))
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0);
-            decimal(unscaled, scale)
-        }
-        (_, Value::Decimal { unscaled, scale }) => decimal(unscaled, *scale),
-        (Kind::VariableDecimal, Value::Struct(fields)) => {
-            let index = |name: &str| schema.fields.iter().position(|f| f.name == name);
-            let scale = index("scale").and_then(|i| fields.get(i));
-            let unscaled = index("value").and_then(|i| fields.get(i));
-            match (scale, unscaled) {
-                (Some(Value::Int32(scale)), Some(Value::Bytes(unscaled))) => decimal(unscaled, *scale),
-                _ => return Err(mismatch()),
-            }
-        }
-        (_, Value::Bytes(bytes)) => {
-            let mut text = String::with_capacity(2 + bytes.len() * 2);
-            text.push_str("\\x");
-            for b in bytes {
-                text.push_str(&format!("{b:02x}"));
-            }
-            text
-        }
-        _ => return Err(mismatch()),
     };
-    Ok(Some(text))
+    let (day, time) = stamp.split_once('T').ok_or_else(bad)?;
+    let mut parts = day.splitn(3, '-');
+    let (y, mo, d): (i64, i64, i64) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(y), Some(mo), Some(d)) => {
+            (y.parse().map_err(|_| bad())?, mo.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?)
+        }
+        _ => return Err(bad()),
+    };
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, "0"));
+    let mut hms = clock.splitn(3, ':');
+    let (h, mi, s): (i64, i64, i64) = match (hms.next(), hms.next(), hms.next()) {
+        (Some(h), Some(mi), Some(s)) => {
+            (h.parse().map_err(|_| bad())?, mi.parse().map_err(|_| bad())?, s.parse().map_err(|_| bad())?)
+        }
+        _ => return Err(bad()),
+    };
+    let micros: i64 = format!("{:0<6}", &fraction[..fraction.len().min(6)]).parse().map_err(|_| bad())?;
+    let days = days_from_civil(y, mo, d);
+    let seconds = days * 86_400 + h * 3600 + mi * 60 + s - offset;
+    timestamp(seconds * 1_000_000 + micros, 1_000_000, 0, true)
 }
 
-fn float(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".into()
-    } else if f.is_infinite() {
-        if f > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        format!("{f:?}")
-    }
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// A big-endian two's complement integer scaled by `10^-scale`, in decimal.
@@ -273,8 +654,9 @@ pub fn decimal(unscaled: &[u8], scale: i32) -> String {
     text
 }
 
-/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's civil-from-days).
-fn date(days: i64) -> String {
+/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's civil-from-days);
+/// MariaDB keeps years 1000 to 9999 only.
+fn date(days: i64, maria: bool) -> Result<String, String> {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -284,10 +666,13 @@ fn date(days: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    match year {
+    if maria && !(1000..=9999).contains(&year) {
+        return Err(format!("holds a date in the year {year}, outside the years 1000 to 9999 MariaDB keeps"));
+    }
+    Ok(match year {
         y if y <= 0 => format!("{:04}-{month:02}-{day:02} BC", 1 - y),
         y => format!("{y:04}-{month:02}-{day:02}"),
-    }
+    })
 }
 
 /// `units` of a second `per_second` since midnight, to the microsecond.
@@ -297,16 +682,16 @@ fn time_of_day(units: i64, per_second: i64) -> String {
     format!("{:02}:{:02}:{:02}.{:06}", seconds / 3600, seconds / 60 % 60, seconds % 60, micros % 1_000_000)
 }
 
-fn timestamp(units: i64, per_second: i64, offset_seconds: i32) -> String {
+fn timestamp(units: i64, per_second: i64, offset_seconds: i32, maria: bool) -> Result<String, String> {
     let micros = scale_to_micros(units, per_second) + i64::from(offset_seconds) * 1_000_000;
     let days = micros.div_euclid(86_400_000_000);
     let day_micros = micros.rem_euclid(86_400_000_000);
-    let date = date(days);
+    let date = date(days, maria)?;
     let time = time_of_day(day_micros, 1_000_000);
-    match date.strip_suffix(" BC") {
+    Ok(match date.strip_suffix(" BC") {
         Some(date) => format!("{date} {time} BC"),
         None => format!("{date} {time}"),
-    }
+    })
 }
 
 fn scale_to_micros(units: i64, per_second: i64) -> i64 {
@@ -318,6 +703,7 @@ fn scale_to_micros(units: i64, per_second: i64) -> i64 {
 }
 
 /// PostgreSQL's reserved words a name must be quoted to use, beside those of other shapes.
+
 const RESERVED: &[&str] = &[
     "all",
     "analyse",
@@ -398,176 +784,14 @@ const RESERVED: &[&str] = &[
     "with",
 ];
 
-/// A name as the config's quoting writes it.
-pub fn quote(quoting: Quoting, name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
-        && !RESERVED.contains(&name);
-    match quoting {
-        Quoting::Never => name.to_string(),
-        Quoting::Lowered if plain => name.to_string(),
-        _ => format!("\"{}\"", name.replace('"', "\"\"")),
-    }
-}
-
-pub fn table(quoting: Quoting, table: &TableId) -> String {
-    match &table.schema {
-        Some(schema) => format!("{}.{}", quote(quoting, schema), quote(quoting, &table.name)),
-        None => quote(quoting, &table.name),
-    }
-}
-
-/// A column of a table to create or extend.
-pub struct ColumnDef<'a> {
-    pub cell: &'a Cell,
-    pub key: bool,
-}
-
-fn column_def(flavor: Flavor, quoting: Quoting, column: &ColumnDef<'_>) -> Result<String, String> {
-    let schema = &column.cell.schema;
-    let ty = column_type(flavor, schema).map_err(|e| format!("the field {} {e}", column.cell.name))?;
-    let default = match &schema.default {
-        Some(value) if !column.key => default_literal(flavor, schema, value),
-        _ => None,
-    };
-    let nullable = match column.key || !schema.optional {
-        true => "NOT NULL",
-        false => "NULL",
-    };
-    Ok(match default {
-        Some(d) => format!("{} {ty} DEFAULT {d} {nullable}", quote(quoting, &column.cell.name)),
-        None => format!("{} {ty} {nullable}", quote(quoting, &column.cell.name)),
-    })
-}
-
-fn default_literal(flavor: Flavor, schema: &Schema, value: &Value) -> Option<String> {
-    let text = text(flavor, schema, value, 0).ok()??;
-    Some(match value {
-        Value::Int8(_)
-        | Value::Int16(_)
-        | Value::Int32(_)
-        | Value::Int64(_)
-        | Value::Float32(_)
-        | Value::Float64(_)
-            if schema.name.is_none() =>
-        {
-            text
-        }
-        Value::Boolean(_) => text,
-        _ => format!("'{}'", text.replace('\'', "''")),
-    })
-}
-
-/// `CREATE TABLE` with the key columns first and the primary key.
-pub fn create_table(
-    flavor: Flavor,
-    quoting: Quoting,
-    id: &TableId,
-    columns: &[ColumnDef<'_>],
-) -> Result<String, String> {
-    let mut parts = columns.iter().map(|c| column_def(flavor, quoting, c)).collect::<Result<Vec<_>, _>>()?;
-    let keys: Vec<String> = columns.iter().filter(|c| c.key).map(|c| quote(quoting, &c.cell.name)).collect();
-    if !keys.is_empty() {
-        parts.push(format!("PRIMARY KEY({})", keys.join(", ")));
-    }
-    Ok(format!("CREATE TABLE {} ({})", table(quoting, id), parts.join(", ")))
-}
-
-/// `ALTER TABLE … ADD COLUMN` for columns a record has and the table lacks; each must be
-/// optional or have a default, as both references ask.
-pub fn add_columns(
-    flavor: Flavor,
-    quoting: Quoting,
-    id: &TableId,
-    columns: &[ColumnDef<'_>],
-) -> Result<String, String> {
-    let mut parts = Vec::new();
-    for column in columns {
-        if !column.cell.schema.optional && column.cell.schema.default.is_none() {
-            return Err(format!(
-                "the table {id} lacks the column {}, whose field is required and has no default, so it cannot be \
-                 added to rows already there; add the column by hand, or make the field optional",
-                column.cell.name
-            ));
-        }
-        parts.push(format!("ADD COLUMN {}", column_def(flavor, quoting, column)?));
-    }
-    Ok(format!("ALTER TABLE {} {}", table(quoting, id), parts.join(", ")))
-}
-
-/// `INSERT` of `rows` rows of `columns`, as upsert when `conflict` names the key (and updates
-/// `updated`, or does nothing when there is none).
-pub fn insert(
-    quoting: Quoting,
-    id: &TableId,
-    columns: &[&str],
-    rows: usize,
-    upsert: Option<(&[&str], &[&str])>,
-) -> String {
-    let names: Vec<String> = columns.iter().map(|c| quote(quoting, c)).collect();
-    let mut sql = format!("INSERT INTO {} ({}) VALUES ", table(quoting, id), names.join(","));
-    let width = columns.len();
-    for row in 0..rows {
-        if row > 0 {
-            sql.push(',');
-        }
-        sql.push('(');
-        for column in 0..width {
-            if column > 0 {
-                sql.push(',');
-            }
-            sql.push_str(&format!("${}", row * width + column + 1));
-        }
-        sql.push(')');
-    }
-    if let Some((key, updated)) = upsert {
-        let key: Vec<String> = key.iter().map(|c| quote(quoting, c)).collect();
-        sql.push_str(&format!(" ON CONFLICT ({}) ", key.join(",")));
-        if updated.is_empty() {
-            sql.push_str("DO NOTHING");
-        } else {
-            let sets: Vec<String> = updated.iter().map(|c| format!("{0}=EXCLUDED.{0}", quote(quoting, c))).collect();
-            sql.push_str(&format!("DO UPDATE SET {}", sets.join(",")));
-        }
-    }
-    sql
-}
-
-/// `UPDATE` of one row by its key.
-pub fn update(quoting: Quoting, id: &TableId, set: &[&str], key: &[&str]) -> String {
-    let sets: Vec<String> = set.iter().enumerate().map(|(i, c)| format!("{}=${}", quote(quoting, c), i + 1)).collect();
-    let wheres: Vec<String> =
-        key.iter().enumerate().map(|(i, c)| format!("{}=${}", quote(quoting, c), set.len() + i + 1)).collect();
-    format!("UPDATE {} SET {} WHERE {}", table(quoting, id), sets.join(", "), wheres.join(" AND "))
-}
-
-/// `DELETE` of `rows` rows by their keys.
-pub fn delete(quoting: Quoting, id: &TableId, key: &[&str], rows: usize) -> String {
-    let names: Vec<String> = key.iter().map(|c| quote(quoting, c)).collect();
-    let tuples: Vec<String> = (0..rows)
-        .map(|row| {
-            let params: Vec<String> = (0..key.len()).map(|c| format!("${}", row * key.len() + c + 1)).collect();
-            format!("({})", params.join(","))
-        })
-        .collect();
-    format!("DELETE FROM {} WHERE ({}) IN ({})", table(quoting, id), names.join(","), tuples.join(","))
-}
-
-pub fn truncate(quoting: Quoting, id: &TableId) -> String {
-    format!("TRUNCATE TABLE {}", table(quoting, id))
-}
-
-/// The columns of a table: name and type, by `information_schema`.
-pub fn columns_query() -> &'static str {
-    "SELECT column_name, data_type FROM information_schema.columns \
-     WHERE table_schema = COALESCE($1, current_schema()) AND table_name = $2 ORDER BY ordinal_position"
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // a test: a failed unwrap is a failed test
 
     use super::*;
+
+    const PG: Dialect = Dialect::Postgres;
+    const MARIA: Dialect = Dialect::MariaDb;
 
     #[test]
     fn decimals_are_written_from_their_unscaled_twos_complement() {
@@ -582,57 +806,90 @@ mod tests {
     }
 
     #[test]
-    fn dates_times_and_timestamps_are_written_as_postgresql_reads_them() {
-        assert_eq!(date(0), "1970-01-01");
-        assert_eq!(date(19_723), "2024-01-01");
-        assert_eq!(date(-719_528), "0000-01-01".replace("0000", "0001") + " BC");
+    fn dates_times_and_timestamps_are_written_as_the_databases_read_them() {
+        assert_eq!(date(0, false).unwrap(), "1970-01-01");
+        assert_eq!(date(19_723, true).unwrap(), "2024-01-01");
+        assert_eq!(date(-719_528, false).unwrap(), "0001-01-01 BC");
+        assert!(date(-719_528, true).unwrap_err().contains("outside the years 1000 to 9999"));
         assert_eq!(time_of_day(3_723_004, 1_000), "01:02:03.004000");
         assert_eq!(time_of_day(3_723_000_005, 1_000_000), "01:02:03.000005");
-        assert_eq!(timestamp(1_704_067_200_123, 1_000, 0), "2024-01-01 00:00:00.123000");
-        assert_eq!(timestamp(1_704_067_200_123_456, 1_000_000, 3600), "2024-01-01 01:00:00.123456");
-        assert_eq!(timestamp(-1, 1_000, 0), "1969-12-31 23:59:59.999000");
+        assert_eq!(timestamp(1_704_067_200_123, 1_000, 0, false).unwrap(), "2024-01-01 00:00:00.123000");
+        assert_eq!(timestamp(1_704_067_200_123_456, 1_000_000, 3600, false).unwrap(), "2024-01-01 01:00:00.123456");
+        assert_eq!(timestamp(-1, 1_000, 0, false).unwrap(), "1969-12-31 23:59:59.999000");
+        assert_eq!(zoned_for_mariadb("2024-01-01T10:15:30.5+02:00").unwrap(), "2024-01-01 08:15:30.500000");
+        assert_eq!(zoned_for_mariadb("2024-01-01T00:00:00Z").unwrap(), "2024-01-01 00:00:00.000000");
+        assert!(zoned_for_mariadb("yesterday").is_err());
+        assert_eq!(days_from_civil(2024, 1, 1), 19_723);
     }
 
     #[test]
-    fn names_are_quoted_as_the_config_asks() {
-        assert_eq!(quote(Quoting::Lowered, "orders"), "orders");
-        assert_eq!(quote(Quoting::Lowered, "order"), "\"order\"");
-        assert_eq!(quote(Quoting::Lowered, "has space"), "\"has space\"");
-        assert_eq!(quote(Quoting::Always, "Orders"), "\"Orders\"");
-        assert_eq!(quote(Quoting::Always, "a\"b"), "\"a\"\"b\"");
-        assert_eq!(quote(Quoting::Never, "Orders"), "Orders");
+    fn names_are_quoted_as_the_config_asks_with_each_databases_quote() {
+        assert_eq!(PG.quote(Quoting::Lowered, "orders"), "orders");
+        assert_eq!(PG.quote(Quoting::Lowered, "order"), "\"order\"");
+        assert_eq!(PG.quote(Quoting::Lowered, "has space"), "\"has space\"");
+        assert_eq!(PG.quote(Quoting::Always, "Orders"), "\"Orders\"");
+        assert_eq!(PG.quote(Quoting::Always, "a\"b"), "\"a\"\"b\"");
+        assert_eq!(PG.quote(Quoting::Never, "Orders"), "Orders");
+        assert_eq!(MARIA.quote(Quoting::Always, "a`b"), "`a``b`");
+    }
+
+    fn numbers(row: &[i64]) -> Vec<Param> {
+        row.iter().map(|n| Param::Number(n.to_string())).collect()
     }
 
     #[test]
-    fn statements_take_numbered_parameters() {
+    fn statements_take_numbered_parameters_in_postgresql_and_literals_in_mariadb() {
         let id = TableId { schema: None, name: "t".into() };
-        assert_eq!(
-            insert(Quoting::Lowered, &id, &["k", "v"], 2, Some((&["k"], &["v"]))),
-            "INSERT INTO t (k,v) VALUES ($1,$2),($3,$4) ON CONFLICT (k) DO UPDATE SET v=EXCLUDED.v"
+        let rows = vec![numbers(&[1, 2]), numbers(&[3, 4])];
+        let sql = PG.insert(Quoting::Lowered, &id, &["k", "v"], rows.clone(), Some((&["k"], &["v"])));
+        assert_eq!(sql.text, "INSERT INTO t (k,v) VALUES ($1,$2),($3,$4) ON CONFLICT (k) DO UPDATE SET v=EXCLUDED.v");
+        assert_eq!(sql.params.len(), 4);
+        let sql = MARIA.insert(Quoting::Lowered, &id, &["k", "v"], rows, Some((&["k"], &["v"])));
+        assert_eq!(sql.text, "INSERT INTO t (k,v) VALUES (1,2),(3,4) ON DUPLICATE KEY UPDATE v=VALUES(v)");
+        assert!(sql.params.is_empty());
+        let sql = PG.insert(Quoting::Always, &id, &["k"], vec![numbers(&[1])], Some((&["k"], &[])));
+        assert_eq!(sql.text, "INSERT INTO \"t\" (\"k\") VALUES ($1) ON CONFLICT (\"k\") DO NOTHING");
+        let sql =
+            PG.update(Quoting::Lowered, &id, vec![("a", Param::Null), ("b", Param::Null)], vec![("k", Param::Null)]);
+        assert_eq!(sql.text, "UPDATE t SET a=$1, b=$2 WHERE k=$3");
+        let sql = PG.delete(Quoting::Lowered, &id, &["k", "j"], vec![numbers(&[1, 2]), numbers(&[3, 4])]);
+        assert_eq!(sql.text, "DELETE FROM t WHERE (k,j) IN (($1,$2),($3,$4))");
+        let sql = MARIA.insert(
+            Quoting::Lowered,
+            &id,
+            &["s", "b"],
+            vec![vec![Param::Text("it's".into()), Param::Bytes(vec![0, 255])]],
+            None,
         );
-        assert_eq!(
-            insert(Quoting::Always, &id, &["k"], 1, Some((&["k"], &[]))),
-            "INSERT INTO \"t\" (\"k\") VALUES ($1) ON CONFLICT (\"k\") DO NOTHING"
-        );
-        assert_eq!(update(Quoting::Lowered, &id, &["a", "b"], &["k"]), "UPDATE t SET a=$1, b=$2 WHERE k=$3");
-        assert_eq!(delete(Quoting::Lowered, &id, &["k", "j"], 2), "DELETE FROM t WHERE (k,j) IN (($1,$2),($3,$4))");
+        assert_eq!(sql.text, "INSERT INTO t (s,b) VALUES (_utf8mb4 X'69742773',X'00ff')");
     }
 
     #[test]
-    fn column_types_follow_each_reference() {
+    fn column_types_follow_each_reference_and_database() {
         let decimal = Schema::decimal(2).parameter("connect.decimal.precision", "10").build();
-        assert_eq!(column_type(Flavor::Debezium, &decimal).unwrap(), "decimal(10,2)");
-        assert_eq!(column_type(Flavor::Confluent, &decimal).unwrap(), "DECIMAL");
+        assert_eq!(PG.column_type(Flavor::Debezium, &decimal, false).unwrap(), "decimal(10,2)");
+        assert_eq!(PG.column_type(Flavor::Confluent, &decimal, false).unwrap(), "DECIMAL");
+        assert_eq!(MARIA.column_type(Flavor::Confluent, &decimal, false).unwrap(), "DECIMAL(65,2)");
         let micro = Schema::int64().named("io.debezium.time.MicroTimestamp").build();
-        assert_eq!(column_type(Flavor::Debezium, &micro).unwrap(), "timestamp(6)");
-        assert_eq!(column_type(Flavor::Confluent, &micro).unwrap(), "BIGINT");
-        assert_eq!(text(Flavor::Confluent, &micro, &Value::Int64(5), 0).unwrap().as_deref(), Some("5"));
-        assert!(column_type(Flavor::Debezium, &Schema::array(Schema::int32().build()).build())
+        assert_eq!(PG.column_type(Flavor::Debezium, &micro, false).unwrap(), "timestamp(6)");
+        assert_eq!(MARIA.column_type(Flavor::Debezium, &micro, false).unwrap(), "datetime(6)");
+        assert_eq!(PG.column_type(Flavor::Confluent, &micro, false).unwrap(), "BIGINT");
+        assert_eq!(PG.param(Flavor::Confluent, &micro, &Value::Int64(5), 0).unwrap(), Param::Number("5".into()));
+        let text = Schema::string().build();
+        assert_eq!(MARIA.column_type(Flavor::Debezium, &text, true).unwrap(), "varchar(255)");
+        assert_eq!(MARIA.column_type(Flavor::Debezium, &text, false).unwrap(), "longtext");
+        assert!(PG
+            .column_type(Flavor::Debezium, &Schema::array(Schema::int32().build()).build(), false)
             .unwrap_err()
             .contains("an array"));
         assert_eq!(
-            text(Flavor::Debezium, &Schema::bytes().build(), &Value::Bytes(vec![0, 255]), 0).unwrap().as_deref(),
-            Some("\\x00ff")
+            PG.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), 0).unwrap(),
+            Param::Text("true".into())
         );
+        assert_eq!(
+            MARIA.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), 0).unwrap(),
+            Param::Number("1".into())
+        );
+        assert!(MARIA.param(Flavor::Debezium, &Schema::float64().build(), &Value::Float64(f64::NAN), 0).is_err());
     }
 }

@@ -6,8 +6,9 @@
 //!
 //! - `settings`: the two key sets, read into one `Settings`;
 //! - `rows`: records as rows (table, operation, key and value columns);
-//! - `dialect`: PostgreSQL's types, values and statements;
-//! - `postgres`: the wire protocol;
+//! - `dialect`: each database's types, values and statements;
+//! - `db`: one session over either database;
+//! - `postgres`, `mysql`: the wire protocols;
 //! - `writer`: a put's rows into the database, in one transaction.
 
 // The native build runs the unit tests only; the component is where every item is used.
@@ -15,7 +16,9 @@
 
 use wharf_sdk::*;
 
+mod db;
 mod dialect;
+mod mysql;
 mod postgres;
 mod rows;
 mod settings;

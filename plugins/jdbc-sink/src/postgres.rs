@@ -23,6 +23,8 @@ const MAX_NOTICES: usize = 16;
 #[derive(Debug, Clone)]
 pub enum PgError {
     Connection(String),
+    /// The server refused the user, the password or the database.
+    SignIn(String),
     Server(ServerError),
 }
 
@@ -38,7 +40,7 @@ pub struct ServerError {
 impl std::fmt::Display for PgError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PgError::Connection(m) => f.write_str(m),
+            PgError::Connection(m) | PgError::SignIn(m) => f.write_str(m),
             PgError::Server(e) => {
                 write!(f, "{} (SQLSTATE {})", e.message, e.code)?;
                 if let Some(detail) = &e.detail {
@@ -59,6 +61,7 @@ impl PgError {
     pub fn is_transient(&self) -> bool {
         match self {
             PgError::Connection(_) => true,
+            PgError::SignIn(_) => false,
             PgError::Server(e) => {
                 let class = e.code.get(..2).unwrap_or("");
                 matches!(class, "08" | "53" | "57") || matches!(e.code.as_str(), "40001" | "40P01" | "55P03" | "55006")
@@ -162,11 +165,11 @@ impl Connection {
             if tag == b'E' {
                 let error = server_error(&body);
                 return Err(match error.code.as_str() {
-                    "28P01" | "28000" => PgError::Connection(format!(
+                    "28P01" | "28000" => PgError::SignIn(format!(
                         "PostgreSQL refused {} at {}: {} (SQLSTATE {}); check connection.username (connection.user) and connection.password",
                         login.user, login.address, error.message, error.code
                     )),
-                    "3D000" => PgError::Connection(format!(
+                    "3D000" => PgError::SignIn(format!(
                         "PostgreSQL at {} has no database {}: {}; check the database of connection.url",
                         login.address, login.database, error.message
                     )),
@@ -194,10 +197,7 @@ impl Connection {
         scram: &mut Option<Scram>,
     ) -> Result<(), PgError> {
         let need_password = || {
-            PgError::Connection(format!(
-                "PostgreSQL asks a password of {}, and connection.password is not set",
-                login.user
-            ))
+            PgError::SignIn(format!("PostgreSQL asks a password of {}, and connection.password is not set", login.user))
         };
         {
             match code {

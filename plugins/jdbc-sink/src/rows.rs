@@ -103,7 +103,8 @@ pub fn read(settings: &Settings, record: &SinkRecord) -> Result<Read, Refusal> {
             ))
             }
         },
-        Some((schema, value)) => match envelope(&schema, value) {
+        // Confluent's sink writes an envelope as any struct; Debezium's reads its change.
+        Some((schema, value)) => match envelope(&schema, value).filter(|_| settings.flavor == Flavor::Debezium) {
             Some(event) => match event.op.as_str() {
                 "c" | "r" | "u" => match event.after {
                     Some(after) => (Op::Write, Some(after)),

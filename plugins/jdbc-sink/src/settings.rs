@@ -383,17 +383,24 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         },
     };
     if let Some(url) = &url {
-        if url.driver != Driver::Postgres {
+        if url.database.is_none() {
             r.problem(
                 "connection.url",
                 format!(
-                    "connection.url names a {} database, which this version of jdbc-sink does not write to yet; it writes to PostgreSQL (jdbc:postgresql://…)",
+                    "connection.url ({}) names no database: add it after the host, as in jdbc:{}://host/inventory",
+                    url.redacted(),
                     url.driver.subprotocol()
                 ),
             );
         }
-        if url.database.is_none() {
-            r.problem("connection.url", format!("connection.url ({}) names no database: add it after the host, as in jdbc:postgresql://host:5432/inventory", url.redacted()));
+        if let Some((property, value)) = asks_for_tls(url) {
+            r.problem(
+                "connection.url",
+                format!(
+                    "connection.url asks for TLS ({property}={value}), and jdbc-sink does not encrypt its connections \
+                     yet; leave {property} out (or disable it) on a network you trust, until TLS is built"
+                ),
+            );
         }
     }
     let user_key = match flavor {
@@ -537,8 +544,19 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
     };
     if flavor == Flavor::Confluent {
         let dialect = r.get("dialect.name").unwrap_or_default();
-        if !dialect.is_empty() && dialect != "PostgreSqlDatabaseDialect" {
-            r.problem("dialect.name", format!("dialect.name={dialect}: jdbc-sink writes to PostgreSQL (PostgreSqlDatabaseDialect) only, for now; leave it empty to follow the URL"));
+        let of_url = url.as_ref().map(|u| match u.driver {
+            Driver::Postgres => "PostgreSqlDatabaseDialect",
+            Driver::MariaDb | Driver::MySql => "MySqlDatabaseDialect",
+        });
+        if !dialect.is_empty() && Some(dialect.as_str()) != of_url {
+            r.problem(
+                "dialect.name",
+                format!(
+                    "dialect.name={dialect} does not speak the database connection.url names ({}); leave it empty to \
+                     follow the URL",
+                    of_url.unwrap_or("none")
+                ),
+            );
         }
     }
     let replace_null_with_default = flavor == Flavor::Confluent && r.flag("replace.null.with.default");
@@ -608,7 +626,7 @@ fn check_keys(r: &mut Reading<'_>) {
                 Flavor::Debezium => def.defaults.0,
                 Flavor::Confluent => def.defaults.1,
             };
-            if Some(value.trim()) != default {
+            if !default.is_some_and(|d| d.eq_ignore_ascii_case(value.trim())) {
                 let message = format!("{key}={} is not supported: {why}; leave it out", value.trim());
                 r.problem(key, message);
             }
@@ -616,19 +634,40 @@ fn check_keys(r: &mut Reading<'_>) {
     }
 }
 
-/// The keys of `pairs` that are accepted and change nothing here, each with why: for the task to
-/// say once in the log.
+/// The keys of `pairs` that change nothing here, each with why: those accepted without effect,
+/// and those neither set has (a typo, say), for the task to say once in the log.
 pub fn no_effect(pairs: &[(String, String)]) -> Vec<String> {
+    let flavor = Flavor::of(pairs.iter().rev().find(|(k, _)| k == "connector.class").map(|(_, v)| v.as_str()));
     let mut notes = Vec::new();
     for (key, _) in pairs {
-        if key.starts_with("hibernate.") {
+        if flavor == Flavor::Debezium && key.starts_with("hibernate.") {
             notes.push(format!("{key} has no effect: Hibernate is not used"));
         } else if let Some(KeyDef { effect: Effect::Inert(why), .. }) = KEYS.iter().find(|k| k.name == key) {
             notes.push(format!("{key} has no effect: {why}"));
+        } else if !is_worker_key(key) && !KEYS.iter().any(|k| k.name == key) {
+            notes.push(format!("{key} is not a key of {}; it is ignored", flavor.name()));
         }
     }
     notes.dedup();
     notes
+}
+
+/// The property of a URL that asks for an encrypted connection, and its value.
+fn asks_for_tls(url: &JdbcUrl) -> Option<(&'static str, String)> {
+    let asks = |property: &'static str, plain: &[&str]| {
+        url.property(property)
+            .filter(|v| !plain.iter().any(|p| p.eq_ignore_ascii_case(v.trim())))
+            .map(|v| (property, v.to_string()))
+    };
+    match url.driver {
+        Driver::Postgres => asks("sslmode", &["disable", "allow", "prefer"]).or_else(|| asks("ssl", &["false"])),
+        Driver::MariaDb => asks("sslMode", &["disable", "false"])
+            .or_else(|| asks("useSsl", &["false"]))
+            .or_else(|| asks("useSSL", &["false"])),
+        Driver::MySql => asks("sslMode", &["DISABLED", "PREFERRED"])
+            .or_else(|| asks("useSSL", &["false"]))
+            .or_else(|| asks("requireSSL", &["false"])),
+    }
 }
 
 /// Seconds east of UTC for `UTC`, `Z`, `GMT`, `Etc/UTC` or a fixed offset (`+02:00`, `-0530`,
@@ -732,12 +771,31 @@ mod tests {
         ]);
         let keys: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["timestamp.fields.list", "insert.mode", "batch.size", "db.timezone"]);
-        let found = problems(&[
+        let maria = [
             ("connector.class", DEBEZIUM_CLASS),
             ("connection.url", "jdbc:mariadb://db/shop"),
             ("connection.username", "a"),
+        ];
+        assert!(read(&config(&maria)).is_ok());
+        let found = problems(&[
+            ("connector.class", DEBEZIUM_CLASS),
+            ("connection.url", "jdbc:postgresql://db/shop?sslmode=verify-full"),
+            ("connection.username", "a"),
         ]);
-        assert!(found[0].1.contains("does not write to yet"), "{found:?}");
+        assert!(found[0].1.contains("asks for TLS (sslmode=verify-full)"), "{found:?}");
+        let plain = [
+            ("connector.class", DEBEZIUM_CLASS),
+            ("connection.url", "jdbc:postgresql://db/shop?sslmode=disable"),
+            ("connection.username", "a"),
+        ];
+        assert!(read(&config(&plain)).is_ok());
+        let found = problems(&[
+            ("connector.class", CONFLUENT_CLASS),
+            ("connection.url", "jdbc:mariadb://db/shop?sslMode=verify-full"),
+            ("connection.user", "a"),
+            ("date.timezone", "db_timezone"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 
     #[test]
@@ -750,8 +808,11 @@ mod tests {
             ("hibernate.c3p0.idle_test_period", "300"),
         ]);
         assert!(read(&pairs).is_ok());
+        let mut pairs = pairs;
+        pairs.push(("insert.mdoe".into(), "upsert".into()));
         let notes = no_effect(&pairs);
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(notes[2], "insert.mdoe is not a key of Debezium's JDBC sink; it is ignored");
         assert!(notes[0].starts_with("connection.pool.max_size has no effect"));
     }
 

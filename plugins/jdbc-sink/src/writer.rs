@@ -1,4 +1,4 @@
-//! Writes one `put`'s rows into PostgreSQL: makes and extends tables first (outside the
+//! Writes one `put`'s rows into the database: makes and extends tables first (outside the
 //! transaction), then every row in one transaction, committed before `put` returns, in as few
 //! statements as the parameter limit and `batch.size` allow. A statement the server refuses is
 //! tried again row by row under savepoints, so that only the refused rows go to the errant
@@ -10,10 +10,14 @@ use std::time::{Duration, Instant};
 
 use wharf_sdk::{log, report_errant, ConnectorError, Level};
 
-use crate::dialect::{self, ColumnDef, MAX_PARAMETERS};
-use crate::postgres::{Connection, Login, PgError};
+use crate::db::{DbError, Login, Param, Session, Sql};
+use crate::dialect::{ColumnDef, Dialect};
 use crate::rows::{Cell, Op, Row, TableId};
-use crate::settings::{InsertMode, Settings};
+use crate::settings::{Flavor, InsertMode, Settings};
+
+/// The longest statement sent to MariaDB: one protocol packet, and MariaDB's default
+/// `max_allowed_packet` (16 MiB), with room to spare; a longer one is split in two.
+const MAX_MARIADB_STATEMENT_BYTES: usize = 15 * 1024 * 1024;
 
 /// Tables whose columns are remembered; more are looked up again.
 const MAX_KNOWN_TABLES: usize = 1024;
@@ -25,7 +29,8 @@ struct Known {
 
 pub struct Writer {
     settings: Settings,
-    connection: Option<Connection>,
+    dialect: Dialect,
+    connection: Option<Session>,
     tables: HashMap<TableId, Known>,
     /// Puts in a row that failed on the connection or a timeout.
     failures: u32,
@@ -45,8 +50,8 @@ enum Failure {
     Fatal(String),
 }
 
-impl From<PgError> for Failure {
-    fn from(e: PgError) -> Self {
+impl From<DbError> for Failure {
+    fn from(e: DbError) -> Self {
         match e.is_transient() {
             true => Failure::Transient(e.to_string()),
             false => Failure::Fatal(e.to_string()),
@@ -63,6 +68,7 @@ impl Writer {
         }
         Writer {
             application,
+            dialect: Dialect::of(settings.url.driver),
             settings,
             connection: None,
             tables: HashMap::new(),
@@ -81,8 +87,9 @@ impl Writer {
             let pause = Duration::from_millis(self.settings.retry_backoff_ms);
             if last.elapsed() < pause {
                 return Err(ConnectorError::Retriable(format!(
-                    "waiting {} ms after the last failure before writing to PostgreSQL again",
-                    (pause - last.elapsed()).as_millis()
+                    "waiting {} ms after the last failure before writing to {} again",
+                    (pause - last.elapsed()).as_millis(),
+                    self.dialect.name()
                 )));
             }
         }
@@ -106,12 +113,16 @@ impl Writer {
                 let retries = self.settings.max_retries;
                 if self.failures > retries {
                     return Err(ConnectorError::Fatal(format!(
-                        "writing to PostgreSQL failed {} times in a row, more than the {retries} retries allowed \
+                        "writing to {} failed {} times in a row, more than the {retries} retries allowed \
                          (flush.max.retries, or max.retries): {message}",
+                        self.dialect.name(),
                         self.failures
                     )));
                 }
-                log(Level::Warn, &format!("writing to PostgreSQL failed; the batch will be written again: {message}"));
+                log(
+                    Level::Warn,
+                    &format!("writing to {} failed; the batch will be written again: {message}", self.dialect.name()),
+                );
                 Err(ConnectorError::Retriable(message))
             }
         }
@@ -125,20 +136,20 @@ impl Writer {
 
     fn rollback(&mut self) {
         if let Some(connection) = self.connection.as_mut() {
-            if connection.simple("ROLLBACK").is_err() {
+            if connection.run("ROLLBACK").is_err() {
                 self.close();
             }
         }
     }
 
-    fn connection(&mut self) -> Result<&mut Connection, Failure> {
+    fn connection(&mut self) -> Result<&mut Session, Failure> {
         if self.connection.is_none() {
             self.connection = Some(self.connect()?);
         }
         self.connection.as_mut().ok_or_else(|| Failure::Transient("no connection".into()))
     }
 
-    fn connect(&self) -> Result<Connection, Failure> {
+    fn connect(&self) -> Result<Session, Failure> {
         let s = &self.settings;
         let database = s.url.database.clone().unwrap_or_default();
         let mut last = String::new();
@@ -155,42 +166,38 @@ impl Writer {
                     database: &database,
                     application: &self.application,
                 };
-                match Connection::connect(&login) {
+                match Session::connect(self.dialect, &login) {
                     Ok(mut connection) => {
-                        let timeout = self.statement_timeout_ms;
-                        connection.simple(&format!(
-                            "SET statement_timeout = {timeout}; SET lock_timeout = {}; SET idle_in_transaction_session_timeout = {}",
-                            timeout / 2,
-                            timeout * 20
-                        ))?;
+                        connection.run(&self.dialect.session_setup(self.statement_timeout_ms))?;
                         log(
                             Level::Info,
                             &format!(
-                                "connected to PostgreSQL {} at {address} as {}",
-                                connection.server_version, s.user
+                                "connected to {} {} at {address} as {}",
+                                self.dialect.name(),
+                                connection.server_version(),
+                                s.user
                             ),
                         );
                         return Ok(connection);
                     }
-                    Err(PgError::Connection(message)) => last = message,
+                    // A refused sign-in or a missing database does not mend by itself.
+                    Err(DbError::SignIn(message)) => return Err(Failure::Fatal(message)),
+                    Err(e) if e.is_transient() => last = e.to_string(),
                     Err(e) => return Err(Failure::Fatal(e.to_string())),
                 }
             }
-        }
-        // A refused sign-in or a missing database will not mend by itself.
-        if last.contains("refused") && last.contains("check connection.username") || last.contains("has no database") {
-            return Err(Failure::Fatal(last));
         }
         Err(Failure::Transient(last))
     }
 
     fn write(&mut self, rows: Vec<Row>) -> Result<(), Failure> {
         let quoting = self.settings.quoting;
+        let dialect = self.dialect;
         let rows = self.prepare_tables(rows)?;
         if rows.is_empty() {
             return Ok(());
         }
-        self.connection()?.simple("BEGIN")?;
+        self.connection()?.run(dialect.begin())?;
         // Runs of rows of one table and one operation, in record order.
         let mut start = 0;
         while start < rows.len() {
@@ -201,8 +208,8 @@ impl Writer {
             let run = &rows[start..end];
             match run[0].op {
                 Op::Truncate => {
-                    let sql = dialect::truncate(quoting, &run[0].table);
-                    self.connection()?.simple(&sql)?;
+                    let sql = dialect.truncate(quoting, &run[0].table);
+                    self.connection()?.run(&sql)?;
                 }
                 Op::Delete => self.write_run(run, Statement::Delete)?,
                 Op::Write => match self.settings.insert_mode {
@@ -213,7 +220,7 @@ impl Writer {
             }
             start = end;
         }
-        self.connection()?.simple("COMMIT")?;
+        self.connection()?.run("COMMIT")?;
         Ok(())
     }
 
@@ -240,9 +247,8 @@ impl Writer {
     /// The table's columns, looked up once.
     fn columns_of(&mut self, table: &TableId) -> Result<Option<&Known>, Failure> {
         if !self.tables.contains_key(table) {
-            let (rows, _) = self
-                .connection()?
-                .execute(dialect::columns_query(), &[table.schema.as_deref(), Some(table.name.as_str())])?;
+            let query = self.dialect.columns(table);
+            let rows = self.connection()?.query(&query)?;
             if rows.is_empty() {
                 return Ok(None);
             }
@@ -262,11 +268,24 @@ impl Writer {
         }
         let flavor = self.settings.flavor;
         let quoting = self.settings.quoting;
+        let dialect = self.dialect;
         let (create_key, evolve_key) = match flavor {
-            crate::settings::Flavor::Debezium => ("schema.evolution=none", "schema.evolution=none"),
-            crate::settings::Flavor::Confluent => ("auto.create=false", "auto.evolve=false"),
+            Flavor::Debezium => ("schema.evolution=none", "schema.evolution=none"),
+            Flavor::Confluent => ("auto.create=false", "auto.evolve=false"),
         };
         let place = format!("{}-{} offset {}", row.topic, row.partition, row.offset);
+        let longest = match dialect {
+            Dialect::Postgres => 63,
+            Dialect::MariaDb => 64,
+        };
+        if row.table.name.len() > longest {
+            return Ok(Err(format!(
+                "the table name {} (for the record at {place}) is longer than the {longest} bytes {} keeps; shorten it \
+                 with the table name format or a RegexRouter transform",
+                row.table,
+                dialect.name()
+            )));
+        }
         let Some(known) = self.columns_of(&row.table)? else {
             if row.op == Op::Delete {
                 return Ok(Err(format!(
@@ -280,8 +299,8 @@ impl Writer {
                      the sink create it ({})",
                     row.table,
                     match flavor {
-                        crate::settings::Flavor::Debezium => "schema.evolution=basic",
-                        crate::settings::Flavor::Confluent => "auto.create=true",
+                        Flavor::Debezium => "schema.evolution=basic",
+                        Flavor::Confluent => "auto.create=true",
                     }
                 )));
             }
@@ -291,14 +310,14 @@ impl Writer {
                 .map(|cell| ColumnDef { cell, key: true })
                 .chain(row.values.iter().map(|cell| ColumnDef { cell, key: false }))
                 .collect();
-            let sql = match dialect::create_table(flavor, quoting, &row.table, &columns) {
+            let sql = match dialect.create_table(flavor, quoting, &row.table, &columns) {
                 Ok(sql) => sql,
                 Err(reason) => return Ok(Err(format!("the record at {place}: {reason}"))),
             };
-            match self.connection()?.simple(&sql) {
-                Ok(_) => log(Level::Info, &format!("created the table {} for topic {}", row.table, row.topic)),
+            match self.connection()?.run(&sql) {
+                Ok(()) => log(Level::Info, &format!("created the table {} for topic {}", row.table, row.topic)),
                 // Another task made it first.
-                Err(PgError::Server(e)) if e.code == "42P07" => {}
+                Err(e) if dialect.already_there(e.code()) => {}
                 Err(e) => return Err(e.into()),
             }
             self.tables.remove(&row.table);
@@ -308,7 +327,7 @@ impl Writer {
             .key
             .iter()
             .chain(&row.values)
-            .filter(|cell| !known.columns.iter().any(|c| same_name(quoting, c, &cell.name)))
+            .filter(|cell| !known.columns.iter().any(|c| *c == dialect.stored_name(quoting, &cell.name)))
             .collect();
         if missing.is_empty() {
             return Ok(Ok(()));
@@ -321,19 +340,19 @@ impl Writer {
                 row.table,
                 names.join(", "),
                 match flavor {
-                    crate::settings::Flavor::Debezium => "schema.evolution=basic",
-                    crate::settings::Flavor::Confluent => "auto.evolve=true",
+                    Flavor::Debezium => "schema.evolution=basic",
+                    Flavor::Confluent => "auto.evolve=true",
                 }
             )));
         }
         let columns: Vec<ColumnDef<'_>> = missing.into_iter().map(|cell| ColumnDef { cell, key: false }).collect();
-        let sql = match dialect::add_columns(flavor, quoting, &row.table, &columns) {
+        let sql = match dialect.add_columns(flavor, quoting, &row.table, &columns) {
             Ok(sql) => sql,
             Err(reason) => return Ok(Err(reason)),
         };
-        match self.connection()?.simple(&sql) {
-            Ok(_) => log(Level::Info, &format!("added the columns {} to the table {}", names.join(", "), row.table)),
-            Err(PgError::Server(e)) if e.code == "42701" => {}
+        match self.connection()?.run(&sql) {
+            Ok(()) => log(Level::Info, &format!("added the columns {} to the table {}", names.join(", "), row.table)),
+            Err(e) if dialect.already_there(e.code()) => {}
             Err(e) => return Err(e.into()),
         }
         self.tables.remove(&row.table);
@@ -346,7 +365,7 @@ impl Writer {
         let width = statement.width(&run[0]).max(1);
         let per_chunk = match statement {
             Statement::Update => 1,
-            _ => self.settings.batch_size.min(MAX_PARAMETERS / width).max(1),
+            _ => self.settings.batch_size.min(self.dialect.max_parameters() / width).max(1),
         };
         let mut start = 0;
         while start < run.len() {
@@ -358,28 +377,28 @@ impl Writer {
                 .position(|r| statement.columns(r) != shape)
                 .map_or((start + per_chunk).min(run.len()), |p| start + p);
             let chunk = &run[start..end];
-            self.connection()?.simple("SAVEPOINT wharf_chunk")?;
+            self.connection()?.run("SAVEPOINT wharf_chunk")?;
             match self.execute(chunk, statement) {
                 Ok(()) => {
-                    self.connection()?.simple("RELEASE SAVEPOINT wharf_chunk")?;
+                    self.connection()?.run("RELEASE SAVEPOINT wharf_chunk")?;
                 }
                 Err(e) if e.is_transient() => return Err(e.into()),
                 Err(e) if chunk.len() == 1 => {
-                    self.connection()?.simple("ROLLBACK TO SAVEPOINT wharf_chunk")?;
-                    errant(&chunk[0], &refused(&chunk[0], &e))?;
+                    self.connection()?.run("ROLLBACK TO SAVEPOINT wharf_chunk")?;
+                    errant(&chunk[0], &refused(self.dialect, &chunk[0], &e))?;
                 }
                 Err(_) => {
-                    self.connection()?.simple("ROLLBACK TO SAVEPOINT wharf_chunk")?;
+                    self.connection()?.run("ROLLBACK TO SAVEPOINT wharf_chunk")?;
                     for row in chunk {
-                        self.connection()?.simple("SAVEPOINT wharf_row")?;
+                        self.connection()?.run("SAVEPOINT wharf_row")?;
                         match self.execute(std::slice::from_ref(row), statement) {
                             Ok(()) => {
-                                self.connection()?.simple("RELEASE SAVEPOINT wharf_row")?;
+                                self.connection()?.run("RELEASE SAVEPOINT wharf_row")?;
                             }
                             Err(e) if e.is_transient() => return Err(e.into()),
                             Err(e) => {
-                                self.connection()?.simple("ROLLBACK TO SAVEPOINT wharf_row")?;
-                                errant(row, &refused(row, &e))?;
+                                self.connection()?.run("ROLLBACK TO SAVEPOINT wharf_row")?;
+                                errant(row, &refused(self.dialect, row, &e))?;
                             }
                         }
                     }
@@ -390,47 +409,74 @@ impl Writer {
         Ok(())
     }
 
-    fn execute(&mut self, chunk: &[Row], statement: Statement) -> Result<(), PgError> {
+    fn execute(&mut self, chunk: &[Row], statement: Statement) -> Result<(), DbError> {
+        let first = &chunk[0];
+        if statement == Statement::Update && first.values.is_empty() {
+            return Ok(());
+        }
+        let sql = self.statement(chunk, statement)?;
+        // A MariaDB statement past one packet is written in two halves.
+        if self.dialect == Dialect::MariaDb && sql.text.len() > MAX_MARIADB_STATEMENT_BYTES {
+            if chunk.len() == 1 {
+                return Err(DbError::value(format!(
+                    "the row of the record at {}-{} offset {} makes a statement of {} bytes, more than the {} MiB \
+                     one statement to MariaDB may take",
+                    first.topic,
+                    first.partition,
+                    first.offset,
+                    sql.text.len(),
+                    MAX_MARIADB_STATEMENT_BYTES >> 20
+                )));
+            }
+            let (left, right) = chunk.split_at(chunk.len() / 2);
+            self.execute(left, statement)?;
+            return self.execute(right, statement);
+        }
+        let connection = self.connection.as_mut().ok_or_else(|| DbError::Connection("no connection".into()))?;
+        connection.query(&sql)?;
+        Ok(())
+    }
+
+    /// The statement for a chunk, its values made for their columns.
+    fn statement(&self, chunk: &[Row], statement: Statement) -> Result<Sql, DbError> {
         let s = &self.settings;
-        let (flavor, quoting, zone) = (s.flavor, s.quoting, s.zone_offset_seconds);
+        let (flavor, quoting, zone, dialect) = (s.flavor, s.quoting, s.zone_offset_seconds, self.dialect);
+        let param = |cell: &Cell| -> Result<Param, DbError> {
+            dialect
+                .param(flavor, &cell.schema, &cell.value, zone)
+                .map_err(|e| DbError::value(format!("the field {} {e}", cell.name)))
+        };
         let first = &chunk[0];
         let key: Vec<&str> = first.key.iter().map(|c| c.name.as_str()).collect();
         let values: Vec<&str> = first.values.iter().map(|c| c.name.as_str()).collect();
-        let (sql, cells): (String, Vec<&Cell>) = match statement {
+        Ok(match statement {
             Statement::Insert | Statement::Upsert => {
                 let columns: Vec<&str> = key.iter().chain(&values).copied().collect();
+                let rows = chunk
+                    .iter()
+                    .map(|r| r.key.iter().chain(&r.values).map(param).collect::<Result<Vec<_>, _>>())
+                    .collect::<Result<Vec<_>, _>>()?;
                 let upsert = (statement == Statement::Upsert).then_some((key.as_slice(), values.as_slice()));
-                let sql = dialect::insert(quoting, &first.table, &columns, chunk.len(), upsert);
-                (sql, chunk.iter().flat_map(|r| r.key.iter().chain(&r.values)).collect())
+                dialect.insert(quoting, &first.table, &columns, rows, upsert)
             }
             Statement::Update => {
-                let sql = dialect::update(quoting, &first.table, &values, &key);
-                (sql, chunk.iter().flat_map(|r| r.values.iter().chain(&r.key)).collect())
+                let set = first
+                    .values
+                    .iter()
+                    .map(|c| Ok((c.name.as_str(), param(c)?)))
+                    .collect::<Result<Vec<_>, DbError>>()?;
+                let at =
+                    first.key.iter().map(|c| Ok((c.name.as_str(), param(c)?))).collect::<Result<Vec<_>, DbError>>()?;
+                dialect.update(quoting, &first.table, set, at)
             }
             Statement::Delete => {
-                let sql = dialect::delete(quoting, &first.table, &key, chunk.len());
-                (sql, chunk.iter().flat_map(|r| r.key.iter()).collect())
+                let rows = chunk
+                    .iter()
+                    .map(|r| r.key.iter().map(param).collect::<Result<Vec<_>, _>>())
+                    .collect::<Result<Vec<_>, _>>()?;
+                dialect.delete(quoting, &first.table, &key, rows)
             }
-        };
-        let texts = cells
-            .iter()
-            .map(|c| {
-                dialect::text(flavor, &c.schema, &c.value, zone).map_err(|e| {
-                    PgError::Server(crate::postgres::ServerError {
-                        code: "22000".into(),
-                        message: format!("the field {} {e}", c.name),
-                        ..Default::default()
-                    })
-                })
-            })
-            .collect::<Result<Vec<Option<String>>, PgError>>()?;
-        let params: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        let connection = self.connection.as_mut().ok_or_else(|| PgError::Connection("no connection".into()))?;
-        if statement == Statement::Update && values.is_empty() {
-            return Ok(());
-        }
-        connection.execute(&sql, &params)?;
-        Ok(())
+        })
     }
 }
 
@@ -472,18 +518,14 @@ fn last_of_each_key(run: &[Row]) -> Vec<Row> {
     run.iter().enumerate().filter(|(i, row)| last.get(&key_of(row)) == Some(i)).map(|(_, r)| r.clone()).collect()
 }
 
-fn same_name(quoting: crate::settings::Quoting, stored: &str, wanted: &str) -> bool {
-    match quoting {
-        crate::settings::Quoting::Always => stored == wanted,
-        // Unquoted names are folded to lower case by PostgreSQL.
-        _ => stored == wanted || stored == wanted.to_lowercase(),
-    }
-}
-
-fn refused(row: &Row, e: &PgError) -> String {
+fn refused(dialect: Dialect, row: &Row, e: &DbError) -> String {
     format!(
-        "PostgreSQL refused the record at {}-{} offset {} for the table {}: {e}",
-        row.topic, row.partition, row.offset, row.table
+        "{} refused the record at {}-{} offset {} for the table {}: {e}",
+        dialect.name(),
+        row.topic,
+        row.partition,
+        row.offset,
+        row.table
     )
 }
 
