@@ -410,3 +410,206 @@ fn a_connector_moved_from_kafka_connect_resumes_from_its_committed_offsets() {
     produce_keyed(&topic, &key(4), Some(&order(4, Some("after"), 100, 0)));
     wait_rows(&worker, &format!("SELECT id, name FROM {topic} ORDER BY id"), &["3|before", "4|after"]);
 }
+
+/// `WHARF_TEST_MARIADB`: host:port of the test MariaDB (database and user wharf).
+fn mariadb() -> String {
+    std::env::var("WHARF_TEST_MARIADB").unwrap_or_else(|_| {
+        panic!("WHARF_TEST_MARIADB is not set: run the suite with ./run test, which starts MariaDB")
+    })
+}
+
+/// Runs SQL through the mariadb client; its rows, columns separated by `|`, or what it said.
+fn try_maria(statement: &str) -> Result<Vec<String>, String> {
+    let (host, port) = mariadb().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
+    let out = Command::new("mariadb")
+        .args([
+            "--no-defaults",
+            "-N",
+            "-B",
+            "-h",
+            &host,
+            "-P",
+            &port,
+            "-u",
+            "wharf",
+            "-pwharf",
+            "wharf",
+            "-e",
+            statement,
+        ])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(|l| l.replace('\t', "|")).filter(|l| !l.is_empty()).collect())
+}
+
+fn wait_maria(worker: &Worker, query: &str, expected: &[&str]) {
+    let last = std::cell::RefCell::new(Err(String::new()));
+    let answered = wait_for_answer(Duration::from_secs(60), || {
+        *last.borrow_mut() = try_maria(query);
+        matches!(&*last.borrow(), Ok(rows) if rows == expected)
+    });
+    assert!(
+        answered,
+        "{query} did not answer {expected:?} in MariaDB; its last answer: {:?}\n{}",
+        last.borrow(),
+        worker.log()
+    );
+}
+
+/// Whether `check` held within `timeout`.
+fn wait_for_answer(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn a_debezium_config_upserts_and_deletes_in_mariadb_through_its_own_protocol() {
+    let topic = unique("maria.orders").replace('-', "_");
+    let table = topic.replace('.', "_").to_lowercase();
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", format!("jdbc:mariadb://{}/wharf", mariadb())),
+        ("connection.username", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("insert.mode", "upsert".into()),
+        ("primary.key.mode", "record_key".into()),
+        ("delete.enabled", "true".into()),
+        ("schema.evolution", "basic".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("maria");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    let t0 = 1_704_067_200_000;
+    produce_all(
+        &topic,
+        &[
+            (key(1), Some(order(1, Some("apple's"), 125, t0))),
+            (key(2), Some(order(2, None, 9_900, t0 + 1_500))),
+            (key(3), Some(order(3, Some("cherry"), 1, t0))),
+            (key(2), Some(order(2, Some("banana \u{1F34C}"), 10_000, t0 + 2_000))),
+            (key(3), None),
+        ],
+    );
+    wait_maria(
+        &worker,
+        &format!("SELECT id, name, price, at FROM {table} WHERE id = 1 OR id = 3"),
+        &["1|apple's|1.25|2024-01-01 00:00:00.000000"],
+    );
+    // Text goes as UTF-8 (the client's own display may not be), checked byte for byte.
+    let banana = format!("SELECT HEX(name), price, at FROM {table} WHERE id = 2");
+    let expected = format!(
+        "{}|100.00|2024-01-01 00:00:02.000000",
+        "banana \u{1F34C}".bytes().map(|b| format!("{b:02X}")).collect::<String>()
+    );
+    wait_maria(&worker, &banana, &[expected.as_str()]);
+    let columns = try_maria(&format!(
+        "SELECT column_name, column_type, is_nullable, column_key FROM information_schema.columns \
+         WHERE table_schema = 'wharf' AND table_name = '{table}' ORDER BY ordinal_position"
+    ))
+    .unwrap();
+    assert_eq!(columns, ["id|int(11)|NO|PRI", "name|longtext|YES|", "price|decimal(10,2)|NO|", "at|datetime(6)|NO|"]);
+}
+
+#[test]
+fn a_confluent_config_inserts_into_mariadb_with_kafka_coordinates() {
+    let topic = unique("CflMaria").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", format!("jdbc:mysql://{}/wharf", mariadb())),
+        ("connection.user", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("pk.mode", "kafka".into()),
+        ("auto.create", "true".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("cfl-maria");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_all(
+        &topic,
+        &[(key(7), Some(order(7, Some("fig"), 250, 0))), (key(8), Some(order(8, Some("grape"), 75, 0)))],
+    );
+    wait_maria(
+        &worker,
+        &format!("SELECT __connect_offset, id, name, price FROM `{topic}` ORDER BY 1"),
+        &["0|7|fig|2.50", "1|8|grape|0.75"],
+    );
+    let columns = try_maria(&format!(
+        "SELECT column_name, column_type FROM information_schema.columns \
+         WHERE table_schema = 'wharf' AND table_name = '{topic}' ORDER BY ordinal_position"
+    ))
+    .unwrap();
+    assert_eq!(
+        columns,
+        [
+            "__connect_topic|varchar(256)",
+            "__connect_partition|int(11)",
+            "__connect_offset|bigint(20)",
+            "id|int(11)",
+            "name|text",
+            "price|decimal(65,2)",
+            "at|datetime(3)",
+        ]
+    );
+}
+
+#[test]
+fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_and_the_others_are_written() {
+    let topic = unique("maria_refused").replace('-', "_");
+    let dlq = unique("maria-refused-dlq");
+    create_topic(&topic, 1, "delete");
+    try_maria(&format!(
+        "CREATE TABLE {topic} (id integer PRIMARY KEY, name text, price decimal(10,2) CHECK (price > 1), at datetime(6))"
+    ))
+    .unwrap();
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", format!("jdbc:mariadb://{}/wharf", mariadb())),
+        ("connection.username", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("primary.key.mode", "record_key".into()),
+        ("errors.tolerance", "all".into()),
+        ("errors.deadletterqueue.topic.name", dlq.clone()),
+        ("errors.deadletterqueue.topic.replication.factor", "1".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("maria-refused");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_all(
+        &topic,
+        &[
+            (key(1), Some(order(1, Some("ok"), 500, 0))),
+            (key(2), Some(order(2, Some("too cheap"), 50, 0))),
+            (key(3), Some(order(3, Some("ok too"), 700, 0))),
+        ],
+    );
+    wait_maria(&worker, &format!("SELECT id FROM {topic} ORDER BY id"), &["1", "3"]);
+    let dead = worker.wait("the refused record in the dead-letter queue", Duration::from_secs(60), || {
+        let records = topic_values(&dlq);
+        (!records.is_empty()).then_some(records)
+    });
+    assert_eq!(dead.len(), 1);
+    assert!(String::from_utf8_lossy(&dead[0]).contains("too cheap"));
+}

@@ -702,8 +702,8 @@ fn scale_to_micros(units: i64, per_second: i64) -> i64 {
     }
 }
 
-/// PostgreSQL's reserved words a name must be quoted to use, beside those of other shapes.
-
+/// Reserved words (PostgreSQL's, which cover MariaDB's common ones) a name must be quoted to use,
+/// beside names of other shapes.
 const RESERVED: &[&str] = &[
     "all",
     "analyse",

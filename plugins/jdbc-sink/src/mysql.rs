@@ -113,7 +113,9 @@ impl Connection {
         if at.byte().ok_or_else(bad)? != 10 {
             return Err(MyError::Connection("MariaDB greets with a protocol other than 10".into()));
         }
-        self.server_version = at.nul_string().ok_or_else(bad)?;
+        // MariaDB says 5.5.5- first, for clients that compare versions with MySQL's.
+        let version = at.nul_string().ok_or_else(bad)?;
+        self.server_version = version.strip_prefix("5.5.5-").unwrap_or(&version).to_string();
         at.skip(4).ok_or_else(bad)?; // connection id
         let mut seed = at.take(8).ok_or_else(bad)?.to_vec();
         at.skip(1).ok_or_else(bad)?;
