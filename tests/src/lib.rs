@@ -754,6 +754,55 @@ pub fn committed_offset(group: &str, topic: &str) -> Option<i64> {
     committed.find_partition(topic, 0)?.offset().to_raw().filter(|o| *o >= 0)
 }
 
+/// A Kafka Connect 4.1 standalone worker with JsonConverter for keys and values, running
+/// `connectors`, on the suite's broker, with the plugins of `plugin_path` besides those on its
+/// classpath; its log goes to `connect.log` in `dir`.
+pub fn start_connect(
+    dir: &std::path::Path,
+    plugin_path: Option<&str>,
+    connectors: &[(&str, Vec<(&str, String)>)],
+) -> std::process::Child {
+    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
+    let worker = dir.join("connect-worker.properties");
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut settings = vec![
+        ("bootstrap.servers", bootstrap()),
+        ("key.converter", json.clone()),
+        ("value.converter", json),
+        ("key.converter.schemas.enable", "true".into()),
+        ("value.converter.schemas.enable", "true".into()),
+        ("offset.storage.file.filename", dir.join("connect.offsets").display().to_string()),
+        ("offset.flush.interval.ms", "1000".into()),
+        ("listeners", format!("http://127.0.0.1:{}", free_port())),
+        ("plugin.discovery", "service_load".into()),
+    ];
+    if let Some(path) = plugin_path {
+        settings.push(("plugin.path", path.to_string()));
+        // A plugin folder without ServiceLoader manifests is found by scanning it.
+        settings.retain(|(k, _)| *k != "plugin.discovery");
+        settings.push(("plugin.discovery", "hybrid_warn".into()));
+    }
+    write_properties(&worker, &settings);
+    let mut command = std::process::Command::new("java");
+    // The worker's INFO log into connect.log, through the Log4j config scripts/kafka-connect keeps.
+    let log_config = Command::new(workspace().join("scripts/kafka-connect")).arg("log-config").output().unwrap();
+    let log_config = String::from_utf8_lossy(&log_config.stdout).trim().to_string();
+    command.args(["-Xms64M", "-Xmx512M", "-cp", &classpath]);
+    command.arg(format!("-Dlog4j2.configurationFile={log_config}"));
+    command.arg(format!("-Dwharf.connect.log={}", dir.join("connect.log").display()));
+    command.arg("org.apache.kafka.connect.cli.ConnectStandalone");
+    command.arg(&worker);
+    for (name, pairs) in connectors {
+        let file = dir.join(format!("{name}.properties"));
+        let mut all = vec![("name", name.to_string())];
+        all.extend(pairs.iter().cloned());
+        write_properties(&file, &all);
+        command.arg(&file);
+    }
+    let errors = std::fs::File::create(dir.join("connect.stderr")).unwrap();
+    command.stdout(std::process::Stdio::null()).stderr(errors).spawn().expect("java could not start Kafka Connect")
+}
+
 /// Writes numbered records to the partitions of a topic in turn until stopped, 20 every 20 ms:
 /// values `p<partition>-<n>`, `n` counting over all partitions.
 pub struct CountedStream {

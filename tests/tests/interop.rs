@@ -3,42 +3,6 @@
 //! and both sources write the same bytes for the same lines. (The converters and transforms
 //! alone are compared with Connect's own classes in `connect/tests/conformance.rs`.)
 
-use std::process::{Command, Stdio};
-
-/// A Kafka Connect 4.1 standalone worker with JsonConverter for keys and values, running
-/// `connectors`, on the suite's broker; its log goes to `connect.log` in `dir`.
-fn start_connect(dir: &std::path::Path, connectors: &[(&str, Vec<(&str, String)>)]) -> std::process::Child {
-    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
-    let worker = dir.join("connect-worker.properties");
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    wharf_e2e::write_properties(
-        &worker,
-        &[
-            ("bootstrap.servers", wharf_e2e::bootstrap()),
-            ("key.converter", json.clone()),
-            ("value.converter", json),
-            ("key.converter.schemas.enable", "true".into()),
-            ("value.converter.schemas.enable", "true".into()),
-            ("offset.storage.file.filename", dir.join("connect.offsets").display().to_string()),
-            ("offset.flush.interval.ms", "1000".into()),
-            ("listeners", format!("http://127.0.0.1:{}", wharf_e2e::free_port())),
-            ("plugin.discovery", "service_load".into()),
-        ],
-    );
-    let mut command = Command::new("java");
-    command.args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectStandalone"]);
-    command.arg(&worker);
-    for (name, pairs) in connectors {
-        let file = dir.join(format!("{name}.properties"));
-        let mut all = vec![("name", name.to_string())];
-        all.extend(pairs.iter().cloned());
-        wharf_e2e::write_properties(&file, &all);
-        command.arg(&file);
-    }
-    let log = std::fs::File::create(dir.join("connect.log")).unwrap();
-    command.stdout(Stdio::null()).stderr(log).spawn().expect("java could not start Kafka Connect")
-}
-
 #[test]
 fn lines_cross_between_kafka_connects_file_connectors_and_wharfs_through_json_converter() {
     use std::time::Duration;
@@ -56,8 +20,9 @@ fn lines_cross_between_kafka_connects_file_connectors_and_wharfs_through_json_co
     std::fs::write(&wharf_in, &text).unwrap();
     // Connect's source writes one topic, Wharf's sink reads it; Wharf's source writes another,
     // Connect's sink reads it.
-    let _connect = wharf_e2e::KillOnDrop(start_connect(
+    let _connect = wharf_e2e::KillOnDrop(wharf_e2e::start_connect(
         &dir,
+        None,
         &[
             (
                 "connect-source",

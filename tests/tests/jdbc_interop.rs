@@ -1,0 +1,327 @@
+//! Wharf's `jdbc-sink` beside Debezium's JDBC sink 3.5 running in a real Kafka Connect 4.1
+//! worker: the same records, the same connector config (but the table name), the same
+//! PostgreSQL. The tables each makes (column names, types, nullability, primary key) and the rows
+//! each writes must be the same; where the two differ on purpose, docs/connectors/jdbc-sink.md
+//! says so and this test does not compare that part.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wharf_e2e::*;
+
+fn postgres() -> String {
+    std::env::var("WHARF_TEST_POSTGRES").unwrap_or_else(|_| {
+        panic!("WHARF_TEST_POSTGRES is not set: run the suite with ./run test, which starts PostgreSQL")
+    })
+}
+
+fn debezium_plugins() -> String {
+    std::env::var("DEBEZIUM_JDBC_PLUGINS").unwrap_or_else(|_| {
+        panic!("DEBEZIUM_JDBC_PLUGINS is not set: run the suite with ./run test, which fetches Debezium's JDBC sink")
+    })
+}
+
+fn try_sql(statement: &str) -> Result<Vec<String>, String> {
+    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
+    let out = Command::new("psql")
+        .args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            &host,
+            "-p",
+            &port,
+            "-U",
+            "wharf",
+            "-d",
+            "wharf",
+            "-c",
+            statement,
+        ])
+        .env("PGPASSWORD", "wharf")
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect())
+}
+
+/// A table as PostgreSQL describes it: each column's name, type, nullability, and whether it is
+/// in the primary key.
+fn shape(table: &str) -> Vec<String> {
+    try_sql(&format!(
+        "SELECT c.column_name, format_type(a.atttypid, a.atttypmod), c.is_nullable, \
+         coalesce((SELECT 'key' FROM pg_index i WHERE i.indrelid = '{table}'::regclass AND i.indisprimary \
+                   AND a.attnum = ANY(i.indkey)), '') \
+         FROM information_schema.columns c JOIN pg_attribute a \
+           ON a.attrelid = '{table}'::regclass AND a.attname = c.column_name \
+         WHERE c.table_name = '{table}' ORDER BY c.ordinal_position"
+    ))
+    .unwrap()
+}
+
+/// Every row of a table as text, in the order of its first column.
+fn rows(table: &str) -> Result<Vec<String>, String> {
+    try_sql(&format!("SELECT t::text FROM {table} t ORDER BY 1"))
+}
+
+fn struct_schema(name: &str, fields: Value) -> Value {
+    json!({"type": "struct", "name": name, "optional": false, "fields": fields})
+}
+
+/// Fields of every Connect type and logical type, optional ones among them.
+fn row_fields() -> Value {
+    json!([
+        {"field": "id", "type": "int32", "optional": false},
+        {"field": "tiny", "type": "int8", "optional": false},
+        {"field": "small", "type": "int16", "optional": true},
+        {"field": "big", "type": "int64", "optional": false},
+        {"field": "ratio", "type": "float", "optional": true},
+        {"field": "precise", "type": "double", "optional": false},
+        {"field": "flag", "type": "boolean", "optional": false},
+        {"field": "label", "type": "string", "optional": true},
+        {"field": "blob", "type": "bytes", "optional": true},
+        {"field": "amount", "type": "bytes", "optional": false, "name": "org.apache.kafka.connect.data.Decimal",
+         "parameters": {"scale": "3", "connect.decimal.precision": "12"}},
+        {"field": "day", "type": "int32", "optional": false, "name": "org.apache.kafka.connect.data.Date"},
+        {"field": "moment", "type": "int32", "optional": true, "name": "org.apache.kafka.connect.data.Time"},
+        {"field": "stamp", "type": "int64", "optional": false, "name": "org.apache.kafka.connect.data.Timestamp"}
+    ])
+}
+
+/// A row's values; `n` varies every field.
+fn row_payload(id: i32, n: i64, label: Option<&str>) -> Value {
+    // 12345 thousandths and friends, as big-endian two's complement.
+    let amount = n * 1_000 + 345;
+    let bytes = amount.to_be_bytes();
+    let start = bytes.iter().position(|b| *b != 0).unwrap_or(7);
+    let start = if bytes[start] & 0x80 != 0 { start - 1 } else { start };
+    json!({
+        "id": id,
+        "tiny": (n % 100) as i8,
+        "small": if n % 2 == 0 { Value::Null } else { json!(n * 7) },
+        "big": n * 1_000_000_007,
+        "ratio": if n % 3 == 0 { Value::Null } else { json!(n as f64 / 4.0) },
+        "precise": n as f64 / 3.0,
+        "flag": n % 2 == 1,
+        "label": label,
+        "blob": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [n as u8, 0, 255]),
+        "amount": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes[start..]),
+        "day": 19_000 + n,
+        "moment": if n % 2 == 0 { json!(n * 1_001) } else { Value::Null },
+        "stamp": 1_700_000_000_000i64 + n * 86_400_123
+    })
+}
+
+fn key_bytes(id: i32) -> Vec<u8> {
+    json!({"schema": struct_schema("Key", json!([{"field": "id", "type": "int32", "optional": false}])), "payload": {"id": id}})
+        .to_string()
+        .into_bytes()
+}
+
+fn value_bytes(id: i32, n: i64, label: Option<&str>) -> Vec<u8> {
+    json!({"schema": struct_schema("Row", row_fields()), "payload": row_payload(id, n, label)}).to_string().into_bytes()
+}
+
+/// A Debezium change event for the row: `op`, with `after` (none for a delete).
+fn event_bytes(id: i32, n: i64, op: &str) -> Vec<u8> {
+    let row =
+        json!({"type": "struct", "name": "server.inventory.items.Value", "optional": true, "fields": row_fields()});
+    let mut before = row.clone();
+    before["field"] = json!("before");
+    let mut after = row;
+    after["field"] = json!("after");
+    let source = json!({"type": "struct", "field": "source", "optional": false, "name": "io.debezium.connector.postgresql.Source",
+        "fields": [{"field": "connector", "type": "string", "optional": false}, {"field": "table", "type": "string", "optional": false}]});
+    let schema = json!({"type": "struct", "name": "server.inventory.items.Envelope", "optional": false, "fields": [
+        before, after, source, {"field": "op", "type": "string", "optional": false}, {"field": "ts_ms", "type": "int64", "optional": true}
+    ]});
+    let payload = json!({
+        // As PostgreSQL's connector sends a delete: the row as it was (REPLICA IDENTITY FULL).
+        "before": if op == "d" { row_payload(id, n, Some("event")) } else { Value::Null },
+        "after": if op == "d" { Value::Null } else { row_payload(id, n, Some("event")) },
+        "source": {"connector": "postgresql", "table": "items"},
+        "op": op,
+        "ts_ms": 1_700_000_000_000i64
+    });
+    json!({"schema": schema, "payload": payload}).to_string().into_bytes()
+}
+
+fn produce_all(topic: &str, records: &[(Vec<u8>, Option<Vec<u8>>)]) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = rdkafka::ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
+    for (key, value) in records {
+        let mut record = BaseRecord::<[u8], [u8]>::to(topic).key(key).partition(0);
+        if let Some(value) = value {
+            record = record.payload(value);
+        }
+        producer.send(record).map_err(|(e, _)| e).unwrap();
+    }
+    producer.flush(Duration::from_secs(10)).unwrap();
+}
+
+/// One comparison: a config both run (each with its own table), and the records both read.
+struct Case {
+    name: &'static str,
+    config: Vec<(&'static str, String)>,
+    records: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// Rows each table ends with.
+    rows: usize,
+}
+
+fn cases() -> Vec<Case> {
+    let common = |extra: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        let mut config = vec![
+            ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+            ("connection.url", format!("jdbc:postgresql://{}/wharf", postgres())),
+            ("connection.username", "wharf".into()),
+            ("connection.password", "wharf".into()),
+            ("schema.evolution", "basic".into()),
+        ];
+        config.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        config
+    };
+    let plain: Vec<(Vec<u8>, Option<Vec<u8>>)> = vec![
+        (key_bytes(1), Some(value_bytes(1, 1, Some("one")))),
+        (key_bytes(2), Some(value_bytes(2, 2, None))),
+        (key_bytes(3), Some(value_bytes(3, 3, Some("three, with 'quotes' and é")))),
+        (key_bytes(2), Some(value_bytes(2, 4, Some("two again")))),
+        (key_bytes(3), None),
+    ];
+    vec![
+        Case {
+            name: "upsert_key",
+            config: common(&[
+                ("insert.mode", "upsert"),
+                ("primary.key.mode", "record_key"),
+                ("delete.enabled", "true"),
+            ]),
+            records: plain.clone(),
+            rows: 2,
+        },
+        Case {
+            name: "upsert_value",
+            config: common(&[
+                ("insert.mode", "upsert"),
+                ("primary.key.mode", "record_value"),
+                ("primary.key.fields", "id"),
+            ]),
+            records: plain.iter().filter(|(_, v)| v.is_some()).cloned().collect(),
+            rows: 3,
+        },
+        Case {
+            name: "insert_kafka",
+            config: common(&[("insert.mode", "insert"), ("primary.key.mode", "kafka")]),
+            records: plain.iter().filter(|(_, v)| v.is_some()).cloned().collect(),
+            rows: 4,
+        },
+        Case {
+            name: "insert_none",
+            config: common(&[("insert.mode", "insert")]),
+            records: plain.iter().filter(|(_, v)| v.is_some()).cloned().collect(),
+            rows: 4,
+        },
+        Case {
+            name: "events",
+            config: common(&[
+                ("insert.mode", "upsert"),
+                ("primary.key.mode", "record_key"),
+                ("delete.enabled", "true"),
+            ]),
+            records: vec![
+                (key_bytes(1), Some(event_bytes(1, 5, "r"))),
+                (key_bytes(2), Some(event_bytes(2, 6, "c"))),
+                (key_bytes(1), Some(event_bytes(1, 7, "u"))),
+                (key_bytes(2), Some(event_bytes(2, 6, "d"))),
+                (key_bytes(2), None),
+                (key_bytes(4), Some(event_bytes(4, 8, "c"))),
+            ],
+            rows: 2,
+        },
+    ]
+}
+
+#[test]
+fn tables_and_rows_are_those_debeziums_jdbc_sink_makes_from_the_same_records_and_config() {
+    let run = unique("cmp").replace('-', "_");
+    let cases = cases();
+    let mut connect_connectors = Vec::new();
+    let mut wharf = Standalone::new(&[]);
+    let mut tables = Vec::new();
+    for case in &cases {
+        let topic = format!("{run}_{}", case.name);
+        create_topic(&topic, 1, "delete");
+        produce_all(&topic, &case.records);
+        let (theirs, ours) = (format!("connect_{topic}"), format!("wharf_{topic}"));
+        let mut connect_config = case.config.clone();
+        connect_config.push(("topics", topic.clone()));
+        connect_config.push(("collection.name.format", theirs.clone()));
+        connect_connectors.push((format!("connect-{topic}"), connect_config));
+        let mut wharf_config = case.config.clone();
+        wharf_config.push(("topics", topic.clone()));
+        wharf_config.push(("collection.name.format", ours.clone()));
+        wharf_config.push(("key.converter", "org.apache.kafka.connect.json.JsonConverter".into()));
+        wharf_config.push(("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()));
+        wharf.add_connector(&format!("wharf-{topic}"), &wharf_config);
+        tables.push((case, theirs, ours));
+    }
+    let dir = wharf.dir.path().to_path_buf();
+    let connectors: Vec<(&str, Vec<(&str, String)>)> =
+        connect_connectors.iter().map(|(n, c)| (n.as_str(), c.clone())).collect();
+    let _connect = KillOnDrop(start_connect(&dir, Some(&debezium_plugins()), &connectors));
+    let worker = wharf.start();
+    let connect_log = || std::fs::read_to_string(dir.join("connect.log")).unwrap_or_default();
+
+    for (case, theirs, ours) in &tables {
+        for (who, table) in [("Debezium's JDBC sink in Kafka Connect", theirs), ("Wharf's jdbc-sink", ours)] {
+            let done = worker.wait_for_rows(table, case.rows, Duration::from_secs(120));
+            if !done {
+                let log = connect_log();
+                let tail: Vec<&str> = log.lines().rev().take(40).collect();
+                panic!(
+                    "{}: {who} did not write {} rows into {table}; it has {:?}\nConnect's log ends:\n{}",
+                    case.name,
+                    case.rows,
+                    rows(table),
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
+        }
+        assert_eq!(shape(ours), shape(theirs), "{}: the tables differ (Wharf's, then Debezium's)", case.name);
+        let log = connect_log();
+        let tail: Vec<&str> =
+            log.lines().filter(|l| l.contains("ERROR") || l.contains("WARN")).rev().take(20).collect();
+        assert_eq!(
+            rows(ours),
+            rows(theirs),
+            "{}: the rows differ (Wharf's, then Debezium's); Connect's warnings and errors end:\n{}",
+            case.name,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+trait RowWait {
+    fn wait_for_rows(&self, table: &str, count: usize, timeout: Duration) -> bool;
+}
+
+impl RowWait for Worker {
+    /// Whether `table` holds `count` rows within `timeout`, and no more arrive for a moment.
+    fn wait_for_rows(&self, table: &str, count: usize, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        while std::time::Instant::now() < deadline {
+            if rows(table).is_ok_and(|r| r.len() == count) {
+                std::thread::sleep(Duration::from_millis(1500));
+                return rows(table).is_ok_and(|r| r.len() == count);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        false
+    }
+}
