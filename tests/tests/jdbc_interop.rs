@@ -129,10 +129,47 @@ fn value_bytes(id: i32, n: i64, label: Option<&str>) -> Vec<u8> {
     json!({"schema": struct_schema("Row", row_fields()), "payload": row_payload(id, n, label)}).to_string().into_bytes()
 }
 
+/// The fields of a change event's row: every Connect type, and Debezium's semantic types as its
+/// PostgreSQL connector writes them.
+fn event_fields() -> Value {
+    let mut fields = row_fields().as_array().unwrap().clone();
+    let semantic = json!([
+        {"field": "created", "type": "int64", "optional": false, "name": "io.debezium.time.MicroTimestamp"},
+        {"field": "updated", "type": "string", "optional": true, "name": "io.debezium.time.ZonedTimestamp"},
+        {"field": "opened", "type": "int64", "optional": true, "name": "io.debezium.time.MicroTime"},
+        {"field": "born", "type": "int32", "optional": true, "name": "io.debezium.time.Date"},
+        {"field": "doc", "type": "string", "optional": true, "name": "io.debezium.data.Json"},
+        {"field": "ref", "type": "string", "optional": true, "name": "io.debezium.data.Uuid"},
+        {"field": "mood", "type": "string", "optional": true, "name": "io.debezium.data.Enum", "parameters": {"allowed": "happy,sad"}},
+        {"field": "odd", "type": "struct", "optional": true, "name": "io.debezium.data.VariableScaleDecimal",
+         "fields": [{"field": "scale", "type": "int32", "optional": false}, {"field": "value", "type": "bytes", "optional": false}]}
+    ]);
+    fields.extend(semantic.as_array().unwrap().iter().cloned());
+    Value::Array(fields)
+}
+
+fn event_payload(id: i32, n: i64) -> Value {
+    let mut row = row_payload(id, n, Some("event"));
+    let extra = json!({
+        "created": 1_700_000_000_123_456i64 + n,
+        "updated": format!("2024-03-0{}T10:15:30.25+02:00", n % 9 + 1),
+        "opened": 3_723_000_005i64 + n,
+        "born": 10_000 + n,
+        "doc": format!("{{\"n\": {n}}}"),
+        "ref": format!("9b2a3c4d-0000-4000-8000-00000000000{}", n % 10),
+        "mood": if n % 2 == 0 { "happy" } else { "sad" },
+        "odd": {"scale": 2, "value": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [0x30, 0x39])}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        row[k] = v.clone();
+    }
+    row
+}
+
 /// A Debezium change event for the row: `op`, with `after` (none for a delete).
 fn event_bytes(id: i32, n: i64, op: &str) -> Vec<u8> {
     let row =
-        json!({"type": "struct", "name": "server.inventory.items.Value", "optional": true, "fields": row_fields()});
+        json!({"type": "struct", "name": "server.inventory.items.Value", "optional": true, "fields": event_fields()});
     let mut before = row.clone();
     before["field"] = json!("before");
     let mut after = row;
@@ -144,8 +181,8 @@ fn event_bytes(id: i32, n: i64, op: &str) -> Vec<u8> {
     ]});
     let payload = json!({
         // As PostgreSQL's connector sends a delete: the row as it was (REPLICA IDENTITY FULL).
-        "before": if op == "d" { row_payload(id, n, Some("event")) } else { Value::Null },
-        "after": if op == "d" { Value::Null } else { row_payload(id, n, Some("event")) },
+        "before": if op == "d" { event_payload(id, n) } else { Value::Null },
+        "after": if op == "d" { Value::Null } else { event_payload(id, n) },
         "source": {"connector": "postgresql", "table": "items"},
         "op": op,
         "ts_ms": 1_700_000_000_000i64
