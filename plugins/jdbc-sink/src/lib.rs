@@ -1,4 +1,4 @@
-//! `jdbc-sink`: writes records into PostgreSQL, as Kafka Connect's JDBC sinks do, from the
+//! `jdbc-sink`: writes records into PostgreSQL and MariaDB, as Kafka Connect's JDBC sinks do, from the
 //! configs people already have for them: Debezium's under
 //! `io.debezium.connector.jdbc.JdbcSinkConnector` (and under this plugin's own name), Confluent's
 //! under `io.confluent.connect.jdbc.JdbcSinkConnector`. It speaks PostgreSQL's wire protocol
@@ -35,9 +35,10 @@ impl Connector for JdbcSink {
         PluginInfo {
             name: "jdbc-sink".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            description: "Writes records into PostgreSQL tables: insert, upsert or update by primary key, deletes, \
+            description:
+                "Writes records into PostgreSQL or MariaDB tables: insert, upsert or update by primary key, deletes, \
                           tables made and extended from record schemas; Debezium's and Confluent's JDBC sink configs"
-                .into(),
+                    .into(),
             kind: ConnectorKind::Sink,
             config: settings::definitions(),
         }

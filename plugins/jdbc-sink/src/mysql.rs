@@ -130,7 +130,9 @@ impl Connection {
             let part = at.take(rest).ok_or_else(bad)?;
             seed.extend_from_slice(part.strip_suffix(&[0]).unwrap_or(part));
         }
-        let plugin = at.nul_string().unwrap_or_else(|| "mysql_native_password".into());
+        // The answer is mysql_native_password's whatever the greeting names (MySQL 8 greets with
+        // caching_sha2_password): a server whose account uses another plugin asks to switch.
+        let _greeting_plugin = at.nul_string();
 
         let flags = CLIENT_LONG_PASSWORD
             | CLIENT_FOUND_ROWS
@@ -142,7 +144,7 @@ impl Connection {
             | CLIENT_MULTI_RESULTS
             | CLIENT_PLUGIN_AUTH
             | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
-        let answer = self.auth_answer(&plugin, &seed, login)?;
+        let answer = self.auth_answer("mysql_native_password", &seed, login)?;
         let mut response = Vec::with_capacity(128);
         response.extend_from_slice(&flags.to_le_bytes());
         response.extend_from_slice(&(MAX_PAYLOAD as u32).to_le_bytes());
@@ -207,10 +209,15 @@ impl Connection {
     /// Runs one statement; the rows of a query, nothing for others.
     pub fn query(&mut self, sql: &str) -> Result<Rows, MyError> {
         if sql.len() + 1 >= MAX_PAYLOAD {
-            return Err(MyError::Connection(format!(
-                "a statement of {} bytes is more than one packet carries; lower batch.size",
-                sql.len()
-            )));
+            // ER_NET_PACKET_TOO_LARGE: the statement's rows are refused, the connection is fine.
+            return Err(MyError::Server {
+                code: 1153,
+                state: "08S01".into(),
+                message: format!(
+                    "a statement of {} bytes is more than one packet carries; lower batch.size",
+                    sql.len()
+                ),
+            });
         }
         self.sequence = 0;
         let mut packet = Vec::with_capacity(sql.len() + 1);

@@ -222,7 +222,7 @@ impl Connection {
                     if !offered.contains(&b"SCRAM-SHA-256".as_slice()) {
                         let names: Vec<String> =
                             offered.iter().map(|m| String::from_utf8_lossy(m).into_owned()).collect();
-                        return Err(PgError::Connection(format!(
+                        return Err(PgError::SignIn(format!(
                             "PostgreSQL offers SASL mechanisms {} and jdbc-sink speaks SCRAM-SHA-256 (without channel binding)",
                             names.join(", ")
                         )));
@@ -247,7 +247,7 @@ impl Connection {
                     exchange.check_server_final(data)?;
                 }
                 other => {
-                    return Err(PgError::Connection(format!(
+                    return Err(PgError::SignIn(format!(
                         "PostgreSQL asks for authentication method {other}, which jdbc-sink does not speak (it speaks \
                          SCRAM-SHA-256, MD5 and password)"
                     )))
@@ -519,7 +519,7 @@ impl Scram {
         let signature = text.strip_prefix("v=").and_then(|v| BASE64.decode(v.trim_end()).ok());
         match (signature, &self.expected) {
             (Some(signature), Some(expected)) if &signature == expected => Ok(()),
-            _ => Err(PgError::Connection(
+            _ => Err(PgError::SignIn(
                 "PostgreSQL's SCRAM answer does not prove that it knows the password; not going on".into(),
             )),
         }

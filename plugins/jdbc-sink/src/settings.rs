@@ -71,7 +71,7 @@ const POOL: Effect = Effect::Inert("each task holds one connection, opened again
 #[rustfmt::skip]
 const KEYS: &[KeyDef] = &[
     KeyDef { name: "connection.url", sets: Sets::Both, ty: ConfigType::String, defaults: (None, None), importance: Importance::High, effect: Effect::Used,
-        doc: "The JDBC URL of the database: jdbc:postgresql://host:port/database (pgjdbc's properties sslmode, sslrootcert, sslcert, sslkey), or jdbc:mariadb:// and jdbc:mysql:// (not yet written to). Its servers and certificate files are granted to the plugin within the worker's wasm.ceiling.*." },
+        doc: "The JDBC URL of the database: jdbc:postgresql://host:port/database, jdbc:mariadb://host:port/database or jdbc:mysql://…, as their drivers read them. Its servers (and certificate files) are granted to the plugin within the worker's wasm.ceiling.*; a URL that asks for TLS is refused until TLS is built." },
     KeyDef { name: "connection.username", sets: DBZ, ty: ConfigType::String, defaults: (None, None), importance: Importance::High, effect: Effect::Used,
         doc: "The database user (Debezium's key; required under Debezium's class)." },
     KeyDef { name: "connection.user", sets: CFL, ty: ConfigType::String, defaults: (None, None), importance: Importance::High, effect: Effect::Used,
@@ -159,7 +159,7 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "column.naming.strategy", sets: DBZ, ty: ConfigType::String, defaults: (Some("io.debezium.connector.jdbc.naming.DefaultColumnNamingStrategy"), None), importance: Importance::Low, effect: Effect::DefaultOnly("a Java class cannot run here"), doc: "Only the default strategy (a column is named as its field)." },
     KeyDef { name: "cloud.events.schema.name.pattern", sets: DBZ, ty: ConfigType::String, defaults: (Some(".*CloudEvents\\.Envelope$"), None), importance: Importance::Low, effect: Effect::Inert("CloudEvents envelopes are written as any other record"), doc: "No effect here: CloudEvents envelopes are not unwrapped." },
     KeyDef { name: "jdbc.credentials.provider.class", sets: CFL, ty: ConfigType::String, defaults: (None, Some("io.confluent.connect.jdbc.util.DefaultJdbcCredentialsProvider")), importance: Importance::Low, effect: Effect::DefaultOnly("a Java class cannot run here; use a config provider (${file:…}, ${env:…}) for the password"), doc: "Only the default provider." },
-    KeyDef { name: "date.timezone", sets: CFL, ty: ConfigType::String, defaults: (None, Some("DB_TIMEZONE")), importance: Importance::Low, effect: Effect::DefaultOnly("dates are written in db.timezone"), doc: "Only DB_TIMEZONE." },
+    KeyDef { name: "date.timezone", sets: CFL, ty: ConfigType::String, defaults: (None, Some("DB_TIMEZONE")), importance: Importance::Low, effect: Effect::DefaultOnly("dates are written as they are, in no zone"), doc: "Only DB_TIMEZONE." },
     KeyDef { name: "timestamp.fields.list", sets: CFL, ty: ConfigType::List, defaults: (None, Some("")), importance: Importance::Medium, effect: Effect::DefaultOnly("writing number or text fields as timestamps is not built yet; use the TimestampConverter transform"), doc: "Only empty: use the TimestampConverter transform." },
     KeyDef { name: "timestamp.precision.mode", sets: CFL, ty: ConfigType::String, defaults: (None, Some("MICROSECONDS")), importance: Importance::Low, effect: Effect::Inert("it applies to timestamp.fields.list only"), doc: "No effect here (it applies to timestamp.fields.list)." },
     KeyDef { name: "string.output.value.column.name", sets: CFL, ty: ConfigType::String, defaults: (None, Some("record_value")), importance: Importance::Low, effect: Effect::Used, doc: "The column of a record whose value is a plain string." },
@@ -492,10 +492,11 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         );
     }
     if table_format.contains("${source.") {
-        r.problem(
-            "collection.name.format",
-            "collection.name.format: ${source.…} is not built yet; use ${topic}".into(),
-        );
+        let key = match flavor {
+            Flavor::Debezium if r.raw("collection.name.format").is_some() => "collection.name.format",
+            _ => "table.name.format",
+        };
+        r.problem(key, format!("{key}: ${{source.…}} is not built yet; use ${{topic}}"));
     }
     let quoting = match flavor {
         Flavor::Debezium => match r.flag("quote.identifiers") {

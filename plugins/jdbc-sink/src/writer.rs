@@ -209,7 +209,17 @@ impl Writer {
             match run[0].op {
                 Op::Truncate => {
                     let sql = dialect.truncate(quoting, &run[0].table);
-                    self.connection()?.run(&sql)?;
+                    match dialect {
+                        Dialect::Postgres => self.connection()?.run(&sql)?,
+                        // MariaDB commits before a TRUNCATE: the rows before it are committed
+                        // first, and the rest go into a transaction of their own.
+                        Dialect::MariaDb => {
+                            let connection = self.connection()?;
+                            connection.run("COMMIT")?;
+                            connection.run(&sql)?;
+                            connection.run(dialect.begin())?;
+                        }
+                    }
                 }
                 Op::Delete => self.write_run(run, Statement::Delete)?,
                 Op::Write => match self.settings.insert_mode {
@@ -318,7 +328,14 @@ impl Writer {
                 Ok(()) => log(Level::Info, &format!("created the table {} for topic {}", row.table, row.topic)),
                 // Another task made it first.
                 Err(e) if dialect.already_there(e.code()) => {}
-                Err(e) => return Err(e.into()),
+                Err(e) if e.is_transient() => return Err(e.into()),
+                Err(e) => {
+                    return Ok(Err(format!(
+                        "{} refused to create the table {} for the record at {place}: {e}",
+                        dialect.name(),
+                        row.table
+                    )))
+                }
             }
             self.tables.remove(&row.table);
             return Ok(Ok(()));
@@ -353,7 +370,15 @@ impl Writer {
         match self.connection()?.run(&sql) {
             Ok(()) => log(Level::Info, &format!("added the columns {} to the table {}", names.join(", "), row.table)),
             Err(e) if dialect.already_there(e.code()) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) if e.is_transient() => return Err(e.into()),
+            Err(e) => {
+                return Ok(Err(format!(
+                    "{} refused to add the columns {} to the table {} for the record at {place}: {e}",
+                    dialect.name(),
+                    names.join(", "),
+                    row.table
+                )))
+            }
         }
         self.tables.remove(&row.table);
         Ok(Ok(()))
