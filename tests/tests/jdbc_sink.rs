@@ -613,3 +613,30 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_and_the_others_are_writte
     assert_eq!(dead.len(), 1);
     assert!(String::from_utf8_lossy(&dead[0]).contains("too cheap"));
 }
+
+#[test]
+fn a_database_that_goes_silent_fails_the_put_as_retriable_within_the_call() {
+    // A server that takes the connection and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    let held = std::thread::spawn(move || silent.incoming().take(3).filter_map(Result::ok).collect::<Vec<_>>());
+    let topic = unique("silent").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = debezium_upsert(&topic);
+    config.retain(|(k, _)| *k != "connection.url");
+    config.push(("connection.url", format!("jdbc:postgresql://{address}/wharf")));
+    let connector = unique("silent");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    produce_keyed(&topic, &key(1), Some(&order(1, Some("x"), 100, 0)));
+    worker.wait("the silent database to fail a put as retriable", Duration::from_secs(60), || {
+        worker
+            .log()
+            .contains("the batch will be written again: the connection to PostgreSQL was lost while reading")
+            .then_some(())
+    });
+    assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING", "a silent database is retried, not a dead task");
+    drop(held);
+}

@@ -152,6 +152,9 @@ pub struct Login<'a> {
     pub password: Option<&'a str>,
     pub database: &'a str,
     pub application: &'a str,
+    /// For connecting, and for each read and write: past the statement timeout, within the
+    /// call's.
+    pub timeout: std::time::Duration,
 }
 
 impl Session {
@@ -163,12 +166,14 @@ impl Session {
                 password: login.password,
                 database: login.database,
                 application: login.application,
+                timeout: login.timeout,
             })?),
             Dialect::MariaDb => Session::MariaDb(mysql::Connection::connect(&mysql::Login {
                 address: login.address,
                 user: login.user,
                 password: login.password,
                 database: login.database,
+                timeout: login.timeout,
             })?),
         })
     }

@@ -19,6 +19,7 @@ use wharf_sdk::*;
 mod db;
 mod dialect;
 mod mysql;
+mod net;
 mod postgres;
 mod rows;
 mod settings;

@@ -74,6 +74,8 @@ pub struct Login<'a> {
     pub user: &'a str,
     pub password: Option<&'a str>,
     pub database: &'a str,
+    /// For connecting, and for each read and write.
+    pub timeout: std::time::Duration,
 }
 
 pub struct Connection {
@@ -87,13 +89,7 @@ pub type Rows = Vec<Vec<Option<String>>>;
 
 impl Connection {
     pub fn connect(login: &Login<'_>) -> Result<Connection, MyError> {
-        let stream = TcpStream::connect(login.address).map_err(|e| {
-            MyError::Connection(format!(
-                "cannot connect to MariaDB at {}: {e}; check that the server runs there and that connection.url names it",
-                login.address
-            ))
-        })?;
-        let _ = stream.set_nodelay(true);
+        let stream = crate::net::open(login.address, login.timeout, "MariaDB").map_err(MyError::Connection)?;
         let mut connection = Connection {
             reader: BufReader::with_capacity(64 * 1024, stream),
             sequence: 0,

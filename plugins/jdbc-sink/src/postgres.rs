@@ -82,6 +82,8 @@ pub struct Login<'a> {
     pub database: &'a str,
     /// How the session shows in `pg_stat_activity` (PostgreSQL keeps 63 bytes of it).
     pub application: &'a str,
+    /// For connecting, and for each read and write.
+    pub timeout: std::time::Duration,
 }
 
 /// One open connection.
@@ -101,14 +103,7 @@ pub type Rows = Vec<Vec<Option<String>>>;
 
 impl Connection {
     pub fn connect(login: &Login<'_>) -> Result<Connection, PgError> {
-        let stream = TcpStream::connect(login.address).map_err(|e| {
-            PgError::Connection(format!(
-                "cannot connect to PostgreSQL at {}: {e}; check that the server runs there and that \
-                 connection.url names it",
-                login.address
-            ))
-        })?;
-        let _ = stream.set_nodelay(true);
+        let stream = crate::net::open(login.address, login.timeout, "PostgreSQL").map_err(PgError::Connection)?;
         let mut connection = Connection {
             reader: BufReader::with_capacity(64 * 1024, stream),
             out: Vec::with_capacity(64 * 1024),

@@ -165,6 +165,8 @@ impl Writer {
                     password: s.password.as_deref(),
                     database: &database,
                     application: &self.application,
+                    // The statement timeout is 60% of the call's: a read waits a little longer.
+                    timeout: Duration::from_millis(self.statement_timeout_ms * 4 / 3),
                 };
                 match Session::connect(self.dialect, &login) {
                     Ok(mut connection) => {
