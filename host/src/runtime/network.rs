@@ -1,8 +1,11 @@
-//! What a task may reach on the network: the names of its grants resolved to addresses, once,
-//! when the task starts (for `wasm.net.connect`, the sandbox's sockets, and `wasm.http.allow`,
-//! `http_out.rs`), and the worker-wide budget of sockets both draw on.
+//! What a task may reach on the network: the names of its grants resolved to addresses when the
+//! task starts (for `wasm.net.connect`, the sandbox's sockets, looked up again when the plugin
+//! reconnects elsewhere: `Granted`; and for `wasm.http.allow`, `http_out.rs`), and the
+//! worker-wide budget of sockets both draw on.
 
+use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
 
 use crate::config::ceiling::is_inward;
 
@@ -29,6 +32,53 @@ pub(super) fn resolve_grant(key: &str, entry: &str) -> anyhow::Result<Vec<Socket
         );
     }
     Ok(addresses)
+}
+
+/// The least time between two lookups of a task's granted names after the first: a plugin that
+/// keeps connecting to an address it was not granted costs a lookup now and then, not one each.
+pub(super) const REFRESH_GRANTS: Duration = Duration::from_secs(5);
+
+/// A task's `wasm.net.connect` grants: the `host:port` entries and the addresses they resolved
+/// to.
+pub(super) struct Granted {
+    entries: Vec<String>,
+    addresses: HashSet<SocketAddr>,
+    resolved: Instant,
+}
+
+impl Granted {
+    /// Resolves every entry now; a name that does not resolve fails the task's start, naming it.
+    pub(super) fn resolve(entries: &[String]) -> anyhow::Result<Granted> {
+        let mut addresses = HashSet::new();
+        for entry in entries {
+            addresses.extend(resolve_grant("wasm.net.connect", entry)?);
+        }
+        Ok(Granted { entries: entries.to_vec(), addresses, resolved: Instant::now() })
+    }
+
+    /// Whether `address` is granted: one of the addresses the entries resolved to, or, when it
+    /// is not and the last lookup is older than `REFRESH_GRANTS`, one they resolve to now
+    /// (through `lookup`, with `resolve_grant`'s checks). A name that no longer resolves keeps
+    /// its earlier addresses.
+    pub(super) fn permits(
+        &mut self,
+        address: SocketAddr,
+        lookup: impl Fn(&str, &str) -> anyhow::Result<Vec<SocketAddr>>,
+    ) -> bool {
+        if self.addresses.contains(&address) {
+            return true;
+        }
+        if self.entries.is_empty() || self.resolved.elapsed() < REFRESH_GRANTS {
+            return false;
+        }
+        self.resolved = Instant::now();
+        for entry in &self.entries {
+            if let Ok(found) = lookup("wasm.net.connect", entry) {
+                self.addresses.extend(found);
+            }
+        }
+        self.addresses.contains(&address)
+    }
 }
 
 /// Whether the worker may open one more socket for a plugin: it holds fewer than `max` now, its
@@ -89,6 +139,32 @@ mod tests {
         assert!(resolve_grant("wasm.net.connect", "localhost:9092").unwrap().iter().all(|a| a.ip().is_loopback()));
         let error = resolve_grant("wasm.http.allow", "no-such-host.invalid:80").unwrap_err().to_string();
         assert!(error.starts_with("wasm.http.allow: cannot resolve no-such-host.invalid:80"), "{error}");
+    }
+
+    #[test]
+    fn a_granted_name_is_looked_up_again_for_an_address_it_did_not_resolve_to_at_most_so_often() {
+        let mut granted = Granted::resolve(&["127.0.0.1:5432".to_string()]).unwrap();
+        let moved: SocketAddr = "127.0.0.2:5432".parse().unwrap();
+        let lookups = std::cell::Cell::new(0);
+        let now_at_moved = |_: &str, _: &str| {
+            lookups.set(lookups.get() + 1);
+            Ok(vec![moved])
+        };
+        assert!(granted.permits("127.0.0.1:5432".parse().unwrap(), now_at_moved));
+        // Too soon after the first lookup: not looked up again.
+        assert!(!granted.permits(moved, now_at_moved));
+        assert_eq!(lookups.get(), 0);
+        granted.resolved -= REFRESH_GRANTS;
+        assert!(granted.permits(moved, now_at_moved));
+        assert_eq!(lookups.get(), 1);
+        // An address no granted name resolves to stays refused, and costs no lookup so soon.
+        assert!(!granted.permits("10.9.9.9:5432".parse().unwrap(), now_at_moved));
+        assert_eq!(lookups.get(), 1);
+        // Nothing granted, nothing looked up.
+        let mut none = Granted::resolve(&[]).unwrap();
+        none.resolved -= REFRESH_GRANTS;
+        assert!(!none.permits(moved, now_at_moved));
+        assert_eq!(lookups.get(), 1);
     }
 
     #[test]

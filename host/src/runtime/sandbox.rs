@@ -13,11 +13,12 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{wit, wit_errant, wit_host};
 use super::http_out::HttpGrant;
-use super::network::{resolve_grant, socket_room};
+use super::network::{self, socket_room};
 use super::plugin_log::{LogLevel, PluginLog};
 use super::stderr::StderrTail;
 use super::wit_convert::{offset_map_from_wit, offset_map_to_wit};
 use crate::config::{FolderGrant, WasmLimits};
+use crate::sync::Unpoisoned;
 use wharf_connect::model::OffsetMap;
 
 /// Looks up committed source offsets of the task's connector.
@@ -284,31 +285,43 @@ fn open_granted(path: &std::path::Path, setting: &str) -> anyhow::Result<std::fs
     Ok(folder)
 }
 
-/// TCP connections only to the granted addresses (as resolved when the task starts), checked on
-/// every connect; a refusal leaves a log line naming the task and the address. No UDP, no
-/// listening sockets, and name lookups only when something is granted.
+/// TCP connections only to the granted addresses, checked on every connect; a refusal leaves a
+/// log line naming the task and the address. The granted names are resolved when the task starts,
+/// and again (at most every `REFRESH_GRANTS`) when the plugin connects to an address they did not
+/// resolve to then: a database that moves to a new address is reached again when the plugin
+/// reconnects, within the same checks. No UDP, no listening sockets, and name lookups only when
+/// something is granted.
 fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[String]) -> anyhow::Result<()> {
-    let mut allowed = std::collections::HashSet::new();
-    for entry in connect {
-        allowed.extend(resolve_grant("wasm.net.connect", entry)?);
-    }
+    let granted = std::sync::Arc::new(std::sync::Mutex::new(network::Granted::resolve(connect)?));
+    let any = !connect.is_empty();
     // Without a grant there are no TCP sockets at all: creating one takes a file descriptor
     // before any address is checked.
-    builder.allow_tcp(!allowed.is_empty());
+    builder.allow_tcp(any);
     builder.allow_udp(false);
-    builder.allow_ip_name_lookup(!allowed.is_empty());
+    builder.allow_ip_name_lookup(any);
     let log = log.clone();
     builder.socket_addr_check(move |address, usage| {
-        let permitted = match usage {
-            SocketAddrUse::TcpConnect => allowed.contains(&address),
-            // Connecting binds the local end to an ephemeral port first.
-            SocketAddrUse::TcpBind => address.ip().is_unspecified() && address.port() == 0,
-            _ => false,
-        };
-        if !permitted {
-            log.host_warning(&format!("refused {usage:?} to {address}: not granted in wasm.net.connect"));
-        }
-        Box::pin(std::future::ready(permitted))
+        let granted = granted.clone();
+        let log = log.clone();
+        Box::pin(async move {
+            let permitted = match usage {
+                SocketAddrUse::TcpConnect => {
+                    let check = move || granted.locked().permits(address, network::resolve_grant);
+                    // A lookup blocks: off the runtime's threads when there is a runtime.
+                    match tokio::runtime::Handle::try_current() {
+                        Ok(runtime) => runtime.spawn_blocking(check).await.unwrap_or(false),
+                        Err(_) => check(),
+                    }
+                }
+                // Connecting binds the local end to an ephemeral port first.
+                SocketAddrUse::TcpBind => address.ip().is_unspecified() && address.port() == 0,
+                _ => false,
+            };
+            if !permitted {
+                log.host_warning(&format!("refused {usage:?} to {address}: not granted in wasm.net.connect"));
+            }
+            permitted
+        })
     });
     Ok(())
 }
