@@ -16,6 +16,9 @@
 
 use std::fmt;
 
+mod tls;
+pub use tls::{Roots, Tls, TlsMode};
+
 /// Whether `url` holds a password (a `password` property, or MySQL's `user:password@`), or
 /// may: a URL that does not parse counts when `password` or `@` is anywhere in it, so that a
 /// caller that hides such values fails closed.

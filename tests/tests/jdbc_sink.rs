@@ -640,3 +640,110 @@ fn a_database_that_goes_silent_fails_the_put_as_retriable_within_the_call() {
     assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING", "a silent database is retried, not a dead task");
     drop(held);
 }
+
+/// The authority that signed a test server's certificate (`--tls` of scripts/postgres and
+/// scripts/mariadb), copied into `dir`, which the workers' grant ceiling covers.
+fn server_authority(variable: &str, dir: &std::path::Path) -> String {
+    let path = std::env::var(variable).unwrap_or_else(|_| {
+        panic!("{variable} is not set: run the suite with ./run test, which starts the databases with TLS")
+    });
+    let copy = dir.join(format!("{}.pem", variable.to_lowercase()));
+    std::fs::copy(&path, &copy).unwrap_or_else(|e| panic!("{variable}={path}: {e}"));
+    copy.display().to_string()
+}
+
+/// An authority that signed nothing the servers hold, as PEM in `dir`.
+fn stranger_authority(dir: &std::path::Path) -> String {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let mut authority = CertificateParams::new(Vec::<String>::new()).unwrap();
+    authority.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let pem = authority.self_signed(&KeyPair::generate().unwrap()).unwrap().pem();
+    let path = dir.join("stranger.pem");
+    std::fs::write(&path, pem).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_url_asking_for_verified_tls_writes_over_it_and_a_certificate_it_cannot_trust_fails_the_task() {
+    let topic = unique("tls.orders").replace('-', "_");
+    let table = topic.replace('.', "_").to_lowercase();
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let authority = server_authority("WHARF_TEST_POSTGRES_CA", standalone.dir.path());
+    let stranger = stranger_authority(standalone.dir.path());
+    let config = |url: String| {
+        let mut config = vec![
+            ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+            ("topics", topic.clone()),
+            ("connection.url", url),
+            // A user the server lets in only over TLS (scripts/postgres --tls).
+            ("connection.username", "wharf_tls".into()),
+            ("connection.password", "wharf".into()),
+            ("schema.evolution", "basic".into()),
+            ("collection.name.format", table.clone()),
+        ];
+        config.extend(json_converters());
+        config
+    };
+    let verified = unique("tls-verified");
+    standalone.add_connector(&verified, &config(format!("{}?sslmode=verify-full&sslrootcert={authority}", jdbc_url())));
+    let refused = unique("tls-stranger");
+    standalone.add_connector(&refused, &config(format!("{}?sslmode=verify-ca&sslrootcert={stranger}", jdbc_url())));
+    let worker = standalone.start();
+    worker.wait_task_state(&verified, 0, "RUNNING");
+    produce_keyed(&topic, &key(1), Some(&order(1, Some("sealed"), 100, 0)));
+    // Both connectors read the record; only the one that trusts the server's authority writes it.
+    wait_rows(&worker, &format!("SELECT id, name FROM {table}"), &["1|sealed"]);
+    let encrypted = sql(&format!(
+        "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+         WHERE a.application_name = 'wharf-jdbc-sink {verified}'"
+    ));
+    assert_eq!(encrypted, ["t"], "the sink's session is encrypted");
+    assert!(worker.log().contains("as wharf_tls, over TLS"), "{}", worker.log());
+    let failed = worker.wait_task_state(&refused, 0, "FAILED");
+    let trace = failed["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains(&format!("its certificate is not signed by the certificates in {stranger}"))
+            && trace.contains("connection.url (sslmode=verify-ca)"),
+        "{trace}"
+    );
+}
+
+#[test]
+fn mariadb_over_tls_as_its_connector_j_url_asks() {
+    let topic = unique("tls.maria").replace('-', "_");
+    let table = topic.replace('.', "_").to_lowercase();
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let authority = server_authority("WHARF_TEST_MARIADB_CA", standalone.dir.path());
+    let config = |url: String| {
+        let mut config = vec![
+            ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
+            ("topics", topic.clone()),
+            ("connection.url", url),
+            // A user MariaDB lets in only over TLS (REQUIRE SSL; scripts/mariadb --tls).
+            ("connection.user", "wharf_tls".into()),
+            ("connection.password", "wharf".into()),
+            ("auto.create", "true".into()),
+            ("table.name.format", table.clone()),
+        ];
+        config.extend(json_converters());
+        config
+    };
+    let verified = unique("maria-tls");
+    standalone.add_connector(
+        &verified,
+        &config(format!("jdbc:mariadb://{}/wharf?sslMode=verify-full&serverSslCert={authority}", mariadb())),
+    );
+    // MariaDB Connector/J's default is no TLS, which this user may not sign in with.
+    let plain = unique("maria-plain");
+    standalone.add_connector(&plain, &config(format!("jdbc:mariadb://{}/wharf", mariadb())));
+    let worker = standalone.start();
+    worker.wait_task_state(&verified, 0, "RUNNING");
+    produce_keyed(&topic, &key(7), Some(&order(7, Some("sealed"), 700, 0)));
+    wait_maria(&worker, &format!("SELECT id, name FROM {table}"), &["7|sealed"]);
+    assert!(worker.log().contains("as wharf_tls, over TLS"), "{}", worker.log());
+    let failed = worker.wait_task_state(&plain, 0, "FAILED");
+    let trace = failed["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("MariaDB refused wharf_tls"), "{trace}");
+}

@@ -1,6 +1,7 @@
 //! Connector configs: the keys the host acts on, checked against the plugin's own definition.
 //! Every key, the host's included, is also handed to the plugin, as Kafka Connect does.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use super::keys::{connector as C, Checked, Key};
 use super::properties::{self, PropertiesError};
 use super::worker::WasmLimits;
 use wharf_connect::model::{last_value, ConnectionGrant, KeyGrant, Names};
-use wharf_jdbc_url::JdbcUrl;
+use wharf_jdbc_url::{JdbcUrl, Roots, TlsMode};
 
 #[derive(Debug, Error)]
 pub enum ConnectorConfigError {
@@ -72,6 +73,53 @@ pub struct FolderGrant {
     pub writable: bool,
 }
 
+/// What a server's certificate must prove.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    /// Nothing: the connection is encrypted, and whoever answers is trusted (pgjdbc `prefer`
+    /// and `require`, MariaDB `trust`).
+    Nothing,
+    /// A chain to a trusted authority, for any host name (`verify-ca`).
+    Chain,
+    /// A chain to a trusted authority, for the host connected to (`verify-full`).
+    ChainAndName,
+}
+
+impl Verify {
+    /// The check a driver's mode asks for.
+    pub fn of(mode: TlsMode) -> Verify {
+        match mode {
+            TlsMode::VerifyFull => Verify::ChainAndName,
+            TlsMode::VerifyCa => Verify::Chain,
+            TlsMode::Disable | TlsMode::Allow | TlsMode::Prefer | TlsMode::Require => Verify::Nothing,
+        }
+    }
+}
+
+/// The TLS policy of one server a connector's config names.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerTls {
+    /// A host name or an IP address, as the config gives it.
+    pub host: String,
+    pub verify: Verify,
+    /// The trusted certificates; the public authorities when `None`.
+    pub roots: Option<Roots>,
+    /// Where the policy comes from, for messages: `connection.url (sslmode=verify-full)`.
+    pub origin: String,
+}
+
+impl fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // PEM text inside a URL is not a secret, but it is long.
+        let roots = match &self.roots {
+            None => "public authorities".to_string(),
+            Some(Roots::File(path)) => path.clone(),
+            Some(Roots::Pem(_)) => "PEM text".to_string(),
+        };
+        write!(f, "{} {:?} ({roots}, from {})", self.host, self.verify, self.origin)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ConnectorConfig {
     pub name: String,
@@ -91,6 +139,8 @@ pub struct ConnectorConfig {
     pub connect: Vec<String>,
     /// `wasm.http.allow`: `host:port` authorities the tasks may send HTTP requests to.
     pub http: Vec<String>,
+    /// The TLS policies of the servers a declared JDBC URL names (`runtime::tls`).
+    pub tls: Vec<ServerTls>,
     pub limits: WasmLimits,
     /// The converters the connector names; the worker's stand in for the others.
     pub converters: super::ConverterOverrides,
@@ -379,6 +429,7 @@ impl ConnectorConfig {
             folders,
             connect,
             http,
+            tls: Vec::new(),
             limits,
             converters,
             transforms,
@@ -472,10 +523,17 @@ impl ConnectorConfig {
                 };
                 let why = |message: String| invalid(key, message, "a JDBC URL");
                 let url = JdbcUrl::parse(&value).map_err(|e| why(format!("{key} {e}")))?;
+                let tls = url.tls().map_err(|e| why(format!("{key}: {e}")))?;
                 for server in &url.servers {
                     let entry = server.address();
                     ceiling.address(key, &entry, false).map_err(why)?;
                     self.connect.push(entry);
+                    self.tls.push(ServerTls {
+                        host: server.host.clone(),
+                        verify: Verify::of(tls.mode),
+                        roots: tls.roots.clone(),
+                        origin: format!("{key} ({})", tls.setting),
+                    });
                 }
                 for file in url.files().map_err(|e| why(format!("{key}: {e}")))? {
                     let folder = Path::new(&file.path).parent().map(|p| p.display().to_string()).unwrap_or_default();

@@ -135,6 +135,12 @@ impl Runtime {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("cannot link wasi:http")?;
+        // TLS over a plugin's own sockets, under its connector's policy (`runtime::tls`).
+        let mut tls = wasmtime_wasi_tls::p2::LinkOptions::default();
+        tls.tls(true);
+        wasmtime_wasi_tls::p2::add_to_linker(&mut linker, &tls)
+            .map_err(anyhow::Error::from)
+            .context("cannot link wasi:tls")?;
         wit_host::add_to_linker::<TaskState, HasSelf<TaskState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("cannot link the wharf:connector/host interface")?;

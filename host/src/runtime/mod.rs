@@ -35,6 +35,7 @@ pub mod plugin_log;
 pub mod registry;
 pub mod sandbox;
 mod stderr;
+pub mod tls;
 mod wit_convert;
 
 pub use engine::{LoadedFrom, Runtime};

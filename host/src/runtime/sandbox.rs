@@ -49,6 +49,10 @@ pub struct Grants {
     /// `wasm.max.sockets.per.worker`: past this many sockets in the worker, a plugin's connect
     /// or HTTP request is refused.
     pub max_sockets: usize,
+    /// What the certificates of the servers the connector's config names must prove, when the
+    /// plugin speaks TLS to them (`wasi:tls`); other servers' must chain to the public
+    /// authorities and name the server.
+    pub tls: Vec<crate::config::connector::ServerTls>,
 }
 
 impl Grants {
@@ -68,6 +72,7 @@ impl Grants {
             secrets: Default::default(),
             // Such an instance has no network at all.
             max_sockets: 0,
+            tls: Vec::new(),
         }
     }
 }
@@ -81,6 +86,7 @@ pub struct TaskState {
     stderr: StderrTail,
     http_ctx: WasiHttpCtx,
     http_grant: HttpGrant,
+    tls: wasmtime_wasi_tls::WasiTlsCtx,
     /// Whether the engine enforces call deadlines (see `Runtime::call_deadlines`).
     pub(crate) call_deadlines: bool,
     /// The runtime whose timers and I/O the instance's WASI waits use (`Runtime::io`).
@@ -238,6 +244,7 @@ impl TaskState {
             stderr,
             http_ctx: WasiHttpCtx::new(),
             http_grant: HttpGrant::new(log, &grants.http, grants.max_sockets)?,
+            tls: super::tls::context(&grants.label, &grants.tls),
             call_deadlines: true,
             io: None,
             abandoned: None,
@@ -335,6 +342,12 @@ impl WasiHttpView for TaskState {
 impl WasiView for TaskState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl wasmtime_wasi_tls::WasiTlsView for TaskState {
+    fn tls(&mut self) -> wasmtime_wasi_tls::WasiTlsCtxView<'_> {
+        wasmtime_wasi_tls::WasiTlsCtxView { ctx: &mut self.tls, table: &mut self.table }
     }
 }
 

@@ -864,6 +864,7 @@ impl Opener {
             offsets: Some(lookup),
             secrets: self.connector.secrets.clone(),
             max_sockets: self.max_sockets,
+            tls: self.connector.tls.clone(),
         }
     }
 

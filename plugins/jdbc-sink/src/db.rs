@@ -147,6 +147,8 @@ pub enum Session {
 
 /// Where and as whom to sign in.
 pub struct Login<'a> {
+    pub endpoint: crate::net::Endpoint<'a>,
+    /// `host:port`, for messages.
     pub address: &'a str,
     pub user: &'a str,
     pub password: Option<&'a str>,
@@ -161,6 +163,7 @@ impl Session {
     pub fn connect(dialect: Dialect, login: &Login<'_>) -> Result<Session, DbError> {
         Ok(match dialect {
             Dialect::Postgres => Session::Postgres(postgres::Connection::connect(&postgres::Login {
+                endpoint: login.endpoint,
                 address: login.address,
                 user: login.user,
                 password: login.password,
@@ -169,6 +172,7 @@ impl Session {
                 timeout: login.timeout,
             })?),
             Dialect::MariaDb => Session::MariaDb(mysql::Connection::connect(&mysql::Login {
+                endpoint: login.endpoint,
                 address: login.address,
                 user: login.user,
                 password: login.password,
@@ -176,6 +180,14 @@ impl Session {
                 timeout: login.timeout,
             })?),
         })
+    }
+
+    /// Whether the connection is encrypted.
+    pub fn is_tls(&self) -> bool {
+        match self {
+            Session::Postgres(c) => c.is_tls(),
+            Session::MariaDb(c) => c.is_tls(),
+        }
     }
 
     pub fn server_version(&self) -> &str {

@@ -5,7 +5,9 @@
 //! value is ever parsed as SQL.
 
 use std::io::{BufReader, Read, Write};
-use std::net::TcpStream;
+
+use crate::net::{Connection as Socket, Endpoint};
+use wharf_jdbc_url::TlsMode;
 
 use sha1::{Digest, Sha1};
 
@@ -20,6 +22,7 @@ const CLIENT_FOUND_ROWS: u32 = 2;
 const CLIENT_LONG_FLAG: u32 = 4;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
 const CLIENT_PROTOCOL_41: u32 = 512;
+const CLIENT_SSL: u32 = 2048;
 const CLIENT_TRANSACTIONS: u32 = 8192;
 const CLIENT_SECURE_CONNECTION: u32 = 32768;
 const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
@@ -70,6 +73,8 @@ fn lost(what: &str, e: std::io::Error) -> MyError {
 }
 
 pub struct Login<'a> {
+    pub endpoint: Endpoint<'a>,
+    /// `host:port`, for messages.
     pub address: &'a str,
     pub user: &'a str,
     pub password: Option<&'a str>,
@@ -79,7 +84,7 @@ pub struct Login<'a> {
 }
 
 pub struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Socket>,
     sequence: u8,
     pub server_version: String,
 }
@@ -89,7 +94,7 @@ pub type Rows = Vec<Vec<Option<String>>>;
 
 impl Connection {
     pub fn connect(login: &Login<'_>) -> Result<Connection, MyError> {
-        let stream = crate::net::open(login.address, login.timeout, "MariaDB").map_err(MyError::Connection)?;
+        let stream = crate::net::open(&login.endpoint, login.timeout, "MariaDB").map_err(MyError::Connection)?;
         let mut connection = Connection {
             reader: BufReader::with_capacity(64 * 1024, stream),
             sequence: 0,
@@ -130,7 +135,7 @@ impl Connection {
         // caching_sha2_password): a server whose account uses another plugin asks to switch.
         let _greeting_plugin = at.nul_string();
 
-        let flags = CLIENT_LONG_PASSWORD
+        let mut flags = CLIENT_LONG_PASSWORD
             | CLIENT_FOUND_ROWS
             | CLIENT_LONG_FLAG
             | CLIENT_CONNECT_WITH_DB
@@ -140,6 +145,31 @@ impl Connection {
             | CLIENT_MULTI_RESULTS
             | CLIENT_PLUGIN_AUTH
             | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
+        // TLS as the URL's sslMode asks: the SSL packet (the answer's first 32 bytes, with
+        // CLIENT_SSL), the handshake, then the whole answer over TLS.
+        let offered = capabilities & CLIENT_SSL != 0;
+        let encrypt = match login.endpoint.tls {
+            TlsMode::Disable | TlsMode::Allow => false,
+            TlsMode::Prefer => offered,
+            _ if offered => true,
+            _ => return Err(MyError::SignIn(crate::net::no_tls(&login.endpoint, "MariaDB", "ssl_cert and ssl_key"))),
+        };
+        if encrypt {
+            flags |= CLIENT_SSL;
+            let mut request = Vec::with_capacity(32);
+            request.extend_from_slice(&flags.to_le_bytes());
+            request.extend_from_slice(&(MAX_PAYLOAD as u32).to_le_bytes());
+            request.push(UTF8MB4);
+            request.extend_from_slice(&[0u8; 23]);
+            self.write_packet(&request)?;
+            crate::net::start_tls(&mut self.reader, &login.endpoint, "MariaDB").map_err(|(transient, message)| {
+                if transient {
+                    MyError::Connection(message)
+                } else {
+                    MyError::SignIn(message)
+                }
+            })?;
+        }
         let answer = self.auth_answer("mysql_native_password", &seed, login)?;
         let mut response = Vec::with_capacity(128);
         response.extend_from_slice(&flags.to_le_bytes());
@@ -267,6 +297,11 @@ impl Connection {
         }
     }
 
+    /// Whether the connection is encrypted.
+    pub fn is_tls(&self) -> bool {
+        self.reader.get_ref().is_tls()
+    }
+
     pub fn close(mut self) {
         self.sequence = 0;
         let _ = self.write_packet(&[0x01]);
@@ -278,7 +313,8 @@ impl Connection {
         packet.push(self.sequence);
         self.sequence = self.sequence.wrapping_add(1);
         packet.extend_from_slice(payload);
-        self.reader.get_mut().write_all(&packet).map_err(|e| lost("sending", e))
+        let socket = self.reader.get_mut();
+        socket.write_all(&packet).and_then(|()| socket.flush()).map_err(|e| lost("sending", e))
     }
 
     fn read_packet(&mut self) -> Result<Vec<u8>, MyError> {

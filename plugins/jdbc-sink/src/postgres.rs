@@ -3,7 +3,9 @@
 //! with text parameters. Over the sandbox's TCP sockets; no host-side database code.
 
 use std::io::{BufReader, Read, Write};
-use std::net::TcpStream;
+
+use crate::net::{Connection as Socket, Endpoint};
+use wharf_jdbc_url::TlsMode;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -23,7 +25,8 @@ const MAX_NOTICES: usize = 16;
 #[derive(Debug, Clone)]
 pub enum PgError {
     Connection(String),
-    /// The server refused the user, the password or the database.
+    /// The server refused the user, the password or the database, or TLS could not be had as the
+    /// URL asks: retrying does not mend it.
     SignIn(String),
     Server(ServerError),
 }
@@ -76,6 +79,8 @@ fn lost(what: &str, e: std::io::Error) -> PgError {
 
 /// What to sign in with.
 pub struct Login<'a> {
+    pub endpoint: Endpoint<'a>,
+    /// `host:port`, for messages.
     pub address: &'a str,
     pub user: &'a str,
     pub password: Option<&'a str>,
@@ -89,7 +94,7 @@ pub struct Login<'a> {
 /// One open connection.
 pub struct Connection {
     /// The socket, read through a buffer; writes go to it through `out`.
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Socket>,
     /// Messages not sent yet.
     out: Vec<u8>,
     /// Notices of the last statement.
@@ -102,16 +107,62 @@ pub struct Connection {
 pub type Rows = Vec<Vec<Option<String>>>;
 
 impl Connection {
+    /// Connects and signs in, with TLS as the URL's `sslmode` asks: `prefer` (pgjdbc's
+    /// default) asks the server for TLS and goes on in plaintext when it has none; `allow` signs
+    /// in in plaintext and, when the server refuses that, again over TLS.
     pub fn connect(login: &Login<'_>) -> Result<Connection, PgError> {
-        let stream = crate::net::open(login.address, login.timeout, "PostgreSQL").map_err(PgError::Connection)?;
+        match login.endpoint.tls {
+            TlsMode::Allow => match Connection::open(login, false) {
+                Err(PgError::SignIn(message)) if message.contains("SQLSTATE 28000") => Connection::open(login, true),
+                other => other,
+            },
+            mode => Connection::open(login, mode.asks_first()),
+        }
+    }
+
+    fn open(login: &Login<'_>, ask_for_tls: bool) -> Result<Connection, PgError> {
+        let stream = crate::net::open(&login.endpoint, login.timeout, "PostgreSQL").map_err(PgError::Connection)?;
         let mut connection = Connection {
             reader: BufReader::with_capacity(64 * 1024, stream),
             out: Vec::with_capacity(64 * 1024),
             notices: Vec::new(),
             server_version: String::new(),
         };
+        if ask_for_tls {
+            connection.ask_for_tls(login)?;
+        }
         connection.start(login)?;
         Ok(connection)
+    }
+
+    /// Sends the SSLRequest and, on 'S', starts TLS; on 'N' goes on in plaintext unless the
+    /// URL requires TLS.
+    fn ask_for_tls(&mut self, login: &Login<'_>) -> Result<(), PgError> {
+        // Length 8, then the code 80877103.
+        self.out.extend_from_slice(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+        self.flush()?;
+        let mut answer = [0u8; 1];
+        self.reader.read_exact(&mut answer).map_err(|e| lost("reading the answer to its request for TLS", e))?;
+        match answer[0] {
+            b'S' => crate::net::start_tls(&mut self.reader, &login.endpoint, "PostgreSQL").map_err(
+                |(transient, message)| if transient { PgError::Connection(message) } else { PgError::SignIn(message) },
+            ),
+            b'N' if login.endpoint.tls.required() => Err(PgError::SignIn(crate::net::no_tls(
+                &login.endpoint,
+                "PostgreSQL",
+                "ssl=on, ssl_cert_file, ssl_key_file",
+            ))),
+            b'N' => Ok(()),
+            other => Err(PgError::Connection(format!(
+                "PostgreSQL at {} answered the request for TLS with {other:#04x}, neither S nor N",
+                login.address
+            ))),
+        }
+    }
+
+    /// Whether the connection is encrypted.
+    pub fn is_tls(&self) -> bool {
+        self.reader.get_ref().is_tls()
     }
 
     fn start(&mut self, login: &Login<'_>) -> Result<(), PgError> {
@@ -363,7 +414,8 @@ impl Connection {
     }
 
     fn flush(&mut self) -> Result<(), PgError> {
-        let sent = self.reader.get_mut().write_all(&self.out).map_err(|e| lost("sending", e));
+        let socket = self.reader.get_mut();
+        let sent = socket.write_all(&self.out).and_then(|()| socket.flush()).map_err(|e| lost("sending", e));
         self.out.clear();
         sent
     }

@@ -4,7 +4,7 @@
 //! either set is used, accepted as having no effect here (said once in the log), or refused by
 //! name; a config with keys of the other set is refused.
 
-use wharf_jdbc_url::{Driver, JdbcUrl};
+use wharf_jdbc_url::{Driver, JdbcUrl, Tls};
 use wharf_sdk::{ConfigKey, ConfigProblem, ConfigType, Importance};
 
 pub const DEBEZIUM_CLASS: &str = "io.debezium.connector.jdbc.JdbcSinkConnector";
@@ -71,7 +71,7 @@ const POOL: Effect = Effect::Inert("each task holds one connection, opened again
 #[rustfmt::skip]
 const KEYS: &[KeyDef] = &[
     KeyDef { name: "connection.url", sets: Sets::Both, ty: ConfigType::String, defaults: (None, None), importance: Importance::High, effect: Effect::Used,
-        doc: "The JDBC URL of the database: jdbc:postgresql://host:port/database, jdbc:mariadb://host:port/database or jdbc:mysql://…, as their drivers read them. Its servers (and certificate files) are granted to the plugin within the worker's wasm.ceiling.*; a URL that asks for TLS is refused until TLS is built." },
+        doc: "The JDBC URL of the database: jdbc:postgresql://host:port/database, jdbc:mariadb://host:port/database or jdbc:mysql://…, as their drivers read them. Its servers (and certificate files) are granted to the plugin within the worker's wasm.ceiling.*. TLS as the driver reads the URL: pgjdbc's sslmode (default prefer) and sslrootcert, MariaDB's sslMode (default disable) and serverSslCert, MySQL's sslMode (default PREFERRED); the worker verifies the certificate." },
     KeyDef { name: "connection.username", sets: DBZ, ty: ConfigType::String, defaults: (None, None), importance: Importance::High, effect: Effect::Used,
         doc: "The database user (Debezium's key; required under Debezium's class)." },
     KeyDef { name: "connection.user", sets: CFL, ty: ConfigType::String, defaults: (None, None), importance: Importance::High, effect: Effect::Used,
@@ -252,6 +252,8 @@ pub enum Quoting {
 pub struct Settings {
     pub flavor: Flavor,
     pub url: JdbcUrl,
+    /// What the connections do about TLS, as the URL's driver reads it.
+    pub tls: Tls,
     pub user: String,
     pub password: Option<String>,
     pub insert_mode: InsertMode,
@@ -393,14 +395,8 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
                 ),
             );
         }
-        if let Some((property, value)) = asks_for_tls(url) {
-            r.problem(
-                "connection.url",
-                format!(
-                    "connection.url asks for TLS ({property}={value}), and jdbc-sink does not encrypt its connections \
-                     yet; leave {property} out (or disable it) on a network you trust, until TLS is built"
-                ),
-            );
+        if let Err(e) = url.tls() {
+            r.problem("connection.url", format!("connection.url: {e}"));
         }
     }
     let user_key = match flavor {
@@ -567,9 +563,11 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         return Err(r.problems);
     }
     let Some(url) = url else { return Err(r.problems) };
+    let Ok(tls) = url.tls() else { return Err(r.problems) };
     Ok(Settings {
         flavor,
         url,
+        tls,
         user,
         password,
         insert_mode,
@@ -651,24 +649,6 @@ pub fn no_effect(pairs: &[(String, String)]) -> Vec<String> {
     }
     notes.dedup();
     notes
-}
-
-/// The property of a URL that asks for an encrypted connection, and its value.
-fn asks_for_tls(url: &JdbcUrl) -> Option<(&'static str, String)> {
-    let asks = |property: &'static str, plain: &[&str]| {
-        url.property(property)
-            .filter(|v| !plain.iter().any(|p| p.eq_ignore_ascii_case(v.trim())))
-            .map(|v| (property, v.to_string()))
-    };
-    match url.driver {
-        Driver::Postgres => asks("sslmode", &["disable", "allow", "prefer"]).or_else(|| asks("ssl", &["false"])),
-        Driver::MariaDb => asks("sslMode", &["disable", "false"])
-            .or_else(|| asks("useSsl", &["false"]))
-            .or_else(|| asks("useSSL", &["false"])),
-        Driver::MySql => asks("sslMode", &["DISABLED", "PREFERRED"])
-            .or_else(|| asks("useSSL", &["false"]))
-            .or_else(|| asks("requireSSL", &["false"])),
-    }
 }
 
 /// Seconds east of UTC for `UTC`, `Z`, `GMT`, `Etc/UTC` or a fixed offset (`+02:00`, `-0530`,
@@ -780,10 +760,16 @@ mod tests {
         assert!(read(&config(&maria)).is_ok());
         let found = problems(&[
             ("connector.class", DEBEZIUM_CLASS),
-            ("connection.url", "jdbc:postgresql://db/shop?sslmode=verify-full"),
+            ("connection.url", "jdbc:postgresql://db/shop?sslmode=verify-full&sslcert=/etc/pg/client.pem"),
             ("connection.username", "a"),
         ]);
-        assert!(found[0].1.contains("asks for TLS (sslmode=verify-full)"), "{found:?}");
+        assert!(found[0].1.starts_with("connection.url: sslcert asks for a client certificate"), "{found:?}");
+        let verified = [
+            ("connector.class", DEBEZIUM_CLASS),
+            ("connection.url", "jdbc:postgresql://db/shop?sslmode=verify-full&sslrootcert=/etc/pg/ca.pem"),
+            ("connection.username", "a"),
+        ];
+        assert_eq!(read(&config(&verified)).map(|s| s.tls.mode).ok(), Some(wharf_jdbc_url::TlsMode::VerifyFull));
         let plain = [
             ("connector.class", DEBEZIUM_CLASS),
             ("connection.url", "jdbc:postgresql://db/shop?sslmode=disable"),
@@ -792,7 +778,7 @@ mod tests {
         assert!(read(&config(&plain)).is_ok());
         let found = problems(&[
             ("connector.class", CONFLUENT_CLASS),
-            ("connection.url", "jdbc:mariadb://db/shop?sslMode=verify-full"),
+            ("connection.url", "jdbc:mariadb://db/shop?sslMode=verify-every-thing"),
             ("connection.user", "a"),
             ("date.timezone", "db_timezone"),
         ]);

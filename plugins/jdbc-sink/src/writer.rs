@@ -12,6 +12,7 @@ use wharf_sdk::{log, report_errant, ConnectorError, Level};
 
 use crate::db::{DbError, Login, Param, Session, Sql};
 use crate::dialect::{ColumnDef, Dialect};
+use crate::net::Endpoint;
 use crate::rows::{Cell, Op, Row, TableId};
 use crate::settings::{Flavor, InsertMode, Settings};
 
@@ -160,6 +161,13 @@ impl Writer {
             for server in &s.url.servers {
                 let address = server.address();
                 let login = Login {
+                    endpoint: Endpoint {
+                        host: &server.host,
+                        port: server.port,
+                        address: &address,
+                        tls: s.tls.mode,
+                        tls_setting: &s.tls.setting,
+                    },
                     address: &address,
                     user: &s.user,
                     password: s.password.as_deref(),
@@ -174,10 +182,11 @@ impl Writer {
                         log(
                             Level::Info,
                             &format!(
-                                "connected to {} {} at {address} as {}",
+                                "connected to {} {} at {address} as {}{}",
                                 self.dialect.name(),
                                 connection.server_version(),
-                                s.user
+                                s.user,
+                                if connection.is_tls() { ", over TLS" } else { "" }
                             ),
                         );
                         return Ok(connection);

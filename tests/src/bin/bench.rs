@@ -4,7 +4,8 @@
 //! `./run bench --smoke`), which builds Wharf, fetches Kafka Connect, and starts the broker;
 //! `--only wharf` or `--only datagen` runs one side and prints it, for profiling; `--only scale`
 //! prints sections 7 and 8 (many tasks on one worker; restart and join at scale, `scale.rs`);
-//! `--only languages` section 9 (Python and JavaScript plugins beside Rust, `languages.rs`).
+//! `--only languages` section 9 (Python and JavaScript plugins beside Rust, `languages.rs`);
+//! `--only jdbc` section 10 (the SQL sink into PostgreSQL beside Debezium's, `jdbc.rs`).
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters (and, for the `j` rows and row `1t`, JsonConverter with schemas for keys and values
@@ -27,6 +28,8 @@ use rdkafka::Message;
 use serde_json::{json, Value};
 use wharf_e2e::{bootstrap, cluster_properties, count_lines, free_port, topic_count, unique, workspace};
 
+#[path = "bench/jdbc.rs"]
+mod jdbc;
 #[path = "bench/languages.rs"]
 mod languages;
 #[path = "bench/scale.rs"]
@@ -68,6 +71,7 @@ struct Options {
     /// The tasks of section 8's cluster.
     cluster_tasks: usize,
     languages: languages::Sizes,
+    jdbc: jdbc::Sizes,
 }
 
 fn options() -> Options {
@@ -86,8 +90,8 @@ fn options() -> Options {
     let only = value("--only");
     if let Some(only) = &only {
         assert!(
-            only == "wharf" || only == "datagen" || only == "scale" || only == "languages",
-            "--only takes wharf, datagen, scale or languages, not {only}"
+            only == "wharf" || only == "datagen" || only == "scale" || only == "languages" || only == "jdbc",
+            "--only takes wharf, datagen, scale, languages or jdbc, not {only}"
         );
     }
     let scale = if smoke {
@@ -113,7 +117,22 @@ fn options() -> Options {
         compile_timeout: Duration::from_secs(600),
         tier_seconds: if smoke { 0.2 } else { 3.0 },
     };
-    Options { lines, runs, out, boundary_seconds: if smoke { 0.2 } else { 1.0 }, only, scale, cluster_tasks, languages }
+    let jdbc = jdbc::Sizes {
+        rows: if smoke { 2_000 } else { 200_000 },
+        runs,
+        timeout: Duration::from_secs(if smoke { 120 } else { 900 }),
+    };
+    Options {
+        lines,
+        runs,
+        out,
+        boundary_seconds: if smoke { 0.2 } else { 1.0 },
+        only,
+        scale,
+        cluster_tasks,
+        languages,
+        jdbc,
+    }
 }
 
 /// A worker process of either engine, on fresh internal topics.
@@ -156,12 +175,19 @@ fn proc_status_field(pid: u32, name: &str) -> u64 {
 }
 
 fn start(engine: Engine, dir: &Path, converters: Converters) -> Worker {
-    start_in_group(engine, dir, converters, &unique("bench"))
+    start_in_group(engine, dir, converters, &unique("bench"), &[])
 }
 
 /// A worker of `group`, whose internal topics are named after it (`cluster_properties`); `dir`
-/// holds its properties file and log, one worker to a folder.
-fn start_in_group(engine: Engine, dir: &Path, converters: Converters, group: &str) -> Worker {
+/// holds its properties file and log, one worker to a folder. `extra` settings come last; a
+/// Connect worker given a `plugin.path` scans it for plugins without ServiceLoader manifests.
+fn start_in_group(
+    engine: Engine,
+    dir: &Path,
+    converters: Converters,
+    group: &str,
+    extra: &[(&'static str, String)],
+) -> Worker {
     let port = free_port();
     let mut props = vec![("bootstrap.servers", bootstrap())];
     props.extend(cluster_properties(group));
@@ -192,7 +218,8 @@ fn start_in_group(engine: Engine, dir: &Path, converters: Converters, group: &st
             props.push(("producer.acks", "all".into()));
             props.push(("producer.enable.idempotence", "true".into()));
             // Connect's own advice: without it a classpath scan adds seconds and memory.
-            props.push(("plugin.discovery", "service_load".into()));
+            let discovery = if extra.iter().any(|(k, _)| *k == "plugin.path") { "hybrid_warn" } else { "service_load" };
+            props.push(("plugin.discovery", discovery.into()));
             let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run bench");
             let mut c = Command::new("java");
             // The heap connect-distributed.sh gives a worker.
@@ -205,6 +232,7 @@ fn start_in_group(engine: Engine, dir: &Path, converters: Converters, group: &st
             c
         }
     };
+    props.extend(extra.iter().cloned());
     write_properties(&worker_file, &props);
     let spawned = Instant::now();
     let child = command.stdout(Stdio::null()).stderr(log).spawn().expect("start a worker");
@@ -555,8 +583,15 @@ fn main() {
     if options.only.as_deref() == Some("languages") {
         let section = languages_section(&options);
         println!("{section}");
-        replace_sections(&options.out, LANGUAGES_HEADING, None, &section);
+        replace_sections(&options.out, LANGUAGES_HEADING, Some(JDBC_HEADING), &section);
         eprintln!("section 9 written to {}", options.out.display());
+        return;
+    }
+    if options.only.as_deref() == Some("jdbc") {
+        let section = jdbc_section(&options);
+        println!("{section}");
+        replace_sections(&options.out, JDBC_HEADING, None, &section);
+        eprintln!("section 10 written to {}", options.out.display());
         return;
     }
     if let Some(only) = options.only.as_deref() {
@@ -681,6 +716,7 @@ fn main() {
     report.push_str(&format!("\n## 6. The WebAssembly boundary (no Kafka)\n\n{}\n", boundary.trim()));
     report.push_str(&scale_sections(&options));
     report.push_str(&languages_section(&options));
+    report.push_str(&jdbc_section(&options));
     println!("{report}");
     if let Some(parent) = options.out.parent() {
         fs::create_dir_all(parent).unwrap();
@@ -703,6 +739,14 @@ fn replace_sections(out: &Path, from: &str, until: Option<&str>, sections: &str)
     let end = until.and_then(|u| written[start..].find(u).map(|at| start + at)).unwrap_or(written.len());
     let (before, after) = (written[..start].trim_end(), &written[end..]);
     fs::write(out, format!("{before}\n{}\n{after}", sections.trim_end())).unwrap();
+}
+
+/// Where section 10 begins in the results file.
+const JDBC_HEADING: &str = "\n## 10. The SQL sink into PostgreSQL";
+
+/// Section 10.
+fn jdbc_section(options: &Options) -> String {
+    jdbc::section(&options.jdbc, JDBC_HEADING, &utc_now(), &machine(), BUILD)
 }
 
 /// Section 9, one run.

@@ -147,7 +147,7 @@ fn create(worker: &Worker, engine: Engine, data: &Path, tasks: usize, load: Load
 pub fn run(engine: Engine, tasks: usize, load: Load, sizes: &Sizes) -> Option<Usage> {
     let dir = tempfile::tempdir().unwrap();
     let group = unique("bench-scale");
-    let mut worker = start_in_group(engine, dir.path(), Converters::Plain, &group);
+    let mut worker = start_in_group(engine, dir.path(), Converters::Plain, &group, &[]);
     worker.wait_rest();
     let data = dir.path().join("data");
     fs::create_dir_all(&data).unwrap();
@@ -177,7 +177,7 @@ pub fn cluster(engine: Engine, tasks: usize, ready_timeout: Duration) -> Cluster
     let group = unique("bench-cluster");
     let data = dir.path().join("data");
     fs::create_dir_all(&data).unwrap();
-    let mut first = start_in_group(engine, dir.path(), Converters::Plain, &group);
+    let mut first = start_in_group(engine, dir.path(), Converters::Plain, &group, &[]);
     first.wait_rest();
     create(&first, engine, &data, tasks, Load::Idle);
     let all = |running: &[(String, usize)]| running.iter().map(|(_, n)| n).sum::<usize>() >= tasks;
@@ -192,7 +192,7 @@ pub fn cluster(engine: Engine, tasks: usize, ready_timeout: Duration) -> Cluster
     let second_dir = dir.path().join("second");
     fs::create_dir_all(&second_dir).unwrap();
     std::os::unix::fs::symlink(&data, second_dir.join("data")).unwrap();
-    let mut restarted = start_in_group(engine, &second_dir, Converters::Plain, &group);
+    let mut restarted = start_in_group(engine, &second_dir, Converters::Plain, &group, &[]);
     let spawned = Instant::now();
     restarted.wait_rest();
     result.rest_after_restart = Some(spawned.elapsed().as_secs_f64());
@@ -205,7 +205,7 @@ pub fn cluster(engine: Engine, tasks: usize, ready_timeout: Duration) -> Cluster
     let third_dir = dir.path().join("third");
     fs::create_dir_all(&third_dir).unwrap();
     std::os::unix::fs::symlink(&data, third_dir.join("data")).unwrap();
-    let mut joining = start_in_group(engine, &third_dir, Converters::Plain, &group);
+    let mut joining = start_in_group(engine, &third_dir, Converters::Plain, &group, &[]);
     let joined = Instant::now();
     joining.wait_rest();
     let (old, new) = (restarted.id(), joining.id());

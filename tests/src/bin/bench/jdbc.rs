@@ -1,0 +1,226 @@
+//! Section 10 of the benchmark: rows a second into PostgreSQL. Wharf's `jdbc-sink` and
+//! Debezium's JDBC sink 3.5 in Kafka Connect, each with the same Debezium config, read the same
+//! records (a struct key and a struct value of four fields, through JsonConverter) and write them
+//! as inserts (no primary key) and as upserts (primary key from the record key). The ceiling is a
+//! native client in this binary (`postgres`, the Rust crate) writing the same rows in the same
+//! statements: multi-row inserts (upserts with `ON CONFLICT … DO UPDATE`) of `batch.size` rows,
+//! one transaction each, values as literals. Each run writes a fresh table from a fresh worker.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use serde_json::{json, Value};
+use wharf_e2e::{bootstrap, create_topic, unique};
+
+use super::{cell, median, start_in_group, Converters, Engine};
+
+pub struct Sizes {
+    pub rows: usize,
+    pub runs: usize,
+    pub timeout: Duration,
+}
+
+/// Debezium's default `batch.size`, which both sinks and the ceiling use.
+const BATCH: usize = 500;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Insert,
+    Upsert,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Insert => "insert",
+            Mode::Upsert => "upsert",
+        }
+    }
+}
+
+fn postgres() -> String {
+    std::env::var("WHARF_TEST_POSTGRES")
+        .expect("WHARF_TEST_POSTGRES is not set: run ./run bench, which starts PostgreSQL")
+}
+
+fn count(table: &str) -> usize {
+    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap_or_default();
+    let out = Command::new("psql")
+        .args(["-X", "-q", "-A", "-t", "-h", &host, "-p", &port, "-U", "wharf", "-d", "wharf", "-c"])
+        .arg(format!("SELECT count(*) FROM {table}"))
+        .env("PGPASSWORD", "wharf")
+        .output();
+    out.ok().and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok()).unwrap_or(0)
+}
+
+/// The records of a run: `rows` distinct keys, as JsonConverter writes them.
+fn produce(topic: &str, rows: usize) {
+    create_topic(topic, 1, "delete");
+    let producer: ThreadedProducer<DefaultProducerContext> = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("linger.ms", "20")
+        .set("batch.num.messages", "10000")
+        .create()
+        .expect("a producer");
+    let key_schema = json!({"type": "struct", "name": "Key", "optional": false,
+        "fields": [{"field": "id", "type": "int32", "optional": false}]});
+    let value_schema = json!({"type": "struct", "name": "Order", "optional": false, "fields": [
+        {"field": "id", "type": "int32", "optional": false},
+        {"field": "name", "type": "string", "optional": true},
+        {"field": "quantity", "type": "int64", "optional": false},
+        {"field": "at", "type": "int64", "optional": false, "name": "org.apache.kafka.connect.data.Timestamp"}
+    ]});
+    for id in 0..rows {
+        let key = json!({"schema": key_schema, "payload": {"id": id}}).to_string();
+        let value = json!({"schema": value_schema, "payload": {"id": id, "name": format!("order {id}"),
+            "quantity": id * 7, "at": 1_700_000_000_000u64 + id as u64}})
+        .to_string();
+        let mut record = BaseRecord::to(topic).key(&key).payload(&value).partition(0);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((_, back)) => {
+                    record = back;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(60)).expect("every record sent");
+}
+
+/// One run of a sink: rows a second from connector creation until every row is in, and the
+/// worker's peak RSS in MiB.
+fn run_sink(engine: Engine, mode: Mode, topic: &str, rows: usize, timeout: Duration) -> Option<(f64, f64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut extra = Vec::new();
+    if engine == Engine::Connect {
+        let plugins = std::env::var("DEBEZIUM_JDBC_PLUGINS")
+            .expect("DEBEZIUM_JDBC_PLUGINS is not set: run ./run bench, which fetches Debezium's JDBC sink");
+        extra.push(("plugin.path", plugins));
+    }
+    let mut worker = start_in_group(engine, dir.path(), Converters::Json, &unique("bench-jdbc"), &extra);
+    worker.wait_rest();
+    let table = unique(&format!("bench_{}", mode.name())).replace('-', "_");
+    let mut config = json!({
+        "connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+        "topics": topic,
+        "tasks.max": "1",
+        "connection.url": format!("jdbc:postgresql://{}/wharf", postgres()),
+        "connection.username": "wharf",
+        "connection.password": "wharf",
+        "schema.evolution": "basic",
+        "collection.name.format": table,
+        "batch.size": BATCH.to_string(),
+    });
+    if mode == Mode::Upsert {
+        config["insert.mode"] = Value::from("upsert");
+        config["primary.key.mode"] = Value::from("record_key");
+    }
+    let started = Instant::now();
+    worker.create(&unique("jdbc"), config);
+    while count(&table) < rows {
+        if started.elapsed() > timeout {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let rate = rows as f64 / started.elapsed().as_secs_f64();
+    Some((rate, worker.memory().1 as f64 / 1024.0))
+}
+
+/// The ceiling: the same rows in the same statements from a native client, one transaction per
+/// batch; rows a second.
+fn run_native(mode: Mode, rows: usize) -> f64 {
+    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap_or_default();
+    let mut client = postgres::Client::connect(
+        &format!("host={host} port={port} user=wharf password=wharf dbname=wharf"),
+        postgres::NoTls,
+    )
+    .expect("the native client connects");
+    let table = unique(&format!("bench_native_{}", mode.name())).replace('-', "_");
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE {table} (id integer NOT NULL, name text NULL, quantity bigint NOT NULL, at timestamp(6) NOT NULL{})",
+            if mode == Mode::Upsert { ", PRIMARY KEY(id)" } else { "" }
+        ))
+        .expect("the native client creates its table");
+    let started = Instant::now();
+    for first in (0..rows).step_by(BATCH) {
+        let mut sql = format!("BEGIN; INSERT INTO {table} (id,name,quantity,at) VALUES ");
+        for id in first..(first + BATCH).min(rows) {
+            if id > first {
+                sql.push(',');
+            }
+            let micros = (1_700_000_000_000u64 + id as u64) * 1000;
+            sql.push_str(&format!(
+                "({id},'order {id}',{},to_timestamp({}::float8 / 1000000) AT TIME ZONE 'UTC')",
+                id * 7,
+                micros
+            ));
+        }
+        if mode == Mode::Upsert {
+            sql.push_str(
+                " ON CONFLICT (id) DO UPDATE SET name=EXCLUDED.name,quantity=EXCLUDED.quantity,at=EXCLUDED.at",
+            );
+        }
+        sql.push_str("; COMMIT");
+        client.batch_execute(&sql).expect("the native client writes a batch");
+    }
+    rows as f64 / started.elapsed().as_secs_f64()
+}
+
+pub fn section(sizes: &Sizes, heading: &str, date: &str, machine: &str, build: &str) -> String {
+    let mut out = format!(
+        "{heading}\n\n{date}; {machine}; Wharf {build} build, distributed worker; PostgreSQL 15 on loopback. \
+         {} records of a struct key and a four-field struct value through JsonConverter, read by one task with \
+         Debezium's config (`batch.size={BATCH}`, `schema.evolution=basic`); rows a second from connector creation \
+         until every row is in the table, median of {} run(s), (min–max) when there are several. Kafka Connect runs \
+         Debezium's JDBC sink 3.5.0.Final. The ceiling writes the same rows in the same statements from a native client \
+         (`batch.size` rows a statement, one transaction each).\n\n\
+         | rows/s | Wharf jdbc-sink | Kafka Connect, Debezium | Wharf / Connect | native client | Wharf / native | peak RSS, MiB: Wharf | Connect |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        sizes.rows, sizes.runs
+    );
+    for mode in [Mode::Insert, Mode::Upsert] {
+        let (mut wharf, mut connect, mut native) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut wharf_rss, mut connect_rss) = (Vec::new(), Vec::new());
+        for run in 1..=sizes.runs {
+            let topic = unique(&format!("bench-jdbc-{}", mode.name()));
+            eprintln!("jdbc: run {run}/{}: {} {} records", sizes.runs, mode.name(), sizes.rows);
+            produce(&topic, sizes.rows);
+            for (engine, rates, rss) in
+                [(Engine::Wharf, &mut wharf, &mut wharf_rss), (Engine::Connect, &mut connect, &mut connect_rss)]
+            {
+                match run_sink(engine, mode, &topic, sizes.rows, sizes.timeout) {
+                    Some((rate, peak)) => {
+                        rates.push(rate);
+                        rss.push(peak);
+                    }
+                    None => eprintln!("jdbc: {} did not write every row within {:?}", engine.name(), sizes.timeout),
+                }
+            }
+            native.push(run_native(mode, sizes.rows));
+        }
+        let ratio = |a: &[f64], b: &[f64]| {
+            if a.is_empty() || b.is_empty() {
+                "—".to_string()
+            } else {
+                format!("{:.2}", median(a) / median(b))
+            }
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            mode.name(),
+            cell(&wharf),
+            cell(&connect),
+            ratio(&wharf, &connect),
+            cell(&native),
+            ratio(&wharf, &native),
+            cell(&wharf_rss),
+            cell(&connect_rss)
+        ));
+    }
+    out
+}
