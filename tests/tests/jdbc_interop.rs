@@ -1,8 +1,9 @@
 //! Wharf's `jdbc-sink` beside Debezium's JDBC sink 3.5 running in a real Kafka Connect 4.1
-//! worker: the same records, the same connector config (but the table name), the same
-//! PostgreSQL. The tables each makes (column names, types, nullability, primary key) and the rows
-//! each writes must be the same; where the two differ on purpose, docs/connectors/jdbc-sink.md
-//! says so and this test does not compare that part.
+//! worker: the same records, the same connector config (but the table name), the same database:
+//! PostgreSQL, and MariaDB (which Debezium's sink reaches through its MySQL dialect and the
+//! MariaDB driver it ships). The tables each makes (column names, types, nullability, primary
+//! key) and the rows each writes must be the same; where the two differ on purpose,
+//! docs/connectors/jdbc-sink.md says so and this test does not compare that part.
 
 use std::process::Command;
 use std::time::Duration;
@@ -14,6 +15,60 @@ fn postgres() -> String {
     std::env::var("WHARF_TEST_POSTGRES").unwrap_or_else(|_| {
         panic!("WHARF_TEST_POSTGRES is not set: run the suite with ./run test, which starts PostgreSQL")
     })
+}
+
+fn mariadb() -> String {
+    std::env::var("WHARF_TEST_MARIADB").unwrap_or_else(|_| {
+        panic!("WHARF_TEST_MARIADB is not set: run the suite with ./run test, which starts MariaDB")
+    })
+}
+
+/// The database both sinks write into.
+#[derive(Clone, Copy, PartialEq)]
+enum Db {
+    Postgres,
+    MariaDb,
+}
+
+impl Db {
+    fn url(self) -> String {
+        match self {
+            Db::Postgres => format!("jdbc:postgresql://{}/wharf", postgres()),
+            Db::MariaDb => format!("jdbc:mariadb://{}/wharf", mariadb()),
+        }
+    }
+
+    fn shape(self, table: &str) -> Vec<String> {
+        match self {
+            Db::Postgres => shape(table),
+            Db::MariaDb => try_maria(&format!(
+                "SELECT column_name, column_type, is_nullable, column_key FROM information_schema.columns \
+                 WHERE table_schema = 'wharf' AND table_name = '{table}' ORDER BY ordinal_position"
+            ))
+            .unwrap(),
+        }
+    }
+
+    fn rows(self, table: &str) -> Result<Vec<String>, String> {
+        match self {
+            Db::Postgres => rows(table),
+            Db::MariaDb => try_maria(&format!("SELECT * FROM {table} ORDER BY 1")),
+        }
+    }
+}
+
+/// Runs SQL through the mariadb client (bytes as hexadecimal); its rows, columns separated by `|`.
+fn try_maria(statement: &str) -> Result<Vec<String>, String> {
+    let (host, port) = mariadb().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
+    let out = Command::new("mariadb")
+        .args(["--no-defaults", "-N", "-B", "--binary-as-hex", "-h", &host, "-P", &port, "-u", "wharf", "-pwharf"])
+        .args(["wharf", "-e", statement])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(|l| l.replace('\t', "|")).filter(|l| !l.is_empty()).collect())
 }
 
 fn debezium_plugins() -> String {
@@ -212,11 +267,11 @@ struct Case {
     rows: usize,
 }
 
-fn cases() -> Vec<Case> {
+fn cases(db: Db) -> Vec<Case> {
     let common = |extra: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
         let mut config = vec![
             ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
-            ("connection.url", format!("jdbc:postgresql://{}/wharf", postgres())),
+            ("connection.url", db.url()),
             ("connection.username", "wharf".into()),
             ("connection.password", "wharf".into()),
             ("schema.evolution", "basic".into()),
@@ -286,8 +341,17 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn tables_and_rows_are_those_debeziums_jdbc_sink_makes_from_the_same_records_and_config() {
-    let run = unique("cmp").replace('-', "_");
-    let cases = cases();
+    compare(Db::Postgres);
+}
+
+#[test]
+fn in_mariadb_tables_and_rows_are_those_debeziums_jdbc_sink_makes_through_its_mysql_dialect() {
+    compare(Db::MariaDb);
+}
+
+fn compare(db: Db) {
+    let run = unique(if db == Db::Postgres { "cmp" } else { "cmpm" }).replace('-', "_");
+    let cases = cases(db);
     let mut connect_connectors = Vec::new();
     let mut wharf = Standalone::new(&[]);
     let mut tables = Vec::new();
@@ -317,7 +381,7 @@ fn tables_and_rows_are_those_debeziums_jdbc_sink_makes_from_the_same_records_and
 
     for (case, theirs, ours) in &tables {
         for (who, table) in [("Debezium's JDBC sink in Kafka Connect", theirs), ("Wharf's jdbc-sink", ours)] {
-            let done = worker.wait_for_rows(table, case.rows, Duration::from_secs(120));
+            let done = worker.wait_for_rows(db, table, case.rows, Duration::from_secs(120));
             if !done {
                 let log = connect_log();
                 let tail: Vec<&str> = log.lines().rev().take(40).collect();
@@ -325,18 +389,18 @@ fn tables_and_rows_are_those_debeziums_jdbc_sink_makes_from_the_same_records_and
                     "{}: {who} did not write {} rows into {table}; it has {:?}\nConnect's log ends:\n{}",
                     case.name,
                     case.rows,
-                    rows(table),
+                    db.rows(table),
                     tail.into_iter().rev().collect::<Vec<_>>().join("\n")
                 );
             }
         }
-        assert_eq!(shape(ours), shape(theirs), "{}: the tables differ (Wharf's, then Debezium's)", case.name);
+        assert_eq!(db.shape(ours), db.shape(theirs), "{}: the tables differ (Wharf's, then Debezium's)", case.name);
         let log = connect_log();
         let tail: Vec<&str> =
             log.lines().filter(|l| l.contains("ERROR") || l.contains("WARN")).rev().take(20).collect();
         assert_eq!(
-            rows(ours),
-            rows(theirs),
+            db.rows(ours),
+            db.rows(theirs),
             "{}: the rows differ (Wharf's, then Debezium's); Connect's warnings and errors end:\n{}",
             case.name,
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
@@ -345,17 +409,17 @@ fn tables_and_rows_are_those_debeziums_jdbc_sink_makes_from_the_same_records_and
 }
 
 trait RowWait {
-    fn wait_for_rows(&self, table: &str, count: usize, timeout: Duration) -> bool;
+    fn wait_for_rows(&self, db: Db, table: &str, count: usize, timeout: Duration) -> bool;
 }
 
 impl RowWait for Worker {
     /// Whether `table` holds `count` rows within `timeout`, and no more arrive for a moment.
-    fn wait_for_rows(&self, table: &str, count: usize, timeout: Duration) -> bool {
+    fn wait_for_rows(&self, db: Db, table: &str, count: usize, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         while std::time::Instant::now() < deadline {
-            if rows(table).is_ok_and(|r| r.len() == count) {
+            if db.rows(table).is_ok_and(|r| r.len() == count) {
                 std::thread::sleep(Duration::from_millis(1500));
-                return rows(table).is_ok_and(|r| r.len() == count);
+                return db.rows(table).is_ok_and(|r| r.len() == count);
             }
             std::thread::sleep(Duration::from_millis(200));
         }

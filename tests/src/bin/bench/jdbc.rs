@@ -6,7 +6,6 @@
 //! statements: multi-row inserts (upserts with `ON CONFLICT … DO UPDATE`) of `batch.size` rows,
 //! one transaction each, values as literals. Each run writes a fresh table from a fresh worker.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
@@ -44,14 +43,20 @@ fn postgres() -> String {
         .expect("WHARF_TEST_POSTGRES is not set: run ./run bench, which starts PostgreSQL")
 }
 
-fn count(table: &str) -> usize {
+/// A client of the database, for counting rows while a sink writes them.
+fn client() -> postgres::Client {
     let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap_or_default();
-    let out = Command::new("psql")
-        .args(["-X", "-q", "-A", "-t", "-h", &host, "-p", &port, "-U", "wharf", "-d", "wharf", "-c"])
-        .arg(format!("SELECT count(*) FROM {table}"))
-        .env("PGPASSWORD", "wharf")
-        .output();
-    out.ok().and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok()).unwrap_or(0)
+    postgres::Client::connect(&format!("host={host} port={port} user=wharf password=wharf dbname=wharf"), postgres::NoTls)
+        .expect("a client of the benchmark's PostgreSQL")
+}
+
+/// The rows of `table`; none while it does not exist.
+fn count(client: &mut postgres::Client, table: &str) -> usize {
+    client
+        .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+        .ok()
+        .and_then(|row| row.try_get::<_, i64>(0).ok())
+        .map_or(0, |n| n as usize)
 }
 
 /// The records of a run: `rows` distinct keys, as JsonConverter writes them.
@@ -90,11 +95,23 @@ fn produce(topic: &str, rows: usize) {
     producer.flush(Duration::from_secs(60)).expect("every record sent");
 }
 
-/// One run of a sink: rows a second from connector creation until every row is in, and the
-/// worker's peak RSS in MiB.
-fn run_sink(engine: Engine, mode: Mode, topic: &str, rows: usize, timeout: Duration) -> Option<(f64, f64)> {
+/// One run of a sink.
+struct SinkRun {
+    /// Rows a second from the first row in the table to the last.
+    rate: f64,
+    /// Seconds from connector creation to the first row in the table.
+    first_row: f64,
+    /// The worker's peak RSS, MiB.
+    peak_mib: f64,
+}
+
+fn run_sink(engine: Engine, mode: Mode, topic: &str, rows: usize, timeout: Duration) -> Option<SinkRun> {
     let dir = tempfile::tempdir().unwrap();
     let mut extra = Vec::new();
+    if engine == Engine::Wharf {
+        // The operator's allowance for the database the URL names.
+        extra.push(("wasm.ceiling.net.connect", "127.0.0.1:*".to_string()));
+    }
     if engine == Engine::Connect {
         let plugins = std::env::var("DEBEZIUM_JDBC_PLUGINS")
             .expect("DEBEZIUM_JDBC_PLUGINS is not set: run ./run bench, which fetches Debezium's JDBC sink");
@@ -118,27 +135,33 @@ fn run_sink(engine: Engine, mode: Mode, topic: &str, rows: usize, timeout: Durat
         config["insert.mode"] = Value::from("upsert");
         config["primary.key.mode"] = Value::from("record_key");
     }
+    let mut counter = client();
     let started = Instant::now();
     worker.create(&unique("jdbc"), config);
-    while count(&table) < rows {
+    let mut first: Option<(Instant, usize)> = None;
+    loop {
+        let written = count(&mut counter, &table);
+        if written > 0 && first.is_none() {
+            first = Some((Instant::now(), written));
+        }
+        if written >= rows {
+            break;
+        }
         if started.elapsed() > timeout {
             return None;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let rate = rows as f64 / started.elapsed().as_secs_f64();
-    Some((rate, worker.memory().1 as f64 / 1024.0))
+    let (first_at, first_count) = first?;
+    let rate = (rows - first_count) as f64 / first_at.elapsed().as_secs_f64().max(1e-3);
+    let first_row = first_at.duration_since(started).as_secs_f64();
+    Some(SinkRun { rate, first_row, peak_mib: worker.memory().1 as f64 / 1024.0 })
 }
 
 /// The ceiling: the same rows in the same statements from a native client, one transaction per
 /// batch; rows a second.
 fn run_native(mode: Mode, rows: usize) -> f64 {
-    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap_or_default();
-    let mut client = postgres::Client::connect(
-        &format!("host={host} port={port} user=wharf password=wharf dbname=wharf"),
-        postgres::NoTls,
-    )
-    .expect("the native client connects");
+    let mut client = client();
     let table = unique(&format!("bench_native_{}", mode.name())).replace('-', "_");
     client
         .batch_execute(&format!(
@@ -175,28 +198,33 @@ pub fn section(sizes: &Sizes, heading: &str, date: &str, machine: &str, build: &
     let mut out = format!(
         "{heading}\n\n{date}; {machine}; Wharf {build} build, distributed worker; PostgreSQL 15 on loopback. \
          {} records of a struct key and a four-field struct value through JsonConverter, read by one task with \
-         Debezium's config (`batch.size={BATCH}`, `schema.evolution=basic`); rows a second from connector creation \
-         until every row is in the table, median of {} run(s), (min–max) when there are several. Kafka Connect runs \
+         Debezium's config (`batch.size={BATCH}`, `schema.evolution=basic`); rows a second from the first row in the \
+         table to the last (the table counted every 100 ms), and seconds from connector creation to the first row \
+         (start-up, joining the group, the first fetch, creating the table); median of {} run(s), (min–max) when \
+         there are several. Kafka Connect runs \
          Debezium's JDBC sink 3.5.0.Final. The ceiling writes the same rows in the same statements from a native client \
          (`batch.size` rows a statement, one transaction each).\n\n\
-         | rows/s | Wharf jdbc-sink | Kafka Connect, Debezium | Wharf / Connect | native client | Wharf / native | peak RSS, MiB: Wharf | Connect |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+         | rows/s | Wharf jdbc-sink | Kafka Connect, Debezium | Wharf / Connect | native client | Wharf / native | first row, s: Wharf | Connect | peak RSS, MiB: Wharf | Connect |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         sizes.rows, sizes.runs
     );
     for mode in [Mode::Insert, Mode::Upsert] {
         let (mut wharf, mut connect, mut native) = (Vec::new(), Vec::new(), Vec::new());
         let (mut wharf_rss, mut connect_rss) = (Vec::new(), Vec::new());
+        let (mut wharf_first, mut connect_first) = (Vec::new(), Vec::new());
         for run in 1..=sizes.runs {
             let topic = unique(&format!("bench-jdbc-{}", mode.name()));
             eprintln!("jdbc: run {run}/{}: {} {} records", sizes.runs, mode.name(), sizes.rows);
             produce(&topic, sizes.rows);
-            for (engine, rates, rss) in
-                [(Engine::Wharf, &mut wharf, &mut wharf_rss), (Engine::Connect, &mut connect, &mut connect_rss)]
-            {
+            for (engine, rates, firsts, rss) in [
+                (Engine::Wharf, &mut wharf, &mut wharf_first, &mut wharf_rss),
+                (Engine::Connect, &mut connect, &mut connect_first, &mut connect_rss),
+            ] {
                 match run_sink(engine, mode, &topic, sizes.rows, sizes.timeout) {
-                    Some((rate, peak)) => {
-                        rates.push(rate);
-                        rss.push(peak);
+                    Some(run) => {
+                        rates.push(run.rate);
+                        firsts.push(run.first_row);
+                        rss.push(run.peak_mib);
                     }
                     None => eprintln!("jdbc: {} did not write every row within {:?}", engine.name(), sizes.timeout),
                 }
@@ -211,16 +239,30 @@ pub fn section(sizes: &Sizes, heading: &str, date: &str, machine: &str, build: &
             }
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             mode.name(),
             cell(&wharf),
             cell(&connect),
             ratio(&wharf, &connect),
             cell(&native),
             ratio(&wharf, &native),
+            seconds(&wharf_first),
+            seconds(&connect_first),
             cell(&wharf_rss),
             cell(&connect_rss)
         ));
     }
     out
+}
+
+/// A median of seconds with one decimal, and the spread.
+fn seconds(values: &[f64]) -> String {
+    if values.is_empty() {
+        return "—".to_string();
+    }
+    let (min, max) = values.iter().fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    match values.len() {
+        1 => format!("{:.1}", median(values)),
+        _ => format!("{:.1} ({min:.1}–{max:.1})", median(values)),
+    }
 }
