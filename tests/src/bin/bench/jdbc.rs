@@ -46,8 +46,11 @@ fn postgres() -> String {
 /// A client of the database, for counting rows while a sink writes them.
 fn client() -> postgres::Client {
     let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap_or_default();
-    postgres::Client::connect(&format!("host={host} port={port} user=wharf password=wharf dbname=wharf"), postgres::NoTls)
-        .expect("a client of the benchmark's PostgreSQL")
+    postgres::Client::connect(
+        &format!("host={host} port={port} user=wharf password=wharf dbname=wharf"),
+        postgres::NoTls,
+    )
+    .expect("a client of the benchmark's PostgreSQL")
 }
 
 /// The rows of `table`; none while it does not exist.
