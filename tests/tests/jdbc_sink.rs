@@ -671,7 +671,7 @@ fn a_url_asking_for_verified_tls_writes_over_it_and_a_certificate_it_cannot_trus
     let mut standalone = Standalone::new(&[]);
     let authority = server_authority("WHARF_TEST_POSTGRES_CA", standalone.dir.path());
     let stranger = stranger_authority(standalone.dir.path());
-    let config = |url: String| {
+    let config = |url: String, table: &str| {
         let mut config = vec![
             ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
             ("topics", topic.clone()),
@@ -680,20 +680,30 @@ fn a_url_asking_for_verified_tls_writes_over_it_and_a_certificate_it_cannot_trus
             ("connection.username", "wharf_tls".into()),
             ("connection.password", "wharf".into()),
             ("schema.evolution", "basic".into()),
-            ("collection.name.format", table.clone()),
+            ("collection.name.format", table.to_string()),
         ];
         config.extend(json_converters());
         config
     };
     let verified = unique("tls-verified");
-    standalone.add_connector(&verified, &config(format!("{}?sslmode=verify-full&sslrootcert={authority}", jdbc_url())));
+    standalone.add_connector(
+        &verified,
+        &config(format!("{}?sslmode=verify-full&sslrootcert={authority}", jdbc_url()), &table),
+    );
     let refused = unique("tls-stranger");
-    standalone.add_connector(&refused, &config(format!("{}?sslmode=verify-ca&sslrootcert={stranger}", jdbc_url())));
+    standalone.add_connector(
+        &refused,
+        &config(format!("{}?sslmode=verify-ca&sslrootcert={stranger}", jdbc_url()), &format!("{table}_stranger")),
+    );
+    // pgjdbc's allow: plaintext first, then TLS when the server refuses the plaintext sign-in.
+    let allowed = unique("tls-allow");
+    standalone.add_connector(&allowed, &config(format!("{}?sslmode=allow", jdbc_url()), &format!("{table}_allow")));
     let worker = standalone.start();
     worker.wait_task_state(&verified, 0, "RUNNING");
     produce_keyed(&topic, &key(1), Some(&order(1, Some("sealed"), 100, 0)));
-    // Both connectors read the record; only the one that trusts the server's authority writes it.
+    // Every connector reads the record; the one that trusts a stranger's authority writes nothing.
     wait_rows(&worker, &format!("SELECT id, name FROM {table}"), &["1|sealed"]);
+    wait_rows(&worker, &format!("SELECT id, name FROM {table}_allow"), &["1|sealed"]);
     let encrypted = sql(&format!(
         "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
          WHERE a.application_name = 'wharf-jdbc-sink {verified}'"

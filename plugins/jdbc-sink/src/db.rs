@@ -115,7 +115,7 @@ impl From<postgres::PgError> for DbError {
         let transient = e.is_transient();
         match e {
             postgres::PgError::Connection(m) => DbError::Connection(m),
-            postgres::PgError::SignIn(m) => DbError::SignIn(m),
+            postgres::PgError::SignIn(m) | postgres::PgError::NotAuthorized(m) => DbError::SignIn(m),
             postgres::PgError::Server(ref s) => {
                 DbError::Server { code: s.code.clone(), message: e.to_string(), transient }
             }

@@ -28,6 +28,9 @@ pub enum PgError {
     /// The server refused the user, the password or the database, or TLS could not be had as the
     /// URL asks: retrying does not mend it.
     SignIn(String),
+    /// The server refused this connection's sign-in with SQLSTATE 28000 (pg_hba.conf has no
+    /// line for it, or refuses it): `sslmode=allow` tries again over TLS.
+    NotAuthorized(String),
     Server(ServerError),
 }
 
@@ -43,7 +46,7 @@ pub struct ServerError {
 impl std::fmt::Display for PgError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PgError::Connection(m) | PgError::SignIn(m) => f.write_str(m),
+            PgError::Connection(m) | PgError::SignIn(m) | PgError::NotAuthorized(m) => f.write_str(m),
             PgError::Server(e) => {
                 write!(f, "{} (SQLSTATE {})", e.message, e.code)?;
                 if let Some(detail) = &e.detail {
@@ -64,7 +67,7 @@ impl PgError {
     pub fn is_transient(&self) -> bool {
         match self {
             PgError::Connection(_) => true,
-            PgError::SignIn(_) => false,
+            PgError::SignIn(_) | PgError::NotAuthorized(_) => false,
             PgError::Server(e) => {
                 let class = e.code.get(..2).unwrap_or("");
                 matches!(class, "08" | "53" | "57") || matches!(e.code.as_str(), "40001" | "40P01" | "55P03" | "55006")
@@ -113,7 +116,7 @@ impl Connection {
     pub fn connect(login: &Login<'_>) -> Result<Connection, PgError> {
         match login.endpoint.tls {
             TlsMode::Allow => match Connection::open(login, false) {
-                Err(PgError::SignIn(message)) if message.contains("SQLSTATE 28000") => Connection::open(login, true),
+                Err(PgError::NotAuthorized(_)) => Connection::open(login, true),
                 other => other,
             },
             mode => Connection::open(login, mode.asks_first()),
@@ -211,10 +214,16 @@ impl Connection {
             if tag == b'E' {
                 let error = server_error(&body);
                 return Err(match error.code.as_str() {
-                    "28P01" | "28000" => PgError::SignIn(format!(
-                        "PostgreSQL refused {} at {}: {} (SQLSTATE {}); check connection.username (connection.user) and connection.password",
-                        login.user, login.address, error.message, error.code
-                    )),
+                    "28P01" | "28000" => {
+                        let message = format!(
+                            "PostgreSQL refused {} at {}: {} (SQLSTATE {}); check connection.username (connection.user) and connection.password",
+                            login.user, login.address, error.message, error.code
+                        );
+                        match error.code.as_str() {
+                            "28000" => PgError::NotAuthorized(message),
+                            _ => PgError::SignIn(message),
+                        }
+                    }
                     "3D000" => PgError::SignIn(format!(
                         "PostgreSQL at {} has no database {}: {}; check the database of connection.url",
                         login.address, login.database, error.message
