@@ -162,23 +162,8 @@ pub struct Login<'a> {
 impl Session {
     pub fn connect(dialect: Dialect, login: &Login<'_>) -> Result<Session, DbError> {
         Ok(match dialect {
-            Dialect::Postgres => Session::Postgres(postgres::Connection::connect(&postgres::Login {
-                endpoint: login.endpoint,
-                address: login.address,
-                user: login.user,
-                password: login.password,
-                database: login.database,
-                application: login.application,
-                timeout: login.timeout,
-            })?),
-            Dialect::MariaDb => Session::MariaDb(mysql::Connection::connect(&mysql::Login {
-                endpoint: login.endpoint,
-                address: login.address,
-                user: login.user,
-                password: login.password,
-                database: login.database,
-                timeout: login.timeout,
-            })?),
+            Dialect::Postgres => Session::Postgres(postgres::Connection::connect(login)?),
+            Dialect::MariaDb => Session::MariaDb(mysql::Connection::connect(login)?),
         })
     }
 

@@ -6,7 +6,8 @@
 
 use std::io::{BufReader, Read, Write};
 
-use crate::net::{Connection as Socket, Endpoint};
+use crate::db::Login;
+use crate::net::Connection as Socket;
 use wharf_jdbc_url::TlsMode;
 
 use sha1::{Digest, Sha1};
@@ -70,17 +71,6 @@ impl MyError {
 
 fn lost(what: &str, e: std::io::Error) -> MyError {
     MyError::Connection(format!("the connection to MariaDB was lost while {what}: {e}"))
-}
-
-pub struct Login<'a> {
-    pub endpoint: Endpoint<'a>,
-    /// `host:port`, for messages.
-    pub address: &'a str,
-    pub user: &'a str,
-    pub password: Option<&'a str>,
-    pub database: &'a str,
-    /// For connecting, and for each read and write.
-    pub timeout: std::time::Duration,
 }
 
 pub struct Connection {

@@ -4,7 +4,8 @@
 
 use std::io::{BufReader, Read, Write};
 
-use crate::net::{Connection as Socket, Endpoint};
+use crate::db::Login;
+use crate::net::Connection as Socket;
 use wharf_jdbc_url::TlsMode;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -78,20 +79,6 @@ impl PgError {
 
 fn lost(what: &str, e: std::io::Error) -> PgError {
     PgError::Connection(format!("the connection to PostgreSQL was lost while {what}: {e}"))
-}
-
-/// What to sign in with.
-pub struct Login<'a> {
-    pub endpoint: Endpoint<'a>,
-    /// `host:port`, for messages.
-    pub address: &'a str,
-    pub user: &'a str,
-    pub password: Option<&'a str>,
-    pub database: &'a str,
-    /// How the session shows in `pg_stat_activity` (PostgreSQL keeps 63 bytes of it).
-    pub application: &'a str,
-    /// For connecting, and for each read and write.
-    pub timeout: std::time::Duration,
 }
 
 /// One open connection.
