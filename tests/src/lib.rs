@@ -4,6 +4,7 @@
 //! The broker address comes from `WHARF_TEST_BOOTSTRAP`; the binary and plugins from the build
 //! that `./run test` makes.
 
+pub mod databases;
 pub mod soak;
 
 use std::fs;

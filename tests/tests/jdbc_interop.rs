@@ -5,22 +5,15 @@
 //! key) and the rows each writes must be the same; where the two differ on purpose,
 //! docs/connectors/jdbc-sink.md says so and this test does not compare that part.
 
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use wharf_e2e::databases::{mariadb, postgres, try_maria, try_sql, Bytes};
 use wharf_e2e::*;
 
-fn postgres() -> String {
-    std::env::var("WHARF_TEST_POSTGRES").unwrap_or_else(|_| {
-        panic!("WHARF_TEST_POSTGRES is not set: run the suite with ./run test, which starts PostgreSQL")
-    })
-}
-
-fn mariadb() -> String {
-    std::env::var("WHARF_TEST_MARIADB").unwrap_or_else(|_| {
-        panic!("WHARF_TEST_MARIADB is not set: run the suite with ./run test, which starts MariaDB")
-    })
+/// MariaDB's answer with bytes as hexadecimal, to compare as text.
+fn try_maria_hex(statement: &str) -> Result<Vec<String>, String> {
+    try_maria(statement, Bytes::AsHex)
 }
 
 /// The database both sinks write into.
@@ -41,7 +34,7 @@ impl Db {
     fn shape(self, table: &str) -> Vec<String> {
         match self {
             Db::Postgres => shape(table),
-            Db::MariaDb => try_maria(&format!(
+            Db::MariaDb => try_maria_hex(&format!(
                 "SELECT column_name, column_type, is_nullable, column_key FROM information_schema.columns \
                  WHERE table_schema = 'wharf' AND table_name = '{table}' ORDER BY ordinal_position"
             ))
@@ -52,59 +45,15 @@ impl Db {
     fn rows(self, table: &str) -> Result<Vec<String>, String> {
         match self {
             Db::Postgres => rows(table),
-            Db::MariaDb => try_maria(&format!("SELECT * FROM {table} ORDER BY 1")),
+            Db::MariaDb => try_maria_hex(&format!("SELECT * FROM {table} ORDER BY 1")),
         }
     }
-}
-
-/// Runs SQL through the mariadb client (bytes as hexadecimal); its rows, columns separated by `|`.
-fn try_maria(statement: &str) -> Result<Vec<String>, String> {
-    let (host, port) = mariadb().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
-    let out = Command::new("mariadb")
-        .args(["--no-defaults", "-N", "-B", "--binary-as-hex", "-h", &host, "-P", &port, "-u", "wharf", "-pwharf"])
-        .args(["wharf", "-e", statement])
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).lines().map(|l| l.replace('\t', "|")).filter(|l| !l.is_empty()).collect())
 }
 
 fn debezium_plugins() -> String {
     std::env::var("DEBEZIUM_JDBC_PLUGINS").unwrap_or_else(|_| {
         panic!("DEBEZIUM_JDBC_PLUGINS is not set: run the suite with ./run test, which fetches Debezium's JDBC sink")
     })
-}
-
-fn try_sql(statement: &str) -> Result<Vec<String>, String> {
-    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
-    let out = Command::new("psql")
-        .args([
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            &host,
-            "-p",
-            &port,
-            "-U",
-            "wharf",
-            "-d",
-            "wharf",
-            "-c",
-            statement,
-        ])
-        .env("PGPASSWORD", "wharf")
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect())
 }
 
 /// A table as PostgreSQL describes it: each column's name, type, nullability, and whether it is

@@ -2,17 +2,15 @@
 //! test`) and a real broker: Debezium's and Confluent's configs as people have them, the rows
 //! and tables they make, and what happens to a row the database refuses.
 
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use wharf_e2e::databases::{self, mariadb, postgres, try_sql, Bytes};
 use wharf_e2e::*;
 
-/// `WHARF_TEST_POSTGRES`: host:port of the test PostgreSQL (database and user wharf).
-fn postgres() -> String {
-    std::env::var("WHARF_TEST_POSTGRES").unwrap_or_else(|_| {
-        panic!("WHARF_TEST_POSTGRES is not set: run the suite with ./run test, which starts PostgreSQL")
-    })
+/// MariaDB's answer, bytes as they are.
+fn try_maria(statement: &str) -> Result<Vec<String>, String> {
+    databases::try_maria(statement, Bytes::AsTheyAre)
 }
 
 fn jdbc_url() -> String {
@@ -22,37 +20,6 @@ fn jdbc_url() -> String {
 /// Runs SQL through psql; its rows, columns separated by `|`.
 fn sql(statement: &str) -> Vec<String> {
     try_sql(statement).unwrap_or_else(|e| panic!("psql {statement}: {e}"))
-}
-
-/// `sql`, or what psql said when the statement failed.
-fn try_sql(statement: &str) -> Result<Vec<String>, String> {
-    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
-    let out = Command::new("psql")
-        .args([
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            &host,
-            "-p",
-            &port,
-            "-U",
-            "wharf",
-            "-d",
-            "wharf",
-            "-c",
-            statement,
-        ])
-        .env("PGPASSWORD", "wharf")
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect())
 }
 
 /// Waits until `query` answers `expected` (the table may not be there yet).
@@ -409,40 +376,6 @@ fn a_connector_moved_from_kafka_connect_resumes_from_its_committed_offsets() {
     worker.wait_task_state(&connector, 0, "RUNNING");
     produce_keyed(&topic, &key(4), Some(&order(4, Some("after"), 100, 0)));
     wait_rows(&worker, &format!("SELECT id, name FROM {topic} ORDER BY id"), &["3|before", "4|after"]);
-}
-
-/// `WHARF_TEST_MARIADB`: host:port of the test MariaDB (database and user wharf).
-fn mariadb() -> String {
-    std::env::var("WHARF_TEST_MARIADB").unwrap_or_else(|_| {
-        panic!("WHARF_TEST_MARIADB is not set: run the suite with ./run test, which starts MariaDB")
-    })
-}
-
-/// Runs SQL through the mariadb client; its rows, columns separated by `|`, or what it said.
-fn try_maria(statement: &str) -> Result<Vec<String>, String> {
-    let (host, port) = mariadb().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
-    let out = Command::new("mariadb")
-        .args([
-            "--no-defaults",
-            "-N",
-            "-B",
-            "-h",
-            &host,
-            "-P",
-            &port,
-            "-u",
-            "wharf",
-            "-pwharf",
-            "wharf",
-            "-e",
-            statement,
-        ])
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).lines().map(|l| l.replace('\t', "|")).filter(|l| !l.is_empty()).collect())
 }
 
 fn wait_maria(worker: &Worker, query: &str, expected: &[&str]) {
