@@ -252,6 +252,153 @@ impl ItemServer {
     }
 }
 
+/// A TCP server of lines, over TLS with a certificate for 127.0.0.1 and localhost from an
+/// authority of its own (written to `authority`, a file test workers let connectors name): it
+/// keeps every line a client sends, and sends each client `lines`, then waits for it to close.
+struct LineServer {
+    port: u16,
+    received: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    authority: tempfile::TempPath,
+}
+
+impl LineServer {
+    fn start(lines: Vec<String>) -> LineServer {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+        use rustls::pki_types::pem::PemObject;
+        use std::io::{BufRead, BufReader, Write};
+        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().unwrap();
+        let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+        let issuer = Issuer::new(ca, ca_key);
+        let server_key = KeyPair::generate().unwrap();
+        let server = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .unwrap()
+            .signed_by(&server_key, &issuer)
+            .unwrap();
+        let authority = tempfile::NamedTempFile::new().unwrap();
+        fs::write(authority.path(), ca_pem).unwrap();
+        let config =
+            rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(
+                    vec![server.der().clone()],
+                    rustls::pki_types::PrivateKeyDer::from_pem_slice(server_key.serialize_pem().as_bytes()).unwrap(),
+                )
+                .unwrap();
+        let config = std::sync::Arc::new(config);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let received: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+        let kept = received.clone();
+        std::thread::spawn(move || {
+            for socket in listener.incoming() {
+                let Ok(socket) = socket else { continue };
+                let (config, kept, lines) = (config.clone(), kept.clone(), lines.clone());
+                std::thread::spawn(move || {
+                    let Ok(session) = rustls::ServerConnection::new(config) else { return };
+                    let mut stream = rustls::StreamOwned::new(session, socket);
+                    for line in &lines {
+                        if writeln!(stream, "{line}").is_err() {
+                            return;
+                        }
+                    }
+                    let _ = stream.flush();
+                    for line in BufReader::new(stream).lines() {
+                        let Ok(line) = line else { return };
+                        kept.lock().unwrap().push(line);
+                    }
+                });
+            }
+        });
+        LineServer { port, received, authority: authority.into_temp_path() }
+    }
+
+    fn received(&self) -> Vec<String> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn python_sink_writes_json_lines_over_tls_trusting_the_connectors_authority() {
+    let server = LineServer::start(Vec::new());
+    let stranger = LineServer::start(Vec::new());
+    let topic = unique("py-tls");
+    create_topic(&topic, 1, "delete");
+    for i in 0..100 {
+        produce(&topic, 0, &format!("k{i}"), format!("value {i}").as_bytes());
+    }
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "py-tls",
+        &[
+            ("connector.class", "socket-sink".into()),
+            ("address", format!("127.0.0.1:{}", server.port)),
+            ("tls", "true".into()),
+            ("wasm.tls.trust", server.authority.display().to_string()),
+            ("topics", topic.clone()),
+        ],
+    );
+    // The same server's certificate, trusted by nobody the connector names.
+    s.add_connector(
+        "py-untrusted",
+        &[
+            ("connector.class", "socket-sink".into()),
+            ("address", format!("localhost:{}", stranger.port)),
+            ("tls", "true".into()),
+            ("topics", topic.clone()),
+        ],
+    );
+    let worker = s.start();
+    let lines = worker.wait("100 lines over TLS", Duration::from_secs(60), || {
+        let lines = server.received();
+        (lines.len() >= 100).then_some(lines)
+    });
+    let lines: Vec<Value> = lines.iter().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let expected: Vec<Value> = (0..100)
+        .map(|i| json!({"topic": topic, "partition": 0, "offset": i, "key": format!("k{i}"), "value": format!("value {i}")}))
+        .collect();
+    assert_eq!(lines, expected);
+    let log = worker.wait("the refused handshake in the log", Duration::from_secs(60), || {
+        let log = worker.log();
+        log.contains("not signed by the public certificate authorities").then_some(log)
+    });
+    assert!(log.contains("wasm.tls.trust"), "the refusal names the setting that would fix it:\n{log}");
+    assert!(stranger.received().is_empty(), "nothing crosses a refused handshake");
+}
+
+#[test]
+fn javascript_source_reads_lines_over_tls_trusting_the_connectors_authority() {
+    let lines: Vec<String> = (0..200).map(|i| format!("line {i} {}", "x".repeat(i % 50))).collect();
+    let server = LineServer::start(lines.clone());
+    let topic = unique("js-tls");
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "js-tls",
+        &[
+            ("connector.class", "socket-source".into()),
+            ("address", format!("localhost:{}", server.port)),
+            ("tls", "true".into()),
+            ("wasm.tls.trust", server.authority.display().to_string()),
+            ("topic", topic.clone()),
+            ("poll.timeout.ms", "200".into()),
+        ],
+    );
+    let worker = s.start();
+    let values = worker.wait("200 lines", Duration::from_secs(60), || {
+        let values = topic_values(&topic);
+        (values.len() >= 200).then_some(values)
+    });
+    assert_eq!(utf8(values), lines);
+    assert!(worker.log().contains("over TLS"), "{}", worker.log());
+    // Polls that find no line wait out their deadline and return empty: the task stays up.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(worker.task_state_now("js-tls", 0).0, "RUNNING");
+    assert_eq!(topic_values(&topic).len(), 200);
+}
+
 #[test]
 fn javascript_source_fetches_items_into_a_topic_exactly() {
     let items: Vec<Value> = (0..200).map(|i| json!({"id": i, "text": format!("item {i}")})).collect();

@@ -99,13 +99,19 @@ impl Verify {
 /// The TLS policy of one server a connector's config names.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ServerTls {
-    /// A host name or an IP address, as the config gives it.
+    /// A host name or an IP address, as the config gives it; `EVERY_OTHER` for the servers no
+    /// other policy names.
     pub host: String,
     pub verify: Verify,
     /// The trusted certificates; the public authorities when `None`.
     pub roots: Option<Roots>,
     /// Where the policy comes from, for messages: `connection.url (sslmode=verify-full)`.
     pub origin: String,
+}
+
+impl ServerTls {
+    /// The host of the policy for every server no other policy names (`wasm.tls.trust`).
+    pub const EVERY_OTHER: &'static str = "*";
 }
 
 impl fmt::Debug for ServerTls {
@@ -410,6 +416,7 @@ impl ConnectorConfig {
             }
         };
         let (folders, connect, http) = r.grants(&worker_limits.ceiling);
+        let trust = r.tls_trust(&worker_limits.ceiling);
         let limits = r.limits(worker_limits);
         let mut problems = r.problems;
         match problems.len() {
@@ -429,7 +436,7 @@ impl ConnectorConfig {
             folders,
             connect,
             http,
-            tls: Vec::new(),
+            tls: trust.into_iter().collect(),
             limits,
             converters,
             transforms,
@@ -766,6 +773,28 @@ impl<'a> Reading<'a> {
         let http = self.note(http, Vec::new());
 
         (folders, connect, http)
+    }
+
+    /// `wasm.tls.trust`: the authorities the plugin's TLS connections trust for every server no
+    /// declared connection setting describes. The host reads the file, so it must lie inside
+    /// what the worker lets connectors read.
+    fn tls_trust(&mut self, ceiling: &GrantCeiling) -> Option<ServerTls> {
+        let key = C::WASM_TLS_TRUST.name;
+        let path = self.get(&C::WASM_TLS_TRUST).map(str::trim).filter(|v| !v.is_empty())?.to_string();
+        // The host reads this one file; its folder is not granted, so only the file itself must
+        // lie inside the ceiling and outside the worker's own files.
+        match ceiling.folder_for(key, &path, &path, false) {
+            Ok(_) => Some(ServerTls {
+                host: ServerTls::EVERY_OTHER.to_string(),
+                verify: Verify::ChainAndName,
+                roots: Some(Roots::File(path)),
+                origin: key.to_string(),
+            }),
+            Err(message) => {
+                self.problems.push(self.invalid(key, message));
+                None
+            }
+        }
     }
 
     /// Group "Sandbox", its limits: what the connector asks for, at most the worker's.
@@ -1109,6 +1138,23 @@ mod tests {
         assert!(err.contains("wasm.call.timeout.ms=999999") && err.contains("5000"), "{err}");
         let c = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.call.timeout.ms", "100")]).unwrap();
         assert_eq!(c.limits.call_timeout, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn tls_trust_is_a_file_inside_the_read_ceiling_trusted_for_every_undescribed_server() {
+        let c = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.tls.trust", "/data/ca.pem")]).unwrap();
+        assert_eq!(c.tls.len(), 1);
+        assert_eq!(
+            (c.tls[0].host.as_str(), c.tls[0].verify, &c.tls[0].roots),
+            (ServerTls::EVERY_OTHER, Verify::ChainAndName, &Some(Roots::File("/data/ca.pem".into())))
+        );
+        assert!(c.folders.is_empty(), "the host reads the file; the plugin is not given its folder");
+        let err = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.tls.trust", "/etc/ssl/ca.pem")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("wasm.tls.trust=/etc/ssl/ca.pem") && err.contains("wasm.ceiling.fs.read"), "{err}");
+        let unset = parse(&[("name", "a"), ("connector.class", "x")]).unwrap();
+        assert!(unset.tls.is_empty());
     }
 
     #[test]

@@ -506,6 +506,7 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     connector::WASM_FS_WRITE,
     connector::WASM_NET_CONNECT,
     connector::WASM_HTTP_ALLOW,
+    connector::WASM_TLS_TRUST,
     connector::WASM_MEMORY_MAX_BYTES,
     connector::WASM_CALL_TIMEOUT_MS,
     connector::WASM_MAX_RECORDS_PER_CALL,
@@ -738,6 +739,7 @@ pub mod connector {
     pub const WASM_FS_WRITE: Key = key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write.");
     pub const WASM_NET_CONNECT: Key = key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect.");
     pub const WASM_HTTP_ALLOW: Key = key("wasm.http.allow", List, Text(""), Medium, "Sandbox", Every, "host:port authorities the plugin may send HTTP requests to, inside wasm.ceiling.http.allow.");
+    pub const WASM_TLS_TRUST: Key = key("wasm.tls.trust", Str, Text(""), Medium, "Sandbox", Every, "A PEM file of certificate authorities, inside wasm.ceiling.fs.read, that the plugin's TLS connections trust in place of the public ones, for servers no declared connection setting (a JDBC URL's sslmode) describes; the server's name is still verified.");
     pub const WASM_MEMORY_MAX_BYTES: Key = key("wasm.memory.max.bytes", Long, Worker, Low, "Sandbox", Every, "Memory cap of each task (at most the worker's).").checked(AtLeast(1));
     pub const WASM_CALL_TIMEOUT_MS: Key = key("wasm.call.timeout.ms", Long, Worker, Low, "Sandbox", Every, "Deadline of each plugin call (at most the worker's).").checked(AtLeast(1));
     pub const WASM_MAX_RECORDS_PER_CALL: Key = key("wasm.max.records.per.call", Int, Worker, Low, "Sandbox", Every, "Most records per call (at most the worker's).").checked(AtLeast(1));

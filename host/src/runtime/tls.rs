@@ -2,7 +2,8 @@
 //! grants, and the host runs it under the policy its connector's config set for that server. A
 //! JDBC URL's TLS settings (`sslmode`, `sslrootcert`, `serverSslCert`, …, read by
 //! `wharf_jdbc_url`) become a policy for each of its servers; any other server's certificate must
-//! chain to the public authorities (Mozilla's list) and name the server. The plugin names the
+//! chain to the authorities of `wasm.tls.trust`, or to the public ones (Mozilla's list) without
+//! it, and name the server. The plugin names the
 //! server and nothing else: it cannot loosen what the config asks.
 
 use std::future::Future;
@@ -60,7 +61,11 @@ struct PolicyProvider {
 impl TlsProvider for PolicyProvider {
     fn connect(&self, server_name: String, transport: Box<dyn TlsTransport>) -> Handshake {
         let wanted = server_name.trim_matches(['[', ']']).to_ascii_lowercase();
-        let found = self.servers.iter().find(|(host, _, _)| host.trim_matches(['[', ']']) == wanted);
+        let found = self
+            .servers
+            .iter()
+            .find(|(host, _, _)| host.trim_matches(['[', ']']) == wanted)
+            .or_else(|| self.servers.iter().find(|(host, _, _)| host == ServerTls::EVERY_OTHER));
         let (config, policy) = match found {
             Some((_, policy, config)) => (config.clone(), Some(policy.clone())),
             None => (public_config().clone(), None),
@@ -92,13 +97,28 @@ fn explain(server: &str, policy: Option<&ServerTls>, error: std::io::Error) -> S
         None => "the public certificate authorities".to_string(),
     };
     let setting = policy.map_or_else(|| "the plugin's settings".to_string(), |p| p.origin.clone());
+    // A server no JDBC URL describes: only wasm.tls.trust decides what it must prove.
+    let undescribed = policy.is_none_or(|p| p.host == ServerTls::EVERY_OTHER);
     let cause = error.to_string();
     let hint = match error.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature))
+            if undescribed =>
+        {
+            format!(
+                "its certificate is not signed by {trusted}; name a file holding the authority that signed it in \
+                 wasm.tls.trust"
+            )
+        }
         Some(rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature)) => {
             format!(
                 "its certificate is not signed by {trusted}; name the authority that signed it (sslrootcert, \
                  serverSslCert) or loosen {setting}"
             )
+        }
+        Some(rustls::Error::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        )) if undescribed => {
+            format!("its certificate does not name {server}; connect by a name the certificate holds ({setting})")
         }
         Some(rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
@@ -375,7 +395,25 @@ mod tests {
         talk(&[policy("localhost", Verify::Nothing, stranger)], address, "localhost").await.unwrap();
         // A server no config names: the public authorities, which did not sign this one.
         let message = talk(&[policy("other", Verify::Nothing, None)], address, "127.0.0.1").await.unwrap_err();
-        assert!(message.contains("not signed by the public certificate authorities"), "{message}");
+        assert!(
+            message.contains("not signed by the public certificate authorities") && message.contains("wasm.tls.trust"),
+            "{message}"
+        );
+        // ... or the authorities of wasm.tls.trust, and the name still counts.
+        let every_other = ServerTls {
+            host: ServerTls::EVERY_OTHER.into(),
+            verify: Verify::ChainAndName,
+            roots: ca.clone(),
+            origin: "wasm.tls.trust".into(),
+        };
+        talk(&[policy("other", Verify::Nothing, None), every_other.clone()], address, "127.0.0.1").await.unwrap();
+        let message = talk(std::slice::from_ref(&every_other), address, "localhost").await.unwrap_err();
+        assert!(message.contains("does not name localhost") && message.contains("wasm.tls.trust"), "{message}");
+        let stranger_file = dir.path().join("stranger.pem");
+        std::fs::write(&stranger_file, issued(&["x.test"]).0).unwrap();
+        let stranger = ServerTls { roots: Some(Roots::File(stranger_file.display().to_string())), ..every_other };
+        let message = talk(&[stranger], address, "127.0.0.1").await.unwrap_err();
+        assert!(message.contains("not signed by the certificates in") && message.contains("stranger.pem"), "{message}");
     }
 
     #[tokio::test]

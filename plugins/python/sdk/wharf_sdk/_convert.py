@@ -4,7 +4,12 @@ handling every exported call shares."""
 import traceback
 from typing import Dict, List, Tuple
 
-from wit_world.imports import types
+try:
+    from wit_world.imports import types
+except ImportError:
+    # A world that also imports `wasi:tls/types` (the `*-with-net` worlds), built without
+    # `--import-interface-name 'wharf:connector/types@0.1.4=types'`.
+    from wit_world.imports import wharf_connector_types as types
 from componentize_py_types import Err
 
 from . import ConfigKey, FatalError, RetriableError

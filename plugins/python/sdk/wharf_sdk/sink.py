@@ -4,7 +4,12 @@ on `flush`."""
 from typing import Dict, List, Optional, Tuple, Type
 
 from wit_world import exports
-from wit_world.imports import types
+try:
+    from wit_world.imports import types
+except ImportError:
+    # A world that also imports `wasi:tls/types` (the `*-with-net` worlds), built without
+    # `--import-interface-name 'wharf:connector/types@0.1.4=types'`.
+    from wit_world.imports import wharf_connector_types as types
 
 from . import Connector, FatalError, SinkRecord, _convert, report_errant
 

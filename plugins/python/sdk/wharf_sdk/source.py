@@ -3,7 +3,12 @@
 from typing import Dict, List, Optional, Type
 
 from wit_world import exports
-from wit_world.imports import types
+try:
+    from wit_world.imports import types
+except ImportError:
+    # A world that also imports `wasi:tls/types` (the `*-with-net` worlds), built without
+    # `--import-interface-name 'wharf:connector/types@0.1.4=types'`.
+    from wit_world.imports import wharf_connector_types as types
 
 from . import Connector, FatalError, SourceRecord, _convert
 

@@ -15,9 +15,8 @@ use wasip2::sockets::tcp::TcpSocket;
 
 mod tls {
     wit_bindgen::generate!({
-        path: "wit-tls",
+        path: "../../wit",
         world: "wasi:tls/imports@0.2.0-draft",
-        features: ["tls"],
         with: {
             "wasi:io/error@0.2.12": wasip2::io::error,
             "wasi:io/poll@0.2.12": wasip2::io::poll,
