@@ -725,6 +725,35 @@ fn c_sink_writes_every_value_as_a_line_exactly() {
 }
 
 #[test]
+fn c_sink_writes_lines_over_tls_trusting_the_connectors_authority() {
+    let server = LineServer::start(Vec::new());
+    let topic = unique("c-tls");
+    create_topic(&topic, 1, "delete");
+    for i in 0..300 {
+        produce(&topic, 0, &format!("k{i}"), format!("value {i} from Kafka").as_bytes());
+    }
+    let mut s = Standalone::new(&[]);
+    s.add_connector(
+        "c-tls",
+        &[
+            ("connector.class", "c-socket-sink".into()),
+            ("address", format!("localhost:{}", server.port)),
+            ("tls", "true".into()),
+            ("wasm.tls.trust", server.authority.display().to_string()),
+            ("topics", topic.clone()),
+        ],
+    );
+    let worker = s.start();
+    let lines = worker.wait("300 lines over TLS", Duration::from_secs(60), || {
+        let lines = server.received();
+        (lines.len() >= 300).then_some(lines)
+    });
+    let expected: Vec<String> = (0..300).map(|i| format!("value {i} from Kafka")).collect();
+    assert_eq!(lines, expected);
+    assert!(worker.log().contains("connected to localhost:") && worker.log().contains("over TLS"), "{}", worker.log());
+}
+
+#[test]
 fn c_sink_reads_strings_from_data_and_refuses_structs_with_the_way_out() {
     // Through StringConverter the sink receives strings as data and writes them; through
     // JsonConverter a struct, which it refuses with the record and the converter to use.

@@ -12,6 +12,10 @@
 #include "transform.h"
 #define W(name) transform_##name
 #define TASK(name) exports_wharf_connector_transformer_##name
+#elif defined(WHARF_SOURCE) && defined(WHARF_DATA) && defined(WHARF_NET)
+#include "data_source_with_net.h"
+#define W(name) data_source_with_net_##name
+#define TASK(name) exports_wharf_connector_data_source_task_##name
 #elif defined(WHARF_SOURCE) && defined(WHARF_DATA)
 #include "data_source.h"
 #define W(name) data_source_##name
@@ -20,6 +24,10 @@
 #include "source.h"
 #define W(name) source_##name
 #define TASK(name) exports_wharf_connector_source_task_##name
+#elif defined(WHARF_SINK) && defined(WHARF_DATA) && defined(WHARF_NET)
+#include "data_sink_with_net.h"
+#define W(name) data_sink_with_net_##name
+#define TASK(name) exports_wharf_connector_data_sink_task_##name
 #elif defined(WHARF_SINK) && defined(WHARF_DATA)
 #include "data_sink.h"
 #define W(name) data_sink_##name
@@ -183,6 +191,32 @@ void exports_wharf_connector_grants_declare(exports_wharf_connector_grants_list_
         ret->ptr[i].names = (exports_wharf_connector_grants_names_t)WHARF_PLUGIN.grants[i].names;
     }
 }
+
+#if defined(WHARF_NET)
+/* The *-with-net worlds export connection-grants: the plugin's `connections`. */
+void exports_wharf_connector_connection_grants_declare(exports_wharf_connector_connection_grants_list_connection_grant_t *ret) {
+    size_t n = WHARF_PLUGIN.connections ? WHARF_PLUGIN.connections_len : 0;
+    ret->len = n;
+    ret->ptr = n ? calloc(n, sizeof(exports_wharf_connector_connection_grants_connection_grant_t)) : NULL;
+    if (n && !ret->ptr) {
+        ret->len = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const wharf_connection_grant *c = &WHARF_PLUGIN.connections[i];
+        exports_wharf_connector_connection_grants_connection_grant_t *out = &ret->ptr[i];
+        if (c->jdbc_url_key) {
+            out->tag = EXPORTS_WHARF_CONNECTOR_CONNECTION_GRANTS_CONNECTION_GRANT_JDBC_URL;
+            W(string_dup)(&out->val.jdbc_url, c->jdbc_url_key);
+        } else {
+            out->tag = EXPORTS_WHARF_CONNECTOR_CONNECTION_GRANTS_CONNECTION_GRANT_HOST_AND_PORT;
+            W(string_dup)(&out->val.host_and_port.host_key, c->host_key ? c->host_key : "");
+            W(string_dup)(&out->val.host_and_port.port_key, c->port_key ? c->port_key : "");
+            out->val.host_and_port.default_port = c->default_port;
+        }
+    }
+}
+#endif
 
 void exports_wharf_connector_connector_validate(exports_wharf_connector_connector_config_t *config,
                                                 exports_wharf_connector_connector_list_config_problem_t *ret) {

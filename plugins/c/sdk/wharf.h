@@ -53,6 +53,16 @@ typedef struct {
     wharf_names names;
 } wharf_key_grant;
 
+/* A server the config names the way database drivers do (net worlds only): a key whose value is
+ * a JDBC URL (jdbc_url_key), or a host key with a port key and the port when it is left out. The
+ * host grants the servers (and, for a URL, the certificate files it names). */
+typedef struct {
+    const char *jdbc_url_key; /* NULL: host_key and port_key name the server */
+    const char *host_key;
+    const char *port_key;
+    uint16_t default_port;
+} wharf_connection_grant;
+
 typedef struct {
     const char *name;
     const char *version;
@@ -61,6 +71,9 @@ typedef struct {
     size_t config_len;
     const wharf_key_grant *grants; /* NULL: none; a transform has none (its world grants nothing) */
     size_t grants_len;
+    /* The *-with-net worlds only (plugins/c/build data-sink-with-net ...): see wharf_net.h. */
+    const wharf_connection_grant *connections; /* NULL: none */
+    size_t connections_len;
 } wharf_plugin_info;
 
 /* Defined by the plugin. */
