@@ -194,6 +194,19 @@ fn event_bytes(id: i32, n: i64, op: &str) -> Vec<u8> {
     json!({"schema": schema, "payload": payload}).to_string().into_bytes()
 }
 
+/// A row with arrays (PostgreSQL only: Debezium writes arrays as PostgreSQL's `type[]`):
+/// strings that need quoting and nulls among them, and numbers.
+fn array_bytes(id: i32, tags: Value, scores: Value) -> Vec<u8> {
+    let fields = json!([
+        {"field": "id", "type": "int32", "optional": false},
+        {"field": "tags", "type": "array", "optional": true, "items": {"type": "string", "optional": true}},
+        {"field": "scores", "type": "array", "optional": false, "items": {"type": "int64", "optional": false}}
+    ]);
+    json!({"schema": struct_schema("Tagged", fields), "payload": {"id": id, "tags": tags, "scores": scores}})
+        .to_string()
+        .into_bytes()
+}
+
 fn produce_all(topic: &str, records: &[(Vec<u8>, Option<Vec<u8>>)]) {
     use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
     let producer: BaseProducer = rdkafka::ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
@@ -240,7 +253,7 @@ fn cases(db: Db) -> Vec<Case> {
         (key_bytes(2), Some(value_bytes(2, 4, Some("two again")))),
         (key_bytes(3), None),
     ];
-    vec![
+    let mut cases = vec![
         Case {
             name: "upsert_key",
             config: common(&[
@@ -290,7 +303,24 @@ fn cases(db: Db) -> Vec<Case> {
             ],
             rows: 2,
         },
-    ]
+    ];
+    if db == Db::Postgres {
+        cases.push(Case {
+            name: "arrays",
+            config: common(&[("insert.mode", "upsert"), ("primary.key.mode", "record_key")]),
+            records: vec![
+                (
+                    key_bytes(1),
+                    Some(array_bytes(1, json!(["a", "b, \"c\"", null, "{x}", "back\\slash"]), json!([1, 2, 3]))),
+                ),
+                (key_bytes(2), Some(array_bytes(2, Value::Null, json!([])))),
+                (key_bytes(3), Some(array_bytes(3, json!([]), json!([-9_007_199_254_740_993i64])))),
+                (key_bytes(1), Some(array_bytes(1, json!(["again", "NULL"]), json!([7])))),
+            ],
+            rows: 3,
+        });
+    }
+    cases
 }
 
 #[test]

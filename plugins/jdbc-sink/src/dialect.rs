@@ -69,6 +69,8 @@ enum Kind {
     VariableDecimal,
     /// Microseconds.
     Interval,
+    /// Under Debezium's class, an array of single values: PostgreSQL's `type[]`.
+    Array,
 }
 
 /// The kind of a schema: Connect's logical types for both references, and Debezium's semantic
@@ -115,6 +117,7 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
         Type::Boolean => Kind::Boolean,
         Type::String => Kind::Text,
         Type::Bytes => Kind::Bytes,
+        Type::Array if flavor == Flavor::Debezium => Kind::Array,
         Type::Array | Type::Map | Type::Struct => {
             let what = match schema.kind {
                 Type::Array => "an array",
@@ -122,9 +125,17 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
                 _ => "a struct",
             };
             let named = if name.is_empty() { String::new() } else { format!(" ({name})") };
+            let why = match schema.kind {
+                Type::Array => {
+                    "Confluent's JDBC sink writes no arrays either; under Debezium's class arrays go to \
+                                PostgreSQL's array types"
+                }
+                Type::Map => "maps are not built yet",
+                _ => "a struct is not a column",
+            };
             return Err(format!(
-                "is {what}{named}, and jdbc-sink writes columns of single values only (arrays and maps are not built \
-                 yet); flatten it with the Flatten transform or leave it out with field.exclude.list"
+                "is {what}{named}, and jdbc-sink writes columns of single values ({why}); flatten it with the \
+                 Flatten transform or leave it out with field.exclude.list"
             ));
         }
     })
@@ -201,6 +212,7 @@ impl Dialect {
                 Kind::Uuid => "uuid".into(),
                 Kind::Xml => "xml".into(),
                 Kind::Interval => "interval".into(),
+                Kind::Array => format!("{}[]", self.element_type(flavor, schema)?),
             },
             Dialect::MariaDb => match kind {
                 Kind::Int8 => cased("tinyint", "TINYINT"),
@@ -241,8 +253,80 @@ impl Dialect {
                     _ => "longtext".into(),
                 },
                 Kind::Year => "year".into(),
+                Kind::Array => {
+                    return Err("is an array, which MariaDB has no column type for (Debezium writes arrays to \
+                                PostgreSQL only); flatten it with a transform or leave it out with field.exclude.list"
+                        .into())
+                }
             },
         })
+    }
+
+    /// The column type of an array's elements: a single value's, as Debezium names it.
+    fn element_type(self, flavor: Flavor, schema: &Schema) -> Result<String, String> {
+        let Some(element) = schema.value.as_deref() else {
+            return Err("is an array whose schema names no element type".into());
+        };
+        if matches!(element.kind, Type::Array | Type::Map | Type::Struct) {
+            return Err(format!(
+                "is an array of {}, and PostgreSQL's arrays written here hold single values; flatten it with a \
+                 transform or leave it out with field.exclude.list",
+                match element.kind {
+                    Type::Array => "arrays",
+                    Type::Map => "maps",
+                    _ => "structs",
+                }
+            ));
+        }
+        self.column_type(flavor, element, false).map_err(|e| format!("is an array whose element {e}"))
+    }
+
+    /// An array as PostgreSQL's array input reads it: `{"a","b",NULL}`, each element the text
+    /// its own column type reads, quoted and escaped.
+    fn array_literal(
+        self,
+        flavor: Flavor,
+        schema: &Schema,
+        items: &[Value],
+        offset_seconds: i32,
+    ) -> Result<String, String> {
+        use std::fmt::Write;
+        let element = schema.value.as_deref().ok_or("is an array whose schema names no element type")?;
+        let mut literal = String::from("{");
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                literal.push(',');
+            }
+            let text = match self
+                .param(flavor, element, item, offset_seconds)
+                .map_err(|e| format!("has an element that {e}"))?
+            {
+                Param::Null => {
+                    literal.push_str("NULL");
+                    continue;
+                }
+                Param::Number(n) => n,
+                Param::Text(t) => t,
+                Param::Bytes(bytes) => {
+                    let mut hex = String::with_capacity(2 + bytes.len() * 2);
+                    hex.push_str("\\x");
+                    for b in &bytes {
+                        let _ = write!(hex, "{b:02x}");
+                    }
+                    hex
+                }
+            };
+            literal.push('"');
+            for c in text.chars() {
+                if c == '"' || c == '\\' {
+                    literal.push('\\');
+                }
+                literal.push(c);
+            }
+            literal.push('"');
+        }
+        literal.push('}');
+        Ok(literal)
     }
 
     /// A value as the parameter (PostgreSQL) or literal (MariaDB) its column reads.
@@ -263,6 +347,9 @@ impl Dialect {
             }
             (Kind::Interval, Value::Int64(micros)) if !maria => Param::Text(format!("{micros} microseconds")),
             (Kind::ZonedTimestamp, Value::String(s)) if maria => Param::Text(zoned_for_mariadb(s)?),
+            (Kind::Array, Value::Array(items)) if !maria => {
+                Param::Text(self.array_literal(flavor, schema, items, offset_seconds)?)
+            }
             (_, Value::Int8(n)) => Param::Number(n.to_string()),
             (_, Value::Int16(n)) => Param::Number(n.to_string()),
             (_, Value::Int32(n)) => Param::Number(n.to_string()),
@@ -1019,10 +1106,12 @@ mod tests {
         let text = Schema::string().build();
         assert_eq!(MARIA.column_type(Flavor::Debezium, &text, true).unwrap(), "varchar(255)");
         assert_eq!(MARIA.column_type(Flavor::Debezium, &text, false).unwrap(), "longtext");
-        assert!(PG
-            .column_type(Flavor::Debezium, &Schema::array(Schema::int32().build()).build(), false)
-            .unwrap_err()
-            .contains("an array"));
+        let ints = Schema::array(Schema::int32().build()).build();
+        assert_eq!(PG.column_type(Flavor::Debezium, &ints, false).unwrap(), "integer[]");
+        assert!(PG.column_type(Flavor::Confluent, &ints, false).unwrap_err().contains("writes no arrays"));
+        assert!(MARIA.column_type(Flavor::Debezium, &ints, false).unwrap_err().contains("MariaDB has no column type"));
+        let nested = Schema::array(ints.clone()).build();
+        assert!(PG.column_type(Flavor::Debezium, &nested, false).unwrap_err().contains("an array of arrays"));
         assert_eq!(
             PG.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), 0).unwrap(),
             Param::Text("true".into())
@@ -1032,5 +1121,38 @@ mod tests {
             Param::Number("1".into())
         );
         assert!(MARIA.param(Flavor::Debezium, &Schema::float64().build(), &Value::Float64(f64::NAN), 0).is_err());
+    }
+
+    #[test]
+    fn arrays_are_postgresql_array_literals_of_their_elements_text() {
+        let texts = Schema::array(Schema::string().optional().build()).build();
+        assert_eq!(PG.column_type(Flavor::Debezium, &texts, false).unwrap(), "text[]");
+        let value = Value::Array(vec![
+            Value::String("plain".into()),
+            Value::String("a \"quoted\", {braced} \\ one".into()),
+            Value::Null,
+            Value::String("NULL".into()),
+            Value::String(String::new()),
+        ]);
+        assert_eq!(
+            PG.param(Flavor::Debezium, &texts, &value, 0).unwrap(),
+            Param::Text(r#"{"plain","a \"quoted\", {braced} \\ one",NULL,"NULL",""}"#.into())
+        );
+        assert_eq!(PG.param(Flavor::Debezium, &texts, &Value::Array(Vec::new()), 0).unwrap(), Param::Text("{}".into()));
+        let blobs = Schema::array(Schema::bytes().build()).build();
+        assert_eq!(PG.column_type(Flavor::Debezium, &blobs, false).unwrap(), "bytea[]");
+        assert_eq!(
+            PG.param(Flavor::Debezium, &blobs, &Value::Array(vec![Value::Bytes(vec![0, 0xff])]), 0).unwrap(),
+            Param::Text(r#"{"\\x00ff"}"#.into())
+        );
+        let dates = Schema::array(Schema::int32().named("org.apache.kafka.connect.data.Date").build()).build();
+        assert_eq!(PG.column_type(Flavor::Debezium, &dates, false).unwrap(), "date[]");
+        assert_eq!(
+            PG.param(Flavor::Debezium, &dates, &Value::Array(vec![Value::Int32(0)]), 0).unwrap(),
+            Param::Text(r#"{"1970-01-01"}"#.into())
+        );
+        let ints = Schema::array(Schema::int64().build()).build();
+        let mismatch = PG.param(Flavor::Debezium, &ints, &Value::Array(vec![Value::Struct(Vec::new())]), 0);
+        assert!(mismatch.unwrap_err().contains("has an element that"));
     }
 }
