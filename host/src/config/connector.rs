@@ -99,19 +99,14 @@ impl Verify {
 /// The TLS policy of one server a connector's config names.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ServerTls {
-    /// A host name or an IP address, as the config gives it; `EVERY_OTHER` for the servers no
-    /// other policy names.
-    pub host: String,
+    /// A host name or an IP address, as the config gives it; `None` for every server no other
+    /// policy names (`wasm.tls.trust`).
+    pub host: Option<String>,
     pub verify: Verify,
     /// The trusted certificates; the public authorities when `None`.
     pub roots: Option<Roots>,
     /// Where the policy comes from, for messages: `connection.url (sslmode=verify-full)`.
     pub origin: String,
-}
-
-impl ServerTls {
-    /// The host of the policy for every server no other policy names (`wasm.tls.trust`).
-    pub const EVERY_OTHER: &'static str = "*";
 }
 
 impl fmt::Debug for ServerTls {
@@ -122,7 +117,8 @@ impl fmt::Debug for ServerTls {
             Some(Roots::File(path)) => path.clone(),
             Some(Roots::Pem(_)) => "PEM text".to_string(),
         };
-        write!(f, "{} {:?} ({roots}, from {})", self.host, self.verify, self.origin)
+        let host = self.host.as_deref().unwrap_or("every other server");
+        write!(f, "{host} {:?} ({roots}, from {})", self.verify, self.origin)
     }
 }
 
@@ -536,7 +532,7 @@ impl ConnectorConfig {
                     ceiling.address(key, &entry, false).map_err(why)?;
                     self.connect.push(entry);
                     self.tls.push(ServerTls {
-                        host: server.host.clone(),
+                        host: Some(server.host.clone()),
                         verify: Verify::of(tls.mode),
                         roots: tls.roots.clone(),
                         origin: format!("{key} ({})", tls.setting),
@@ -785,7 +781,7 @@ impl<'a> Reading<'a> {
         // lie inside the ceiling and outside the worker's own files.
         match ceiling.folder_for(key, &path, &path, false) {
             Ok(_) => Some(ServerTls {
-                host: ServerTls::EVERY_OTHER.to_string(),
+                host: None,
                 verify: Verify::ChainAndName,
                 roots: Some(Roots::File(path)),
                 origin: key.to_string(),
@@ -1145,8 +1141,8 @@ mod tests {
         let c = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.tls.trust", "/data/ca.pem")]).unwrap();
         assert_eq!(c.tls.len(), 1);
         assert_eq!(
-            (c.tls[0].host.as_str(), c.tls[0].verify, &c.tls[0].roots),
-            (ServerTls::EVERY_OTHER, Verify::ChainAndName, &Some(Roots::File("/data/ca.pem".into())))
+            (c.tls[0].host.as_deref(), c.tls[0].verify, &c.tls[0].roots),
+            (None, Verify::ChainAndName, &Some(Roots::File("/data/ca.pem".into())))
         );
         assert!(c.folders.is_empty(), "the host reads the file; the plugin is not given its folder");
         let err = parse(&[("name", "a"), ("connector.class", "x"), ("wasm.tls.trust", "/etc/ssl/ca.pem")])

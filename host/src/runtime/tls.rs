@@ -41,12 +41,13 @@ fn provider(label: &str, servers: &[ServerTls]) -> PolicyProvider {
         .iter()
         .map(|server| {
             let config = client_config(server).map_err(|problem| {
-                format!("cannot set up TLS to {} as {} asks: {problem}", server.host, server.origin)
+                let to = server.host.as_deref().unwrap_or("the servers no JDBC URL names");
+                format!("cannot set up TLS to {to} as {} asks: {problem}", server.origin)
             });
             if let Err(problem) = &config {
                 tracing::warn!("{label}: {problem}; a connection to it will fail until the setting is fixed");
             }
-            (server.host.to_ascii_lowercase(), server.clone(), config)
+            Policy { server: server.clone(), config }
         })
         .collect();
     PolicyProvider { servers }
@@ -55,19 +56,24 @@ fn provider(label: &str, servers: &[ServerTls]) -> PolicyProvider {
 type Handshake = Pin<Box<dyn Future<Output = Result<Box<dyn TlsStream>, wasmtime_wasi_tls::Error>> + Send>>;
 
 struct PolicyProvider {
-    servers: Vec<(String, ServerTls, Result<Arc<ClientConfig>, String>)>,
+    servers: Vec<Policy>,
+}
+
+/// A server's policy, with the client configuration it makes (or why it cannot be made).
+struct Policy {
+    server: ServerTls,
+    config: Result<Arc<ClientConfig>, String>,
 }
 
 impl TlsProvider for PolicyProvider {
     fn connect(&self, server_name: String, transport: Box<dyn TlsTransport>) -> Handshake {
         let wanted = server_name.trim_matches(['[', ']']).to_ascii_lowercase();
-        let found = self
-            .servers
-            .iter()
-            .find(|(host, _, _)| host.trim_matches(['[', ']']) == wanted)
-            .or_else(|| self.servers.iter().find(|(host, _, _)| host == ServerTls::EVERY_OTHER));
+        let named = |p: &&Policy| {
+            p.server.host.as_deref().is_some_and(|h| h.trim_matches(['[', ']']).eq_ignore_ascii_case(&wanted))
+        };
+        let found = self.servers.iter().find(named).or_else(|| self.servers.iter().find(|p| p.server.host.is_none()));
         let (config, policy) = match found {
-            Some((_, policy, config)) => (config.clone(), Some(policy.clone())),
+            Some(found) => (found.config.clone(), Some(found.server.clone())),
             None => (public_config().clone(), None),
         };
         Box::pin(async move {
@@ -97,35 +103,32 @@ fn explain(server: &str, policy: Option<&ServerTls>, error: std::io::Error) -> S
         None => "the public certificate authorities".to_string(),
     };
     let setting = policy.map_or_else(|| "the plugin's settings".to_string(), |p| p.origin.clone());
-    // A server no JDBC URL describes: only wasm.tls.trust decides what it must prove.
-    let undescribed = policy.is_none_or(|p| p.host == ServerTls::EVERY_OTHER);
+    // What makes a server trusted: the JDBC URL's settings for the servers it names,
+    // wasm.tls.trust for any other.
+    let (trust_fix, name_fix) = if policy.is_none_or(|p| p.host.is_none()) {
+        (
+            "name a file holding the authority that signed it in wasm.tls.trust".to_string(),
+            "connect by a name the certificate holds (a server no JDBC URL names is verified by name, with \
+             wasm.tls.trust or without)"
+                .to_string(),
+        )
+    } else {
+        (
+            format!("name the authority that signed it (sslrootcert, serverSslCert) or loosen {setting}"),
+            format!(
+                "connect by a name the certificate holds, or verify only the chain (sslmode=verify-ca, \
+                 sslMode=verify-ca) in {setting}"
+            ),
+        )
+    };
     let cause = error.to_string();
     let hint = match error.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-        Some(rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature))
-            if undescribed =>
-        {
-            format!(
-                "its certificate is not signed by {trusted}; name a file holding the authority that signed it in \
-                 wasm.tls.trust"
-            )
-        }
         Some(rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature)) => {
-            format!(
-                "its certificate is not signed by {trusted}; name the authority that signed it (sslrootcert, \
-                 serverSslCert) or loosen {setting}"
-            )
+            format!("its certificate is not signed by {trusted}; {trust_fix}")
         }
         Some(rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-        )) if undescribed => {
-            format!("its certificate does not name {server}; connect by a name the certificate holds ({setting})")
-        }
-        Some(rustls::Error::InvalidCertificate(
-            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-        )) => format!(
-            "its certificate does not name {server}; connect by a name the certificate holds, or verify only the \
-             chain (sslmode=verify-ca, sslMode=verify-ca) in {setting}"
-        ),
+        )) => format!("its certificate does not name {server}; {name_fix}"),
         Some(rustls::Error::InvalidCertificate(
             CertificateError::Expired | CertificateError::ExpiredContext { .. } | CertificateError::NotValidYet,
         )) => "its certificate is outside its validity dates; renew it on the server".to_string(),
@@ -353,7 +356,7 @@ mod tests {
     }
 
     fn policy(host: &str, verify: Verify, roots: Option<Roots>) -> ServerTls {
-        ServerTls { host: host.into(), verify, roots, origin: "connection.url".into() }
+        ServerTls { host: Some(host.into()), verify, roots, origin: "connection.url".into() }
     }
 
     /// A handshake through a task's provider with `servers`' policies, as the plugin names
@@ -400,12 +403,8 @@ mod tests {
             "{message}"
         );
         // ... or the authorities of wasm.tls.trust, and the name still counts.
-        let every_other = ServerTls {
-            host: ServerTls::EVERY_OTHER.into(),
-            verify: Verify::ChainAndName,
-            roots: ca.clone(),
-            origin: "wasm.tls.trust".into(),
-        };
+        let every_other =
+            ServerTls { host: None, verify: Verify::ChainAndName, roots: ca.clone(), origin: "wasm.tls.trust".into() };
         talk(&[policy("other", Verify::Nothing, None), every_other.clone()], address, "127.0.0.1").await.unwrap();
         let message = talk(std::slice::from_ref(&every_other), address, "localhost").await.unwrap_err();
         assert!(message.contains("does not name localhost") && message.contains("wasm.tls.trust"), "{message}");
