@@ -218,10 +218,12 @@ wharf_net_error wharf_conn_open(const char *host, uint16_t port, uint32_t timeou
             result = WHARF_NET_UNRESOLVED;
         }
     }
-    for (size_t i = 0; result == WHARF_NET_OK && i < count; i++) {
-        result = connect_to(net, &addresses[i], port, deadline, conn);
-        if (result == WHARF_NET_OK) break;
-        if (i + 1 < count) result = WHARF_NET_OK; /* the next address, with the last failure kept if none answers */
+    if (result == WHARF_NET_OK) {
+        /* Each address in turn; the last failure stands if none answers. */
+        for (size_t i = 0; i < count; i++) {
+            result = connect_to(net, &addresses[i], port, deadline, conn);
+            if (result == WHARF_NET_OK) break;
+        }
     }
     wasi_sockets_network_network_drop_own(network);
     if (result != WHARF_NET_OK) {

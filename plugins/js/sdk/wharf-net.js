@@ -208,7 +208,7 @@ function shownOf(address, port) {
   return `[${Array.from(address.val, (w) => w.toString(16)).join(':')}]:${port}`;
 }
 
-function connectTo(net, address, port, deadline) {
+function connectTo(net, address, host, port, deadline) {
   const shown = shownOf(address, port);
   const what = `connecting to ${shown}`;
   const remote =
@@ -226,7 +226,7 @@ function connectTo(net, address, port, deadline) {
     for (;;) {
       try {
         const [input, output] = socket.finishConnect();
-        return new Connection(socket, input, output, shown);
+        return new Connection(socket, input, output, host, shown);
       } catch (e) {
         if (payloadOf(e) !== 'would-block') throw e;
         waitOn(socket.subscribe(), deadline, what);
@@ -241,11 +241,12 @@ function connectTo(net, address, port, deadline) {
 /** One TCP connection, perhaps encrypted. Close it when done: the worker counts a task's open
  * connections. */
 export class Connection {
-  constructor(socket, input, output, shown) {
+  constructor(socket, input, output, host, shown) {
     this.socket = socket;
     this.streams = [input, output];
     this.tls = null;
-    this.shown = shown;
+    this.host = host; // as given to `connect`: the name TLS verifies by default
+    this.shown = shown; // the address connected to, for messages
     this.buffer = new Uint8Array(0);
   }
 
@@ -258,7 +259,7 @@ export class Connection {
     let last = new NetError('unresolved', `${host} resolves to no address`);
     for (const address of addresses) {
       try {
-        return connectTo(net, address, port, deadline);
+        return connectTo(net, address, host, port, deadline);
       } catch (e) {
         if (!(e instanceof NetError)) throw e;
         last = e;
@@ -275,7 +276,7 @@ export class Connection {
       throw new NetError('tls', 'the server sent bytes before the TLS handshake; refusing to start it');
     }
     const [input, output] = this.usable();
-    const name = serverName || this.shown.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+    const name = serverName || this.host.replace(/^\[|\]$/g, '');
     this.streams = null;
     const deadline = deadlineIn(timeoutMs);
     const future = ClientHandshake.finish(new ClientHandshake(name, input, output));

@@ -25,7 +25,7 @@ class SocketSourceTask {
     [this.host, this.port] = addressOf(config.address);
     this.topic = config.topic;
     this.tls = (config.tls ?? 'false').trim().toLowerCase() === 'true';
-    this.serverName = (config['tls.server.name'] ?? '').trim() || this.host;
+    this.serverName = (config['tls.server.name'] ?? '').trim() || undefined; // undefined: the host
     this.timeoutMs = Number(config['timeout.ms'] ?? '10000');
     this.pollTimeoutMs = Number(config['poll.timeout.ms'] ?? '1000');
     this.partition = { address: `${this.host}:${this.port}` };

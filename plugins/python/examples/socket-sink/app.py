@@ -38,7 +38,7 @@ class SocketSinkTask(SinkTask):
     def open(self, config):
         self.host, self.port = address_of(config["address"])
         self.tls = config.get("tls", "false").strip().lower() == "true"
-        self.server_name = config.get("tls.server.name", "").strip() or self.host
+        self.server_name = config.get("tls.server.name", "").strip() or None  # None: the host
         self.timeout = int(config.get("timeout.ms", "10000")) / 1000
         self.conn = None
 

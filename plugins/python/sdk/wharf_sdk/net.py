@@ -37,53 +37,36 @@ MAX_LINE_BYTES = 1024 * 1024
 
 # Imported when the plugin is built, as every module its app imports: componentize-py bundles
 # the generated bindings a build imports.
-from componentize_py_types import Err as _Err  # noqa: E402
+from componentize_py_types import Err  # noqa: E402
 from wit_world.imports import (  # noqa: E402
-    error as _error,  # noqa: F401  (the class of a failed stream's or handshake's error)
-    instance_network as _instance_network,
-    ip_name_lookup as _ip_name_lookup,
-    monotonic_clock as _monotonic_clock,
-    network as _network,
-    poll as _poll,
-    streams as _streams,
-    tcp as _tcp,  # noqa: F401  (the socket resource's class)
-    tcp_create_socket as _tcp_create_socket,
+    error,  # noqa: F401  (the class of a failed stream's or handshake's error)
+    instance_network,
+    ip_name_lookup,
+    monotonic_clock,
+    network,
+    poll,
+    streams,
+    tcp,  # noqa: F401  (the socket resource's class)
+    tcp_create_socket,
 )
 
 try:
-    from wit_world.imports import tls as _tls
+    from wit_world.imports import tls
 except ImportError:
     # Built without `--import-interface-name 'wasi:tls/types@0.2.0-draft=tls'`.
-    from wit_world.imports import wasi_tls_types as _tls
-
-
-class _Bindings:
-    Err = _Err
-    instance_network = _instance_network
-    ip_name_lookup = _ip_name_lookup
-    clock = _monotonic_clock
-    network = _network
-    poll = _poll
-    streams = _streams
-    tcp_create_socket = _tcp_create_socket
-    tls = _tls
-
-
-def _wasi():
-    return _Bindings
+    from wit_world.imports import wasi_tls_types as tls
 
 
 def _deadline(timeout: float) -> int:
-    return _wasi().clock.now() + max(0, int(timeout * 1_000_000_000))
+    return monotonic_clock.now() + max(0, int(timeout * 1_000_000_000))
 
 
 def _wait(pollable, deadline: int, what: str) -> None:
     """Waits until `pollable` is ready, or raises TimeoutError at `deadline` saying what for."""
-    w = _wasi()
     if pollable.ready():
         return
-    with w.clock.subscribe_instant(deadline) as timer:
-        ready = w.poll.poll([pollable, timer])
+    with monotonic_clock.subscribe_instant(deadline) as timer:
+        ready = poll.poll([pollable, timer])
     if 0 not in ready:
         raise TimeoutError(f"{what} timed out")
 
@@ -108,23 +91,28 @@ def _socket_error(code, what: str) -> Exception:
     return kind(f"{what}: {detail}")
 
 
+def _error_text(failure) -> str:
+    """The message of a `wasi:io` error, which is dropped."""
+    with failure:
+        return failure.to_debug_string()
+
+
 def _stream_error(error, what: str) -> Exception:
-    if isinstance(error, _wasi().streams.StreamError_Closed):
+    if isinstance(error, streams.StreamError_Closed):
         return BrokenPipeError(f"{what}: the connection is closed")
-    failed = getattr(error, "value", None)
-    detail = failed.to_debug_string() if failed is not None else str(error)
-    return ConnectionResetError(f"{what}: {detail}")
+    return ConnectionResetError(f"{what}: {_error_text(error.value)}")
 
 
 class Connection:
     """One TCP connection, perhaps encrypted. Close it (or use `with`) when done: the worker
     counts a task's open connections."""
 
-    def __init__(self, socket, input, output, shown: str):
+    def __init__(self, socket, input, output, host: str, shown: str):
         self._socket = socket
         self._streams = (input, output)
         self._tls = None
-        self._shown = shown
+        self._host = host  # as given to `connect`: the name TLS verifies by default
+        self._shown = shown  # the address connected to, for messages
         self._buffer = b""
 
     # -- opening -----------------------------------------------------------------------------
@@ -133,18 +121,17 @@ class Connection:
     def connect(cls, host: str, port: int, timeout: float = 30.0) -> "Connection":
         """Opens a connection to `host` (a name or an IP address) at `port`, trying each address
         the name resolves to in turn, all within `timeout` seconds."""
-        w = _wasi()
         deadline = _deadline(timeout)
         # Sockets outlive the network they were opened in: it is dropped on the way out.
-        net = w.instance_network.instance_network()
+        net = instance_network.instance_network()
         try:
-            addresses = _literal(w.network, host)
+            addresses = _literal(host)
             if addresses is None:
                 addresses = _resolve(net, host, deadline)
             last: Exception = ConnectionError(f"{host} resolves to no address")
             for address in addresses:
                 try:
-                    return _connect_to(cls, net, address, port, deadline)
+                    return _connect_to(cls, net, address, host, port, deadline)
                 except (ConnectionError, TimeoutError, PermissionError) as e:
                     last = e
             raise last
@@ -155,18 +142,15 @@ class Connection:
         """Encrypts the connection: the worker runs a TLS handshake over it with `server_name`
         (the host connected to, by default) under the policy the connector's config sets. Bytes
         already read and not yet returned are refused: a server must not send any before it."""
-        w = _wasi()
         if self._tls is not None:
             raise ValueError("the connection is already encrypted")
         if self._buffer:
             raise ConnectionError("the server sent bytes before the TLS handshake; refusing to start it")
-        if self._streams is None:
-            raise ConnectionError("the connection is unusable after a failed TLS handshake")
-        name = server_name or self._shown.rsplit(":", 1)[0].strip("[]")
-        input, output = self._streams
+        input, output = self._usable()
+        name = server_name or self._host.strip("[]")
         self._streams = None
         deadline = _deadline(timeout)
-        future = w.tls.ClientHandshake.finish(w.tls.ClientHandshake(name, input, output))
+        future = tls.ClientHandshake.finish(tls.ClientHandshake(name, input, output))
         try:
             with future.subscribe() as pollable:
                 while True:
@@ -175,10 +159,10 @@ class Connection:
                         break
                     _wait(pollable, deadline, f"the TLS handshake with {name}")
             inner = getattr(outcome, "value", outcome)
-            if isinstance(outcome, w.Err) or inner is None:
+            if isinstance(outcome, Err) or inner is None:
                 raise ConnectionError("the TLS handshake's result was taken twice")
-            if isinstance(inner, w.Err):
-                raise ConnectionAbortedError(inner.value.to_debug_string())
+            if isinstance(inner, Err):
+                raise ConnectionAbortedError(_error_text(inner.value))
             connection, input, output = getattr(inner, "value", inner)
         finally:
             future.__exit__(None, None, None)
@@ -232,7 +216,6 @@ class Connection:
 
     def write_all(self, data: bytes, timeout: float = 30.0) -> None:
         """Sends every byte of `data` and waits until the worker has passed them on."""
-        Err = _wasi().Err
         _, output = self._usable()
         deadline = _deadline(timeout)
         view = memoryview(bytes(data))
@@ -260,7 +243,7 @@ class Connection:
         streams, self._streams = self._streams, None
         connection, self._tls = self._tls, None
         # A resource may not be dropped before those made from it: streams, then the TLS
-        # connection, then the socket, then the network.
+        # connection, then the socket.
         if connection is not None:
             try:
                 connection.close_output()
@@ -291,14 +274,13 @@ class Connection:
         return self._streams
 
     def _read(self, max_bytes: int, deadline: int) -> bytes:
-        w = _wasi()
         input, _ = self._usable()
         what = f"reading from {self._shown}"
         while True:
             try:
                 data = input.read(max(1, min(max_bytes, MAX_READ_BYTES)))
-            except w.Err as e:
-                if isinstance(e.value, w.streams.StreamError_Closed):
+            except Err as e:
+                if isinstance(e.value, streams.StreamError_Closed):
                     return b""
                 raise _stream_error(e.value, what) from None
             if data:
@@ -307,7 +289,7 @@ class Connection:
                 _wait(pollable, deadline, what)
 
 
-def _literal(network, host: str):
+def _literal(host: str):
     """`host` as an address when it is an IP address, else None."""
     try:
         ip = ipaddress.ip_address(host.strip("[]"))
@@ -320,10 +302,9 @@ def _literal(network, host: str):
 
 
 def _resolve(net, host: str, deadline: int) -> List:
-    Err = _wasi().Err
     what = f"resolving {host}"
     try:
-        lookup = _wasi().ip_name_lookup.resolve_addresses(net, host)
+        lookup = ip_name_lookup.resolve_addresses(net, host)
     except Err as e:
         raise _socket_error(e.value, what) from None
     addresses = []
@@ -343,9 +324,7 @@ def _resolve(net, host: str, deadline: int) -> List:
                 addresses.append(address)
 
 
-def _connect_to(cls, net, address, port: int, deadline: int) -> Connection:
-    w = _wasi()
-    Err, network = w.Err, w.network
+def _connect_to(cls, net, address, host: str, port: int, deadline: int) -> Connection:
     if isinstance(address, network.IpAddress_Ipv4):
         family = network.IpAddressFamily.IPV4
         remote = network.IpSocketAddress_Ipv4(network.Ipv4SocketAddress(port=port, address=address.value))
@@ -355,10 +334,10 @@ def _connect_to(cls, net, address, port: int, deadline: int) -> Connection:
         remote = network.IpSocketAddress_Ipv6(
             network.Ipv6SocketAddress(port=port, flow_info=0, address=address.value, scope_id=0)
         )
-        shown = "[" + ":".join(f"{w:x}" for w in address.value) + f"]:{port}"
+        shown = "[" + ":".join(f"{word:x}" for word in address.value) + f"]:{port}"
     what = f"connecting to {shown}"
     try:
-        socket = w.tcp_create_socket.create_tcp_socket(family)
+        socket = tcp_create_socket.create_tcp_socket(family)
     except Err as e:
         raise _socket_error(e.value, what) from None
     try:
@@ -366,7 +345,7 @@ def _connect_to(cls, net, address, port: int, deadline: int) -> Connection:
         while True:
             try:
                 input, output = socket.finish_connect()
-                return cls(socket, input, output, shown)
+                return cls(socket, input, output, host, shown)
             except Err as e:
                 if getattr(e.value, "name", "") != "WOULD_BLOCK":
                     raise
