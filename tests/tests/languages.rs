@@ -273,10 +273,8 @@ impl LineServer {
         let issuer = Issuer::new(ca, ca_key);
         let server_key = KeyPair::generate().unwrap();
         // Only the name: a plugin that verified the address it connected to would be refused.
-        let server = CertificateParams::new(vec!["localhost".to_string()])
-            .unwrap()
-            .signed_by(&server_key, &issuer)
-            .unwrap();
+        let server =
+            CertificateParams::new(vec!["localhost".to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
         let authority = tempfile::NamedTempFile::new().unwrap();
         fs::write(authority.path(), ca_pem).unwrap();
         let config =
