@@ -1,8 +1,9 @@
-//! A task's converters at work, on the task thread: a source record's key, value and header
-//! values, when they are data, become bytes through the connector's `key.converter`,
-//! `value.converter` and `header.converter` (bytes pass through as they are) before the record
-//! is queued for Kafka; a sink record's, read from Kafka, become data before `put` when the
-//! plugin takes data (except through `ByteArrayConverter`, whose parts stay bytes).
+//! A task's converters at work: a source record's key, value and header values, when they are
+//! data, become bytes through the connector's `key.converter`, `value.converter` and
+//! `header.converter` (bytes pass through as they are) before the record is queued for Kafka, on
+//! the task thread; a sink record's, read from Kafka, become data before `put` when the plugin
+//! takes data or the connector has transforms (except through `ByteArrayConverter`, whose parts
+//! stay bytes), on the sink's fetch thread.
 
 use crate::config::Converters;
 use wharf_connect::convert::Converter;

@@ -1129,6 +1129,13 @@ impl TaskSetup {
             },
         };
         self.running();
+        let chosen = self.connector.converters.over(&self.worker.converters);
+        // The fetch thread reads records for a plugin that takes data, and for transforms.
+        let reading = sink::Reading {
+            converters: (instance.takes_data() || !transforms.is_empty())
+                .then(|| converting::RecordConverters::new(&chosen)),
+            keep_originals: dead_letter.is_some(),
+        };
         sink::SinkTaskRun {
             label: self.task.to_string(),
             instance,
@@ -1143,7 +1150,8 @@ impl TaskSetup {
             batch_size,
             flush_interval: self.worker.offset_flush_interval,
             stop: self.stop.clone(),
-            converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
+            converters: converting::RecordConverters::new(&chosen),
+            reading,
             transforms,
             recycle: opener.recycler(Opener::open_sink),
             tolerance: self.tolerance(),

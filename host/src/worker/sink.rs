@@ -7,7 +7,10 @@
 //! offsets to commit. The consumer's rebalance callbacks run on the fetch thread, inside its
 //! poll; they pass the plugin's part to the task thread through the same queue as the records,
 //! so a revocation is handled after every record fetched before it, and the fetch thread waits
-//! until it was.
+//! until it was. When the plugin takes data or the connector has transforms, the fetch thread
+//! also reads each record with the converters, so that the next batch is read while the plugin
+//! writes the last one; what a converter fails on is handed over beside the batch and dealt
+//! with on the task thread, as every other record failure is.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,7 +47,7 @@ pub(super) enum Fetched {
     /// Records fetched after the `rewinds`-th rewind the task thread asked for.
     Records {
         rewinds: u64,
-        batch: Vec<SinkRecord>,
+        batch: ReadBatch,
     },
     Assigned(Vec<TopicPartition>),
     /// The partitions move away once `done` is answered (or dropped).
@@ -53,6 +56,44 @@ pub(super) enum Fetched {
         done: mpsc::Sender<()>,
     },
     Failed(TaskFailure),
+}
+
+/// A batch as the fetch thread hands it over.
+pub(super) struct ReadBatch {
+    /// Every record fetched, in order; read by the converters when `read` (a record a converter
+    /// failed on may be half read).
+    records: Vec<SinkRecord>,
+    read: bool,
+    /// The records a converter failed on, by their place in `records`, in order.
+    unreadable: Vec<(usize, RecordFailure)>,
+    /// The records as they were consumed, for the dead-letter queue, when there is one.
+    originals: Option<Vec<SinkRecord>>,
+}
+
+/// What the fetch thread does to a batch before handing it over.
+pub(super) struct Reading {
+    /// The fetch thread's own converters, when the plugin takes data or the connector has
+    /// transforms.
+    pub converters: Option<super::converting::RecordConverters>,
+    /// Whether to keep each record as it was consumed (there is a dead-letter queue).
+    pub keep_originals: bool,
+}
+
+impl Reading {
+    fn read(&mut self, records: Vec<SinkRecord>) -> ReadBatch {
+        let originals = self.keep_originals.then(|| records.clone());
+        let Some(converters) = &mut self.converters else {
+            return ReadBatch { records, read: false, unreadable: Vec::new(), originals };
+        };
+        let mut records = records;
+        let mut unreadable = Vec::new();
+        for (i, record) in records.iter_mut().enumerate() {
+            if let Err(failure) = converters.sink_record(record) {
+                unreadable.push((i, failure));
+            }
+        }
+        ReadBatch { records, read: true, unreadable, originals }
+    }
 }
 
 pub(super) struct SinkContext {
@@ -228,7 +269,10 @@ pub(super) struct SinkTaskRun {
     pub batch_size: usize,
     pub flush_interval: Duration,
     pub stop: Arc<crate::sync::Stop>,
+    /// Writes records back to bytes for a plugin that takes bytes after transforms.
     pub converters: super::converting::RecordConverters,
+    /// Reads records on the fetch thread (its converters are built like `converters`).
+    pub reading: Reading,
     pub transforms: wharf_connect::transform::TaskChain,
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
     pub recycle: Option<Recycler<(SinkInstance, wharf_connect::transform::TaskChain)>>,
@@ -324,6 +368,7 @@ struct Fetcher {
     batch_size: usize,
     stop: Arc<crate::sync::Stop>,
     matching: Option<Matching>,
+    reading: Reading,
 }
 
 impl Fetcher {
@@ -373,7 +418,11 @@ impl Fetcher {
                 rewinds += 1;
             }
             let batch = self.next_batch();
-            if !batch.is_empty() && to_task.send(Fetched::Records { rewinds, batch }).is_err() {
+            if batch.is_empty() {
+                continue;
+            }
+            let batch = self.reading.read(batch);
+            if to_task.send(Fetched::Records { rewinds, batch }).is_err() {
                 return;
             }
         }
@@ -434,7 +483,7 @@ struct Delivery {
     uncommitted: BTreeMap<TopicPartition, i64>,
     /// Rewinds asked of the fetch thread; records fetched before the last one are stale.
     rewinds: u64,
-    /// Read keys and values for a plugin that takes data.
+    /// Write records back to bytes for a plugin that takes bytes after transforms.
     converters: super::converting::RecordConverters,
     transforms: wharf_connect::transform::TaskChain,
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
@@ -463,6 +512,7 @@ impl SinkTaskRun {
             flush_interval,
             stop,
             converters,
+            reading,
             transforms,
             recycle,
             tolerance,
@@ -517,8 +567,15 @@ impl SinkTaskRun {
             Subscription::Listed(_) => None,
         };
         let stop_fetching = Arc::new(crate::sync::Stop::default());
-        let fetcher =
-            Fetcher { label: label.clone(), consumer, queue, batch_size, stop: stop_fetching.clone(), matching };
+        let fetcher = Fetcher {
+            label: label.clone(),
+            consumer,
+            queue,
+            batch_size,
+            stop: stop_fetching.clone(),
+            matching,
+            reading,
+        };
         let fetch_thread =
             match crate::sync::Stoppable::spawn_with(format!("{label}-fetch"), stop_fetching, move || fetcher.run()) {
                 Ok(handle) => handle,
@@ -568,7 +625,7 @@ impl Delivery {
         match fetched {
             Fetched::Records { rewinds, batch } if rewinds == self.rewinds => {
                 if let Some(recycler) = &mut self.recycle {
-                    recycler.count(batch.len());
+                    recycler.count(batch.records.len());
                 }
                 self.deliver(batch)?;
                 self.tolerance.report();
@@ -599,7 +656,8 @@ impl Delivery {
         }
     }
 
-    fn deliver(&mut self, batch: Vec<SinkRecord>) -> Result<(), TaskFailure> {
+    fn deliver(&mut self, batch: ReadBatch) -> Result<(), TaskFailure> {
+        let ReadBatch { records: batch, read, unreadable, originals } = batch;
         // One load of librdkafka's fatal error state per batch: a fenced task delivers no more.
         if let Some(failure) = self.consumer.context().fenced(&self.consumer) {
             return Err(failure);
@@ -627,9 +685,7 @@ impl Delivery {
         for (tp, _, _) in &ranges {
             self.tracked.used(&tp.topic);
         }
-        // The records as they were read, for the dead-letter queue.
-        let originals = self.dead_letter.as_ref().map(|_| batch.clone());
-        let batch = self.prepare(batch, originals.as_deref())?;
+        let batch = self.prepare(batch, read, unreadable, originals.as_deref())?;
         if batch.is_empty() {
             // Every record was dropped or skipped: nothing to put, and all of it is done with.
             self.uncommitted.extend(ranges.into_iter().map(|(tp, _, next)| (tp, next)));
@@ -706,29 +762,33 @@ impl Delivery {
         }
     }
 
-    /// The batch as the plugin takes it: read by the converters when the plugin takes data or
-    /// the connector has transforms (transforms work on data, as in Connect), through the
-    /// transforms, and written back to bytes for a plugin that takes bytes. A record that a
-    /// converter or a transform fails on fails the task, or is skipped under
-    /// errors.tolerance=all (and sent to the dead-letter queue as it was read, if there is one).
+    /// The batch as the plugin takes it: read by the converters (on the fetch thread) when the
+    /// plugin takes data or the connector has transforms (transforms work on data, as in
+    /// Connect), through the transforms, and written back to bytes for a plugin that takes
+    /// bytes. A record that a converter or a transform fails on fails the task, or is skipped
+    /// under errors.tolerance=all (and sent to the dead-letter queue as it was read, if there is
+    /// one).
     fn prepare(
         &mut self,
         batch: Vec<SinkRecord>,
+        was_read: bool,
+        unreadable: Vec<(usize, RecordFailure)>,
         originals: Option<&[SinkRecord]>,
     ) -> Result<Vec<SinkRecord>, TaskFailure> {
-        let takes_data = self.instance.takes_data();
-        if !takes_data && self.transforms.is_empty() {
+        if !was_read {
             return Ok(batch);
         }
+        let takes_data = self.instance.takes_data();
         let log_records = self.tolerance.policy().log_messages;
         // Each record with its place in the batch (for its original) and, under
         // errors.log.include.messages, what the log says of it should it be skipped.
         let mut read = Vec::with_capacity(batch.len());
-        for (i, mut record) in batch.into_iter().enumerate() {
+        let mut unreadable = unreadable.into_iter().peekable();
+        for (i, record) in batch.into_iter().enumerate() {
             let about = log_records.then(|| About::of(&record));
-            match self.converters.sink_record(&mut record) {
-                Ok(()) => read.push((i, about, record)),
-                Err(failure) => self.skip(failure, originals.and_then(|o| o.get(i)), about)?,
+            match unreadable.next_if(|(at, _)| *at == i) {
+                None => read.push((i, about, record)),
+                Some((_, failure)) => self.skip(failure, originals.and_then(|o| o.get(i)), about)?,
             }
         }
         let transformed: Vec<(usize, Option<About>, Transformed)> = if self.transforms.is_empty() {

@@ -20,6 +20,8 @@ const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 const MAX_ROWS: usize = 100_000;
 /// Notices kept from one statement, for the log.
 const MAX_NOTICES: usize = 16;
+/// Statements sent ahead of the next one at most; another is run at once.
+const MAX_AHEAD: u8 = 4;
 
 /// Why a call failed: the connection (lost, refused, a protocol error: connect again), or the
 /// server refused the statement (the connection stays usable).
@@ -87,6 +89,8 @@ pub struct Connection {
     reader: BufReader<Socket>,
     /// Messages not sent yet.
     out: Vec<u8>,
+    /// Simple statements sent ahead (`run_ahead`) whose answers come before the next one's.
+    ahead: u8,
     /// Notices of the last statement.
     pub notices: Vec<String>,
     /// `server_version`, as the server reported it.
@@ -115,6 +119,7 @@ impl Connection {
         let mut connection = Connection {
             reader: BufReader::with_capacity(64 * 1024, stream),
             out: Vec::with_capacity(64 * 1024),
+            ahead: 0,
             notices: Vec::new(),
             server_version: String::new(),
         };
@@ -306,7 +311,36 @@ impl Connection {
         push_str(&mut message, sql);
         self.send(b'Q', &message)?;
         self.flush()?;
-        self.collect()
+        // Both answers are read whatever the first says, so that the next begins in step.
+        let ahead = self.answers_ahead();
+        let rows = self.collect();
+        ahead.and(rows)
+    }
+
+    /// Sends a statement without values (a `BEGIN`) with the next one, saving a round trip;
+    /// its answer is read, and its error returned, before the next one's.
+    pub fn run_ahead(&mut self, sql: &str) -> Result<(), PgError> {
+        if self.ahead >= MAX_AHEAD {
+            return self.simple(sql).map(|_| ());
+        }
+        let mut message = Vec::with_capacity(sql.len() + 1);
+        push_str(&mut message, sql);
+        self.send(b'Q', &message)?;
+        self.ahead += 1;
+        Ok(())
+    }
+
+    /// Reads the answers of statements sent ahead; the first error, once all are read.
+    fn answers_ahead(&mut self) -> Result<(), PgError> {
+        let mut outcome = Ok(());
+        while self.ahead > 0 {
+            self.ahead -= 1;
+            let answer = self.collect();
+            if outcome.is_ok() {
+                outcome = answer.map(|_| ());
+            }
+        }
+        outcome
     }
 
     /// Runs one statement with text parameters (`$1`, `$2`, …; `None` for NULL) through the
@@ -346,9 +380,11 @@ impl Connection {
         self.send(b'E', &execute)?;
         self.send(b'S', &[])?;
         self.flush()?;
+        let ahead = self.answers_ahead();
         let mut affected = 0;
-        let rows = self.collect_counting(&mut affected)?;
-        Ok((rows, affected))
+        let rows = self.collect_counting(&mut affected);
+        ahead?;
+        Ok((rows?, affected))
     }
 
     /// Says goodbye; errors do not matter any more.

@@ -41,6 +41,9 @@ pub struct Writer {
     /// `application_name`: `wharf-jdbc-sink <connector>`, so that an operator sees whose
     /// session it is.
     application: String,
+    /// Whether the open transaction has written nothing yet: a failed statement then needs no
+    /// savepoint to go back to, as rolling the transaction back loses nothing.
+    untouched: bool,
 }
 
 /// Why a put failed.
@@ -76,6 +79,7 @@ impl Writer {
             failures: 0,
             last_failure: None,
             statement_timeout_ms: (call_timeout_ms * 6 / 10).max(100),
+            untouched: false,
         }
     }
 
@@ -208,7 +212,8 @@ impl Writer {
         if rows.is_empty() {
             return Ok(());
         }
-        self.connection()?.run(dialect.begin())?;
+        self.connection()?.run_ahead(dialect.begin())?;
+        self.untouched = true;
         // Runs of rows of one table and one operation, in record order.
         let mut start = 0;
         while start < rows.len() {
@@ -220,6 +225,7 @@ impl Writer {
             match run[0].op {
                 Op::Truncate => {
                     let sql = dialect.truncate(quoting, &run[0].table);
+                    self.untouched = false;
                     match dialect {
                         Dialect::Postgres => self.connection()?.run(&sql)?,
                         // MariaDB commits before a TRUNCATE: the rows before it are committed
@@ -342,9 +348,10 @@ impl Writer {
                 Err(e) if e.is_transient() => return Err(e.into()),
                 Err(e) => {
                     return Ok(Err(format!(
-                        "{} refused to create the table {} for the record at {place}: {e}",
+                        "{} refused to create the table {} for the record at {place}: {e}{}",
                         dialect.name(),
-                        row.table
+                        row.table,
+                        hstore_hint(&sql, &e)
                     )))
                 }
             }
@@ -384,10 +391,11 @@ impl Writer {
             Err(e) if e.is_transient() => return Err(e.into()),
             Err(e) => {
                 return Ok(Err(format!(
-                    "{} refused to add the columns {} to the table {} for the record at {place}: {e}",
+                    "{} refused to add the columns {} to the table {} for the record at {place}: {e}{}",
                     dialect.name(),
                     names.join(", "),
-                    row.table
+                    row.table,
+                    hstore_hint(&sql, &e)
                 )))
             }
         }
@@ -413,18 +421,33 @@ impl Writer {
                 .position(|r| statement.columns(r) != shape)
                 .map_or((start + per_chunk).min(run.len()), |p| start + p);
             let chunk = &run[start..end];
-            self.connection()?.run("SAVEPOINT wharf_chunk")?;
-            match self.execute(chunk, statement) {
-                Ok(()) => {
-                    self.connection()?.run("RELEASE SAVEPOINT wharf_chunk")?;
-                }
+            // What the transaction wrote before this chunk is kept by a savepoint; when it wrote
+            // nothing yet, a failure rolls it back and begins another instead, two round trips
+            // fewer for the usual put of one chunk.
+            let guarded = !self.untouched;
+            if guarded {
+                self.connection()?.run("SAVEPOINT wharf_chunk")?;
+            }
+            let outcome = self.execute(chunk, statement);
+            self.untouched = false;
+            match outcome {
+                Ok(()) if guarded => self.connection()?.run("RELEASE SAVEPOINT wharf_chunk")?,
+                Ok(()) => {}
                 Err(e) if e.is_transient() => return Err(e.into()),
-                Err(e) if chunk.len() == 1 => {
-                    self.connection()?.run("ROLLBACK TO SAVEPOINT wharf_chunk")?;
-                    errant(&chunk[0], &refused(self.dialect, &chunk[0], &e))?;
-                }
-                Err(_) => {
-                    self.connection()?.run("ROLLBACK TO SAVEPOINT wharf_chunk")?;
+                Err(e) => {
+                    if guarded {
+                        self.connection()?.run("ROLLBACK TO SAVEPOINT wharf_chunk")?;
+                    } else {
+                        let begin = self.dialect.begin();
+                        let connection = self.connection()?;
+                        connection.run("ROLLBACK")?;
+                        connection.run(begin)?;
+                    }
+                    if chunk.len() == 1 {
+                        errant(&chunk[0], &refused(self.dialect, &chunk[0], &e))?;
+                        start = end;
+                        continue;
+                    }
                     for row in chunk {
                         self.connection()?.run("SAVEPOINT wharf_row")?;
                         match self.execute(std::slice::from_ref(row), statement) {
@@ -552,6 +575,17 @@ fn last_of_each_key(run: &[Row]) -> Vec<Row> {
         last.insert(key_of(row), i);
     }
     run.iter().enumerate().filter(|(i, row)| last.get(&key_of(row)) == Some(i)).map(|(_, r)| r.clone()).collect()
+}
+
+/// What to do when PostgreSQL lacks the hstore type a map column needs (undefined_object).
+fn hstore_hint(sql: &str, e: &DbError) -> &'static str {
+    match e.code() == "42704" && sql.contains(" hstore") {
+        true => {
+            " (maps are written to hstore columns, as Debezium writes them: run CREATE EXTENSION hstore in the \
+             database, or leave the map out with field.exclude.list)"
+        }
+        false => "",
+    }
 }
 
 fn refused(dialect: Dialect, row: &Row, e: &DbError) -> String {
