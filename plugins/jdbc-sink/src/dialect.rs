@@ -71,6 +71,8 @@ enum Kind {
     Interval,
     /// Under Debezium's class, an array of single values: PostgreSQL's `type[]`.
     Array,
+    /// Under Debezium's class, a map of single values: PostgreSQL's `hstore`, MariaDB's `json`.
+    Map,
 }
 
 /// The kind of a schema: Connect's logical types for both references, and Debezium's semantic
@@ -118,6 +120,7 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
         Type::String => Kind::Text,
         Type::Bytes => Kind::Bytes,
         Type::Array if flavor == Flavor::Debezium => Kind::Array,
+        Type::Map if flavor == Flavor::Debezium => Kind::Map,
         Type::Array | Type::Map | Type::Struct => {
             let what = match schema.kind {
                 Type::Array => "an array",
@@ -130,7 +133,10 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
                     "Confluent's JDBC sink writes no arrays either; under Debezium's class arrays go to \
                                 PostgreSQL's array types"
                 }
-                Type::Map => "maps are not built yet",
+                Type::Map => {
+                    "Confluent's JDBC sink writes no maps either; under Debezium's class maps go to PostgreSQL's \
+                     hstore and MariaDB's json"
+                }
                 _ => "a struct is not a column",
             };
             return Err(format!(
@@ -213,6 +219,10 @@ impl Dialect {
                 Kind::Xml => "xml".into(),
                 Kind::Interval => "interval".into(),
                 Kind::Array => format!("{}[]", self.element_type(flavor, schema)?),
+                Kind::Map => {
+                    map_entries_checked(schema)?;
+                    "hstore".into()
+                }
             },
             Dialect::MariaDb => match kind {
                 Kind::Int8 => cased("tinyint", "TINYINT"),
@@ -257,6 +267,10 @@ impl Dialect {
                     return Err("is an array, which MariaDB has no column type for (Debezium writes arrays to \
                                 PostgreSQL only); flatten it with a transform or leave it out with field.exclude.list"
                         .into())
+                }
+                Kind::Map => {
+                    map_entries_checked(schema)?;
+                    "json".into()
                 }
             },
         })
@@ -350,6 +364,8 @@ impl Dialect {
             (Kind::Array, Value::Array(items)) if !maria => {
                 Param::Text(self.array_literal(flavor, schema, items, offset_seconds)?)
             }
+            (Kind::Map, Value::Map(entries)) if maria => Param::Text(map_as_json(entries)?),
+            (Kind::Map, Value::Map(entries)) => Param::Text(map_as_hstore(entries)?),
             (_, Value::Int8(n)) => Param::Number(n.to_string()),
             (_, Value::Int16(n)) => Param::Number(n.to_string()),
             (_, Value::Int32(n)) => Param::Number(n.to_string()),
@@ -1010,6 +1026,120 @@ const MARIADB_RESERVED: &[&str] = &[
     "zerofill",
 ];
 
+/// A map's keys and values must be single values (Debezium writes each as its text).
+fn map_entries_checked(schema: &Schema) -> Result<(), String> {
+    for (what, part) in [("keys", schema.key.as_deref()), ("values", schema.value.as_deref())] {
+        match part {
+            None => return Err(format!("is a map whose schema names no type for its {what}")),
+            Some(part) if matches!(part.kind, Type::Array | Type::Map | Type::Struct | Type::Bytes) => {
+                return Err(format!(
+                    "is a map whose {what} are {:?}, and a map is written here with keys and values of single \
+                     values (text, numbers, booleans); flatten it with a transform or leave it out with \
+                     field.exclude.list",
+                    part.kind
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// A map's key or value as its text, as Java's `toString` writes it (which Debezium's sink
+/// uses); `None` for a null.
+fn entry_text(value: &Value) -> Result<Option<String>, String> {
+    Ok(Some(match value {
+        Value::Null => return Ok(None),
+        Value::String(s) => s.clone(),
+        Value::Boolean(b) => b.to_string(),
+        Value::Int8(n) => n.to_string(),
+        Value::Int16(n) => n.to_string(),
+        Value::Int32(n) => n.to_string(),
+        Value::Int64(n) => n.to_string(),
+        Value::Float32(f) => java_double(f64::from(*f)),
+        Value::Float64(f) => java_double(*f),
+        _ => return Err("is a map holding a key or value that is not a single value".into()),
+    }))
+}
+
+/// A float as Java prints a double in plain notation: `1.0`, `0.5`, `NaN`, `Infinity`.
+fn java_double(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let text = f.to_string();
+    match text.contains('.') {
+        true => text,
+        false => format!("{text}.0"),
+    }
+}
+
+/// A map as PostgreSQL's hstore input reads it: `"key"=>"value", "other"=>NULL`, quotes and
+/// backslashes escaped.
+fn map_as_hstore(entries: &[(Value, Value)]) -> Result<String, String> {
+    let quoted = |text: &str| format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""));
+    let mut pairs = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        let key = entry_text(key)?.ok_or("is a map with a null key, which hstore cannot hold")?;
+        if key.contains('\0') {
+            return Err("is a map with a NUL character in a key, which PostgreSQL's text cannot store".into());
+        }
+        let value = match entry_text(value)? {
+            Some(v) if v.contains('\0') => {
+                return Err("is a map with a NUL character in a value, which PostgreSQL's text cannot store".into())
+            }
+            Some(v) => quoted(&v),
+            None => "NULL".into(),
+        };
+        pairs.push(format!("{}=>{value}", quoted(&key)));
+    }
+    Ok(pairs.join(", "))
+}
+
+/// A map as a JSON object: keys as text, values as JSON numbers, booleans, strings or null.
+fn map_as_json(entries: &[(Value, Value)]) -> Result<String, String> {
+    let mut object = String::from("{");
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if i > 0 {
+            object.push(',');
+        }
+        let key = entry_text(key)?.ok_or("is a map with a null key, which a JSON object cannot hold")?;
+        json_string(&mut object, &key);
+        object.push(':');
+        match value {
+            Value::String(s) => json_string(&mut object, s),
+            Value::Float32(f) if !f.is_finite() => json_string(&mut object, &java_double(f64::from(*f))),
+            Value::Float64(f) if !f.is_finite() => json_string(&mut object, &java_double(*f)),
+            other => object.push_str(&entry_text(other)?.unwrap_or_else(|| "null".into())),
+        }
+    }
+    object.push('}');
+    Ok(object)
+}
+
+/// `text` as a JSON string.
+fn json_string(out: &mut String, text: &str) {
+    use std::fmt::Write;
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // a test: a failed unwrap is a failed test
@@ -1154,5 +1284,42 @@ mod tests {
         let ints = Schema::array(Schema::int64().build()).build();
         let mismatch = PG.param(Flavor::Debezium, &ints, &Value::Array(vec![Value::Struct(Vec::new())]), 0);
         assert!(mismatch.unwrap_err().contains("has an element that"));
+    }
+
+    #[test]
+    fn maps_are_hstore_text_in_postgresql_and_json_objects_in_mariadb() {
+        let entries = vec![
+            (Value::String("plain".into()), Value::String("x".into())),
+            (Value::String("q\"uote".into()), Value::String("back\\slash".into())),
+            (Value::String("none".into()), Value::Null),
+        ];
+        assert_eq!(map_as_hstore(&entries).unwrap(), r#""plain"=>"x", "q\"uote"=>"back\\slash", "none"=>NULL"#);
+        assert_eq!(map_as_json(&entries).unwrap(), r#"{"plain":"x","q\"uote":"back\\slash","none":null}"#);
+        let numbers = vec![
+            (Value::Int32(1), Value::Float64(2.0)),
+            (Value::Int32(2), Value::Float64(f64::NAN)),
+            (Value::Int32(3), Value::Boolean(true)),
+        ];
+        assert_eq!(map_as_hstore(&numbers).unwrap(), r#""1"=>"2.0", "2"=>"NaN", "3"=>"true""#);
+        assert_eq!(map_as_json(&numbers).unwrap(), r#"{"1":2.0,"2":"NaN","3":true}"#);
+        assert!(map_as_hstore(&[(Value::Null, Value::Null)]).unwrap_err().contains("null key"));
+        assert!(map_as_hstore(&[(Value::String("k".into()), Value::String("a\0b".into()))])
+            .unwrap_err()
+            .contains("NUL"));
+        assert_eq!(map_as_hstore(&[]).unwrap(), "");
+        assert_eq!(map_as_json(&[]).unwrap(), "{}");
+    }
+
+    #[test]
+    fn map_columns_are_hstore_and_json_under_debeziums_class_only() {
+        let map = Schema::map(Schema::string().build(), Schema::int32().build()).build();
+        assert_eq!(PG.column_type(Flavor::Debezium, &map, false).unwrap(), "hstore");
+        assert_eq!(MARIA.column_type(Flavor::Debezium, &map, false).unwrap(), "json");
+        assert!(PG
+            .column_type(Flavor::Confluent, &map, false)
+            .unwrap_err()
+            .contains("Confluent's JDBC sink writes no maps"));
+        let nested = Schema::map(Schema::string().build(), Schema::array(Schema::int32().build()).build()).build();
+        assert!(PG.column_type(Flavor::Debezium, &nested, false).unwrap_err().contains("values are Array"));
     }
 }

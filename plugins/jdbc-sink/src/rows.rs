@@ -86,7 +86,21 @@ pub fn read(settings: &Settings, record: &SinkRecord) -> Result<Read, Refusal> {
         }
         Some(Part::Data { schema: Some(schema), value }) => Some((schema.clone(), value)),
     };
-    let table = table_of(settings, &record.topic)?;
+    // Debezium's `${source.…}` names the table after the change event's source block; a record
+    // without one is skipped, as Debezium skips it.
+    let table =
+        match settings.table_format.contains("${source.") {
+            false => table_of(settings, &record.topic, None)?,
+            true => match value.as_ref().and_then(|(schema, value)| source_block(schema, value)) {
+                Some(source) => {
+                    table_of(settings, &record.topic, Some(source)).map_err(|e| format!("{e} (record {})", place()))?
+                }
+                None => return Ok(Read::Skip(
+                    "a record that is not a Debezium change event, while collection.name.format takes the table name \
+                     from an event's source block (${source.…})",
+                )),
+            },
+        };
 
     // A Debezium change event: its `after` is the row, its `op` the operation.
     let (op, row_value) = match value {
@@ -158,13 +172,56 @@ pub fn read(settings: &Settings, record: &SinkRecord) -> Result<Read, Refusal> {
     }))
 }
 
-/// The table a topic's records go to, by the name format.
-pub fn table_of(settings: &Settings, topic: &str) -> Result<TableId, Refusal> {
+/// A change event's `source` block: its schema's fields and their values.
+type Source<'a> = (&'a Schema, &'a [Value]);
+
+/// The `source` block of a Debezium change event (Debezium takes any struct whose schema's name
+/// contains `Envelope` for one).
+fn source_block<'a>(schema: &'a Arc<Schema>, value: &'a Value) -> Option<Source<'a>> {
+    if schema.kind != Type::Struct || !schema.name.as_deref().is_some_and(|n| n.contains("Envelope")) {
+        return None;
+    }
+    let Value::Struct(fields) = value else { return None };
+    let i = schema.fields.iter().position(|f| f.name == "source")?;
+    match (&schema.fields[i].schema, fields.get(i)) {
+        (source, Some(Value::Struct(values))) if source.kind == Type::Struct => Some((source, values)),
+        _ => None,
+    }
+}
+
+/// The table a topic's records go to, by the name format: `${topic}`, and Debezium's
+/// `${source.<field>}` from a change event's source block (a field of text).
+pub fn table_of(settings: &Settings, topic: &str, source: Option<Source<'_>>) -> Result<TableId, Refusal> {
     let topic_part = match settings.topic_dots_to_underscores {
         true => topic.replace('.', "_"),
         false => topic.to_string(),
     };
-    let name = settings.table_format.replace("${topic}", &topic_part);
+    let mut name = settings.table_format.replace("${topic}", &topic_part);
+    if let Some((schema, values)) = source {
+        // Left to right over the format's own text: a value that reads like a placeholder stays.
+        let mut resolved = String::with_capacity(name.len());
+        let mut rest = name.as_str();
+        while let Some(start) = rest.find("${source.") {
+            let Some(length) = rest[start..].find('}') else { break };
+            let field = &rest[start + "${source.".len()..start + length];
+            let text = match schema.fields.iter().position(|f| f.name == field) {
+                None => Err("which the event's source block lacks"),
+                Some(i) if schema.fields[i].schema.kind != Type::String => Err("which is not text"),
+                Some(i) => match values.get(i) {
+                    Some(Value::String(text)) => Ok(text.as_str()),
+                    _ => Err("which is null in this event"),
+                },
+            }
+            .map_err(|why| {
+                format!("the table name format {} names the source field {field}, {why}", settings.table_format)
+            })?;
+            resolved.push_str(&rest[..start]);
+            resolved.push_str(text);
+            rest = &rest[start + length + 1..];
+        }
+        resolved.push_str(rest);
+        name = resolved;
+    }
     let mut parts: Vec<String> = name.split('.').map(str::to_string).collect();
     if parts.iter().any(String::is_empty) || parts.len() > 3 {
         return Err(format!(
@@ -280,7 +337,54 @@ fn key_cells(
             )),
             None => Err(format!("the record at {} has no value, and the primary key comes from it", place())),
         },
+        PkMode::RecordHeader => header_cells(settings, record, pk_key, &place()),
     }
+}
+
+/// Debezium's `record_header` key: each header a field of the key (the ones `wanted` names, all
+/// when empty), with the schema the header converter read it with.
+fn header_cells(settings: &Settings, record: &SinkRecord, wanted_key: &str, place: &str) -> Result<Vec<Cell>, Refusal> {
+    if record.headers.is_empty() {
+        return Err(format!(
+            "the record at {place} has no headers, and the primary key comes from them (primary.key.mode=record_header)"
+        ));
+    }
+    let wanted = &settings.pk_fields;
+    let mut cells: Vec<Cell> = Vec::new();
+    for (i, header) in record.headers.iter().enumerate() {
+        if record.headers[..i].iter().any(|h| h.key == header.key) {
+            return Err(format!(
+                "the record at {place} has the header {} twice; the primary key takes each header as a field of its own                  (primary.key.mode=record_header)",
+                header.key
+            ));
+        }
+        if !wanted.is_empty() && !wanted.contains(&header.key) {
+            continue;
+        }
+        match &header.value {
+            Some(Part::Data { schema: Some(schema), value }) => cells.push(Cell {
+                name: column_name(settings, &header.key),
+                schema: schema.clone(),
+                value: value.clone(),
+            }),
+            _ => {
+                return Err(format!(
+                    "the record at {place} has the header {} without a schema (a null, or bytes no header converter read), \
+                     and the primary key comes from the headers; use header.converter=SimpleHeaderConverter (the \
+                     default) and give the header a value",
+                    header.key
+                ))
+            }
+        }
+    }
+    if let Some(missing) = wanted.iter().find(|name| !record.headers.iter().any(|h| &h.key == *name)) {
+        let known: Vec<&str> = record.headers.iter().map(|h| h.key.as_str()).collect();
+        return Err(format!(
+            "{wanted_key} names the header {missing}, which the record at {place} lacks (it has {})",
+            known.join(", ")
+        ));
+    }
+    Ok(cells)
 }
 
 /// The fields of a struct named in `wanted` (all when empty), as cells.
@@ -354,4 +458,143 @@ fn value_cells(
         cells.push(Cell { name, schema: field.schema.clone(), value });
     }
     Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a test: a failed unwrap is a failed test
+
+    use super::*;
+    use wharf_sdk::Header;
+
+    fn debezium(extra: &[(&str, &str)]) -> Settings {
+        let mut pairs = vec![
+            ("connector.class".to_string(), "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
+            ("connection.url".to_string(), "jdbc:postgresql://db:5432/wharf".to_string()),
+            ("connection.username".to_string(), "wharf".to_string()),
+        ];
+        pairs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        crate::settings::read(&pairs).unwrap()
+    }
+
+    fn data(schema: Arc<Schema>, value: Value) -> Part {
+        Part::Data { schema: Some(schema), value }
+    }
+
+    fn record(value: Option<Part>, headers: Vec<Header>) -> SinkRecord {
+        SinkRecord {
+            topic: "server.inventory.items".into(),
+            partition: 0,
+            offset: 7,
+            key: None,
+            value,
+            headers,
+            timestamp: None,
+        }
+    }
+
+    fn row_value(id: i32) -> Part {
+        let schema = Schema::structure().field("id", Schema::int32()).field("name", Schema::string()).build();
+        data(schema, Value::Struct(vec![Value::Int32(id), Value::String("n".into())]))
+    }
+
+    /// A change event whose source block names `table` (none: a null table).
+    fn event(table: Option<&str>) -> Part {
+        let row = Schema::structure().field("id", Schema::int32()).optional().build();
+        let source = Schema::structure()
+            .field("connector", Schema::string())
+            .field("table", Schema::string().optional())
+            .field("ts_ms", Schema::int64())
+            .build();
+        let schema = Schema::structure()
+            .named("server.inventory.items.Envelope")
+            .field("before", row.clone())
+            .field("after", row)
+            .field("source", source)
+            .field("op", Schema::string())
+            .build();
+        let source = Value::Struct(vec![
+            Value::String("postgresql".into()),
+            table.map_or(Value::Null, |t| Value::String(t.into())),
+            Value::Int64(1),
+        ]);
+        data(
+            schema,
+            Value::Struct(vec![Value::Null, Value::Struct(vec![Value::Int32(1)]), source, Value::String("c".into())]),
+        )
+    }
+
+    fn row(read: Result<Read, Refusal>) -> Row {
+        match read.unwrap() {
+            Read::Row(row) => row,
+            Read::Skip(why) => panic!("skipped: {why}"),
+        }
+    }
+
+    #[test]
+    fn a_record_header_key_takes_each_header_as_a_field_with_its_schema() {
+        let settings = debezium(&[("primary.key.mode", "record_header"), ("insert.mode", "upsert")]);
+        let headers = vec![
+            Header::new("tenant", data(Schema::string().build(), Value::String("acme".into()))),
+            Header::new("id", data(Schema::int8().build(), Value::Int8(3))),
+        ];
+        let written = row(read(&settings, &record(Some(row_value(9)), headers.clone())));
+        let names: Vec<&str> = written.key.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["tenant", "id"]);
+        assert_eq!(written.key[1].schema.kind, Type::Int8);
+        // The value's own `id` is the key's, from the header.
+        let values: Vec<&str> = written.values.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(values, ["name"]);
+
+        let only_tenant = debezium(&[("primary.key.mode", "record_header"), ("primary.key.fields", "tenant")]);
+        let written = row(read(&only_tenant, &record(Some(row_value(9)), headers.clone())));
+        assert_eq!(written.key.len(), 1);
+        assert_eq!(written.values.len(), 2);
+
+        let missing = debezium(&[("primary.key.mode", "record_header"), ("primary.key.fields", "region")]);
+        let Err(e) = read(&missing, &record(Some(row_value(9)), headers.clone())) else { panic!("read") };
+        assert!(e.contains("primary.key.fields names the header region") && e.contains("tenant, id"), "{e}");
+
+        let Err(e) = read(&settings, &record(Some(row_value(9)), Vec::new())) else { panic!("read") };
+        assert!(e.contains("has no headers") && e.contains("offset 7"), "{e}");
+
+        let mut twice = headers.clone();
+        twice.push(headers[0].clone());
+        let Err(e) = read(&settings, &record(Some(row_value(9)), twice)) else { panic!("read") };
+        assert!(e.contains("the header tenant twice"), "{e}");
+
+        let raw = vec![Header { key: "tenant".into(), value: Some(Part::Bytes(b"acme".to_vec())) }];
+        let Err(e) = read(&settings, &record(Some(row_value(9)), raw)) else { panic!("read") };
+        assert!(e.contains("without a schema") && e.contains("header.converter"), "{e}");
+    }
+
+    #[test]
+    fn a_source_name_format_takes_text_fields_of_the_events_source_block() {
+        let settings = debezium(&[("collection.name.format", "${source.table}_of_${topic}")]);
+        let written = row(read(&settings, &record(Some(event(Some("orders"))), Vec::new())));
+        assert_eq!(written.table, TableId { schema: None, name: "orders_of_server_inventory_items".into() });
+
+        // A value that reads like a placeholder is taken as it is, not resolved again (and its dot
+        // separates a schema, as any dot in the name does).
+        let written = row(read(&settings, &record(Some(event(Some("${source.table}"))), Vec::new())));
+        let expected = TableId { schema: Some("${source".into()), name: "table}_of_server_inventory_items".into() };
+        assert_eq!(written.table, expected);
+
+        let schema_table = debezium(&[("collection.name.format", "archive.${source.table}")]);
+        let written = row(read(&schema_table, &record(Some(event(Some("orders"))), Vec::new())));
+        assert_eq!(written.table, TableId { schema: Some("archive".into()), name: "orders".into() });
+
+        // Records that are not change events are skipped, as Debezium skips them.
+        assert!(matches!(read(&settings, &record(Some(row_value(1)), Vec::new())).unwrap(), Read::Skip(_)));
+        assert!(matches!(read(&settings, &record(None, Vec::new())).unwrap(), Read::Skip(_)));
+
+        let Err(e) = read(&settings, &record(Some(event(None)), Vec::new())) else { panic!("read") };
+        assert!(e.contains("source field table, which is null") && e.contains("offset 7"), "{e}");
+        let missing = debezium(&[("collection.name.format", "${source.db}")]);
+        let Err(e) = read(&missing, &record(Some(event(Some("orders"))), Vec::new())) else { panic!("read") };
+        assert!(e.contains("source field db, which the event's source block lacks"), "{e}");
+        let number = debezium(&[("collection.name.format", "${source.ts_ms}")]);
+        let Err(e) = read(&number, &record(Some(event(Some("orders"))), Vec::new())) else { panic!("read") };
+        assert!(e.contains("source field ts_ms, which is not text"), "{e}");
+    }
 }

@@ -85,11 +85,11 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "truncate.enabled", sets: DBZ, ty: ConfigType::Boolean, defaults: (Some("false"), None), importance: Importance::Low, effect: Effect::Used,
         doc: "A Debezium truncate event (op=t) truncates the table." },
     KeyDef { name: "collection.name.format", sets: DBZ, ty: ConfigType::String, defaults: (Some("${topic}"), None), importance: Importance::Medium, effect: Effect::Used,
-        doc: "The table a record goes to: ${topic} is the topic with its dots made underscores; a dot in the result separates the schema from the table." },
+        doc: "The table a record goes to: ${topic} is the topic with its dots made underscores, ${source.<field>} a text field of a change event's source block (other records are skipped); a dot in the result separates the schema from the table." },
     KeyDef { name: "table.name.format", sets: Sets::Both, ty: ConfigType::String, defaults: (Some("${topic}"), Some("${topic}")), importance: Importance::Medium, effect: Effect::Used,
         doc: "Confluent's key for the table a record goes to (${topic} is the topic as it is, and schema.table names a schema); under Debezium's class the old name of collection.name.format." },
     KeyDef { name: "primary.key.mode", sets: DBZ, ty: ConfigType::String, defaults: (Some("none"), None), importance: Importance::High, effect: Effect::Used,
-        doc: "Where the primary key comes from: none, kafka (__connect_topic, __connect_partition, __connect_offset), record_key or record_value." },
+        doc: "Where the primary key comes from: none, kafka (__connect_topic, __connect_partition, __connect_offset), record_key, record_value or record_header (each header a key column)." },
     KeyDef { name: "primary.key.fields", sets: DBZ, ty: ConfigType::String, defaults: (None, None), importance: Importance::Low, effect: Effect::Used,
         doc: "The fields of the key (or value) that make the primary key, separated by commas; all by default." },
     KeyDef { name: "pk.mode", sets: CFL, ty: ConfigType::String, defaults: (None, Some("none")), importance: Importance::High, effect: Effect::Used,
@@ -234,6 +234,8 @@ pub enum PkMode {
     Kafka,
     RecordKey,
     RecordValue,
+    /// Debezium's `record_header`: the headers as the fields of a key struct.
+    RecordHeader,
 }
 
 /// How table and column names are written.
@@ -427,18 +429,15 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         Flavor::Debezium => ("primary.key.mode", "primary.key.fields"),
         Flavor::Confluent => ("pk.mode", "pk.fields"),
     };
-    if flavor == Flavor::Debezium && r.get(pk_key).is_some_and(|m| m.eq_ignore_ascii_case("record_header")) {
-        r.problem(pk_key, format!("{pk_key}=record_header is not built yet; use record_key, record_value or kafka"));
-    }
-    let pk_mode = r.choice(
-        pk_key,
-        &[
-            ("none", PkMode::None),
-            ("kafka", PkMode::Kafka),
-            ("record_key", PkMode::RecordKey),
-            ("record_value", PkMode::RecordValue),
-        ],
-    );
+    let pk_modes: &[(&str, PkMode)] = &[
+        ("none", PkMode::None),
+        ("kafka", PkMode::Kafka),
+        ("record_key", PkMode::RecordKey),
+        ("record_value", PkMode::RecordValue),
+        ("record_header", PkMode::RecordHeader),
+    ];
+    // Confluent's sink has no record_header.
+    let pk_mode = r.choice(pk_key, if flavor == Flavor::Debezium { pk_modes } else { &pk_modes[..4] });
     let pk_fields = r.list(fields_key);
     if flavor == Flavor::Confluent && pk_mode == PkMode::Kafka && !pk_fields.is_empty() && pk_fields.len() != 3 {
         r.problem(
@@ -487,12 +486,12 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
             "the table name format is empty: leave it out for ${topic}, or name a table".into(),
         );
     }
-    if table_format.contains("${source.") {
-        let key = match flavor {
-            Flavor::Debezium if r.raw("collection.name.format").is_some() => "collection.name.format",
-            _ => "table.name.format",
-        };
-        r.problem(key, format!("{key}: ${{source.…}} is not built yet; use ${{topic}}"));
+    if flavor == Flavor::Confluent && table_format.contains("${source.") {
+        r.problem(
+            "table.name.format",
+            "table.name.format: ${source.…} is Debezium's (collection.name.format); Confluent's sink replaces only ${topic}"
+                .into(),
+        );
     }
     let quoting = match flavor {
         Flavor::Debezium => match r.flag("quote.identifiers") {
