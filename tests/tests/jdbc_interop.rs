@@ -102,7 +102,7 @@ fn row_fields() -> Value {
 /// A row's values; `n` varies every field.
 fn row_payload(id: i32, n: i64, label: Option<&str>) -> Value {
     // 12345 thousandths and friends, as big-endian two's complement.
-    let amount = n * 1_000 + 345;
+    let amount = n.abs() * 1_000 + 345;
     let bytes = amount.to_be_bytes();
     let start = bytes.iter().position(|b| *b != 0).unwrap_or(7);
     let start = if bytes[start] & 0x80 != 0 { start - 1 } else { start };
@@ -118,7 +118,7 @@ fn row_payload(id: i32, n: i64, label: Option<&str>) -> Value {
         "blob": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [n as u8, 0, 255]),
         "amount": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes[start..]),
         "day": 19_000 + n,
-        "moment": if n % 2 == 0 { json!(n * 1_001) } else { Value::Null },
+        "moment": if n % 2 == 0 { json!(n.abs() * 1_001) } else { Value::Null },
         "stamp": 1_700_000_000_000i64 + n * 86_400_123
     })
 }
@@ -372,6 +372,24 @@ fn cases(db: Db) -> Vec<Case> {
         headers: Vec::new(),
         rows: 2,
         by_source: true,
+    });
+    // Timestamps in a named zone, either side of Paris's change from summer time (2023-10-29):
+    // stamps of 2023-10-15, 2023-10-28 and 2023-11-15.
+    cases.push(Case {
+        name: "paris",
+        config: common(&[
+            ("insert.mode", "upsert"),
+            ("primary.key.mode", "record_key"),
+            ("use.time.zone", "Europe/Paris"),
+        ]),
+        records: vec![
+            (key_bytes(1), Some(value_bytes(1, -30, Some("summer")))),
+            (key_bytes(2), Some(value_bytes(2, -17, Some("last day of summer time")))),
+            (key_bytes(3), Some(value_bytes(3, 1, Some("winter")))),
+        ],
+        headers: Vec::new(),
+        rows: 3,
+        by_source: false,
     });
     // The primary key from the headers (as SimpleHeaderConverter reads them: text, and a number
     // as its smallest integer type).

@@ -157,19 +157,23 @@ fn a_confluent_config_inserts_with_kafka_coordinates_into_a_quoted_table() {
         ("connection.password", "wharf".into()),
         ("pk.mode", "kafka".into()),
         ("auto.create", "true".into()),
+        // Timestamps as the clocks of Paris showed them, summer time or not, as Confluent's sink
+        // binds them through a calendar of the zone.
+        ("db.timezone", "Europe/Paris".into()),
     ];
     config.extend(json_converters());
     let connector = unique("cfl-orders");
     standalone.add_connector(&connector, &config);
     let worker = standalone.start();
     worker.wait_task_state(&connector, 0, "RUNNING");
-    produce_keyed(&topic, &key(7), Some(&order(7, Some("fig"), 250, 0)));
-    produce_keyed(&topic, &key(8), Some(&order(8, Some("grape"), 75, 0)));
+    // 2024-01-15 and 2024-07-15, noon UTC.
+    produce_keyed(&topic, &key(7), Some(&order(7, Some("fig"), 250, 1_705_320_000_000)));
+    produce_keyed(&topic, &key(8), Some(&order(8, Some("grape"), 75, 1_721_044_800_000)));
     // Confluent's sink quotes names and keeps their case.
     wait_rows(
         &worker,
-        &format!("SELECT \"__connect_offset\", id, name, price FROM \"{topic}\" ORDER BY 1"),
-        &["0|7|fig|2.50", "1|8|grape|0.75"],
+        &format!("SELECT \"__connect_offset\", id, name, price, at FROM \"{topic}\" ORDER BY 1"),
+        &["0|7|fig|2.50|2024-01-15 13:00:00", "1|8|grape|0.75|2024-07-15 14:00:00"],
     );
     let columns = sql(&format!(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{topic}' ORDER BY ordinal_position"

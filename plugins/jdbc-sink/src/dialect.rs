@@ -10,7 +10,7 @@ use wharf_sdk::data::{Schema, Type, Value};
 
 use crate::db::{Param, Sql};
 use crate::rows::{Cell, TableId};
-use crate::settings::{Flavor, Quoting};
+use crate::settings::{Flavor, Quoting, Zone};
 
 /// Names Debezium's types go by.
 mod names {
@@ -297,13 +297,7 @@ impl Dialect {
 
     /// An array as PostgreSQL's array input reads it: `{"a","b",NULL}`, each element the text
     /// its own column type reads, quoted and escaped.
-    fn array_literal(
-        self,
-        flavor: Flavor,
-        schema: &Schema,
-        items: &[Value],
-        offset_seconds: i32,
-    ) -> Result<String, String> {
+    fn array_literal(self, flavor: Flavor, schema: &Schema, items: &[Value], zone: &Zone) -> Result<String, String> {
         use std::fmt::Write;
         let element = schema.value.as_deref().ok_or("is an array whose schema names no element type")?;
         let mut literal = String::from("{");
@@ -311,10 +305,7 @@ impl Dialect {
             if i > 0 {
                 literal.push(',');
             }
-            let text = match self
-                .param(flavor, element, item, offset_seconds)
-                .map_err(|e| format!("has an element that {e}"))?
-            {
+            let text = match self.param(flavor, element, item, zone).map_err(|e| format!("has an element that {e}"))? {
                 Param::Null => {
                     literal.push_str("NULL");
                     continue;
@@ -344,8 +335,8 @@ impl Dialect {
     }
 
     /// A value as the parameter (PostgreSQL) or literal (MariaDB) its column reads.
-    /// `offset_seconds` moves instants into the configured zone.
-    pub fn param(self, flavor: Flavor, schema: &Schema, value: &Value, offset_seconds: i32) -> Result<Param, String> {
+    /// `zone` moves instants to the wall-clock time of the configured zone.
+    pub fn param(self, flavor: Flavor, schema: &Schema, value: &Value, zone: &Zone) -> Result<Param, String> {
         if matches!(value, Value::Null) {
             return Ok(Param::Null);
         }
@@ -356,13 +347,11 @@ impl Dialect {
             (Kind::Date, Value::Int32(days)) => Param::Text(date(i64::from(*days), maria)?),
             (Kind::Time(per_second), Value::Int32(n)) => Param::Text(time_of_day(i64::from(*n), per_second)),
             (Kind::Time(per_second), Value::Int64(n)) => Param::Text(time_of_day(*n, per_second)),
-            (Kind::Timestamp(per_second), Value::Int64(n)) => {
-                Param::Text(timestamp(*n, per_second, offset_seconds, maria)?)
-            }
+            (Kind::Timestamp(per_second), Value::Int64(n)) => Param::Text(timestamp(*n, per_second, zone, maria)?),
             (Kind::Interval, Value::Int64(micros)) if !maria => Param::Text(format!("{micros} microseconds")),
             (Kind::ZonedTimestamp, Value::String(s)) if maria => Param::Text(zoned_for_mariadb(s)?),
             (Kind::Array, Value::Array(items)) if !maria => {
-                Param::Text(self.array_literal(flavor, schema, items, offset_seconds)?)
+                Param::Text(self.array_literal(flavor, schema, items, zone)?)
             }
             (Kind::Map, Value::Map(entries)) if maria => Param::Text(map_as_json(entries)?),
             (Kind::Map, Value::Map(entries)) => Param::Text(map_as_hstore(entries)?),
@@ -448,7 +437,7 @@ impl Dialect {
         if self == Dialect::MariaDb && (ty.contains("text") || ty.contains("TEXT") || ty.contains("blob")) {
             return None;
         }
-        match self.param(flavor, schema, value, 0).ok()? {
+        match self.param(flavor, schema, value, &Zone::UTC).ok()? {
             Param::Null => None,
             Param::Number(n) => Some(n),
             Param::Text(t) if !t.contains('\0') => Some(format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''"))),
@@ -696,7 +685,7 @@ fn zoned_for_mariadb(text: &str) -> Result<String, String> {
     let micros: i64 = format!("{:0<6}", &fraction[..fraction.len().min(6)]).parse().map_err(|_| bad())?;
     let days = days_from_civil(y, mo, d);
     let seconds = days * 86_400 + h * 3600 + mi * 60 + s - offset;
-    timestamp(seconds * 1_000_000 + micros, 1_000_000, 0, true)
+    timestamp(seconds * 1_000_000 + micros, 1_000_000, &Zone::UTC, true)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
@@ -786,8 +775,9 @@ fn time_of_day(units: i64, per_second: i64) -> String {
     format!("{:02}:{:02}:{:02}.{:06}", seconds / 3600, seconds / 60 % 60, seconds % 60, micros % 1_000_000)
 }
 
-fn timestamp(units: i64, per_second: i64, offset_seconds: i32, maria: bool) -> Result<String, String> {
-    let micros = scale_to_micros(units, per_second) + i64::from(offset_seconds) * 1_000_000;
+fn timestamp(units: i64, per_second: i64, zone: &Zone, maria: bool) -> Result<String, String> {
+    let utc = scale_to_micros(units, per_second);
+    let micros = utc.saturating_add(i64::from(zone.offset_at(utc)) * 1_000_000);
     let days = micros.div_euclid(86_400_000_000);
     let day_micros = micros.rem_euclid(86_400_000_000);
     let date = date(days, maria)?;
@@ -1169,9 +1159,16 @@ mod tests {
         assert!(date(-719_528, true).unwrap_err().contains("outside the years 1000 to 9999"));
         assert_eq!(time_of_day(3_723_004, 1_000), "01:02:03.004000");
         assert_eq!(time_of_day(3_723_000_005, 1_000_000), "01:02:03.000005");
-        assert_eq!(timestamp(1_704_067_200_123, 1_000, 0, false).unwrap(), "2024-01-01 00:00:00.123000");
-        assert_eq!(timestamp(1_704_067_200_123_456, 1_000_000, 3600, false).unwrap(), "2024-01-01 01:00:00.123456");
-        assert_eq!(timestamp(-1, 1_000, 0, false).unwrap(), "1969-12-31 23:59:59.999000");
+        assert_eq!(timestamp(1_704_067_200_123, 1_000, &Zone::UTC, false).unwrap(), "2024-01-01 00:00:00.123000");
+        assert_eq!(
+            timestamp(1_704_067_200_123_456, 1_000_000, &Zone::Fixed(3600), false).unwrap(),
+            "2024-01-01 01:00:00.123456"
+        );
+        // A named zone moves each instant by the offset its clocks had then: winter, then summer time.
+        let paris = Zone::named("Europe/Paris").unwrap();
+        assert_eq!(timestamp(1_705_320_000_000, 1_000, &paris, false).unwrap(), "2024-01-15 13:00:00.000000");
+        assert_eq!(timestamp(1_721_044_800_000, 1_000, &paris, true).unwrap(), "2024-07-15 14:00:00.000000");
+        assert_eq!(timestamp(-1, 1_000, &Zone::UTC, false).unwrap(), "1969-12-31 23:59:59.999000");
         assert_eq!(zoned_for_mariadb("2024-01-01T10:15:30.5+02:00").unwrap(), "2024-01-01 08:15:30.500000");
         assert_eq!(zoned_for_mariadb("2024-01-01T00:00:00Z").unwrap(), "2024-01-01 00:00:00.000000");
         assert!(zoned_for_mariadb("yesterday").is_err());
@@ -1232,7 +1229,10 @@ mod tests {
         assert_eq!(PG.column_type(Flavor::Debezium, &micro, false).unwrap(), "timestamp(6)");
         assert_eq!(MARIA.column_type(Flavor::Debezium, &micro, false).unwrap(), "datetime(6)");
         assert_eq!(PG.column_type(Flavor::Confluent, &micro, false).unwrap(), "BIGINT");
-        assert_eq!(PG.param(Flavor::Confluent, &micro, &Value::Int64(5), 0).unwrap(), Param::Number("5".into()));
+        assert_eq!(
+            PG.param(Flavor::Confluent, &micro, &Value::Int64(5), &Zone::UTC).unwrap(),
+            Param::Number("5".into())
+        );
         let text = Schema::string().build();
         assert_eq!(MARIA.column_type(Flavor::Debezium, &text, true).unwrap(), "varchar(255)");
         assert_eq!(MARIA.column_type(Flavor::Debezium, &text, false).unwrap(), "longtext");
@@ -1243,14 +1243,16 @@ mod tests {
         let nested = Schema::array(ints.clone()).build();
         assert!(PG.column_type(Flavor::Debezium, &nested, false).unwrap_err().contains("an array of arrays"));
         assert_eq!(
-            PG.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), 0).unwrap(),
+            PG.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), &Zone::UTC).unwrap(),
             Param::Text("true".into())
         );
         assert_eq!(
-            MARIA.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), 0).unwrap(),
+            MARIA.param(Flavor::Debezium, &Schema::boolean().build(), &Value::Boolean(true), &Zone::UTC).unwrap(),
             Param::Number("1".into())
         );
-        assert!(MARIA.param(Flavor::Debezium, &Schema::float64().build(), &Value::Float64(f64::NAN), 0).is_err());
+        assert!(MARIA
+            .param(Flavor::Debezium, &Schema::float64().build(), &Value::Float64(f64::NAN), &Zone::UTC)
+            .is_err());
     }
 
     #[test]
@@ -1265,24 +1267,28 @@ mod tests {
             Value::String(String::new()),
         ]);
         assert_eq!(
-            PG.param(Flavor::Debezium, &texts, &value, 0).unwrap(),
+            PG.param(Flavor::Debezium, &texts, &value, &Zone::UTC).unwrap(),
             Param::Text(r#"{"plain","a \"quoted\", {braced} \\ one",NULL,"NULL",""}"#.into())
         );
-        assert_eq!(PG.param(Flavor::Debezium, &texts, &Value::Array(Vec::new()), 0).unwrap(), Param::Text("{}".into()));
+        assert_eq!(
+            PG.param(Flavor::Debezium, &texts, &Value::Array(Vec::new()), &Zone::Fixed(0)).unwrap(),
+            Param::Text("{}".into())
+        );
         let blobs = Schema::array(Schema::bytes().build()).build();
         assert_eq!(PG.column_type(Flavor::Debezium, &blobs, false).unwrap(), "bytea[]");
         assert_eq!(
-            PG.param(Flavor::Debezium, &blobs, &Value::Array(vec![Value::Bytes(vec![0, 0xff])]), 0).unwrap(),
+            PG.param(Flavor::Debezium, &blobs, &Value::Array(vec![Value::Bytes(vec![0, 0xff])]), &Zone::Fixed(0))
+                .unwrap(),
             Param::Text(r#"{"\\x00ff"}"#.into())
         );
         let dates = Schema::array(Schema::int32().named("org.apache.kafka.connect.data.Date").build()).build();
         assert_eq!(PG.column_type(Flavor::Debezium, &dates, false).unwrap(), "date[]");
         assert_eq!(
-            PG.param(Flavor::Debezium, &dates, &Value::Array(vec![Value::Int32(0)]), 0).unwrap(),
+            PG.param(Flavor::Debezium, &dates, &Value::Array(vec![Value::Int32(0)]), &Zone::Fixed(0)).unwrap(),
             Param::Text(r#"{"1970-01-01"}"#.into())
         );
         let ints = Schema::array(Schema::int64().build()).build();
-        let mismatch = PG.param(Flavor::Debezium, &ints, &Value::Array(vec![Value::Struct(Vec::new())]), 0);
+        let mismatch = PG.param(Flavor::Debezium, &ints, &Value::Array(vec![Value::Struct(Vec::new())]), &Zone::UTC);
         assert!(mismatch.unwrap_err().contains("has an element that"));
     }
 

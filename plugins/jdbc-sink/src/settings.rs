@@ -117,11 +117,11 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "fields.whitelist", sets: CFL, ty: ConfigType::List, defaults: (None, Some("")), importance: Importance::Medium, effect: Effect::Used,
         doc: "The value fields to write besides the key, separated by commas; all when empty." },
     KeyDef { name: "use.time.zone", sets: DBZ, ty: ConfigType::String, defaults: (Some("UTC"), None), importance: Importance::Medium, effect: Effect::Used,
-        doc: "The time zone of written dates and times: UTC, or a fixed offset such as +02:00." },
+        doc: "A time zone (UTC, +02:00, Europe/Paris); as in Debezium 3.5, timestamps are written as their UTC time whatever it names." },
     KeyDef { name: "database.time_zone", sets: DBZ, ty: ConfigType::String, defaults: (Some("UTC"), None), importance: Importance::Medium, effect: Effect::Used,
         doc: "The old name of use.time.zone." },
     KeyDef { name: "db.timezone", sets: CFL, ty: ConfigType::String, defaults: (None, Some("UTC")), importance: Importance::Medium, effect: Effect::Used,
-        doc: "The time zone of written dates and times: UTC, or a fixed offset such as +02:00." },
+        doc: "The time zone timestamps are written in: UTC, a fixed offset (+02:00) or a zone of the IANA database (Europe/Paris), with its daylight saving." },
     KeyDef { name: "flush.max.retries", sets: DBZ, ty: ConfigType::Int, defaults: (Some("5"), None), importance: Importance::Low, effect: Effect::Used,
         doc: "How many times in a row a put that failed on the connection or a timeout is retried before the task fails." },
     KeyDef { name: "flush.retry.delay.ms", sets: DBZ, ty: ConfigType::Long, defaults: (Some("1000"), None), importance: Importance::Low, effect: Effect::Used,
@@ -274,7 +274,7 @@ pub struct Settings {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     /// Seconds east of UTC.
-    pub zone_offset_seconds: i32,
+    pub zone: Zone,
     pub max_retries: u32,
     pub retry_backoff_ms: u64,
     pub connection_attempts: u32,
@@ -519,11 +519,14 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         Flavor::Confluent => "db.timezone",
     };
     let zone = r.get(zone_key).unwrap_or_else(|| "UTC".into());
-    let zone_offset_seconds = match zone_offset(&zone) {
-        Some(offset) => offset,
+    let zone = match Zone::named(&zone) {
+        // Debezium 3.5 binds timestamps as their UTC time whatever the zone (jdbc_interop shows
+        // it): the zone is checked, and written by Confluent's class only.
+        Some(_) if flavor == Flavor::Debezium => Zone::UTC,
+        Some(zone) => zone,
         None => {
-            r.problem(zone_key, format!("{zone_key}={zone}: jdbc-sink writes times in UTC or at a fixed offset (+02:00, -05:30); named zones with daylight saving are not built yet"));
-            0
+            r.problem(zone_key, format!("{zone_key}={zone} is not a time zone: name one of the IANA database (Europe/Paris, America/New_York), UTC, or a fixed offset (+02:00, -05:30)"));
+            Zone::UTC
         }
     };
     let (max_retries, retry_backoff_ms) = match flavor {
@@ -583,7 +586,7 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         reduce,
         include,
         exclude,
-        zone_offset_seconds,
+        zone,
         max_retries: max_retries as u32,
         retry_backoff_ms: retry_backoff_ms as u64,
         connection_attempts: connection_attempts as u32,
@@ -637,9 +640,18 @@ fn check_keys(r: &mut Reading<'_>) {
 pub fn no_effect(pairs: &[(String, String)]) -> Vec<String> {
     let flavor = Flavor::of(pairs.iter().rev().find(|(k, _)| k == "connector.class").map(|(_, v)| v.as_str()));
     let mut notes = Vec::new();
-    for (key, _) in pairs {
+    for (key, value) in pairs {
         if flavor == Flavor::Debezium && key.starts_with("hibernate.") {
             notes.push(format!("{key} has no effect: Hibernate is not used"));
+        } else if flavor == Flavor::Debezium
+            && (key == "use.time.zone" || key == "database.time_zone")
+            && zone_offset(value) != Some(0)
+        {
+            notes.push(format!(
+                "{key}={} changes no value written: timestamps are written as their UTC time, as Debezium's JDBC \
+                 sink 3.5 writes them whatever the zone",
+                value.trim()
+            ));
         } else if let Some(KeyDef { effect: Effect::Inert(why), .. }) = KEYS.iter().find(|k| k.name == key) {
             notes.push(format!("{key} has no effect: {why}"));
         } else if !is_worker_key(key) && !KEYS.iter().any(|k| k.name == key) {
@@ -648,6 +660,38 @@ pub fn no_effect(pairs: &[(String, String)]) -> Vec<String> {
     }
     notes.dedup();
     notes
+}
+
+/// The zone timestamps are written in (`use.time.zone`, `db.timezone`): the wall-clock time
+/// there of each instant, as the references bind them through JDBC.
+#[derive(Debug, Clone)]
+pub enum Zone {
+    /// A fixed offset from UTC, in seconds.
+    Fixed(i32),
+    /// A zone of the IANA database (bundled into the plugin), with its daylight saving.
+    Named(jiff::tz::TimeZone),
+}
+
+impl Zone {
+    pub const UTC: Zone = Zone::Fixed(0);
+
+    /// The zone a config names: UTC, a fixed offset, or an IANA zone; none when it names none.
+    pub fn named(name: &str) -> Option<Zone> {
+        match zone_offset(name) {
+            Some(offset) => Some(Zone::Fixed(offset)),
+            None => jiff::tz::TimeZone::get(name.trim()).ok().map(Zone::Named),
+        }
+    }
+
+    /// Seconds from UTC of the zone's clocks at an instant (microseconds since the epoch).
+    pub fn offset_at(&self, micros: i64) -> i32 {
+        match self {
+            Zone::Fixed(offset) => *offset,
+            Zone::Named(zone) => {
+                jiff::Timestamp::from_microsecond(micros).map_or(0, |instant| zone.to_offset(instant).seconds())
+            }
+        }
+    }
 }
 
 /// Seconds east of UTC for `UTC`, `Z`, `GMT`, `Etc/UTC` or a fixed offset (`+02:00`, `-0530`,
@@ -746,7 +790,7 @@ mod tests {
             ("connection.user", "a"),
             ("insert.mode", "merge"),
             ("batch.size", "0"),
-            ("db.timezone", "Europe/Paris"),
+            ("db.timezone", "Europe/Atlantis"),
             ("timestamp.fields.list", "x"),
         ]);
         let keys: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
@@ -803,13 +847,47 @@ mod tests {
     }
 
     #[test]
-    fn time_zones_are_utc_or_fixed_offsets() {
+    fn time_zones_are_utc_fixed_offsets_or_iana_zones_with_their_daylight_saving() {
         assert_eq!(zone_offset("UTC"), Some(0));
         assert_eq!(zone_offset("+02:00"), Some(7200));
         assert_eq!(zone_offset("-0530"), Some(-19800));
         assert_eq!(zone_offset("UTC+1"), Some(3600));
         assert_eq!(zone_offset("Europe/Paris"), None);
         assert_eq!(zone_offset("+25:00"), None);
+        let paris = Zone::named("Europe/Paris").unwrap();
+        // 2024-01-15 and 2024-07-15, noon UTC: winter and summer time.
+        assert_eq!(paris.offset_at(1_705_320_000_000_000), 3600);
+        assert_eq!(paris.offset_at(1_721_044_800_000_000), 7200);
+        // 2024-03-31 00:59:59 and 01:00:00 UTC, either side of the change.
+        assert_eq!(paris.offset_at(1_711_846_799_000_000), 3600);
+        assert_eq!(paris.offset_at(1_711_846_800_000_000), 7200);
+        assert_eq!(Zone::named(" America/New_York ").unwrap().offset_at(1_705_320_000_000_000), -18_000);
+        assert!(Zone::named("Mars/Olympus").is_none());
+        let problems = read(&config(&[
+            ("connector.class", DEBEZIUM_CLASS),
+            ("connection.url", "jdbc:postgresql://db/shop"),
+            ("connection.username", "u"),
+            ("database.time_zone", "Mars/Olympus"),
+        ]))
+        .unwrap_err();
+        assert!(problems.iter().any(|p| p.name == "database.time_zone" && p.message.contains("IANA")), "{problems:?}");
+        // Debezium's class writes UTC whatever the zone, and says so; Confluent's moves into it.
+        let debezium = config(&[
+            ("connector.class", DEBEZIUM_CLASS),
+            ("connection.url", "jdbc:postgresql://db/shop"),
+            ("connection.username", "u"),
+            ("use.time.zone", "Europe/Paris"),
+        ]);
+        assert!(matches!(read(&debezium).unwrap().zone, Zone::Fixed(0)));
+        assert!(no_effect(&debezium).iter().any(|n| n.starts_with("use.time.zone=Europe/Paris changes no value")));
+        let confluent = config(&[
+            ("connector.class", CONFLUENT_CLASS),
+            ("connection.url", "jdbc:postgresql://db/shop"),
+            ("connection.user", "u"),
+            ("db.timezone", "Europe/Paris"),
+        ]);
+        assert!(matches!(read(&confluent).unwrap().zone, Zone::Named(_)));
+        assert!(no_effect(&confluent).is_empty());
     }
 
     #[test]

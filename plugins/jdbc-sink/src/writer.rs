@@ -499,7 +499,7 @@ impl Writer {
     /// The statement for a chunk, its values made for their columns.
     fn statement(&self, chunk: &[Row], statement: Statement) -> Result<Sql, DbError> {
         let s = &self.settings;
-        let (flavor, quoting, zone, dialect) = (s.flavor, s.quoting, s.zone_offset_seconds, self.dialect);
+        let (flavor, quoting, zone, dialect) = (s.flavor, s.quoting, &s.zone, self.dialect);
         let param = |cell: &Cell| -> Result<Param, DbError> {
             dialect
                 .param(flavor, &cell.schema, &cell.value, zone)
