@@ -34,6 +34,7 @@ mod names {
     pub const DBZ_ENUM: &str = "io.debezium.data.Enum";
     pub const DBZ_XML: &str = "io.debezium.data.Xml";
     pub const DBZ_VARIABLE_DECIMAL: &str = "io.debezium.data.VariableScaleDecimal";
+    pub const DBZ_BITS: &str = "io.debezium.data.Bits";
 }
 
 /// What a schema is, for its column type and its value.
@@ -73,6 +74,8 @@ enum Kind {
     Array,
     /// Under Debezium's class, a map of single values: PostgreSQL's `hstore`, MariaDB's `json`.
     Map,
+    /// Debezium's bit string of `length` bits (`i32::MAX`: of any length).
+    Bits(i32),
 }
 
 /// The kind of a schema: Connect's logical types for both references, and Debezium's semantic
@@ -104,6 +107,7 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
         (Flavor::Debezium, DBZ_XML) => Some(Kind::Xml),
         (Flavor::Debezium, DBZ_ENUM) => Some(Kind::Enum),
         (Flavor::Debezium, DBZ_VARIABLE_DECIMAL) => Some(Kind::VariableDecimal),
+        (Flavor::Debezium, DBZ_BITS) if schema.kind == Type::Bytes => Some(Kind::Bits(bit_length(schema)?)),
         _ => None,
     };
     if let Some(kind) = logical.or(semantic) {
@@ -207,6 +211,8 @@ impl Dialect {
                 Kind::Boolean => cased("boolean", "BOOLEAN"),
                 Kind::Text | Kind::Enum => cased("text", "TEXT"),
                 Kind::Bytes => cased("bytea", "BYTEA"),
+                Kind::Bits(i32::MAX) => "bit varying".into(),
+                Kind::Bits(length) => format!("bit({length})"),
                 Kind::Decimal if !debezium => "DECIMAL".into(),
                 Kind::Decimal => decimal(),
                 Kind::Date => cased("date", "DATE"),
@@ -237,6 +243,13 @@ impl Dialect {
                 Kind::Text | Kind::Uuid | Kind::Xml => cased("longtext", "TEXT"),
                 Kind::Bytes if key => cased("varbinary(255)", "VARBINARY(256)"),
                 Kind::Bytes => cased("longblob", "VARBINARY(1024)"),
+                Kind::Bits(length) if length > 64 => {
+                    return Err(format!(
+                        "is io.debezium.data.Bits of {length} bits, more than MariaDB's bit columns hold (64); convert \
+                         it with a transform or leave it out with field.exclude.list"
+                    ))
+                }
+                Kind::Bits(length) => format!("bit({length})"),
                 Kind::Decimal if !debezium => {
                     let scale = parameter(schema, "scale").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0).max(0);
                     format!("DECIMAL(65,{scale})")
@@ -354,6 +367,7 @@ impl Dialect {
                 Param::Text(self.array_literal(flavor, schema, items, zone)?)
             }
             (Kind::Map, Value::Map(entries)) if maria => Param::Text(map_as_json(entries)?),
+            (Kind::Bits(length), Value::Bytes(bytes)) if !maria => Param::Text(bit_string(bytes, length)?),
             (Kind::Map, Value::Map(entries)) => Param::Text(map_as_hstore(entries)?),
             (_, Value::Int8(n)) => Param::Number(n.to_string()),
             (_, Value::Int16(n)) => Param::Number(n.to_string()),
@@ -1016,6 +1030,33 @@ const MARIADB_RESERVED: &[&str] = &[
     "zerofill",
 ];
 
+/// The bits of an `io.debezium.data.Bits` schema (its `length` parameter).
+fn bit_length(schema: &Schema) -> Result<i32, String> {
+    match parameter(schema, "length").map(|l| l.trim().parse::<i32>()) {
+        Some(Ok(length)) if length > 0 => Ok(length),
+        _ => Err("is io.debezium.data.Bits without a length parameter of a positive whole number".into()),
+    }
+}
+
+/// Bits as PostgreSQL's bit string input reads them, as Debezium's sink writes them: the bytes as
+/// one big-endian number in binary, padded with zeros on the left to the column's length (a
+/// number with its top bit set is taken as unsigned, where Debezium's sink would write a minus
+/// sign the server refuses).
+fn bit_string(bytes: &[u8], length: i32) -> Result<String, String> {
+    let mut text: String = bytes.iter().map(|b| format!("{b:08b}")).collect::<String>().trim_start_matches('0').into();
+    if text.is_empty() {
+        text.push('0');
+    }
+    if length == i32::MAX {
+        return Ok(text);
+    }
+    let length = usize::try_from(length).unwrap_or(0);
+    if text.len() > length {
+        return Err(format!("holds a number of {} bits, more than its bit({length}) column holds", text.len()));
+    }
+    Ok(format!("{text:0>length$}"))
+}
+
 /// A map's keys and values must be single values (Debezium writes each as its text).
 fn map_entries_checked(schema: &Schema) -> Result<(), String> {
     for (what, part) in [("keys", schema.key.as_deref()), ("values", schema.value.as_deref())] {
@@ -1327,5 +1368,30 @@ mod tests {
             .contains("Confluent's JDBC sink writes no maps"));
         let nested = Schema::map(Schema::string().build(), Schema::array(Schema::int32().build()).build()).build();
         assert!(PG.column_type(Flavor::Debezium, &nested, false).unwrap_err().contains("values are Array"));
+    }
+
+    #[test]
+    fn bits_are_bit_columns_of_their_length_written_as_debeziums_sink_writes_them() {
+        let bits = |length: &str| Schema::bytes().named("io.debezium.data.Bits").parameter("length", length).build();
+        assert_eq!(PG.column_type(Flavor::Debezium, &bits("8"), false).unwrap(), "bit(8)");
+        assert_eq!(PG.column_type(Flavor::Debezium, &bits("2147483647"), false).unwrap(), "bit varying");
+        assert_eq!(MARIA.column_type(Flavor::Debezium, &bits("12"), false).unwrap(), "bit(12)");
+        assert!(MARIA.column_type(Flavor::Debezium, &bits("65"), false).unwrap_err().contains("64"));
+        assert_eq!(PG.column_type(Flavor::Confluent, &bits("8"), false).unwrap(), "BYTEA");
+        let unnamed = Schema::bytes().named("io.debezium.data.Bits").build();
+        assert!(PG.column_type(Flavor::Debezium, &unnamed, false).unwrap_err().contains("length"));
+        let written = |length: &str, bytes: &[u8]| {
+            PG.param(Flavor::Debezium, &bits(length), &Value::Bytes(bytes.to_vec()), &Zone::UTC)
+        };
+        assert_eq!(written("8", &[0x05]).unwrap(), Param::Text("00000101".into()));
+        assert_eq!(written("12", &[0x01, 0x02]).unwrap(), Param::Text("000100000010".into()));
+        assert_eq!(written("3", &[0x00]).unwrap(), Param::Text("000".into()));
+        assert_eq!(written("2147483647", &[0x00, 0x06]).unwrap(), Param::Text("110".into()));
+        assert_eq!(written("8", &[0x80]).unwrap(), Param::Text("10000000".into()));
+        assert!(written("4", &[0x1f]).unwrap_err().contains("5 bits"));
+        assert_eq!(
+            MARIA.param(Flavor::Debezium, &bits("8"), &Value::Bytes(vec![5]), &Zone::UTC).unwrap(),
+            Param::Bytes(vec![5])
+        );
     }
 }
