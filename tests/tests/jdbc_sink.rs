@@ -192,6 +192,51 @@ fn a_confluent_config_inserts_with_kafka_coordinates_into_a_quoted_table() {
     );
 }
 
+/// Confluent's `timestamp.fields.list`: int64 fields, or their text, counting microseconds since
+/// the epoch are written to timestamp columns.
+#[test]
+fn a_confluent_config_writes_listed_number_and_text_fields_as_timestamps() {
+    let topic = unique("cfl_stamps").replace('-', "_");
+    create_topic(&topic, 1, "delete");
+    let mut standalone = Standalone::new(&[]);
+    let mut config = vec![
+        ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
+        ("topics", topic.clone()),
+        ("connection.url", jdbc_url()),
+        ("connection.user", "wharf".into()),
+        ("connection.password", "wharf".into()),
+        ("auto.create", "true".into()),
+        ("timestamp.fields.list", "seen_us,seen_text".into()),
+    ];
+    config.extend(json_converters());
+    let connector = unique("cfl-stamps");
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    let value = json!({
+        "schema": {"type": "struct", "name": "Seen", "optional": false, "fields": [
+            {"field": "id", "type": "int32", "optional": false},
+            {"field": "seen_us", "type": "int64", "optional": false},
+            {"field": "seen_text", "type": "string", "optional": true},
+            {"field": "count", "type": "int64", "optional": false}
+        ]},
+        "payload": {"id": 1, "seen_us": 1_705_320_000_123_456i64, "seen_text": "-1", "count": 3}
+    });
+    produce_keyed(&topic, &key(1), Some(value.to_string().as_bytes()));
+    wait_rows(
+        &worker,
+        &format!("SELECT id, seen_us, seen_text, count FROM \"{topic}\""),
+        &["1|2024-01-15 12:00:00.123456|1969-12-31 23:59:59.999999|3"],
+    );
+    let columns = sql(&format!(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{topic}' ORDER BY ordinal_position"
+    ));
+    assert_eq!(
+        columns,
+        ["id|integer", "seen_us|timestamp without time zone", "seen_text|timestamp without time zone", "count|bigint"]
+    );
+}
+
 #[test]
 fn a_row_the_database_refuses_goes_to_the_dead_letter_queue_and_the_others_are_written() {
     let topic = unique("refused").replace('-', "_");

@@ -13,7 +13,7 @@ use crate::rows::{Cell, TableId};
 use crate::settings::{Flavor, Quoting, Zone};
 
 /// Names Debezium's types go by.
-mod names {
+pub(crate) mod names {
     pub const DECIMAL: &str = "org.apache.kafka.connect.data.Decimal";
     pub const DATE: &str = "org.apache.kafka.connect.data.Date";
     pub const TIME: &str = "org.apache.kafka.connect.data.Time";
@@ -35,6 +35,10 @@ mod names {
     pub const DBZ_XML: &str = "io.debezium.data.Xml";
     pub const DBZ_VARIABLE_DECIMAL: &str = "io.debezium.data.VariableScaleDecimal";
     pub const DBZ_BITS: &str = "io.debezium.data.Bits";
+    /// Wharf's own names for Confluent's `timestamp.fields.list` fields, as `rows` marks them:
+    /// int64 microseconds or nanoseconds since the epoch.
+    pub const EPOCH_MICROS: &str = "wharf.jdbc.EpochMicros";
+    pub const EPOCH_NANOS: &str = "wharf.jdbc.EpochNanos";
 }
 
 /// What a schema is, for its column type and its value.
@@ -88,6 +92,8 @@ fn kind(flavor: Flavor, schema: &Schema) -> Result<Kind, String> {
         DATE => Some(Kind::Date),
         TIME => Some(Kind::Time(1_000)),
         TIMESTAMP => Some(Kind::Timestamp(1_000)),
+        EPOCH_MICROS => Some(Kind::Timestamp(1_000_000)),
+        EPOCH_NANOS => Some(Kind::Timestamp(1_000_000_000)),
         _ => None,
     };
     let semantic = match (flavor, name) {
@@ -257,7 +263,9 @@ impl Dialect {
                 Kind::Decimal => decimal(),
                 Kind::Date => cased("date", "DATE"),
                 Kind::Time(_) => cased("time(6)", "TIME(3)"),
-                Kind::Timestamp(_) => cased("datetime(6)", "DATETIME(3)"),
+                // Confluent's timestamp.fields.list columns are DATETIME(6), its Timestamps DATETIME(3).
+                Kind::Timestamp(1_000) => cased("datetime(6)", "DATETIME(3)"),
+                Kind::Timestamp(_) => cased("datetime(6)", "DATETIME(6)"),
                 Kind::ZonedTimestamp => "timestamp(6)".into(),
                 Kind::ZonedTime => {
                     return Err("is io.debezium.time.ZonedTime, a time with an offset, which MariaDB has no type for; \

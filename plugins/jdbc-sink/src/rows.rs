@@ -418,6 +418,36 @@ fn struct_cells(
         .collect())
 }
 
+/// A field of Confluent's `timestamp.fields.list`: an int64, or its decimal text, counting
+/// `timestamp.precision.mode` units since the epoch, as a timestamp column's cell.
+fn epoch_timestamp(settings: &Settings, schema: &Schema, value: Value) -> Result<(Arc<Schema>, Value), String> {
+    use crate::dialect::names::{EPOCH_MICROS, EPOCH_NANOS};
+    let nanos = settings.timestamp_units == 1_000_000_000;
+    let micros_of_text = |text: &str| -> Result<i64, String> {
+        let bad = || {
+            format!("is in timestamp.fields.list, and its text {text:?} is not a whole number of units since the epoch")
+        };
+        match nanos {
+            false => text.parse::<i64>().map_err(|_| bad()),
+            true => {
+                let nanos = text.parse::<i128>().map_err(|_| bad())?;
+                i64::try_from(nanos.div_euclid(1_000)).map_err(|_| bad())
+            }
+        }
+    };
+    let (unit, value) = match value {
+        Value::Null => (EPOCH_MICROS, Value::Null),
+        Value::Int64(n) => (if nanos { EPOCH_NANOS } else { EPOCH_MICROS }, Value::Int64(n)),
+        Value::String(text) => (EPOCH_MICROS, Value::Int64(micros_of_text(&text)?)),
+        _ => return Err("is in timestamp.fields.list and holds a value that does not match its schema".into()),
+    };
+    let mut marked = Schema::int64().named(unit);
+    if schema.optional {
+        marked = marked.optional();
+    }
+    Ok((marked.build(), value))
+}
+
 fn value_cells(
     settings: &Settings,
     record: &SinkRecord,
@@ -455,6 +485,14 @@ fn value_cells(
             (Value::Null, Some(default)) if settings.replace_null_with_default => default.clone(),
             _ => value,
         };
+        if settings.timestamp_fields.iter().any(|f| *f == field.name)
+            && matches!(field.schema.kind, Type::Int64 | Type::String)
+        {
+            let (schema, value) = epoch_timestamp(settings, &field.schema, value)
+                .map_err(|e| format!("the field {} of the record at {place} {e}", field.name))?;
+            cells.push(Cell { name, schema, value });
+            continue;
+        }
         cells.push(Cell { name, schema: field.schema.clone(), value });
     }
     Ok(cells)
@@ -596,5 +634,57 @@ mod tests {
         let number = debezium(&[("collection.name.format", "${source.ts_ms}")]);
         let Err(e) = read(&number, &record(Some(event(Some("orders"))), Vec::new())) else { panic!("read") };
         assert!(e.contains("source field ts_ms, which is not text"), "{e}");
+    }
+
+    #[test]
+    fn confluents_timestamp_fields_are_numbers_or_their_text_since_the_epoch() {
+        let confluent = |mode: &str| {
+            let pairs: Vec<(String, String)> = [
+                ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector"),
+                ("connection.url", "jdbc:postgresql://db:5432/wharf"),
+                ("connection.user", "wharf"),
+                ("timestamp.fields.list", "at,text_at,count"),
+                ("timestamp.precision.mode", mode),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+            crate::settings::read(&pairs).unwrap()
+        };
+        let schema = Schema::structure()
+            .field("at", Schema::int64())
+            .field("text_at", Schema::string().optional())
+            .field("count", Schema::int32())
+            .field("other", Schema::int64())
+            .build();
+        let value = |text: &str| {
+            data(
+                schema.clone(),
+                Value::Struct(vec![
+                    Value::Int64(1_705_320_000_123_456),
+                    Value::String(text.into()),
+                    Value::Int32(7),
+                    Value::Int64(5),
+                ]),
+            )
+        };
+        let written = row(read(&confluent("microseconds"), &record(Some(value("1705320000000001")), Vec::new())));
+        let kinds: Vec<(Option<&str>, bool)> =
+            written.values.iter().map(|c| (c.schema.name.as_deref(), c.schema.optional)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (Some("wharf.jdbc.EpochMicros"), false),
+                (Some("wharf.jdbc.EpochMicros"), true),
+                (None, false),
+                (None, false)
+            ]
+        );
+        assert!(matches!(written.values[1].value, Value::Int64(1_705_320_000_000_001)));
+        let in_nanos = row(read(&confluent("NANOSECONDS"), &record(Some(value("1705320000000001999")), Vec::new())));
+        assert_eq!(in_nanos.values[0].schema.name.as_deref(), Some("wharf.jdbc.EpochNanos"));
+        assert!(matches!(in_nanos.values[1].value, Value::Int64(1_705_320_000_000_001)));
+        let Err(e) = read(&confluent("microseconds"), &record(Some(value("noon")), Vec::new())) else { panic!("read") };
+        assert!(e.contains("the field text_at") && e.contains("\"noon\" is not a whole number"), "{e}");
     }
 }

@@ -160,8 +160,8 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "cloud.events.schema.name.pattern", sets: DBZ, ty: ConfigType::String, defaults: (Some(".*CloudEvents\\.Envelope$"), None), importance: Importance::Low, effect: Effect::Inert("CloudEvents envelopes are written as any other record"), doc: "No effect here: CloudEvents envelopes are not unwrapped." },
     KeyDef { name: "jdbc.credentials.provider.class", sets: CFL, ty: ConfigType::String, defaults: (None, Some("io.confluent.connect.jdbc.util.DefaultJdbcCredentialsProvider")), importance: Importance::Low, effect: Effect::DefaultOnly("a Java class cannot run here; use a config provider (${file:…}, ${env:…}) for the password"), doc: "Only the default provider." },
     KeyDef { name: "date.timezone", sets: CFL, ty: ConfigType::String, defaults: (None, Some("DB_TIMEZONE")), importance: Importance::Low, effect: Effect::DefaultOnly("dates are written as they are, in no zone"), doc: "Only DB_TIMEZONE." },
-    KeyDef { name: "timestamp.fields.list", sets: CFL, ty: ConfigType::List, defaults: (None, Some("")), importance: Importance::Medium, effect: Effect::DefaultOnly("writing number or text fields as timestamps is not built yet; use the TimestampConverter transform"), doc: "Only empty: use the TimestampConverter transform." },
-    KeyDef { name: "timestamp.precision.mode", sets: CFL, ty: ConfigType::String, defaults: (None, Some("MICROSECONDS")), importance: Importance::Low, effect: Effect::Inert("it applies to timestamp.fields.list only"), doc: "No effect here (it applies to timestamp.fields.list)." },
+    KeyDef { name: "timestamp.fields.list", sets: CFL, ty: ConfigType::List, defaults: (None, Some("")), importance: Importance::Medium, effect: Effect::Used, doc: "Record value fields of int64 or string written as timestamps: the number (or its text) counts timestamp.precision.mode units since the epoch." },
+    KeyDef { name: "timestamp.precision.mode", sets: CFL, ty: ConfigType::String, defaults: (None, Some("MICROSECONDS")), importance: Importance::Low, effect: Effect::Used, doc: "The unit of timestamp.fields.list: microseconds or nanoseconds (written to the microsecond)." },
     KeyDef { name: "string.output.value.column.name", sets: CFL, ty: ConfigType::String, defaults: (None, Some("record_value")), importance: Importance::Low, effect: Effect::Used, doc: "The column of a record whose value is a plain string." },
 ];
 
@@ -281,6 +281,10 @@ pub struct Settings {
     pub connection_backoff_ms: u64,
     pub replace_null_with_default: bool,
     pub string_value_column: String,
+    /// Confluent's `timestamp.fields.list`: value fields of int64 or string written as timestamps.
+    pub timestamp_fields: Vec<String>,
+    /// Units a second of those fields (`timestamp.precision.mode`).
+    pub timestamp_units: i64,
 }
 
 /// The most rows one statement may write, whatever `batch.size` asks.
@@ -560,6 +564,13 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
     }
     let replace_null_with_default = flavor == Flavor::Confluent && r.flag("replace.null.with.default");
     let string_value_column = r.get("string.output.value.column.name").unwrap_or_else(|| "record_value".into());
+    let (timestamp_fields, timestamp_units) = match flavor {
+        Flavor::Confluent => (
+            r.list("timestamp.fields.list"),
+            r.choice("timestamp.precision.mode", &[("microseconds", 1_000_000), ("nanoseconds", 1_000_000_000)]),
+        ),
+        Flavor::Debezium => (Vec::new(), 1_000_000),
+    };
 
     if !r.problems.is_empty() {
         return Err(r.problems);
@@ -593,6 +604,8 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         connection_backoff_ms: connection_backoff_ms as u64,
         replace_null_with_default,
         string_value_column,
+        timestamp_fields,
+        timestamp_units,
     })
 }
 
@@ -791,10 +804,10 @@ mod tests {
             ("insert.mode", "merge"),
             ("batch.size", "0"),
             ("db.timezone", "Europe/Atlantis"),
-            ("timestamp.fields.list", "x"),
+            ("timestamp.precision.mode", "millis"),
         ]);
         let keys: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["timestamp.fields.list", "insert.mode", "batch.size", "db.timezone"]);
+        assert_eq!(keys, ["insert.mode", "batch.size", "db.timezone", "timestamp.precision.mode"]);
         let maria = [
             ("connector.class", DEBEZIUM_CLASS),
             ("connection.url", "jdbc:mariadb://db/shop"),
