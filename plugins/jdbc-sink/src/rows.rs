@@ -485,9 +485,7 @@ fn value_cells(
             (Value::Null, Some(default)) if settings.replace_null_with_default => default.clone(),
             _ => value,
         };
-        if settings.timestamp_fields.iter().any(|f| *f == field.name)
-            && matches!(field.schema.kind, Type::Int64 | Type::String)
-        {
+        if settings.timestamp_fields.contains(&field.name) && matches!(field.schema.kind, Type::Int64 | Type::String) {
             let (schema, value) = epoch_timestamp(settings, &field.schema, value)
                 .map_err(|e| format!("the field {} of the record at {place} {e}", field.name))?;
             cells.push(Cell { name, schema, value });
