@@ -129,7 +129,11 @@ pub fn consumer_config(
         // librdkafka pauses fetching for fetch.queue.backoff.ms (1 s by default) whenever its
         // queue holds queued.min.messages; a sink empties that queue in well under a second, so
         // the default caps it near 130k records/s. Fetch again within 10 ms instead.
-        .set("fetch.queue.backoff.ms", "10");
+        .set("fetch.queue.backoff.ms", "10")
+        // librdkafka prefetches up to 64 MiB per consumer by default, far more than a task puts
+        // in a second; Connect's consumer holds a fetch or two. A worker's consumer.* or a
+        // connector's consumer.override.* key sets another bound.
+        .set("queued.max.messages.kbytes", SINK_PREFETCH_KIB);
     for (key, value) in family(&worker.consumer_overrides, overrides) {
         if !HOST_CONSUMER_KEYS.contains(&key.as_str()) && key != GROUP_INSTANCE_ID {
             config.set(key, value);
@@ -137,6 +141,10 @@ pub fn consumer_config(
     }
     config
 }
+
+/// What a sink task's consumer fetches ahead of the task at most, KiB
+/// (`queued.max.messages.kbytes`).
+pub const SINK_PREFETCH_KIB: &str = "16384";
 
 /// The consumer setting of static group membership (KIP-345). The host sets it for each sink
 /// task itself (`sink_consumer_config`); a client that only reads or commits a group's offsets
