@@ -302,7 +302,7 @@ use Scope::{Distributed, Every, Sink, Source, Standalone};
 /// prefix) or to a converter.
 pub const WORKER_PREFIXES: &[(&str, &str)] = &[
     ("producer.", "Settings of the producers of source tasks, handed to librdkafka without the prefix."),
-    ("consumer.", "Settings of the consumers of sink tasks, handed to librdkafka without the prefix."),
+    ("consumer.", "Settings of the consumers of sink tasks, handed to librdkafka without the prefix. A sink task's consumer fetches at most 16 MiB ahead unless queued.max.messages.kbytes says otherwise."),
     ("admin.", "Settings of the admin client that creates topics, handed to librdkafka without the prefix."),
     ("key.converter.", "Settings of the worker's key converter."),
     ("value.converter.", "Settings of the worker's value converter."),

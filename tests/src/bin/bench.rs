@@ -115,6 +115,7 @@ fn options() -> Options {
         settle: Duration::from_secs(if smoke { 1 } else { 5 }),
         ready_timeout: Duration::from_secs(if smoke { 120 } else { 600 }),
         compile_timeout: Duration::from_secs(600),
+        load_dirs: if smoke { &["target/plugins"] } else { &["target/plugins", "target/example-plugins"] },
         tier_seconds: if smoke { 0.2 } else { 3.0 },
     };
     let jdbc = jdbc::Sizes {

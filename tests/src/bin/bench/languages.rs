@@ -10,7 +10,7 @@
 //! they are one page of the page cache, which PSS shows.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,9 @@ pub struct Sizes {
     pub ready_timeout: Duration,
     /// How long a worker may take to compile every plugin with a fresh cache.
     pub compile_timeout: Duration,
+    /// The plugin folders whose first loads are timed (a smoke run takes the shipped plugins
+    /// only: compiling the examples in other languages takes minutes, and times nothing there).
+    pub load_dirs: &'static [&'static str],
     /// Seconds of polling per optimisation level.
     pub tier_seconds: f64,
 }
@@ -57,17 +60,22 @@ fn memory(pid: u32) -> Memory {
     Memory { rss: field("Rss:"), pss: field("Pss:"), private_dirty: field("Private_Dirty:") }
 }
 
+/// Where the plugins are: the shipped ones, and the examples in other languages.
+const PLUGIN_DIRS: &[&str] = &["target/plugins", "target/example-plugins"];
+
 /// A distributed Wharf worker whose `plugin.path` holds the shipped plugins and the examples in
 /// other languages, compiling into `cache`, logging plugin loads to `log`.
 fn start(dir: &Path, cache: &Path, log: &Path) -> Worker {
+    let dirs: Vec<PathBuf> = PLUGIN_DIRS.iter().map(|d| workspace().join(d)).collect();
+    start_with(dir, cache, log, &dirs)
+}
+
+/// A worker as `start` makes it, whose `plugin.path` holds `dirs`.
+fn start_with(dir: &Path, cache: &Path, log: &Path, dirs: &[PathBuf]) -> Worker {
     let port = free_port();
     let mut props = vec![("bootstrap.servers", bootstrap())];
     props.extend(cluster_properties(&unique("bench-languages")));
-    let plugins = format!(
-        "{},{}",
-        workspace().join("target/plugins").display(),
-        workspace().join("target/example-plugins").display()
-    );
+    let plugins = dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(",");
     props.extend([
         ("listeners", format!("http://127.0.0.1:{port}")),
         ("plugin.path", plugins),
@@ -87,11 +95,10 @@ fn start(dir: &Path, cache: &Path, log: &Path) -> Worker {
     Worker { child, port, spawned: Instant::now() }
 }
 
-/// The example plugin files a worker loads: every file of `target/plugins` and
-/// `target/example-plugins`.
-fn plugin_files() -> Vec<String> {
+/// The plugin files a worker loads from `dirs`.
+fn plugin_files(dirs: &[&str]) -> Vec<String> {
     let mut names = Vec::new();
-    for dir in ["target/plugins", "target/example-plugins"] {
+    for dir in dirs {
         for entry in fs::read_dir(workspace().join(dir)).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(stem) = name.strip_suffix(".wasm") {
@@ -142,16 +149,17 @@ struct Loads {
 
 fn loads(sizes: &Sizes, cache: &Path) -> Loads {
     let dir = tempfile::tempdir().unwrap();
-    let files = plugin_files();
+    let files = plugin_files(sizes.load_dirs);
+    let load_dirs: Vec<PathBuf> = sizes.load_dirs.iter().map(|d| workspace().join(d)).collect();
     let cold_log = dir.path().join("cold.log");
-    let mut cold = start(dir.path(), cache, &cold_log);
+    let mut cold = start_with(dir.path(), cache, &cold_log, &load_dirs);
     let rest_cold = cold.wait_rest().as_secs_f64();
     let all_loaded_cold = wait_loaded(&cold, &cold_log, files.len(), sizes.compile_timeout);
     std::thread::sleep(sizes.settle);
     let idle_after_compiling = memory(cold.child.id());
     drop(cold);
     let cached_log = dir.path().join("cached.log");
-    let mut cached = start(dir.path(), cache, &cached_log);
+    let mut cached = start_with(dir.path(), cache, &cached_log, &load_dirs);
     let rest_cached = cached.wait_rest().as_secs_f64();
     wait_loaded(&cached, &cached_log, files.len(), sizes.ready_timeout);
     std::thread::sleep(sizes.settle);
@@ -171,7 +179,20 @@ fn loads(sizes: &Sizes, cache: &Path) -> Loads {
 /// they were not all running within `ready_timeout`.
 fn with_tasks(plugin: &str, tasks: usize, sizes: &Sizes, cache: &Path) -> Option<Memory> {
     let dir = tempfile::tempdir().unwrap();
-    let mut worker = start(dir.path(), cache, &dir.path().join("worker.log"));
+    let log = dir.path().join("worker.log");
+    let mut worker = match sizes.load_dirs.len() < PLUGIN_DIRS.len() {
+        // A smoke run's cache lacks the examples: a folder of the one plugin keeps the worker
+        // from compiling all the others first.
+        true => {
+            let only = dir.path().join("plugins");
+            fs::create_dir_all(&only).unwrap();
+            let file = format!("{plugin}.wasm");
+            let found = PLUGIN_DIRS.iter().map(|d| workspace().join(d).join(&file)).find(|f| f.is_file());
+            fs::copy(found.expect("the plugin's file"), only.join(&file)).unwrap();
+            start_with(dir.path(), cache, &log, &[only])
+        }
+        false => start(dir.path(), cache, &log),
+    };
     worker.wait_rest();
     let topic = unique("bench-languages");
     for i in 0..tasks {
