@@ -80,6 +80,16 @@ fn produce_all(topic: &str, records: &[(Vec<u8>, Option<Vec<u8>>)]) {
     producer.flush(Duration::from_secs(10)).unwrap();
 }
 
+/// A standalone worker running `connector` of `config`, once its task runs; the worker's files
+/// live as long as the `Standalone`.
+fn one_sink(connector: &str, config: &[(&str, String)]) -> (Standalone, Worker) {
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(connector, config);
+    let worker = standalone.start();
+    worker.wait_task_state(connector, 0, "RUNNING");
+    (standalone, worker)
+}
+
 fn json_converters() -> Vec<(&'static str, String)> {
     vec![
         ("key.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
@@ -92,7 +102,6 @@ fn a_debezium_config_upserts_deletes_and_makes_the_table_from_the_schema() {
     let topic = unique("dbz.orders").replace('-', "_");
     let table = topic.replace('.', "_").to_lowercase();
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -107,9 +116,7 @@ fn a_debezium_config_upserts_deletes_and_makes_the_table_from_the_schema() {
     ];
     config.extend(json_converters());
     let connector = unique("dbz-orders");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
 
     let t0 = 1_704_067_200_000; // 2024-01-01T00:00:00Z
     produce_keyed(&topic, &key(1), Some(&order(1, Some("apple"), 125, t0)));
@@ -148,7 +155,6 @@ fn a_debezium_config_upserts_deletes_and_makes_the_table_from_the_schema() {
 fn a_confluent_config_inserts_with_kafka_coordinates_into_a_quoted_table() {
     let topic = unique("Cfl_Orders").replace('-', "_");
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -163,9 +169,7 @@ fn a_confluent_config_inserts_with_kafka_coordinates_into_a_quoted_table() {
     ];
     config.extend(json_converters());
     let connector = unique("cfl-orders");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     // 2024-01-15 and 2024-07-15, noon UTC.
     produce_keyed(&topic, &key(7), Some(&order(7, Some("fig"), 250, 1_705_320_000_000)));
     produce_keyed(&topic, &key(8), Some(&order(8, Some("grape"), 75, 1_721_044_800_000)));
@@ -198,7 +202,6 @@ fn a_confluent_config_inserts_with_kafka_coordinates_into_a_quoted_table() {
 fn a_confluent_config_writes_listed_number_and_text_fields_as_timestamps() {
     let topic = unique("cfl_stamps").replace('-', "_");
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -210,9 +213,7 @@ fn a_confluent_config_writes_listed_number_and_text_fields_as_timestamps() {
     ];
     config.extend(json_converters());
     let connector = unique("cfl-stamps");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     let value = json!({
         "schema": {"type": "struct", "name": "Seen", "optional": false, "fields": [
             {"field": "id", "type": "int32", "optional": false},
@@ -245,7 +246,6 @@ fn a_row_the_database_refuses_goes_to_the_dead_letter_queue_and_the_others_are_w
     sql(&format!(
         "CREATE TABLE {topic} (id integer PRIMARY KEY, name text, price numeric(10,2) CHECK (price > 1), at timestamp)"
     ));
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -260,9 +260,7 @@ fn a_row_the_database_refuses_goes_to_the_dead_letter_queue_and_the_others_are_w
     ];
     config.extend(json_converters());
     let connector = unique("refused");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     produce_keyed(&topic, &key(1), Some(&order(1, Some("ok"), 500, 0)));
     produce_keyed(&topic, &key(2), Some(&order(2, Some("too cheap"), 50, 0)));
     produce_keyed(&topic, &key(3), Some(&order(3, Some("ok too"), 700, 0)));
@@ -280,7 +278,6 @@ fn a_row_the_database_refuses_goes_to_the_dead_letter_queue_and_the_others_are_w
 fn a_missing_table_without_schema_evolution_fails_the_task_naming_table_and_setting() {
     let topic = unique("missing").replace('-', "_");
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -290,9 +287,7 @@ fn a_missing_table_without_schema_evolution_fails_the_task_naming_table_and_sett
     ];
     config.extend(json_converters());
     let connector = unique("missing");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     produce_keyed(&topic, &key(1), Some(&order(1, Some("x"), 100, 0)));
     let failed = worker.wait_task_state(&connector, 0, "FAILED");
     let trace = failed["trace"].as_str().unwrap_or_default();
@@ -453,28 +448,31 @@ fn wait_for_answer(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     false
 }
 
-#[test]
-fn a_debezium_config_upserts_and_deletes_in_mariadb_through_its_own_protocol() {
-    let topic = unique("maria.orders").replace('-', "_");
-    let table = topic.replace('.', "_").to_lowercase();
-    create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
+/// Debezium's config upserting by record key into MariaDB, making the table, with JSON converters.
+fn maria_debezium_upsert(topic: &str) -> Vec<(&'static str, String)> {
     let mut config = vec![
         ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
-        ("topics", topic.clone()),
+        ("topics", topic.to_string()),
         ("connection.url", format!("jdbc:mariadb://{}/wharf", mariadb())),
         ("connection.username", "wharf".into()),
         ("connection.password", "wharf".into()),
         ("insert.mode", "upsert".into()),
         ("primary.key.mode", "record_key".into()),
-        ("delete.enabled", "true".into()),
         ("schema.evolution", "basic".into()),
     ];
     config.extend(json_converters());
+    config
+}
+
+#[test]
+fn a_debezium_config_upserts_and_deletes_in_mariadb_through_its_own_protocol() {
+    let topic = unique("maria.orders").replace('-', "_");
+    let table = topic.replace('.', "_").to_lowercase();
+    create_topic(&topic, 1, "delete");
+    let mut config = maria_debezium_upsert(&topic);
+    config.push(("delete.enabled", "true".into()));
     let connector = unique("maria");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     let t0 = 1_704_067_200_000;
     produce_all(
         &topic,
@@ -513,22 +511,9 @@ fn maps_go_to_mariadb_as_json_objects() {
     let topic = unique("maria.maps").replace('-', "_");
     let table = topic.replace('.', "_").to_lowercase();
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
-    let mut config = vec![
-        ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
-        ("topics", topic.clone()),
-        ("connection.url", format!("jdbc:mariadb://{}/wharf", mariadb())),
-        ("connection.username", "wharf".into()),
-        ("connection.password", "wharf".into()),
-        ("insert.mode", "upsert".into()),
-        ("primary.key.mode", "record_key".into()),
-        ("schema.evolution", "basic".into()),
-    ];
-    config.extend(json_converters());
+    let config = maria_debezium_upsert(&topic);
     let connector = unique("maria-maps");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     let value = |id: i32, attributes: serde_json::Value| {
         let fields = serde_json::json!([
             {"field": "id", "type": "int32", "optional": false},
@@ -563,7 +548,6 @@ fn maps_go_to_mariadb_as_json_objects() {
 fn a_confluent_config_inserts_into_mariadb_with_kafka_coordinates() {
     let topic = unique("CflMaria").replace('-', "_");
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -575,9 +559,7 @@ fn a_confluent_config_inserts_into_mariadb_with_kafka_coordinates() {
     ];
     config.extend(json_converters());
     let connector = unique("cfl-maria");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     produce_all(
         &topic,
         &[(key(7), Some(order(7, Some("fig"), 250, 0))), (key(8), Some(order(8, Some("grape"), 75, 0)))],
@@ -615,7 +597,6 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_and_the_others_are_writte
         "CREATE TABLE {topic} (id integer PRIMARY KEY, name text, price decimal(10,2) CHECK (price > 1), at datetime(6))"
     ))
     .unwrap();
-    let mut standalone = Standalone::new(&[]);
     let mut config = vec![
         ("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector".to_string()),
         ("topics", topic.clone()),
@@ -629,9 +610,7 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_and_the_others_are_writte
     ];
     config.extend(json_converters());
     let connector = unique("maria-refused");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     produce_all(
         &topic,
         &[
@@ -657,14 +636,11 @@ fn a_database_that_goes_silent_fails_the_put_as_retriable_within_the_call() {
     let held = std::thread::spawn(move || silent.incoming().take(3).filter_map(Result::ok).collect::<Vec<_>>());
     let topic = unique("silent").replace('-', "_");
     create_topic(&topic, 1, "delete");
-    let mut standalone = Standalone::new(&[]);
     let mut config = debezium_upsert(&topic);
     config.retain(|(k, _)| *k != "connection.url");
     config.push(("connection.url", format!("jdbc:postgresql://{address}/wharf")));
     let connector = unique("silent");
-    standalone.add_connector(&connector, &config);
-    let worker = standalone.start();
-    worker.wait_task_state(&connector, 0, "RUNNING");
+    let (_standalone, worker) = one_sink(&connector, &config);
     produce_keyed(&topic, &key(1), Some(&order(1, Some("x"), 100, 0)));
     worker.wait("the silent database to fail a put as retriable", Duration::from_secs(60), || {
         worker
