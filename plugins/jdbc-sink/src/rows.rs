@@ -441,11 +441,25 @@ fn epoch_timestamp(settings: &Settings, schema: &Schema, value: Value) -> Result
         Value::String(text) => (EPOCH_MICROS, Value::Int64(micros_of_text(&text)?)),
         _ => return Err("is in timestamp.fields.list and holds a value that does not match its schema".into()),
     };
-    let mut marked = Schema::int64().named(unit);
-    if schema.optional {
-        marked = marked.optional();
-    }
-    Ok((marked.build(), value))
+    Ok((epoch_schema(unit == EPOCH_NANOS, schema.optional), value))
+}
+
+/// The schema of a `timestamp.fields.list` cell, made once for each unit and nullability rather
+/// than for each record.
+fn epoch_schema(nanos: bool, optional: bool) -> Arc<Schema> {
+    use crate::dialect::names::{EPOCH_MICROS, EPOCH_NANOS};
+    static SCHEMAS: std::sync::OnceLock<[Arc<Schema>; 4]> = std::sync::OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(|| {
+        let make = |unit: &str, optional: bool| {
+            let marked = Schema::int64().named(unit);
+            match optional {
+                true => marked.optional().build(),
+                false => marked.build(),
+            }
+        };
+        [make(EPOCH_MICROS, false), make(EPOCH_MICROS, true), make(EPOCH_NANOS, false), make(EPOCH_NANOS, true)]
+    });
+    schemas[usize::from(nanos) * 2 + usize::from(optional)].clone()
 }
 
 fn value_cells(
