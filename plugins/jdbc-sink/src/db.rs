@@ -2,7 +2,17 @@
 //! (`Session`, over `postgres.rs` or `mysql.rs`), and their errors (`DbError`).
 
 use crate::dialect::Dialect;
-use crate::{mysql, postgres};
+pub use wharf_db_wire::Login;
+use wharf_db_wire::{mysql, postgres};
+
+/// The keys of a sink's config that messages about signing in name.
+pub const KEYS: wharf_db_wire::Keys = wharf_db_wire::Keys {
+    client: "jdbc-sink",
+    server: "connection.url",
+    user: "connection.username (connection.user)",
+    password: "connection.password",
+    database: "the database of connection.url",
+};
 
 /// A value for a statement.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,20 +153,6 @@ pub type Rows = Vec<Vec<Option<String>>>;
 pub enum Session {
     Postgres(postgres::Connection),
     MariaDb(mysql::Connection),
-}
-
-/// Where and as whom to sign in.
-pub struct Login<'a> {
-    pub endpoint: crate::net::Endpoint<'a>,
-    /// `host:port`, for messages.
-    pub address: &'a str,
-    pub user: &'a str,
-    pub password: Option<&'a str>,
-    pub database: &'a str,
-    pub application: &'a str,
-    /// For connecting, and for each read and write: past the statement timeout, within the
-    /// call's.
-    pub timeout: std::time::Duration,
 }
 
 impl Session {

@@ -7,8 +7,7 @@
 //! - `settings`: the two key sets, read into one `Settings`;
 //! - `rows`: records as rows (table, operation, key and value columns);
 //! - `dialect`: each database's types, values and statements;
-//! - `db`: one session over either database;
-//! - `postgres`, `mysql`: the wire protocols;
+//! - `db`: one session over either database, through the wire protocols of `wharf-db-wire`;
 //! - `writer`: a put's rows into the database, in one transaction.
 
 // The native build runs the unit tests only; the component is where every item is used.
@@ -18,9 +17,6 @@ use wharf_sdk::*;
 
 mod db;
 mod dialect;
-mod mysql;
-mod net;
-mod postgres;
 mod rows;
 mod settings;
 mod writer;

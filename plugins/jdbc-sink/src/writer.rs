@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use wharf_sdk::{log, report_errant, ConnectorError, Level};
 
-use crate::db::{DbError, Login, Param, Session, Sql};
+use crate::db::{DbError, Login, Param, Session, Sql, KEYS};
 use crate::dialect::{ColumnDef, Dialect};
-use crate::net::Endpoint;
 use crate::rows::{Cell, Op, Row, TableId};
 use crate::settings::{Flavor, InsertMode, Settings};
+use wharf_db_wire::net::Endpoint;
 
 /// The longest statement sent to MariaDB: one protocol packet, and MariaDB's default
 /// `max_allowed_packet` (16 MiB), with room to spare; a longer one is split in two.
@@ -171,6 +171,7 @@ impl Writer {
                         address: &address,
                         tls: s.tls.mode,
                         tls_setting: &s.tls.setting,
+                        server_key: KEYS.server,
                     },
                     address: &address,
                     user: &s.user,
@@ -179,6 +180,8 @@ impl Writer {
                     application: &self.application,
                     // The statement timeout is 60% of the call's: a read waits a little longer.
                     timeout: Duration::from_millis(self.statement_timeout_ms * 4 / 3),
+                    keys: &KEYS,
+                    replication: false,
                 };
                 match Session::connect(self.dialect, &login) {
                     Ok(mut connection) => {

@@ -1,11 +1,13 @@
-//! PostgreSQL's frontend/backend protocol (version 3), as much of it as a sink needs: start-up
-//! and authentication (SCRAM-SHA-256, MD5, cleartext), simple queries, and the extended protocol
-//! with text parameters. Over the sandbox's TCP sockets; no host-side database code.
+//! PostgreSQL's frontend/backend protocol (version 3), as much of it as a sink and a change data
+//! capture source need: start-up and authentication (SCRAM-SHA-256, MD5, cleartext), simple
+//! queries, the extended protocol with text parameters, and the streaming replication protocol
+//! (`START_REPLICATION` and the `CopyBoth` messages inside it). Over the sandbox's TCP sockets;
+//! no host-side database code.
 
 use std::io::{BufReader, Read, Write};
 
-use crate::db::Login;
 use crate::net::Connection as Socket;
+use crate::Login;
 use wharf_jdbc_url::TlsMode;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -13,9 +15,9 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-/// The largest backend message read; PostgreSQL's own rows are at most 1 GiB, and a sink reads
-/// only small answers (table definitions, command tags).
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// The largest backend message read: a sink reads only small answers (table definitions, command
+/// tags), and a change event or snapshot row larger than this is refused with this bound named.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// The most rows a query's answer may hold here (a table's columns, say).
 const MAX_ROWS: usize = 100_000;
 /// Notices kept from one statement, for the log.
@@ -174,6 +176,10 @@ impl Connection {
             push_str(&mut body, k);
             push_str(&mut body, v);
         }
+        if login.replication {
+            push_str(&mut body, "replication");
+            push_str(&mut body, "database");
+        }
         body.push(0);
         let mut message = ((body.len() + 4) as i32).to_be_bytes().to_vec();
         message.extend_from_slice(&body);
@@ -208,8 +214,8 @@ impl Connection {
                 return Err(match error.code.as_str() {
                     "28P01" | "28000" => {
                         let message = format!(
-                            "PostgreSQL refused {} at {}: {} (SQLSTATE {}); check connection.username (connection.user) and connection.password",
-                            login.user, login.address, error.message, error.code
+                            "PostgreSQL refused {} at {}: {} (SQLSTATE {}); check {} and {}",
+                            login.user, login.address, error.message, error.code, login.keys.user, login.keys.password
                         );
                         match error.code.as_str() {
                             "28000" => PgError::NotAuthorized(message),
@@ -217,8 +223,8 @@ impl Connection {
                         }
                     }
                     "3D000" => PgError::SignIn(format!(
-                        "PostgreSQL at {} has no database {}: {}; check the database of connection.url",
-                        login.address, login.database, error.message
+                        "PostgreSQL at {} has no database {}: {}; check {}",
+                        login.address, login.database, error.message, login.keys.database
                     )),
                     _ => PgError::Server(error),
                 });
@@ -244,7 +250,10 @@ impl Connection {
         scram: &mut Option<Scram>,
     ) -> Result<(), PgError> {
         let need_password = || {
-            PgError::SignIn(format!("PostgreSQL asks a password of {}, and connection.password is not set", login.user))
+            PgError::SignIn(format!(
+                "PostgreSQL asks a password of {}, and {} is not set",
+                login.user, login.keys.password
+            ))
         };
         {
             match code {
@@ -270,8 +279,9 @@ impl Connection {
                         let names: Vec<String> =
                             offered.iter().map(|m| String::from_utf8_lossy(m).into_owned()).collect();
                         return Err(PgError::SignIn(format!(
-                            "PostgreSQL offers SASL mechanisms {} and jdbc-sink speaks SCRAM-SHA-256 (without channel binding)",
-                            names.join(", ")
+                            "PostgreSQL offers SASL mechanisms {} and {} speaks SCRAM-SHA-256 (without channel binding)",
+                            names.join(", "),
+                            login.keys.client
                         )));
                     }
                     let password = login.password.ok_or_else(need_password)?;
@@ -295,8 +305,9 @@ impl Connection {
                 }
                 other => {
                     return Err(PgError::SignIn(format!(
-                        "PostgreSQL asks for authentication method {other}, which jdbc-sink does not speak (it speaks \
-                         SCRAM-SHA-256, MD5 and password)"
+                        "PostgreSQL asks for authentication method {other}, which {} does not speak (it speaks \
+                         SCRAM-SHA-256, MD5 and password)",
+                        login.keys.client
                     )))
                 }
             }
@@ -387,6 +398,79 @@ impl Connection {
         Ok((rows?, affected))
     }
 
+    /// Runs `START_REPLICATION …` and enters the `CopyBoth` exchange: from here on
+    /// [`Connection::next_replication`] reads what the server streams and
+    /// [`Connection::send_status`] answers it.
+    pub fn start_replication(&mut self, command: &str) -> Result<(), PgError> {
+        let mut message = Vec::with_capacity(command.len() + 1);
+        push_str(&mut message, command);
+        self.send(b'Q', &message)?;
+        self.flush()?;
+        loop {
+            let (tag, body) = self.read_message()?;
+            match tag {
+                b'W' => return Ok(()),
+                b'N' => {}
+                b'E' => {
+                    let error = server_error(&body);
+                    // The error ends the command; ReadyForQuery follows.
+                    let _ = self.collect();
+                    return Err(PgError::Server(error));
+                }
+                other => return Err(unexpected(other, "starting replication")),
+            }
+        }
+    }
+
+    /// The next message of a replication stream, waiting at most `wait` for one to begin (a
+    /// message that has begun is read whole, under the connection's timeout); none when the
+    /// server sent nothing in that time.
+    pub fn next_replication(&mut self, wait: std::time::Duration) -> Result<Option<Replication>, PgError> {
+        if self.reader.buffer().is_empty() {
+            let socket = self.reader.get_mut();
+            let timeout = socket.timeout();
+            socket.set_timeout(wait);
+            let ready = std::io::BufRead::fill_buf(&mut self.reader).map(|b| b.is_empty());
+            self.reader.get_mut().set_timeout(timeout);
+            match ready {
+                Ok(false) => {}
+                Ok(true) => {
+                    return Err(PgError::Connection("PostgreSQL closed the replication connection".into()));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Ok(None),
+                Err(e) => return Err(lost("waiting for the replication stream", e)),
+            }
+        }
+        let (tag, body) = self.read_message()?;
+        match tag {
+            b'd' => Replication::read(&body).map(Some),
+            b'c' => Err(PgError::Connection("PostgreSQL ended the replication stream (CopyDone)".into())),
+            b'E' => Err(PgError::Server(server_error(&body))),
+            b'N' => {
+                if self.notices.len() < MAX_NOTICES {
+                    self.notices.push(server_error(&body).message);
+                }
+                Ok(None)
+            }
+            other => Err(unexpected(other, "streaming replication")),
+        }
+    }
+
+    /// Sends a standby status update: every change up to `flushed` is durable on this side, so
+    /// the server may free its WAL and a restart resumes after it. `reply` asks the server to
+    /// answer at once (with a keepalive).
+    pub fn send_status(&mut self, flushed: Lsn, reply: bool) -> Result<(), PgError> {
+        let mut body = Vec::with_capacity(34);
+        body.push(b'r');
+        for _ in 0..3 {
+            body.extend_from_slice(&flushed.0.to_be_bytes());
+        }
+        body.extend_from_slice(&(unix_micros_now() - POSTGRES_EPOCH_MICROS).to_be_bytes());
+        body.push(u8::from(reply));
+        self.send(b'd', &body)?;
+        self.flush()
+    }
+
     /// Says goodbye; errors do not matter any more.
     pub fn close(mut self) {
         let _ = self.send(b'X', &[]);
@@ -466,6 +550,70 @@ impl Connection {
         let mut body = vec![0u8; length];
         self.reader.read_exact(&mut body).map_err(|e| lost("reading", e))?;
         Ok((head[0], body))
+    }
+}
+
+/// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01T00:00:00Z).
+pub const POSTGRES_EPOCH_MICROS: i64 = 946_684_800_000_000;
+
+fn unix_micros_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+/// A position in the write-ahead log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lsn(pub u64);
+
+impl std::fmt::Display for Lsn {
+    /// PostgreSQL's form: `16/B374D848`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:X}/{:X}", self.0 >> 32, self.0 & 0xffff_ffff)
+    }
+}
+
+impl std::str::FromStr for Lsn {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Lsn, String> {
+        let bad = || format!("\"{text}\" is not a WAL position (expected two hexadecimal numbers, as 16/B374D848)");
+        let (high, low) = text.trim().split_once('/').ok_or_else(bad)?;
+        let high = u32::from_str_radix(high, 16).map_err(|_| bad())?;
+        let low = u32::from_str_radix(low, 16).map_err(|_| bad())?;
+        Ok(Lsn((u64::from(high) << 32) | u64::from(low)))
+    }
+}
+
+/// A message of a replication stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replication {
+    /// WAL data (`XLogData`): where it starts, and the plugin's message (pgoutput's).
+    Wal { start: Lsn, end: Lsn, data: Vec<u8> },
+    /// The server's keepalive: its end of WAL, and whether it wants an answer now (else it
+    /// drops the connection after `wal_sender_timeout`).
+    Keepalive { end: Lsn, reply: bool },
+}
+
+impl Replication {
+    fn read(body: &[u8]) -> Result<Replication, PgError> {
+        let bad = || PgError::Connection("PostgreSQL sent a replication message that does not parse".into());
+        let u64_at = |at: usize| -> Result<u64, PgError> {
+            let bytes = body.get(at..at + 8).ok_or_else(bad)?;
+            let mut array = [0u8; 8];
+            array.copy_from_slice(bytes);
+            Ok(u64::from_be_bytes(array))
+        };
+        match body.first() {
+            Some(b'w') => Ok(Replication::Wal {
+                start: Lsn(u64_at(1)?),
+                end: Lsn(u64_at(9)?),
+                data: body.get(25..).ok_or_else(bad)?.to_vec(),
+            }),
+            Some(b'k') => {
+                Ok(Replication::Keepalive { end: Lsn(u64_at(1)?), reply: body.get(17).ok_or_else(bad)? != &0 })
+            }
+            _ => Err(bad()),
+        }
     }
 }
 
@@ -629,6 +777,36 @@ mod tests {
         );
         scram.check_server_final(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=").unwrap();
         assert!(scram.check_server_final(b"v=AAAA").is_err());
+    }
+
+    #[test]
+    fn wal_positions_read_and_print_as_postgresql_writes_them() {
+        let lsn: Lsn = "16/B374D848".parse().unwrap();
+        assert_eq!(lsn, Lsn(0x16_B374_D848));
+        assert_eq!(lsn.to_string(), "16/B374D848");
+        assert_eq!(Lsn(0).to_string(), "0/0");
+        assert!("16B374D848".parse::<Lsn>().is_err());
+        assert!("x/1".parse::<Lsn>().is_err());
+    }
+
+    #[test]
+    fn replication_messages_parse_and_short_ones_are_refused() {
+        let mut wal = vec![b'w'];
+        wal.extend_from_slice(&5u64.to_be_bytes());
+        wal.extend_from_slice(&9u64.to_be_bytes());
+        wal.extend_from_slice(&0i64.to_be_bytes());
+        wal.extend_from_slice(b"B...");
+        assert_eq!(
+            Replication::read(&wal).unwrap(),
+            Replication::Wal { start: Lsn(5), end: Lsn(9), data: b"B...".to_vec() }
+        );
+        let mut keepalive = vec![b'k'];
+        keepalive.extend_from_slice(&7u64.to_be_bytes());
+        keepalive.extend_from_slice(&0i64.to_be_bytes());
+        keepalive.push(1);
+        assert_eq!(Replication::read(&keepalive).unwrap(), Replication::Keepalive { end: Lsn(7), reply: true });
+        assert!(Replication::read(&keepalive[..10]).is_err());
+        assert!(Replication::read(b"").is_err());
     }
 
     #[test]

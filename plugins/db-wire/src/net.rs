@@ -19,14 +19,16 @@ pub struct Endpoint<'a> {
     pub tls: TlsMode,
     /// The URL property that set `tls`, with its value, for messages: `sslmode=require`.
     pub tls_setting: &'a str,
+    /// The config key(s) that name the server, for messages: `connection.url`.
+    pub server_key: &'a str,
 }
 
 /// Opens a connection to `endpoint`; `what` names the database in messages.
 pub fn open(endpoint: &Endpoint<'_>, timeout: Duration, what: &str) -> Result<Connection, String> {
     Connection::connect(endpoint.host, endpoint.port, timeout).map_err(|e| {
         format!(
-            "cannot connect to {what} at {} ({e}); check that the server runs there and that connection.url names it",
-            endpoint.address
+            "cannot connect to {what} at {} ({e}); check that the server runs there and that {} names it",
+            endpoint.address, endpoint.server_key
         )
     })
 }
@@ -57,8 +59,8 @@ pub fn start_tls(reader: &mut BufReader<Connection>, endpoint: &Endpoint<'_>, wh
 /// The message when the server has no TLS and the URL requires it.
 pub fn no_tls(endpoint: &Endpoint<'_>, what: &str, server_setting: &str) -> String {
     format!(
-        "{what} at {} does not offer TLS, and connection.url requires it ({}); turn TLS on in the server \
+        "{what} at {} does not offer TLS, and {} requires it ({}); turn TLS on in the server \
          ({server_setting}), or ask for it only when offered",
-        endpoint.address, endpoint.tls_setting
+        endpoint.address, endpoint.server_key, endpoint.tls_setting
     )
 }

@@ -6,8 +6,8 @@
 
 use std::io::{BufReader, Read, Write};
 
-use crate::db::Login;
 use crate::net::Connection as Socket;
+use crate::Login;
 use wharf_jdbc_url::TlsMode;
 
 use sha1::{Digest, Sha1};
@@ -179,13 +179,12 @@ impl Connection {
                 Some(0xff) => {
                     return Err(match server_error(&packet) {
                         MyError::Server { code: 1045, message, .. } => MyError::SignIn(format!(
-                            "MariaDB refused {} at {}: {message}; check connection.username (connection.user) and \
-                             connection.password",
-                            login.user, login.address
+                            "MariaDB refused {} at {}: {message}; check {} and {}",
+                            login.user, login.address, login.keys.user, login.keys.password
                         )),
                         MyError::Server { code: 1049, message, .. } => MyError::SignIn(format!(
-                            "MariaDB at {} has no database {}: {message}; check the database of connection.url",
-                            login.address, login.database
+                            "MariaDB at {} has no database {}: {message}; check {}",
+                            login.address, login.database, login.keys.database
                         )),
                         other => other,
                     })
@@ -215,9 +214,9 @@ impl Connection {
                 Some(password) => native_password(password.as_bytes(), seed),
             }),
             other => Err(MyError::SignIn(format!(
-                "MariaDB asks {} to sign in with {other}, and jdbc-sink speaks mysql_native_password; give the user that \
+                "MariaDB asks {} to sign in with {other}, and {} speaks mysql_native_password; give the user that \
                  plugin (ALTER USER … IDENTIFIED VIA mysql_native_password USING PASSWORD('…'))",
-                login.user
+                login.user, login.keys.client
             ))),
         }
     }
