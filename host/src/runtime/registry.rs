@@ -32,6 +32,7 @@ const ALIASES: &[(&str, &str)] = &[
     // jdbc-sink reads each one's keys by the class it was named by.
     ("io.debezium.connector.jdbc.JdbcSinkConnector", "jdbc-sink"),
     ("io.confluent.connect.jdbc.JdbcSinkConnector", "jdbc-sink"),
+    ("io.debezium.connector.postgresql.PostgresConnector", "postgres-cdc"),
 ];
 
 /// Deepest folder level searched below each `plugin.path` entry.

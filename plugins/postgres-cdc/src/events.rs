@@ -1,0 +1,393 @@
+//! Debezium's change events: each table's key, value and envelope schemas, the `source` block,
+//! and the records of a snapshot row, an insert, an update, a delete, a truncate and a
+//! heartbeat, with the offsets Debezium stores beside them.
+
+use std::sync::Arc;
+
+use wharf_sdk::{OffsetMap, Part, Scalar, Schema, SourceRecord, Value};
+
+use crate::values::{self, Kind};
+
+/// `source.version`: the Debezium release whose events these are.
+pub const DEBEZIUM_VERSION: &str = "3.6.1.Final";
+
+/// A column as the catalog describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogColumn {
+    pub name: String,
+    pub type_oid: u32,
+    pub modifier: i32,
+    pub not_null: bool,
+    pub type_name: String,
+    /// An enum's labels, in order, joined by commas.
+    pub labels: Option<String>,
+    /// The column's place in the primary key, from 1.
+    pub key_position: Option<i32>,
+}
+
+/// A column of a captured table.
+#[derive(Debug, Clone)]
+pub struct TableColumn {
+    pub name: String,
+    /// None for a column left out: filtered by `column.*.list`, or of a type without a mapping.
+    pub kind: Option<Kind>,
+    pub optional: bool,
+}
+
+/// A captured table: its topic and schemas.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub schema: String,
+    pub table: String,
+    pub topic: String,
+    /// Every column, in the table's order.
+    pub columns: Vec<TableColumn>,
+    /// The key's columns (indices into `columns`), in the key's order; empty for no key.
+    pub key: Vec<usize>,
+    pub key_schema: Option<Arc<Schema>>,
+    pub envelope: Arc<Schema>,
+}
+
+/// What a topic name may hold; Debezium writes `_` for anything else.
+fn topic_safe(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect()
+}
+
+impl Table {
+    /// The table's schemas from its catalog columns; `included` says which columns are written,
+    /// and `key_columns` names the columns of a key of one's own (`message.key.columns`).
+    pub fn new(
+        prefix: &str,
+        schema: &str,
+        table: &str,
+        catalog: &[CatalogColumn],
+        included: impl Fn(&str) -> bool,
+        key_columns: Option<&[String]>,
+        source: &Arc<Schema>,
+    ) -> Result<Table, String> {
+        let name = topic_safe(&format!("{prefix}.{schema}.{table}"));
+        let mut columns = Vec::with_capacity(catalog.len());
+        let mut value = Schema::structure().named(&format!("{name}.Value")).optional();
+        for column in catalog {
+            let kind = included(&column.name)
+                .then(|| values::kind_of(column.type_oid, column.modifier, &column.type_name, column.labels.as_deref()))
+                .flatten();
+            if let Some(kind) = &kind {
+                value = value.field(&column.name, values::schema_of(kind, !column.not_null));
+            }
+            columns.push(TableColumn { name: column.name.clone(), kind, optional: !column.not_null });
+        }
+        let key: Vec<usize> = match key_columns {
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    catalog.iter().position(|c| &c.name == n).ok_or_else(|| {
+                        format!("message.key.columns names the column {n}, which {schema}.{table} does not have")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            None => {
+                let mut keyed: Vec<(i32, usize)> =
+                    catalog.iter().enumerate().filter_map(|(i, c)| c.key_position.map(|p| (p, i))).collect();
+                keyed.sort();
+                keyed.into_iter().map(|(_, i)| i).collect()
+            }
+        };
+        let key: Vec<usize> = key.into_iter().filter(|i| columns[*i].kind.is_some()).collect();
+        let key_schema = (!key.is_empty()).then(|| {
+            let mut schema = Schema::structure().named(&format!("{name}.Key"));
+            for &i in &key {
+                if let Some(kind) = &columns[i].kind {
+                    schema = schema.field(&catalog[i].name, values::schema_of(kind, !catalog[i].not_null));
+                }
+            }
+            schema.build()
+        });
+        let value_schema = value.build();
+        let block = Schema::structure()
+            .named("event.block")
+            .version(1)
+            .optional()
+            .field("id", Schema::string().build())
+            .field("total_order", Schema::int64().build())
+            .field("data_collection_order", Schema::int64().build())
+            .build();
+        let envelope = Schema::structure()
+            .named(&format!("{name}.Envelope"))
+            .version(2)
+            .field("before", value_schema.clone())
+            .field("after", value_schema.clone())
+            .field("source", source.clone())
+            .field("transaction", block)
+            .field("op", Schema::string().build())
+            .field("ts_ms", Schema::int64().optional().build())
+            .field("ts_us", Schema::int64().optional().build())
+            .field("ts_ns", Schema::int64().optional().build())
+            .build();
+        Ok(Table {
+            schema: schema.to_string(),
+            table: table.to_string(),
+            topic: name,
+            columns,
+            key,
+            key_schema,
+            envelope,
+        })
+    }
+
+    /// A row's value struct from its cells (`None` for NULL) in the table's column order; a
+    /// cell `Unchanged` is an unchanged TOASTed value.
+    pub fn row(&self, cells: &[Cell<'_>]) -> Result<Value, String> {
+        let mut fields = Vec::with_capacity(cells.len());
+        for (column, cell) in self.columns.iter().zip(cells) {
+            let Some(kind) = &column.kind else { continue };
+            fields.push(match cell {
+                // A column the change leaves out (an old row's non-key column) that may not be
+                // null: the type's zero, as Debezium writes it.
+                Cell::Null if !column.optional => values::fallback(kind),
+                Cell::Null => Value::Null,
+                Cell::Unchanged => values::unavailable(kind),
+                Cell::Text(text) => values::value_of(kind, text)
+                    .map_err(|e| format!("column {} of {}.{}: {e}", column.name, self.schema, self.table))?,
+            });
+        }
+        if cells.len() != self.columns.len() {
+            return Err(format!(
+                "a row of {}.{} has {} columns and the table {}",
+                self.schema,
+                self.table,
+                cells.len(),
+                self.columns.len()
+            ));
+        }
+        Ok(Value::Struct(fields))
+    }
+
+    /// The key struct of a row's value struct (as `row` made it); none for a table without a key.
+    pub fn key_of(&self, row: &Value) -> Option<Value> {
+        let Value::Struct(fields) = row else { return None };
+        let schema = self.key_schema.as_ref()?;
+        // Positions in the value struct of the key's columns.
+        let mut values = Vec::with_capacity(schema.fields.len());
+        for &i in &self.key {
+            let at = self.columns[..i].iter().filter(|c| c.kind.is_some()).count();
+            values.push(fields.get(at).cloned().unwrap_or(Value::Null));
+        }
+        Some(Value::Struct(values))
+    }
+}
+
+/// One column's value in a row.
+#[derive(Debug, Clone, Copy)]
+pub enum Cell<'a> {
+    Null,
+    Unchanged,
+    Text(&'a str),
+}
+
+/// The `source` block's schema (`io.debezium.connector.postgresql.Source`).
+pub fn source_schema() -> Arc<Schema> {
+    let optional = |s: Schema| s.optional().build();
+    Schema::structure()
+        .named("io.debezium.connector.postgresql.Source")
+        .field("version", Schema::string().build())
+        .field("connector", Schema::string().build())
+        .field("name", Schema::string().build())
+        .field("ts_ms", Schema::int64().build())
+        .field(
+            "snapshot",
+            Schema::string()
+                .named("io.debezium.data.Enum")
+                .version(1)
+                .parameter(
+                    "allowed",
+                    "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental",
+                )
+                .default_value("false")
+                .optional()
+                .build(),
+        )
+        .field("db", Schema::string().build())
+        .field("sequence", optional(Schema::string()))
+        .field("ts_us", optional(Schema::int64()))
+        .field("ts_ns", optional(Schema::int64()))
+        .field("schema", Schema::string().build())
+        .field("table", Schema::string().build())
+        .field("txId", optional(Schema::int64()))
+        .field("lsn", optional(Schema::int64()))
+        .field("xmin", optional(Schema::int64()))
+        .field("origin", optional(Schema::string()))
+        .field("origin_lsn", optional(Schema::int64()))
+        .build()
+}
+
+/// Where a record stands: the `source` block's varying fields and the offset stored beside it.
+#[derive(Debug, Clone, Default)]
+pub struct Position {
+    /// The commit's (streaming) or the snapshot's time, in microseconds from the epoch.
+    pub ts_us: i64,
+    pub tx_id: Option<i64>,
+    pub lsn: Option<u64>,
+    /// The last change completely processed (streaming).
+    pub lsn_proc: Option<u64>,
+    /// The end of the last transaction completely processed (streaming).
+    pub lsn_commit: Option<u64>,
+    /// `INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`, `BEGIN`, `COMMIT` (streaming).
+    pub message_type: Option<&'static str>,
+    /// Snapshot rows: `first`, `true`, `last_in_data_collection`, …; none while streaming.
+    pub snapshot: Option<&'static str>,
+}
+
+impl Position {
+    /// The offset Debezium stores for a record at this position.
+    pub fn offset(&self) -> OffsetMap {
+        let mut map: OffsetMap = vec![("ts_usec".into(), Scalar::Integer(self.ts_us))];
+        if let Some(tx) = self.tx_id {
+            map.push(("txId".into(), Scalar::Integer(tx)));
+        }
+        if let Some(lsn) = self.lsn {
+            map.push(("lsn".into(), Scalar::Integer(lsn as i64)));
+        }
+        if let Some(marker) = self.snapshot {
+            let last = marker == "last";
+            map.push(("snapshot".into(), Scalar::Text("INITIAL".into())));
+            map.push(("last_snapshot_record".into(), Scalar::Boolean(last)));
+            map.push(("snapshot_completed".into(), Scalar::Boolean(last)));
+        }
+        if let Some(lsn) = self.lsn_proc {
+            map.push(("lsn_proc".into(), Scalar::Integer(lsn as i64)));
+        }
+        if let Some(lsn) = self.lsn_commit {
+            map.push(("lsn_commit".into(), Scalar::Integer(lsn as i64)));
+        }
+        if let Some(kind) = self.message_type {
+            map.push(("messageType".into(), Scalar::Text(kind.into())));
+        }
+        map
+    }
+}
+
+/// The source partition of every record: `{"server": <topic.prefix>}`.
+pub fn partition(prefix: &str) -> OffsetMap {
+    vec![("server".into(), Scalar::Text(prefix.to_string()))]
+}
+
+/// What makes records: the config's names and the shared schemas.
+pub struct Events {
+    pub prefix: String,
+    pub database: String,
+    pub source: Arc<Schema>,
+    pub partition: OffsetMap,
+    pub tombstones: bool,
+}
+
+fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+impl Events {
+    fn source(&self, table: &Table, at: &Position) -> Value {
+        let string = |s: &str| Value::String(s.to_string());
+        let lsn_text = |lsn: Option<u64>| lsn.map_or("null".to_string(), |l| format!("\"{l}\""));
+        let sequence = match at.snapshot {
+            Some(_) => Value::Null,
+            None => Value::String(format!("[{},{}]", lsn_text(at.lsn_commit), lsn_text(at.lsn))),
+        };
+        Value::Struct(vec![
+            string(DEBEZIUM_VERSION),
+            string("postgresql"),
+            string(&self.prefix),
+            Value::Int64(at.ts_us.div_euclid(1000)),
+            at.snapshot.map_or(Value::Null, string),
+            string(&self.database),
+            sequence,
+            Value::Int64(at.ts_us),
+            Value::Int64(at.ts_us.saturating_mul(1000)),
+            string(&table.schema),
+            string(&table.table),
+            at.tx_id.map_or(Value::Null, Value::Int64),
+            at.lsn.map_or(Value::Null, |l| Value::Int64(l as i64)),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ])
+    }
+
+    /// A change event: `op` r, c, u, d or t, with `before` and `after` rows (value structs).
+    pub fn change(
+        &self,
+        table: &Table,
+        op: &str,
+        before: Option<Value>,
+        after: Option<Value>,
+        key: Option<Value>,
+        at: &Position,
+    ) -> SourceRecord {
+        let now = now_micros();
+        let value = Value::Struct(vec![
+            before.unwrap_or(Value::Null),
+            after.unwrap_or(Value::Null),
+            self.source(table, at),
+            Value::Null,
+            Value::String(op.to_string()),
+            Value::Int64(now.div_euclid(1000)),
+            Value::Int64(now),
+            Value::Int64(now.saturating_mul(1000)),
+        ]);
+        let key = match (&table.key_schema, key) {
+            (Some(schema), Some(key)) if op != "t" => Some(Part::data(schema, key)),
+            _ => None,
+        };
+        SourceRecord {
+            source_partition: self.partition.clone(),
+            source_offset: at.offset(),
+            topic: table.topic.clone(),
+            partition: None,
+            key,
+            value: Some(Part::data(&table.envelope, value)),
+            headers: Vec::new(),
+            timestamp: None,
+        }
+    }
+
+    /// The tombstone after a delete: its key, no value.
+    pub fn tombstone(&self, table: &Table, key: Value, at: &Position) -> Option<SourceRecord> {
+        let schema = table.key_schema.as_ref()?;
+        Some(SourceRecord {
+            source_partition: self.partition.clone(),
+            source_offset: at.offset(),
+            topic: table.topic.clone(),
+            partition: None,
+            key: Some(Part::data(schema, key)),
+            value: None,
+            headers: Vec::new(),
+            timestamp: None,
+        })
+    }
+
+    /// A heartbeat to `topic`, carrying the position reached.
+    pub fn heartbeat(&self, topic: &str, at: &Position) -> SourceRecord {
+        let key_schema = Schema::structure()
+            .named("io.debezium.connector.common.ServerNameKey")
+            .version(1)
+            .field("serverName", Schema::string().build())
+            .build();
+        let value_schema = Schema::structure()
+            .named("io.debezium.connector.common.Heartbeat")
+            .version(1)
+            .field("ts_ms", Schema::int64().build())
+            .build();
+        SourceRecord {
+            source_partition: self.partition.clone(),
+            source_offset: at.offset(),
+            topic: topic.to_string(),
+            partition: Some(0),
+            key: Some(Part::data(&key_schema, Value::Struct(vec![Value::String(self.prefix.clone())]))),
+            value: Some(Part::data(&value_schema, Value::Struct(vec![Value::Int64(now_micros().div_euclid(1000))]))),
+            headers: Vec::new(),
+            timestamp: None,
+        }
+    }
+}
