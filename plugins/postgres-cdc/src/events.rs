@@ -190,6 +190,7 @@ pub fn source_schema() -> Arc<Schema> {
     let optional = |s: Schema| s.optional().build();
     Schema::structure()
         .named("io.debezium.connector.postgresql.Source")
+        .version(1)
         .field("version", Schema::string().build())
         .field("connector", Schema::string().build())
         .field("name", Schema::string().build())
@@ -291,10 +292,7 @@ impl Events {
     fn source(&self, table: &Table, at: &Position) -> Value {
         let string = |s: &str| Value::String(s.to_string());
         let lsn_text = |lsn: Option<u64>| lsn.map_or("null".to_string(), |l| format!("\"{l}\""));
-        let sequence = match at.snapshot {
-            Some(_) => Value::Null,
-            None => Value::String(format!("[{},{}]", lsn_text(at.lsn_commit), lsn_text(at.lsn))),
-        };
+        let sequence = Value::String(format!("[{},{}]", lsn_text(at.lsn_commit), lsn_text(at.lsn)));
         Value::Struct(vec![
             string(DEBEZIUM_VERSION),
             string("postgresql"),
