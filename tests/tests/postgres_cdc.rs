@@ -307,3 +307,166 @@ fn the_events_equal_those_debeziums_postgresql_connector_writes_for_the_same_cha
     drop_slot(&format!("{theirs}_slot"));
     drop_slot(&format!("{ours}_slot"));
 }
+
+/// A client of the test database, for many statements from one connection.
+fn client() -> postgres::Client {
+    let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap();
+    postgres::Config::new()
+        .host(&host)
+        .port(port.parse().unwrap())
+        .user("wharf")
+        .password("wharf")
+        .dbname("wharf")
+        .connect(postgres::NoTls)
+        .unwrap()
+}
+
+/// The `id`s of the change events of a topic (tombstones left out), in order, with their ops.
+fn ids_and_ops(topic: &str) -> Vec<(i64, String)> {
+    events(topic)
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|e| {
+            let p = payload(e);
+            let row = if p["after"].is_null() { &p["before"] } else { &p["after"] };
+            (row["id"].as_i64().unwrap(), p["op"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_stopped_connector_resumes_where_it_stopped_without_a_new_snapshot() {
+    let schema = schema("resume");
+    sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY, n int); INSERT INTO {schema}.t VALUES (1, 0)"));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    let topic = format!("{prefix}.{schema}.t");
+    let mut worker = standalone.start();
+    wait_events(&worker, &topic, 1);
+    sql(&format!("INSERT INTO {schema}.t VALUES (2, 0)"));
+    wait_events(&worker, &topic, 2);
+    worker.terminate();
+
+    // Changes while no task reads the slot.
+    sql(&format!("INSERT INTO {schema}.t VALUES (3, 0)"));
+    sql(&format!("UPDATE {schema}.t SET n = 1 WHERE id = 2"));
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    wait_events(&worker, &topic, 4);
+    sql(&format!("INSERT INTO {schema}.t VALUES (4, 0)"));
+    wait_events(&worker, &topic, 5);
+    let expected: Vec<(i64, String)> =
+        [(1, "r"), (2, "c"), (3, "c"), (2, "u"), (4, "c")].iter().map(|(i, o)| (*i, o.to_string())).collect();
+    assert_eq!(ids_and_ops(&topic), expected);
+    assert!(worker.log().contains(&format!("streaming changes of the slot {slot}")), "{}", worker.log());
+    drop(worker);
+    drop_slot(&slot);
+}
+
+/// kill -9 of the worker while changes stream: the restarted task loses none, repeats at most
+/// what it had not stored yet, and reads no snapshot again.
+#[test]
+fn a_killed_worker_loses_no_change_and_does_not_start_over() {
+    let schema = schema("kill");
+    sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY)"));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    let topic = format!("{prefix}.{schema}.t");
+    let mut worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    // The slot exists once the task streams.
+    worker.wait("the slot", Duration::from_secs(60), || {
+        (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["1"])
+            .then_some(())
+    });
+    // A first change, and time for its offset to be stored (offset.flush.interval.ms=500).
+    sql(&format!("INSERT INTO {schema}.t VALUES (1)"));
+    wait_events(&worker, &topic, 1);
+    std::thread::sleep(Duration::from_millis(1500));
+    const ROWS: i64 = 3000;
+    let insert = format!("INSERT INTO {schema}.t VALUES ($1)");
+    let writer = std::thread::spawn(move || {
+        let mut db = client();
+        for id in 2..=ROWS {
+            db.execute(insert.as_str(), &[&(id as i32)]).unwrap();
+        }
+    });
+    worker.wait("changes to arrive", Duration::from_secs(60), || (topic_count(&topic) > 300).then_some(()));
+    worker.kill_9();
+    let before = topic_count(&topic);
+    writer.join().unwrap();
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    worker.wait(&format!("all {ROWS} inserts"), Duration::from_secs(120), || {
+        let ids: std::collections::BTreeSet<i64> = ids_and_ops(&topic).into_iter().map(|(id, _)| id).collect();
+        (ids.len() as i64 == ROWS).then_some(())
+    });
+    let all = ids_and_ops(&topic);
+    assert!(all.iter().all(|(_, op)| op == "c"), "a snapshot was read again");
+    let repeated = all.len() as i64 - ROWS;
+    eprintln!("{before} record(s) before kill -9; {repeated} repeated after it");
+    assert!(repeated < before, "the restarted task started over: {repeated} of {before} repeated");
+    drop(worker);
+    drop_slot(&slot);
+}
+
+/// The server ends the replication connection (as a failover or an administrator does): the
+/// task connects again and resumes after the last change it handed over, losing and repeating
+/// nothing.
+#[test]
+fn a_dropped_replication_connection_resumes_from_the_last_change_handed_over() {
+    let schema = schema("drop");
+    sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY)"));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let mut config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
+    config.push(("slot.drop.on.stop", "true".into()));
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    let topic = format!("{prefix}.{schema}.t");
+    let worker = standalone.start();
+    worker.wait("the slot", Duration::from_secs(60), || {
+        (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["1"])
+            .then_some(())
+    });
+    sql(&format!("INSERT INTO {schema}.t VALUES (1)"));
+    wait_events(&worker, &topic, 1);
+    sql(&format!("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '{slot}'"));
+    sql(&format!("INSERT INTO {schema}.t VALUES (2)"));
+    sql(&format!("INSERT INTO {schema}.t VALUES (3)"));
+    wait_events(&worker, &topic, 3);
+    std::thread::sleep(Duration::from_secs(2));
+    let expected: Vec<(i64, String)> = (1..=3).map(|i| (i, "c".to_string())).collect();
+    assert_eq!(ids_and_ops(&topic), expected);
+    assert!(worker.log().contains("connecting again"), "{}", worker.log());
+    assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
+}
+
+/// A user without the REPLICATION attribute: the task fails saying what to grant.
+#[test]
+fn a_user_who_may_not_replicate_fails_the_task_saying_what_to_grant() {
+    let user = unique("noreplication").replace('-', "_").to_lowercase();
+    sql(&format!("CREATE ROLE {user} LOGIN PASSWORD 'secret'"));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let mut config = debezium_config(&prefix, "public.nothing", &slot);
+    config.retain(|(k, _)| !matches!(*k, "database.user" | "database.password"));
+    config.push(("database.user", user.clone()));
+    config.push(("database.password", "secret".into()));
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    let status = worker.wait_task_state(&connector, 0, "FAILED");
+    let trace = status["trace"].as_str().unwrap_or_default().to_string();
+    assert!(trace.contains(&format!("ALTER ROLE \"{user}\" REPLICATION")), "{trace}");
+}
