@@ -470,3 +470,127 @@ fn a_user_who_may_not_replicate_fails_the_task_saying_what_to_grant() {
     let trace = status["trace"].as_str().unwrap_or_default().to_string();
     assert!(trace.contains(&format!("ALTER ROLE \"{user}\" REPLICATION")), "{trace}");
 }
+
+/// A Kafka Connect 4.1 distributed worker on the topics of `group`, with Debezium's PostgreSQL
+/// connector in its plugin path; its REST port.
+fn start_connect_cluster(dir: &std::path::Path, group: &str) -> (KillOnDrop, u16) {
+    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
+    let port = free_port();
+    let worker = dir.join("connect-distributed.properties");
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut settings = vec![
+        ("bootstrap.servers", bootstrap()),
+        ("key.converter", json.clone()),
+        ("value.converter", json),
+        ("offset.flush.interval.ms", "1000".into()),
+        ("listeners", format!("http://127.0.0.1:{port}")),
+        ("rest.advertised.host.name", "127.0.0.1".into()),
+        ("plugin.path", debezium_plugins()),
+    ];
+    settings.extend(cluster_properties(group));
+    write_properties(&worker, &settings);
+    let log = std::fs::File::create(dir.join("connect.log")).unwrap();
+    let child = std::process::Command::new("java")
+        .args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectDistributed"])
+        .arg(&worker)
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("java could not start Kafka Connect");
+    (KillOnDrop(child), port)
+}
+
+/// A REST call to the Connect worker at `port`; its status, or 0 when it does not answer yet.
+fn connect_call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("http://127.0.0.1:{port}{path}"))
+        .header("Content-Type", "application/json")
+        .body(body.map(Value::to_string).unwrap_or_default())
+        .unwrap();
+    match agent.run(request) {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            let text = response.body_mut().read_to_string().unwrap_or_default();
+            (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        }
+        Err(_) => (0, Value::Null),
+    }
+}
+
+/// Debezium runs on Kafka Connect, snapshots and streams, and stops; Wharf takes the connector
+/// over under the same name on the same offset topic: it resumes from Debezium's stored offsets
+/// and slot, reads no snapshot, and loses none of the changes made in between.
+#[test]
+fn a_connector_moved_from_kafka_connect_resumes_from_debeziums_offsets_and_slot() {
+    let schema = schema("move");
+    sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY, n int); INSERT INTO {schema}.t VALUES (1, 0), (2, 0)"));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let config: serde_json::Map<String, Value> = debezium_config(&prefix, &format!("{schema}.t"), &slot)
+        .into_iter()
+        .filter(|(k, _)| !k.ends_with(".converter"))
+        .map(|(k, v)| (k.to_string(), Value::String(v)))
+        .collect();
+    let connector = unique("moving");
+    let topic = format!("{prefix}.{schema}.t");
+    let dir = tempfile::tempdir().unwrap();
+    let group = unique("connect-cdc");
+    let (mut connect, port) = start_connect_cluster(dir.path(), &group);
+    let connect_log = || std::fs::read_to_string(dir.path().join("connect.log")).unwrap_or_default();
+    wait_for("Kafka Connect to answer", Duration::from_secs(120), || {
+        (connect_call(port, "GET", "/connectors", None).0 == 200).then_some(())
+    });
+    let body = serde_json::json!({"name": connector, "config": config});
+    let (code, answer) = connect_call(port, "POST", "/connectors", Some(&body));
+    assert_eq!(code, 201, "{answer}");
+    wait_for("Debezium's snapshot", Duration::from_secs(120), || {
+        assert!(!connect_log().contains(" ERROR "), "Kafka Connect logged an error:\n{}", connect_log());
+        (topic_count(&topic) >= 2).then_some(())
+    });
+    wait_for("Debezium's slot", Duration::from_secs(60), || {
+        (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["1"])
+            .then_some(())
+    });
+    sql(&format!("INSERT INTO {schema}.t VALUES (3, 0)"));
+    wait_for("Debezium's insert", Duration::from_secs(60), || (topic_count(&topic) >= 3).then_some(()));
+    // Time for Connect to store the insert's offset, then a clean stop.
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: a signal to our own child process.
+    unsafe { libc::kill(connect.0.id() as i32, libc::SIGTERM) };
+    let _ = connect.0.wait();
+    drop(connect);
+    wait_for("the slot to be free", Duration::from_secs(30), || {
+        (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["0"])
+            .then_some(())
+    });
+
+    // Changes while nothing reads the slot.
+    sql(&format!("INSERT INTO {schema}.t VALUES (4, 0)"));
+    sql(&format!("UPDATE {schema}.t SET n = 1 WHERE id = 1"));
+
+    // Wharf, a cluster of its own but Connect's offset topic.
+    let cluster = Distributed::with(
+        unique("wharf-cdc"),
+        [format!("{group}-wharf-configs"), format!("{group}-offsets"), format!("{group}-wharf-status")],
+        &[],
+    );
+    let worker = cluster.start();
+    let mut wharf_config = config.clone();
+    wharf_config.insert("key.converter".into(), "org.apache.kafka.connect.json.JsonConverter".into());
+    wharf_config.insert("value.converter".into(), "org.apache.kafka.connect.json.JsonConverter".into());
+    wharf_config.insert("slot.drop.on.stop".into(), "true".into());
+    let (code, answer) = create(&worker, &connector, Value::Object(wharf_config));
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    wait_events(&worker, &topic, 5);
+    std::thread::sleep(Duration::from_secs(2));
+    let expected: Vec<(i64, String)> =
+        [(1, "r"), (2, "r"), (3, "c"), (4, "c"), (1, "u")].iter().map(|(i, o)| (*i, o.to_string())).collect();
+    assert_eq!(ids_and_ops(&topic), expected, "{}", worker.log());
+    let (_, value) = &events(&topic)[4];
+    assert_eq!(value["payload"]["source"]["version"], "3.6.1.Final");
+    drop(worker);
+    drop_slot(&slot);
+}
