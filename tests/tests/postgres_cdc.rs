@@ -69,12 +69,34 @@ fn payload(event: &(Value, Value)) -> &Value {
     &event.1["payload"]
 }
 
-fn drop_slot(slot: &str) {
-    let _ = try_sql(&format!(
-        "SELECT pg_drop_replication_slot('{slot}') FROM pg_replication_slots WHERE slot_name = '{slot}'"
-    ));
+/// A replication slot a test makes (through a connector): dropped when the test ends, however it
+/// ends, so that slots left behind neither hold the server's WAL nor use up
+/// max_replication_slots.
+struct Slot(String);
+
+impl Slot {
+    fn new(name: &str) -> Slot {
+        Slot(name.to_string())
+    }
 }
 
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let slot = &self.0;
+        // The process reading it (a worker just killed) may hold it for a moment.
+        for _ in 0..50 {
+            let _ = try_sql(&format!(
+                "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active"
+            ));
+            match try_sql(&format!(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{slot}'"
+            )) {
+                Ok(_) => return,
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+}
 #[test]
 fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
     let schema = schema("cdc");
@@ -85,6 +107,7 @@ fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
     ));
     let prefix = unique("pg").replace('-', "_");
     let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
     let mut config = debezium_config(&prefix, &format!("{schema}.orders"), &slot);
     config.push(("slot.drop.on.stop", "true".into()));
     let connector = unique("cdc");
@@ -137,7 +160,6 @@ fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
     worker.terminate();
     // slot.drop.on.stop=true: the slot is gone with the task.
     assert_eq!(sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}'")), ["0"]);
-    drop_slot(&slot);
 }
 
 fn debezium_plugins() -> String {
@@ -234,78 +256,18 @@ fn the_events_equal_those_debeziums_postgresql_connector_writes_for_the_same_cha
     sql(&row(1));
     sql(&format!("INSERT INTO {schema}.kinds (id, whole) VALUES (2, 0)"));
 
-    let run = unique("cmp").replace('-', "_").to_lowercase();
-    let (ours, theirs) = (format!("w{run}"), format!("d{run}"));
-    let table = format!("{schema}.kinds");
-    let mut wharf_config = debezium_config(&ours, &table, &format!("{ours}_slot"));
-    wharf_config.push(("slot.drop.on.stop", "true".into()));
-    let mut connect_config: Vec<(&str, String)> = debezium_config(&theirs, &table, &format!("{theirs}_slot"))
-        .into_iter()
-        .filter(|(k, _)| !k.ends_with(".converter"))
-        .collect();
-    connect_config.push(("slot.drop.on.stop", "true".into()));
-    let mut wharf = Standalone::new(&[]);
-    wharf.add_connector("wharf-cdc", &wharf_config);
-    let dir = wharf.dir.path().to_path_buf();
-    let connect = KillOnDrop(start_connect(&dir, Some(&debezium_plugins()), &[("debezium-cdc", connect_config)]));
-    let mut worker = wharf.start();
-    let connect_log = || std::fs::read_to_string(dir.join("connect.log")).unwrap_or_default();
-    let (our_topic, their_topic) = (format!("{ours}.{table}"), format!("{theirs}.{table}"));
-    let wait_both = |count: i64| {
-        worker.wait(&format!("{count} records from each connector"), Duration::from_secs(180), || {
-            let log = connect_log();
-            if let Some(line) = log.lines().find(|l| l.contains(" ERROR ")) {
-                panic!("Kafka Connect logged an error: {line}");
-            }
-            (topic_count(&our_topic) >= count && topic_count(&their_topic) >= count).then_some(())
-        });
-    };
-    wait_both(2);
-    // Both slots exist, so the changes below reach both streams.
-    worker.wait("Debezium's slot", Duration::from_secs(60), || {
-        let active = sql(&format!(
-            "SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('{ours}_slot', '{theirs}_slot') AND active"
-        ));
-        (active == ["2"]).then_some(())
-    });
-    sql(&row(3));
-    sql(&format!("UPDATE {schema}.kinds SET label = 'changed', numbers = '{{}}' WHERE id = 3"));
-    sql(&format!("UPDATE {schema}.kinds SET essay = 'short now', feeling = 'happy' WHERE id = 1"));
-    sql(&format!("DELETE FROM {schema}.kinds WHERE id = 2"));
+    let changes = [
+        row(3),
+        format!("UPDATE {schema}.kinds SET label = 'changed', numbers = '{{}}' WHERE id = 3"),
+        format!("UPDATE {schema}.kinds SET essay = 'short now', feeling = 'happy' WHERE id = 1"),
+        format!("DELETE FROM {schema}.kinds WHERE id = 2"),
+    ];
     // 2 reads, an insert, 2 updates, a delete and its tombstone.
-    wait_both(7);
-    let records = |topic: &str, prefix: &str| -> Vec<(Value, Value)> {
-        topic_records(topic)
-            .into_iter()
-            .map(|(_, key, value)| {
-                let parse = |t: &str| normalized(serde_json::from_str(t).unwrap_or(Value::Null), prefix);
-                (parse(&key), value.as_deref().map_or(Value::Null, parse))
-            })
-            .collect()
-    };
-    let (mine, debezium) = (records(&our_topic, &ours), records(&their_topic, &theirs));
-    assert_eq!(mine.len(), debezium.len(), "Wharf wrote {mine:#?}\nDebezium wrote {debezium:#?}");
-    for (i, ((my_key, my_value), (their_key, their_value))) in mine.iter().zip(&debezium).enumerate() {
-        if let Some(d) = difference(my_key, their_key, "key") {
-            panic!(
-                "record {i}: the keys differ at {d}\nWharf: {}\nDebezium: {}",
-                my_key["payload"], their_key["payload"]
-            );
-        }
-        if let Some(d) = difference(my_value, their_value, "value") {
-            panic!(
-                "record {i}: the values differ at {d}\nWharf: {}\nDebezium: {}",
-                my_value["payload"], their_value["payload"]
-            );
-        }
-    }
+    let compared = compare_with_debezium(&[(&format!("{schema}.kinds"), 2, 7)], &[], &changes);
+    let mine = &compared[0];
     // The update of row 3 left its TOASTed essay alone: the stream did not carry it.
     assert_eq!(mine[3].1["payload"]["op"], "u");
     assert_eq!(mine[3].1["payload"]["after"]["essay"], "__debezium_unavailable_value");
-    worker.terminate();
-    drop(connect);
-    drop_slot(&format!("{theirs}_slot"));
-    drop_slot(&format!("{ours}_slot"));
 }
 
 /// A client of the test database, for many statements from one connection.
@@ -340,6 +302,7 @@ fn a_stopped_connector_resumes_where_it_stopped_without_a_new_snapshot() {
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY, n int); INSERT INTO {schema}.t VALUES (1, 0)"));
     let prefix = unique("pg").replace('-', "_");
     let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
     let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
     let connector = unique("cdc");
     let mut standalone = Standalone::new(&[]);
@@ -364,7 +327,6 @@ fn a_stopped_connector_resumes_where_it_stopped_without_a_new_snapshot() {
     assert_eq!(ids_and_ops(&topic), expected);
     assert!(worker.log().contains(&format!("streaming changes of the slot {slot}")), "{}", worker.log());
     drop(worker);
-    drop_slot(&slot);
 }
 
 /// kill -9 of the worker while changes stream: the restarted task loses none, repeats at most
@@ -375,6 +337,7 @@ fn a_killed_worker_loses_no_change_and_does_not_start_over() {
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY)"));
     let prefix = unique("pg").replace('-', "_");
     let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
     let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
     let connector = unique("cdc");
     let mut standalone = Standalone::new(&[]);
@@ -415,7 +378,6 @@ fn a_killed_worker_loses_no_change_and_does_not_start_over() {
     eprintln!("{before} record(s) before kill -9; {repeated} repeated after it");
     assert!(repeated < before, "the restarted task started over: {repeated} of {before} repeated");
     drop(worker);
-    drop_slot(&slot);
 }
 
 /// The server ends the replication connection (as a failover or an administrator does): the
@@ -427,6 +389,7 @@ fn a_dropped_replication_connection_resumes_from_the_last_change_handed_over() {
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY)"));
     let prefix = unique("pg").replace('-', "_");
     let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
     let mut config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
     config.push(("slot.drop.on.stop", "true".into()));
     let connector = unique("cdc");
@@ -458,6 +421,7 @@ fn a_user_who_may_not_replicate_fails_the_task_saying_what_to_grant() {
     sql(&format!("CREATE ROLE {user} LOGIN PASSWORD 'secret'"));
     let prefix = unique("pg").replace('-', "_");
     let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
     let mut config = debezium_config(&prefix, "public.nothing", &slot);
     config.retain(|(k, _)| !matches!(*k, "database.user" | "database.password"));
     config.push(("database.user", user.clone()));
@@ -528,6 +492,7 @@ fn a_connector_moved_from_kafka_connect_resumes_from_debeziums_offsets_and_slot(
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY, n int); INSERT INTO {schema}.t VALUES (1, 0), (2, 0)"));
     let prefix = unique("pg").replace('-', "_");
     let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
     let config: serde_json::Map<String, Value> = debezium_config(&prefix, &format!("{schema}.t"), &slot)
         .into_iter()
         .filter(|(k, _)| !k.ends_with(".converter"))
@@ -592,5 +557,149 @@ fn a_connector_moved_from_kafka_connect_resumes_from_debeziums_offsets_and_slot(
     let (_, value) = &events(&topic)[4];
     assert_eq!(value["payload"]["source"]["version"], "3.6.1.Final");
     drop(worker);
-    drop_slot(&slot);
+}
+
+/// Runs Debezium's connector in Kafka Connect and Wharf's beside it on `tables` (schema.table,
+/// the records each topic holds after the snapshot and at the end), with the config's `extra`
+/// keys; makes `changes` once both stream; then compares each topic's records, key and value,
+/// field by field. Wharf's records, normalized, per table.
+fn compare_with_debezium(
+    tables: &[(&str, i64, i64)],
+    extra: &[(&'static str, &str)],
+    changes: &[String],
+) -> Vec<Vec<(Value, Value)>> {
+    let run = unique("cmp").replace('-', "_").to_lowercase();
+    let (ours, theirs) = (format!("w{run}"), format!("d{run}"));
+    let _slots = (Slot::new(&format!("{ours}_slot")), Slot::new(&format!("{theirs}_slot")));
+    let list = tables.iter().map(|(t, _, _)| *t).collect::<Vec<_>>().join(",");
+    let mut wharf_config = debezium_config(&ours, &list, &format!("{ours}_slot"));
+    wharf_config.push(("slot.drop.on.stop", "true".into()));
+    let mut connect_config: Vec<(&str, String)> = debezium_config(&theirs, &list, &format!("{theirs}_slot"))
+        .into_iter()
+        .filter(|(k, _)| !k.ends_with(".converter"))
+        .collect();
+    connect_config.push(("slot.drop.on.stop", "true".into()));
+    for (key, value) in extra {
+        wharf_config.push((key, value.to_string()));
+        connect_config.push((key, value.to_string()));
+    }
+    let mut wharf = Standalone::new(&[]);
+    wharf.add_connector("wharf-cdc", &wharf_config);
+    let dir = wharf.dir.path().to_path_buf();
+    let connect = KillOnDrop(start_connect(&dir, Some(&debezium_plugins()), &[("debezium-cdc", connect_config)]));
+    let mut worker = wharf.start();
+    let connect_log = || std::fs::read_to_string(dir.join("connect.log")).unwrap_or_default();
+    let wait_all = |at_end: bool| {
+        for (table, snapshot, end) in tables {
+            let count = if at_end { *end } else { *snapshot };
+            let (our_topic, their_topic) = (format!("{ours}.{table}"), format!("{theirs}.{table}"));
+            worker.wait(&format!("{count} records of {table} from each connector"), Duration::from_secs(180), || {
+                let log = connect_log();
+                if log.contains(" ERROR ") {
+                    let causes: Vec<&str> = log
+                        .lines()
+                        .filter(|l| l.contains(" ERROR ") || l.starts_with("Caused by") || l.contains("Exception"))
+                        .take(12)
+                        .collect();
+                    panic!("Kafka Connect logged an error:\n{}", causes.join("\n"));
+                }
+                (topic_count(&our_topic) >= count && topic_count(&their_topic) >= count).then_some(())
+            });
+        }
+    };
+    wait_all(false);
+    // Both slots stream, so the changes below reach both.
+    worker.wait("both slots", Duration::from_secs(60), || {
+        let active = sql(&format!(
+            "SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('{ours}_slot', '{theirs}_slot') AND active"
+        ));
+        (active == ["2"]).then_some(())
+    });
+    for change in changes {
+        sql(change);
+    }
+    wait_all(true);
+    // Anything more either writes arrives now.
+    std::thread::sleep(Duration::from_secs(1));
+    let records = |topic: &str, prefix: &str| -> Vec<(Value, Value)> {
+        topic_records(topic)
+            .into_iter()
+            .map(|(_, key, value)| {
+                let parse = |t: &str| normalized(serde_json::from_str(t).unwrap_or(Value::Null), prefix);
+                (parse(&key), value.as_deref().map_or(Value::Null, parse))
+            })
+            .collect()
+    };
+    let mut all = Vec::new();
+    for (table, _, _) in tables {
+        let (mine, debezium) =
+            (records(&format!("{ours}.{table}"), &ours), records(&format!("{theirs}.{table}"), &theirs));
+        let summary = |records: &[(Value, Value)]| -> Vec<String> {
+            records.iter().map(|(k, v)| format!("key {} op {}", k["payload"], v["payload"]["op"])).collect()
+        };
+        assert_eq!(
+            summary(&mine),
+            summary(&debezium),
+            "{table}: the records differ (Wharf's, then Debezium's); Connect's log ends:\n{}",
+            connect_log().lines().rev().take(30).collect::<Vec<_>>().join("\n")
+        );
+        for (i, ((my_key, my_value), (their_key, their_value))) in mine.iter().zip(&debezium).enumerate() {
+            if let Some(d) = difference(my_key, their_key, "key") {
+                panic!("{table}, record {i}: the keys differ at {d}\nWharf: {my_key}\nDebezium: {their_key}");
+            }
+            if let Some(d) = difference(my_value, their_value, "value") {
+                panic!(
+                    "{table}, record {i}: the values differ at {d}\nWharf: {}\nDebezium: {}",
+                    my_value["payload"], their_value["payload"]
+                );
+            }
+        }
+        all.push(mine);
+    }
+    worker.terminate();
+    drop(connect);
+    all
+}
+
+/// Tables of other shapes: a full replica identity (old rows in updates and deletes), a table
+/// without a primary key, an update that changes the key, a column added mid-stream, truncates
+/// (skipped.operations=none), and columns with defaults.
+#[test]
+fn old_rows_keyless_tables_key_changes_new_columns_and_truncates_equal_debeziums() {
+    let schema = schema("shapes");
+    sql(&format!(
+        "CREATE TABLE {schema}.full_rows (id int PRIMARY KEY, note text NOT NULL, n int); ALTER TABLE \
+         {schema}.full_rows REPLICA IDENTITY FULL; CREATE TABLE {schema}.no_key (a int, b text); ALTER TABLE \
+         {schema}.no_key REPLICA IDENTITY FULL; CREATE TABLE {schema}.keyed (id int PRIMARY KEY, note text NOT \
+         NULL); INSERT INTO {schema}.full_rows VALUES (1, 'a', 1); INSERT INTO {schema}.no_key VALUES (1, 'x'); \
+         INSERT INTO {schema}.keyed VALUES (1, 'k'); CREATE TABLE {schema}.defaults (id serial PRIMARY KEY, \
+         status text NOT NULL DEFAULT 'new', at timestamptz DEFAULT now(), price numeric(8,2) DEFAULT 1.5, day \
+         date DEFAULT '2024-01-01', n int DEFAULT NULL, uid uuid DEFAULT gen_random_uuid()); INSERT INTO \
+         {schema}.defaults (n) VALUES (1)"
+    ));
+    let changes = [
+        format!("UPDATE {schema}.full_rows SET n = 2 WHERE id = 1"),
+        format!("DELETE FROM {schema}.full_rows WHERE id = 1"),
+        format!("UPDATE {schema}.no_key SET b = 'y' WHERE a = 1"),
+        format!("DELETE FROM {schema}.no_key WHERE a = 1"),
+        format!("UPDATE {schema}.keyed SET id = 11 WHERE id = 1"),
+        format!("ALTER TABLE {schema}.keyed ADD COLUMN added int DEFAULT 5"),
+        format!("INSERT INTO {schema}.keyed VALUES (2, 'after the new column', 7)"),
+        format!("TRUNCATE {schema}.keyed"),
+        format!("INSERT INTO {schema}.defaults (status, price) VALUES ('old', NULL)"),
+    ];
+    compare_with_debezium(
+        &[
+            // read, update, delete, tombstone
+            (&format!("{schema}.full_rows"), 1, 4),
+            // read, update, delete, tombstone (without a key, as Debezium writes it)
+            (&format!("{schema}.no_key"), 1, 4),
+            // read, delete + tombstone + create of the new key, insert, truncate
+            (&format!("{schema}.keyed"), 1, 6),
+            // read, insert: a serial key, defaults of literals and functions
+            (&format!("{schema}.defaults"), 1, 2),
+        ],
+        &[("skipped.operations", "none")],
+        &changes,
+    );
 }

@@ -720,6 +720,7 @@ impl Capture {
                         None if c.key => Some(1),
                         None => None,
                     },
+                    default: found.and_then(|k| k.default.clone()),
                 }
             })
             .collect();
@@ -849,9 +850,8 @@ impl Capture {
                         self.events.change(&table, "d", before.clone(), None, Some(old_key.clone()), &self.position);
                     self.pending.push_back(delete);
                     if self.events.tombstones {
-                        if let Some(t) = self.events.tombstone(&table, old_key.clone(), &self.position) {
-                            self.pending.push_back(t);
-                        }
+                        let tombstone = self.events.tombstone(&table, Some(old_key.clone()), &self.position);
+                        self.pending.push_back(tombstone);
                     }
                     let create = self.events.change(&table, "c", None, after, key, &self.position);
                     self.pending.push_back(create);
@@ -864,11 +864,7 @@ impl Capture {
         let record = self.events.change(&table, op, before, after, key.clone(), &self.position);
         self.pending.push_back(record);
         if op == "d" && self.events.tombstones {
-            if let Some(key) = key {
-                if let Some(t) = self.events.tombstone(&table, key, &self.position) {
-                    self.pending.push_back(t);
-                }
-            }
+            self.pending.push_back(self.events.tombstone(&table, key, &self.position));
         }
         self.streamed += 1;
         Ok(())

@@ -67,9 +67,13 @@ pub fn tables(db: &mut Connection) -> Result<Vec<(String, String)>, PgError> {
         .collect())
 }
 
-/// The captured tables: those the include and exclude lists allow.
+/// The captured tables (those the include and exclude lists allow), in the order of the first
+/// expression of `table.include.list` each matches, then by name.
 pub fn captured(db: &mut Connection, settings: &Settings) -> Result<Vec<(String, String)>, PgError> {
-    Ok(tables(db)?.into_iter().filter(|(s, t)| is_captured(settings, s, t)).collect())
+    let mut tables: Vec<(String, String)> =
+        tables(db)?.into_iter().filter(|(s, t)| is_captured(settings, s, t)).collect();
+    tables.sort_by_key(|(s, t)| settings.tables.rank(&format!("{s}.{t}")));
+    Ok(tables)
 }
 
 pub fn is_captured(settings: &Settings, schema: &str, table: &str) -> bool {
@@ -77,16 +81,17 @@ pub fn is_captured(settings: &Settings, schema: &str, table: &str) -> bool {
 }
 
 /// A table's columns in order, with what the replication stream does not say: whether each may
-/// be null, its place in the primary key, an enum's labels. `relation` is the table's OID, or
-/// none to find it by name.
+/// be null, its place in the primary key, an enum's labels, its default (none for a domain's
+/// column, as Debezium reads none).
 pub fn columns(db: &mut Connection, schema: &str, table: &str) -> Result<Vec<CatalogColumn>, PgError> {
     let sql =
         "SELECT a.attname, CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, CASE WHEN t.typtype \
                = 'd' THEN t.typtypmod ELSE a.atttypmod END, a.attnotnull, t.typname, (SELECT string_agg(e.enumlabel, \
                ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e WHERE e.enumtypid = a.atttypid), (SELECT \
                array_position(i.indkey::int2[], a.attnum) FROM pg_catalog.pg_index i WHERE i.indrelid = a.attrelid \
-               AND i.indisprimary) FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
-               WHERE a.attrelid = (SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = \
+               AND i.indisprimary), CASE WHEN t.typtype = 'd' THEN NULL ELSE pg_catalog.pg_get_expr(d.adbin, \
+               d.adrelid) END FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid LEFT \
+               JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE a.attrelid = (SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = \
                c.relnamespace WHERE n.nspname = $1 AND c.relname = $2) AND a.attnum > 0 AND NOT a.attisdropped ORDER \
                BY a.attnum";
     let (rows, _) = db.execute(sql, &[Some(schema), Some(table)])?;
@@ -102,6 +107,7 @@ pub fn columns(db: &mut Connection, schema: &str, table: &str) -> Result<Vec<Cat
                 type_name: text(4).unwrap_or_default(),
                 labels: text(5),
                 key_position: text(6).and_then(|p| p.parse().ok()),
+                default: text(7),
             })
         })
         .collect())

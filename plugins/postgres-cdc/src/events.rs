@@ -23,6 +23,8 @@ pub struct CatalogColumn {
     pub labels: Option<String>,
     /// The column's place in the primary key, from 1.
     pub key_position: Option<i32>,
+    /// The default's expression, as `pg_get_expr` writes it.
+    pub default: Option<String>,
 }
 
 /// A column of a captured table.
@@ -32,6 +34,8 @@ pub struct TableColumn {
     /// None for a column left out: filtered by `column.*.list`, or of a type without a mapping.
     pub kind: Option<Kind>,
     pub optional: bool,
+    /// The schema's default, from the column's (as Debezium reads it).
+    pub default: Option<Value>,
 }
 
 /// A captured table: its topic and schemas.
@@ -72,10 +76,11 @@ impl Table {
             let kind = included(&column.name)
                 .then(|| values::kind_of(column.type_oid, column.modifier, &column.type_name, column.labels.as_deref()))
                 .flatten();
+            let default = kind.as_ref().and_then(|k| values::default_of(k, column.type_oid, column.default.as_deref()));
             if let Some(kind) = &kind {
-                value = value.field(&column.name, values::schema_of(kind, !column.not_null));
+                value = value.field(&column.name, values::schema_of(kind, !column.not_null, default.clone()));
             }
-            columns.push(TableColumn { name: column.name.clone(), kind, optional: !column.not_null });
+            columns.push(TableColumn { name: column.name.clone(), kind, optional: !column.not_null, default });
         }
         let key: Vec<usize> = match key_columns {
             Some(names) => names
@@ -98,7 +103,8 @@ impl Table {
             let mut schema = Schema::structure().named(&format!("{name}.Key"));
             for &i in &key {
                 if let Some(kind) = &columns[i].kind {
-                    schema = schema.field(&catalog[i].name, values::schema_of(kind, !catalog[i].not_null));
+                    let default = columns[i].default.clone();
+                    schema = schema.field(&catalog[i].name, values::schema_of(kind, !catalog[i].not_null, default));
                 }
             }
             schema.build()
@@ -144,7 +150,7 @@ impl Table {
             fields.push(match cell {
                 // A column the change leaves out (an old row's non-key column) that may not be
                 // null: the type's zero, as Debezium writes it.
-                Cell::Null if !column.optional => values::fallback(kind),
+                Cell::Null if !column.optional => column.default.clone().unwrap_or_else(|| values::fallback(kind)),
                 Cell::Null => Value::Null,
                 Cell::Unchanged => values::unavailable(kind),
                 Cell::Text(text) => values::value_of(kind, text)
@@ -350,19 +356,23 @@ impl Events {
         }
     }
 
-    /// The tombstone after a delete: its key, no value.
-    pub fn tombstone(&self, table: &Table, key: Value, at: &Position) -> Option<SourceRecord> {
-        let schema = table.key_schema.as_ref()?;
-        Some(SourceRecord {
+    /// The tombstone after a delete: its key (none for a table without one, as Debezium writes
+    /// it), no value.
+    pub fn tombstone(&self, table: &Table, key: Option<Value>, at: &Position) -> SourceRecord {
+        let key = match (&table.key_schema, key) {
+            (Some(schema), Some(key)) => Some(Part::data(schema, key)),
+            _ => None,
+        };
+        SourceRecord {
             source_partition: self.partition.clone(),
             source_offset: at.offset(),
             topic: table.topic.clone(),
             partition: None,
-            key: Some(Part::data(schema, key)),
+            key,
             value: None,
             headers: Vec::new(),
             timestamp: None,
-        })
+        }
     }
 
     /// A heartbeat to `topic`, carrying the position reached.

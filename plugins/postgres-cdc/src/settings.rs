@@ -174,10 +174,20 @@ pub struct Filter {
     exclude: Vec<Regex>,
 }
 
+fn matches_whole(regex: &Regex, name: &str) -> bool {
+    regex.find(name).is_some_and(|m| m.start() == 0 && m.end() == name.len())
+}
+
 impl Filter {
     pub fn allows(&self, name: &str) -> bool {
-        let full = |r: &Regex| r.find(name).is_some_and(|m| m.start() == 0 && m.end() == name.len());
-        (self.include.is_empty() || self.include.iter().any(full)) && !self.exclude.iter().any(full)
+        (self.include.is_empty() || self.include.iter().any(|r| matches_whole(r, name)))
+            && !self.exclude.iter().any(|r| matches_whole(r, name))
+    }
+
+    /// The place of the first include expression that matches `name`: Debezium snapshots tables
+    /// in the order of `table.include.list`.
+    pub fn rank(&self, name: &str) -> usize {
+        self.include.iter().position(|r| matches_whole(r, name)).unwrap_or(0)
     }
 }
 

@@ -117,8 +117,8 @@ pub fn kind_of(oid: u32, modifier: i32, type_name: &str, labels: Option<&str>) -
     })
 }
 
-/// The column's schema, optional when the column is nullable.
-pub fn schema_of(kind: &Kind, optional: bool) -> Arc<Schema> {
+/// The column's schema, optional when the column is nullable, with the column's default.
+pub fn schema_of(kind: &Kind, optional: bool, default: Option<Value>) -> Arc<Schema> {
     let base = match kind {
         Kind::Boolean | Kind::Bit => Schema::boolean(),
         Kind::Int16 => Schema::int16(),
@@ -151,7 +151,11 @@ pub fn schema_of(kind: &Kind, optional: bool) -> Arc<Schema> {
         Kind::TimestampMicros => Schema::int64().named("io.debezium.time.MicroTimestamp").version(1),
         Kind::TimestampZoned(_) => Schema::string().named("io.debezium.time.ZonedTimestamp").version(1),
         Kind::Interval => Schema::int64().named("io.debezium.time.MicroDuration").version(1),
-        Kind::Array(element) => Schema::array(schema_of(element, true)),
+        Kind::Array(element) => Schema::array(schema_of(element, true, None)),
+    };
+    let base = match default {
+        Some(value) => base.default_value(value),
+        None => base,
     };
     if optional {
         base.optional().build()
@@ -235,10 +239,124 @@ pub fn fallback(kind: &Kind) -> Value {
         Kind::VariableDecimal => Value::Struct(vec![Value::Int32(0), Value::Bytes(vec![0])]),
         Kind::Bytes | Kind::Bits(_) => Value::Bytes(Vec::new()),
         Kind::Array(_) => Value::Array(Vec::new()),
-        Kind::Text | Kind::NamedText(_) | Kind::Enum(_) | Kind::TimeZoned | Kind::TimestampZoned(_) => {
-            Value::String(String::new())
-        }
+        Kind::TimestampZoned(_) => Value::String("1970-01-01T00:00:00Z".into()),
+        Kind::Text | Kind::NamedText(_) | Kind::Enum(_) | Kind::TimeZoned => Value::String(String::new()),
     }
+}
+
+/// A column's default as Debezium reads it (its `PostgresDefaultValueConverter`): a literal's
+/// value; for a function (`nextval(…)`, `now()`, `gen_random_uuid()`, `CURRENT_TIMESTAMP`) the
+/// type's zero; none for `NULL::…`, for types Debezium gives no default (arrays, bytea, timetz,
+/// money, `numeric` without a scale, …) and for what does not parse.
+pub fn default_of(kind: &Kind, oid: u32, expression: Option<&str>) -> Option<Value> {
+    let expression = expression?.trim();
+    // The zero each type's parser is given for a function.
+    let placeholder = match oid {
+        21 | 23 | 20 => "0",
+        700 | 701 | 1700 => "0.0",
+        16 => "false",
+        1560 | 1562 => "00",
+        25 | 1043 | 1042 | 142 => "",
+        114 | 3802 => "{}",
+        2950 => "00000000-0000-0000-0000-000000000000",
+        1082 | 1114 | 1184 => "1970-01-01",
+        1083 => "00:00",
+        1186 => "epoch",
+        _ if matches!(kind, Kind::Enum(_)) => "",
+        _ => return None,
+    };
+    let function = {
+        let lower = expression.to_ascii_lowercase();
+        is_function_call(expression)
+            || matches!(
+                lower.as_str(),
+                "current_timestamp" | "current_time" | "current_date" | "localtime" | "localtimestamp"
+            )
+    };
+    if matches!(kind, Kind::Enum(_)) {
+        // `'label'::type`; a function gives none.
+        if function {
+            return None;
+        }
+        let (label, cast) = expression.strip_prefix('\'')?.split_once('\'')?;
+        return cast.starts_with("::").then(|| Value::String(label.to_string()));
+    }
+    let text: Option<String> = if function {
+        Some(placeholder.to_string())
+    } else if !expression.contains('\'') {
+        (!expression.starts_with("NULL::")).then(|| expression.to_string())
+    } else {
+        let start = expression.find('\'')? + 1;
+        let end = start + expression[start..].find('\'')?;
+        Some(expression[start..end].to_string())
+    };
+    let Some(text) = text else {
+        // `NULL::interval` reads as an interval of zero.
+        return (*kind == Kind::Interval).then_some(Value::Int64(0));
+    };
+    let text = text.as_str();
+    Some(match kind {
+        Kind::Int16 => Value::Int16(text.parse().ok()?),
+        Kind::Int32 => Value::Int32(text.parse().ok()?),
+        Kind::Int64 => Value::Int64(text.parse().ok()?),
+        Kind::Float32 => Value::Float32(text.parse().ok()?),
+        Kind::Float64 => Value::Float64(text.parse().ok()?),
+        Kind::Decimal { scale, .. } => {
+            let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+            let fraction = fraction.trim_end_matches('0');
+            if fraction.len() > *scale as usize {
+                return None;
+            }
+            let padded = format!("{whole}.{fraction:0<width$}", width = *scale as usize);
+            let (unscaled, _) = decimal(padded.trim_end_matches('.'))?;
+            Value::Decimal { unscaled, scale: *scale as i32 }
+        }
+        Kind::Boolean => Value::Boolean(text.eq_ignore_ascii_case("true")),
+        Kind::Bit => Value::Boolean(text == "1"),
+        Kind::Bits(_) => Value::Bytes(bits(text)?),
+        Kind::Text | Kind::NamedText(_) => {
+            if oid == 2950 && !is_uuid(text) {
+                return None;
+            }
+            Value::String(text.to_string())
+        }
+        Kind::Date => Value::Int32(date(text)?),
+        Kind::TimeMillis => Value::Int32((time_micros(text)? / 1000) as i32),
+        Kind::TimeMicros => Value::Int64(time_micros(text)?),
+        Kind::TimestampMillis => Value::Int64(timestamp_micros(&with_time(text))?.div_euclid(1000)),
+        Kind::TimestampMicros => Value::Int64(timestamp_micros(&with_time(text))?),
+        Kind::TimestampZoned(digits) => {
+            let text = with_time(text);
+            let zoned =
+                if split_offset(&text).is_some_and(|(t, _)| t.contains(' ')) { text } else { format!("{text}+00") };
+            Value::String(zoned_timestamp(&zoned, *digits)?)
+        }
+        Kind::Interval if text == "epoch" => Value::Int64(0),
+        Kind::Interval => Value::Int64(interval_micros(text)?),
+        _ => return None,
+    })
+}
+
+/// Whether an expression starts as a function call does: a name, then parentheses.
+fn is_function_call(expression: &str) -> bool {
+    let rest = expression.strip_prefix('(').unwrap_or(expression);
+    let name_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).unwrap_or(rest.len());
+    name_end > 0 && rest[name_end..].starts_with('(') && rest[name_end..].contains(')')
+}
+
+/// A date alone as a timestamp at midnight.
+fn with_time(text: &str) -> String {
+    if text.contains(' ') || text.contains('T') {
+        text.replacen('T', " ", 1)
+    } else {
+        format!("{text} 00:00:00")
+    }
+}
+
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 fn float(text: &str) -> Option<f64> {
@@ -573,5 +691,37 @@ mod tests {
         assert_eq!(array_items("{}").unwrap(), Vec::<Option<String>>::new());
         assert_eq!(bytea("\\x00ff").unwrap(), vec![0, 255]);
         assert_eq!(bits("1000000001").unwrap(), vec![0x01, 0x02]);
+    }
+
+    #[test]
+    fn defaults_read_as_debezium_reads_them() {
+        let int = Kind::Int32;
+        assert_eq!(default_of(&int, 23, Some("nextval('t_id_seq'::regclass)")), Some(Value::Int32(0)));
+        assert_eq!(default_of(&int, 23, Some("'-1'::integer")), Some(Value::Int32(-1)));
+        assert_eq!(default_of(&int, 23, Some("(-1)")), None);
+        assert_eq!(default_of(&int, 23, Some("NULL::integer")), None);
+        assert_eq!(default_of(&Kind::Text, 25, Some("'new'::text")), Some(Value::String("new".into())));
+        assert_eq!(default_of(&Kind::Text, 25, Some("CURRENT_USER")), Some(Value::String("CURRENT_USER".into())));
+        let money = Kind::Decimal { precision: 10, scale: 2 };
+        assert_eq!(default_of(&money, 1700, Some("1.5")), Some(Value::Decimal { unscaled: vec![0, 150], scale: 2 }));
+        assert_eq!(default_of(&money, 1700, Some("now()")), Some(Value::Decimal { unscaled: vec![0], scale: 2 }));
+        assert_eq!(default_of(&Kind::TimestampMicros, 1114, Some("now()")), Some(Value::Int64(0)));
+        assert_eq!(
+            default_of(&Kind::TimestampZoned(6), 1184, Some("CURRENT_TIMESTAMP")),
+            Some(Value::String("1970-01-01T00:00:00.000000Z".into()))
+        );
+        assert_eq!(
+            default_of(&Kind::TimestampZoned(6), 1184, Some("'2021-03-20 14:44:28+01'::timestamp with time zone")),
+            Some(Value::String("2021-03-20T13:44:28.000000Z".into()))
+        );
+        assert_eq!(default_of(&Kind::Date, 1082, Some("'2024-01-01'::date")), Some(Value::Int32(19723)));
+        assert_eq!(default_of(&Kind::Interval, 1186, Some("NULL::interval")), Some(Value::Int64(0)));
+        let mood = Kind::Enum("sad,ok".into());
+        assert_eq!(default_of(&mood, 16500, Some("'ok'::mood")), Some(Value::String("ok".into())));
+        assert_eq!(default_of(&Kind::Bytes, 17, Some("'\\x00'::bytea")), None);
+        assert_eq!(
+            default_of(&Kind::NamedText("io.debezium.data.Uuid"), 2950, Some("gen_random_uuid()")),
+            Some(Value::String("00000000-0000-0000-0000-000000000000".into()))
+        );
     }
 }
