@@ -561,6 +561,7 @@ impl Capture {
                     |c| self.settings.columns.allows(&format!("{schema}.{name}.{c}")),
                     self.settings.key_columns.of(&format!("{schema}.{name}")),
                     &self.events.source,
+                    &self.settings.modes,
                 )
                 .map_err(Failure::Fatal)?;
                 db.simple(&format!(
@@ -733,6 +734,7 @@ impl Capture {
             |c| self.settings.columns.allows(&format!("{schema}.{name}.{c}")),
             self.settings.key_columns.of(&format!("{schema}.{name}")),
             &self.events.source,
+            &self.settings.modes,
         )
         .map_err(Failure::Fatal)?;
         self.tables.insert(relation.oid, Some(Arc::new(table)));

@@ -68,13 +68,22 @@ impl Table {
         included: impl Fn(&str) -> bool,
         key_columns: Option<&[String]>,
         source: &Arc<Schema>,
+        modes: &values::Modes,
     ) -> Result<Table, String> {
         let name = topic_safe(&format!("{prefix}.{schema}.{table}"));
         let mut columns = Vec::with_capacity(catalog.len());
         let mut value = Schema::structure().named(&format!("{name}.Value")).optional();
         for column in catalog {
             let kind = included(&column.name)
-                .then(|| values::kind_of(column.type_oid, column.modifier, &column.type_name, column.labels.as_deref()))
+                .then(|| {
+                    values::kind_with(
+                        column.type_oid,
+                        column.modifier,
+                        &column.type_name,
+                        column.labels.as_deref(),
+                        modes,
+                    )
+                })
                 .flatten();
             let default = kind.as_ref().and_then(|k| values::default_of(k, column.type_oid, column.default.as_deref()));
             if let Some(kind) = &kind {

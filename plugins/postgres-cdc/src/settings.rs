@@ -6,6 +6,8 @@
 
 use regex_lite::{Regex, RegexBuilder};
 use wharf_jdbc_url::TlsMode;
+
+use crate::values::{BinaryMode, DecimalMode, Modes, TimeMode};
 use wharf_sdk::{ConfigKey, ConfigProblem, ConfigType, Importance};
 
 /// What the plugin does with a key.
@@ -87,11 +89,11 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "heartbeat.action.query", ty: ConfigType::String, default: None, effect: Effect::DefaultOnly(NOT_YET), doc: "Not built yet." },
     KeyDef { name: "status.update.interval.ms", ty: ConfigType::Int, default: Some("10000"), effect: Effect::Used, doc: "How often the stream's position is reported to the server." },
     KeyDef { name: "tombstones.on.delete", ty: ConfigType::Boolean, default: Some("true"), effect: Effect::Used, doc: "A delete is followed by a record with the same key and a null value, for log compaction." },
-    KeyDef { name: "decimal.handling.mode", ty: ConfigType::String, default: Some("precise"), effect: Effect::DefaultOnly(NOT_YET), doc: "precise (Kafka Connect's Decimal); double and string are not built yet." },
-    KeyDef { name: "time.precision.mode", ty: ConfigType::String, default: Some("adaptive"), effect: Effect::DefaultOnly(NOT_YET), doc: "adaptive; the other modes are not built yet." },
-    KeyDef { name: "binary.handling.mode", ty: ConfigType::String, default: Some("bytes"), effect: Effect::DefaultOnly(NOT_YET), doc: "bytes; base64, base64-url-safe and hex are not built yet." },
-    KeyDef { name: "interval.handling.mode", ty: ConfigType::String, default: Some("numeric"), effect: Effect::DefaultOnly(NOT_YET), doc: "numeric (microseconds, a month counted as 30.4375 days); string is not built yet." },
-    KeyDef { name: "hstore.handling.mode", ty: ConfigType::String, default: Some("json"), effect: Effect::DefaultOnly(NOT_YET), doc: "json; map is not built yet." },
+    KeyDef { name: "decimal.handling.mode", ty: ConfigType::String, default: Some("precise"), effect: Effect::Used, doc: "precise (Kafka Connect's Decimal; numeric without a scale as io.debezium.data.VariableScaleDecimal), double (float64) or string." },
+    KeyDef { name: "time.precision.mode", ty: ConfigType::String, default: Some("adaptive"), effect: Effect::Used, doc: "adaptive (by each column's precision: io.debezium.time.Time, MicroTime, Timestamp, MicroTimestamp), adaptive_time_microseconds, connect (Kafka Connect's Date, Time, Timestamp in milliseconds), isostring, microseconds or nanoseconds." },
+    KeyDef { name: "binary.handling.mode", ty: ConfigType::String, default: Some("bytes"), effect: Effect::Used, doc: "bytes, base64, base64-url-safe or hex." },
+    KeyDef { name: "interval.handling.mode", ty: ConfigType::String, default: Some("numeric"), effect: Effect::Used, doc: "numeric (io.debezium.time.MicroDuration: microseconds, a month counted as 30.4375 days) or string (io.debezium.time.Interval, ISO 8601)." },
+    KeyDef { name: "hstore.handling.mode", ty: ConfigType::String, default: Some("json"), effect: Effect::Used, doc: "json (a JSON object's text, io.debezium.data.Json) or map." },
     KeyDef { name: "include.unknown.datatypes", ty: ConfigType::Boolean, default: Some("false"), effect: Effect::DefaultOnly(NOT_YET), doc: "false: columns of types without a mapping are left out." },
     KeyDef { name: "unavailable.value.placeholder", ty: ConfigType::String, default: Some("__debezium_unavailable_value"), effect: Effect::DefaultOnly(NOT_YET), doc: "What an unchanged TOASTed value is written as." },
     KeyDef { name: "poll.interval.ms", ty: ConfigType::Long, default: Some("500"), effect: Effect::Used, doc: "How long a poll waits for changes at most (and always within wasm.call.timeout.ms)." },
@@ -234,6 +236,7 @@ pub struct Settings {
     pub status_interval_ms: u64,
     pub tombstones: bool,
     pub poll_interval_ms: u64,
+    pub modes: Modes,
 }
 
 fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -443,6 +446,32 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
     let heartbeat_topic = format!("{}.{prefix}", value("topic.heartbeat.prefix").unwrap_or("__debezium-heartbeat"));
     let status_interval_ms = number(&mut problem, "status.update.interval.ms").max(100);
     let poll_interval_ms = number(&mut problem, "poll.interval.ms").max(1);
+    let mut choice = |key: &str, choices: &[&str]| -> usize {
+        let given = value(key).unwrap_or(choices[0]);
+        choices.iter().position(|c| c.eq_ignore_ascii_case(given)).unwrap_or_else(|| {
+            problem(key, format!("{key}=\"{given}\" is not one of {}", choices.join(", ")));
+            0
+        })
+    };
+    let modes = Modes {
+        decimal: [DecimalMode::Precise, DecimalMode::Double, DecimalMode::String]
+            [choice("decimal.handling.mode", &["precise", "double", "string"])],
+        time: [
+            TimeMode::Adaptive,
+            TimeMode::AdaptiveTimeMicroseconds,
+            TimeMode::Connect,
+            TimeMode::IsoString,
+            TimeMode::Microseconds,
+            TimeMode::Nanoseconds,
+        ][choice(
+            "time.precision.mode",
+            &["adaptive", "adaptive_time_microseconds", "connect", "isostring", "microseconds", "nanoseconds"],
+        )],
+        binary: [BinaryMode::Bytes, BinaryMode::Base64, BinaryMode::Base64UrlSafe, BinaryMode::Hex]
+            [choice("binary.handling.mode", &["bytes", "base64", "base64-url-safe", "hex"])],
+        interval_text: choice("interval.handling.mode", &["numeric", "string"]) == 1,
+        hstore_map: choice("hstore.handling.mode", &["json", "map"]) == 1,
+    };
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -472,6 +501,7 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         status_interval_ms,
         tombstones,
         poll_interval_ms,
+        modes,
     })
 }
 
@@ -538,13 +568,13 @@ mod tests {
     #[test]
     fn keys_not_built_and_bad_values_are_refused_by_name() {
         let problems = read(&pairs(&[
-            ("decimal.handling.mode", "double"),
+            ("unavailable.value.placeholder", "x"),
             ("snapshot.mode", "sometimes"),
             ("plugin.name", "decoderbufs"),
         ]))
         .unwrap_err();
         let keys: Vec<_> = problems.iter().map(|p| p.name.clone()).collect();
-        assert_eq!(keys, ["plugin.name", "decimal.handling.mode", "snapshot.mode"]);
+        assert_eq!(keys, ["plugin.name", "unavailable.value.placeholder", "snapshot.mode"]);
         assert!(problems[1].message.contains("not build it yet"), "{}", problems[1].message);
         let missing = read(&[]).unwrap_err();
         assert!(missing.iter().any(|p| p.name == "database.hostname"));

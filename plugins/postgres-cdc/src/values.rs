@@ -51,6 +51,29 @@ pub enum Kind {
     TimestampZoned(u32),
     Interval,
     Array(Box<Kind>),
+    /// `decimal.handling.mode=double`.
+    DecimalDouble,
+    /// `decimal.handling.mode=string`, with the column's scale when it has one.
+    DecimalText(Option<u32>),
+    /// `time.precision.mode=connect`: Kafka Connect's Date, Time (milliseconds) and Timestamp.
+    ConnectDate,
+    ConnectTime,
+    ConnectTimestamp,
+    /// `time.precision.mode=nanoseconds`.
+    TimeNanos,
+    TimestampNanos,
+    /// `time.precision.mode=isostring`.
+    IsoDate,
+    IsoTime,
+    IsoTimestamp,
+    /// `binary.handling.mode` other than bytes: the bytes as text.
+    BytesText(BinaryMode),
+    /// `interval.handling.mode=string`.
+    IntervalText,
+    /// `hstore.handling.mode=json`: the pairs as a JSON object's text.
+    HstoreJson,
+    /// `hstore.handling.mode=map`.
+    HstoreMap,
 }
 
 /// The `Kind` of a column of type `oid` with modifier `modifier`; `type_name` and `labels`
@@ -152,6 +175,19 @@ pub fn schema_of(kind: &Kind, optional: bool, default: Option<Value>) -> Arc<Sch
         Kind::TimestampZoned(_) => Schema::string().named("io.debezium.time.ZonedTimestamp").version(1),
         Kind::Interval => Schema::int64().named("io.debezium.time.MicroDuration").version(1),
         Kind::Array(element) => Schema::array(schema_of(element, true, None)),
+        Kind::DecimalDouble => Schema::float64(),
+        Kind::DecimalText(_) | Kind::BytesText(_) => Schema::string(),
+        Kind::ConnectDate => Schema::date(),
+        Kind::ConnectTime => Schema::time(),
+        Kind::ConnectTimestamp => Schema::timestamp(),
+        Kind::TimeNanos => Schema::int64().named("io.debezium.time.NanoTime").version(1),
+        Kind::TimestampNanos => Schema::int64().named("io.debezium.time.NanoTimestamp").version(1),
+        Kind::IsoDate => Schema::string().named("io.debezium.time.IsoDate").version(1),
+        Kind::IsoTime => Schema::string().named("io.debezium.time.IsoTime").version(1),
+        Kind::IsoTimestamp => Schema::string().named("io.debezium.time.IsoTimestamp").version(1),
+        Kind::IntervalText => Schema::string().named("io.debezium.time.Interval").version(1),
+        Kind::HstoreJson => Schema::string().named("io.debezium.data.Json").version(1),
+        Kind::HstoreMap => Schema::map(Schema::string().build(), Schema::string().optional().build()),
     };
     let base = match default {
         Some(value) => base.default_value(value),
@@ -200,6 +236,35 @@ pub fn value_of(kind: &Kind, text: &str) -> Result<Value, String> {
         Kind::TimestampMicros => Value::Int64(timestamp_micros(text).ok_or_else(bad)?),
         Kind::TimestampZoned(digits) => Value::String(zoned_timestamp(text, *digits).ok_or_else(bad)?),
         Kind::Interval => Value::Int64(interval_micros(text).ok_or_else(bad)?),
+        Kind::DecimalDouble => {
+            Value::Float64(float(text.trim_start_matches('$').replace(',', "").as_str()).ok_or_else(bad)?)
+        }
+        Kind::DecimalText(_) => Value::String(text.to_string()),
+        Kind::ConnectDate => Value::Int32(date(text).ok_or_else(bad)?),
+        Kind::ConnectTime => Value::Int32((time_micros(text).ok_or_else(bad)? / 1000) as i32),
+        Kind::ConnectTimestamp => Value::Int64(timestamp_micros(text).ok_or_else(bad)?.div_euclid(1000)),
+        Kind::TimeNanos => Value::Int64(time_micros(text).ok_or_else(bad)? * 1000),
+        Kind::TimestampNanos => Value::Int64(timestamp_micros(text).ok_or_else(bad)?.saturating_mul(1000)),
+        Kind::IsoDate => Value::String(iso_date(date(text).ok_or_else(bad)?)),
+        Kind::IsoTime => Value::String(iso_time(time_micros(text).ok_or_else(bad)?)),
+        Kind::IsoTimestamp => Value::String(iso_timestamp(timestamp_micros(text).ok_or_else(bad)?)),
+        Kind::BytesText(mode) => {
+            let bytes = bytea(text).ok_or_else(bad)?;
+            Value::String(match mode {
+                BinaryMode::Hex => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+                BinaryMode::Base64UrlSafe => base64(&bytes, true),
+                _ => base64(&bytes, false),
+            })
+        }
+        Kind::IntervalText => Value::String(interval_text(text).ok_or_else(bad)?),
+        Kind::HstoreJson => Value::String(hstore_json(&hstore(text).ok_or_else(bad)?)),
+        Kind::HstoreMap => Value::Map(
+            hstore(text)
+                .ok_or_else(bad)?
+                .into_iter()
+                .map(|(k, v)| (Value::String(k), v.map_or(Value::Null, Value::String)))
+                .collect(),
+        ),
         Kind::Array(element) => {
             let mut values = Vec::new();
             for item in array_items(text).ok_or_else(bad)? {
@@ -240,6 +305,15 @@ pub fn fallback(kind: &Kind) -> Value {
         Kind::Bytes | Kind::Bits(_) => Value::Bytes(Vec::new()),
         Kind::Array(_) => Value::Array(Vec::new()),
         Kind::TimestampZoned(_) => Value::String("1970-01-01T00:00:00Z".into()),
+        Kind::DecimalDouble => Value::Float64(0.0),
+        Kind::ConnectDate | Kind::ConnectTime => Value::Int32(0),
+        Kind::ConnectTimestamp | Kind::TimeNanos | Kind::TimestampNanos => Value::Int64(0),
+        Kind::IntervalText => Value::String("P0Y0M0DT0H0M0S".into()),
+        Kind::HstoreJson => Value::String("{}".into()),
+        Kind::HstoreMap => Value::Map(Vec::new()),
+        Kind::DecimalText(_) | Kind::BytesText(_) | Kind::IsoDate | Kind::IsoTime | Kind::IsoTimestamp => {
+            Value::String(String::new())
+        }
         Kind::Text | Kind::NamedText(_) | Kind::Enum(_) | Kind::TimeZoned => Value::String(String::new()),
     }
 }
@@ -333,6 +407,28 @@ pub fn default_of(kind: &Kind, oid: u32, expression: Option<&str>) -> Option<Val
         }
         Kind::Interval if text == "epoch" => Value::Int64(0),
         Kind::Interval => Value::Int64(interval_micros(text)?),
+        Kind::IntervalText if text == "epoch" => Value::String("P0Y0M0DT0H0M0S".into()),
+        Kind::IntervalText => Value::String(interval_text(text)?),
+        Kind::DecimalDouble if oid == 1700 && !matches!(kind_of(oid, -1, "", None), Some(Kind::Decimal { .. })) => {
+            Value::Float64(text.parse().ok()?)
+        }
+        Kind::DecimalText(scale) => {
+            let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+            match scale {
+                Some(scale) if fraction.len() < *scale as usize => {
+                    Value::String(format!("{whole}.{fraction:0<width$}", width = *scale as usize))
+                }
+                _ => Value::String(text.to_string()),
+            }
+        }
+        Kind::ConnectDate => Value::Int32(date(text)?),
+        Kind::ConnectTime => Value::Int32((time_micros(text)? / 1000) as i32),
+        Kind::ConnectTimestamp => Value::Int64(timestamp_micros(&with_time(text))?.div_euclid(1000)),
+        Kind::TimeNanos => Value::Int64(time_micros(text)? * 1000),
+        Kind::TimestampNanos => Value::Int64(timestamp_micros(&with_time(text))?.saturating_mul(1000)),
+        Kind::IsoDate => Value::String(iso_date(date(text)?)),
+        Kind::IsoTime => Value::String(iso_time(time_micros(text)?)),
+        Kind::IsoTimestamp => Value::String(iso_timestamp(timestamp_micros(&with_time(text))?)),
         _ => return None,
     })
 }
@@ -650,6 +746,292 @@ fn array_items(text: &str) -> Option<Vec<Option<String>>> {
     }
 }
 
+/// `decimal.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DecimalMode {
+    #[default]
+    Precise,
+    Double,
+    String,
+}
+
+/// `time.precision.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeMode {
+    #[default]
+    Adaptive,
+    AdaptiveTimeMicroseconds,
+    Connect,
+    IsoString,
+    Microseconds,
+    Nanoseconds,
+}
+
+/// `binary.handling.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BinaryMode {
+    #[default]
+    Bytes,
+    Base64,
+    Base64UrlSafe,
+    Hex,
+}
+
+/// How the config asks for values of the kinds Debezium offers modes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modes {
+    pub decimal: DecimalMode,
+    pub time: TimeMode,
+    pub binary: BinaryMode,
+    /// `interval.handling.mode=string`: ISO 8601 text in place of microseconds.
+    pub interval_text: bool,
+    /// `hstore.handling.mode=map`: a map in place of JSON text.
+    pub hstore_map: bool,
+}
+
+/// The kind of a column of type `oid` under `modes`: `kind_of`'s, with each mode applied.
+pub fn kind_with(oid: u32, modifier: i32, type_name: &str, labels: Option<&str>, modes: &Modes) -> Option<Kind> {
+    let kind = kind_of(oid, modifier, type_name, labels)?;
+    let precision = if modifier < 0 { 6 } else { modifier };
+    Some(apply(kind, oid, precision, type_name, modes))
+}
+
+fn apply(kind: Kind, oid: u32, precision: i32, type_name: &str, modes: &Modes) -> Kind {
+    let time = |adaptive: Kind, micros: Kind, nanos: Kind, connect: Kind, iso: Kind| match modes.time {
+        TimeMode::Adaptive => adaptive,
+        TimeMode::Microseconds => micros,
+        TimeMode::Nanoseconds => nanos,
+        TimeMode::Connect => connect,
+        TimeMode::IsoString => iso,
+        TimeMode::AdaptiveTimeMicroseconds => adaptive,
+    };
+    match kind {
+        Kind::Decimal { .. } | Kind::VariableDecimal | Kind::Money => match modes.decimal {
+            DecimalMode::Precise => kind,
+            DecimalMode::Double => Kind::DecimalDouble,
+            DecimalMode::String => Kind::DecimalText(match kind {
+                Kind::Decimal { scale, .. } => Some(scale),
+                Kind::Money => Some(2),
+                _ => None,
+            }),
+        },
+        Kind::Date => time(Kind::Date, Kind::Date, Kind::Date, Kind::ConnectDate, Kind::IsoDate),
+        Kind::TimeMillis | Kind::TimeMicros => {
+            if modes.time == TimeMode::AdaptiveTimeMicroseconds {
+                return Kind::TimeMicros;
+            }
+            time(kind, Kind::TimeMicros, Kind::TimeNanos, Kind::ConnectTime, Kind::IsoTime)
+        }
+        Kind::TimestampMillis | Kind::TimestampMicros => {
+            time(kind, Kind::TimestampMicros, Kind::TimestampNanos, Kind::ConnectTimestamp, Kind::IsoTimestamp)
+        }
+        Kind::Bytes if modes.binary != BinaryMode::Bytes => Kind::BytesText(modes.binary),
+        Kind::Interval if modes.interval_text => Kind::IntervalText,
+        Kind::NamedText(_) if type_name == "hstore" => {
+            if modes.hstore_map {
+                Kind::HstoreMap
+            } else {
+                Kind::HstoreJson
+            }
+        }
+        Kind::Array(element) => {
+            let element_oid = match oid {
+                1182 => 1082,
+                1115 => 1114,
+                1001 => 17,
+                1231 => 1700,
+                _ => 0,
+            };
+            Kind::Array(Box::new(apply(*element, element_oid, precision, "", modes)))
+        }
+        other => other,
+    }
+}
+
+/// Text as Debezium's ISO 8601 interval (`io.debezium.time.Interval`): `P1Y2M3DT4H5M6.789S`.
+fn interval_text(text: &str) -> Option<String> {
+    let (mut years, mut months, mut days, mut hours, mut minutes, mut seconds) = (0i64, 0i64, 0i64, 0i64, 0i64, 0.0f64);
+    let mut words = text.split_whitespace();
+    while let Some(word) = words.next() {
+        if word.contains(':') {
+            let (sign, clock) = match word.strip_prefix('-') {
+                Some(rest) => (-1, rest),
+                None => (1, word.strip_prefix('+').unwrap_or(word)),
+            };
+            let mut parts = clock.splitn(3, ':');
+            hours = sign * parts.next()?.parse::<i64>().ok()?;
+            minutes = sign * parts.next()?.parse::<i64>().ok()?;
+            seconds = f64::from(sign as i32) * parts.next().unwrap_or("0").parse::<f64>().ok()?;
+            continue;
+        }
+        let n: i64 = word.parse().ok()?;
+        match words.next()?.trim_end_matches('s') {
+            "year" => years = n,
+            "mon" => months = n,
+            "day" => days = n,
+            _ => return None,
+        }
+    }
+    // Java's BigDecimal.valueOf(seconds).stripTrailingZeros().toPlainString().
+    let mut seconds = format!("{seconds}");
+    if seconds.contains('.') {
+        seconds = seconds.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if seconds == "-0" {
+        seconds = "0".into();
+    }
+    Some(format!("P{years}Y{months}M{days}DT{hours}H{minutes}M{seconds}S"))
+}
+
+/// An hstore's text (`"a"=>"1", "b"=>NULL`) as its pairs, in the order a Java `HashMap` iterates
+/// them, which is the order Debezium writes them in.
+fn hstore(text: &str) -> Option<Vec<(String, Option<String>)>> {
+    let mut pairs: Vec<(String, Option<String>)> = Vec::new();
+    let mut chars = text.chars().peekable();
+    let quoted = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| -> Option<String> {
+        let mut out = String::new();
+        loop {
+            match chars.next()? {
+                '\\' => out.push(chars.next()?),
+                '"' => return Some(out),
+                c => out.push(c),
+            }
+        }
+    };
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        if chars.next()? != '"' {
+            return None;
+        }
+        let key = quoted(&mut chars)?;
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.next()? != '=' || chars.next()? != '>' {
+            return None;
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let value = if chars.peek() == Some(&'"') {
+            chars.next();
+            Some(quoted(&mut chars)?)
+        } else {
+            let word: String = std::iter::from_fn(|| chars.next_if(|c| c.is_ascii_alphabetic())).collect();
+            if !word.eq_ignore_ascii_case("null") {
+                return None;
+            }
+            None
+        };
+        match pairs.iter_mut().find(|(k, _)| *k == key) {
+            Some(pair) => pair.1 = value,
+            None => pairs.push((key, value)),
+        }
+    }
+    Some(java_hash_map_order(pairs))
+}
+
+/// Java's `String.hashCode`, over UTF-16 code units.
+fn java_hash(text: &str) -> i32 {
+    text.encode_utf16().fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)))
+}
+
+/// The order a `java.util.HashMap` (default capacity and load factor) iterates keys inserted in
+/// this order: by bucket of the final table, and in insertion order within a bucket.
+fn java_hash_map_order<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
+    let spread = |key: &str| {
+        let h = java_hash(key) as u32;
+        h ^ (h >> 16)
+    };
+    let mut capacity: usize = 16;
+    let mut buckets = vec![0usize; 0];
+    for (i, (key, _)) in pairs.iter().enumerate() {
+        buckets.push(spread(key) as usize);
+        let size = i + 1;
+        let chain = buckets.iter().filter(|b| *b & (capacity - 1) == buckets[i] & (capacity - 1)).count();
+        // A bin of nine entries in a table under 64 makes the table grow instead of a tree.
+        if size * 4 > capacity * 3 || (chain > 8 && capacity < 64) {
+            capacity *= 2;
+        }
+    }
+    let mut indexed: Vec<(usize, usize, (String, V))> =
+        pairs.into_iter().enumerate().map(|(i, pair)| (buckets[i] & (capacity - 1), i, pair)).collect();
+    indexed.sort_by_key(|(bucket, i, _)| (*bucket, *i));
+    indexed.into_iter().map(|(_, _, pair)| pair).collect()
+}
+
+/// JSON text of an hstore's pairs, as Jackson writes a map of strings.
+fn hstore_json(pairs: &[(String, Option<String>)]) -> String {
+    let string = |s: &str| {
+        let mut out = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let fields: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}:{}", string(k), v.as_deref().map_or("null".to_string(), string)))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+fn base64(bytes: &[u8], url_safe: bool) -> String {
+    let alphabet: &[u8; 64] = if url_safe {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// ISO 8601 forms of Debezium's `isostring` mode.
+fn iso_date(days: i32) -> String {
+    let (year, month, day) = civil_from_days(i64::from(days));
+    format!("{year:04}-{month:02}-{day:02}Z")
+}
+
+fn iso_time(micros: i64) -> String {
+    let seconds = micros / 1_000_000;
+    format!("{:02}:{:02}:{:02}{}Z", seconds / 3600, seconds / 60 % 60, seconds % 60, fraction(micros % 1_000_000))
+}
+
+fn iso_timestamp(micros: i64) -> String {
+    let days = micros.div_euclid(86_400_000_000);
+    let (year, month, day) = civil_from_days(days);
+    let time = iso_time(micros.rem_euclid(86_400_000_000));
+    format!("{year:04}-{month:02}-{day:02}T{time}")
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -691,6 +1073,24 @@ mod tests {
         assert_eq!(array_items("{}").unwrap(), Vec::<Option<String>>::new());
         assert_eq!(bytea("\\x00ff").unwrap(), vec![0, 255]);
         assert_eq!(bits("1000000001").unwrap(), vec![0x01, 0x02]);
+    }
+
+    #[test]
+    fn modes_write_as_debezium_writes_them() {
+        assert_eq!(interval_text("1 year 2 mons 3 days 04:05:06.789").unwrap(), "P1Y2M3DT4H5M6.789S");
+        assert_eq!(interval_text("-1 days +02:00:00").unwrap(), "P0Y0M-1DT2H0M0S");
+        assert_eq!(interval_text("00:00:00").unwrap(), "P0Y0M0DT0H0M0S");
+        assert_eq!(base64(&[0, 255, 16], false), "AP8Q");
+        assert_eq!(base64(&[251, 255], true), "-_8=");
+        assert_eq!(iso_timestamp(1_000_500), "1970-01-01T00:00:01.0005Z");
+        assert_eq!(iso_date(19782), "2024-02-29Z");
+        // Java: {"b":"2","a":"1"} has "a" (hash 97) before "b" (98) in a table of 16.
+        let pairs = hstore(r#""b"=>"2", "a"=>"1", "c"=>NULL"#).unwrap();
+        assert_eq!(hstore_json(&pairs), r#"{"a":"1","b":"2","c":null}"#);
+        // "Aa" and "BB" share a hash: insertion order within the bucket.
+        let pairs = hstore(r#""BB"=>"x", "Aa"=>"y""#).unwrap();
+        assert_eq!(hstore_json(&pairs), r#"{"BB":"x","Aa":"y"}"#);
+        assert_eq!(hstore(r#""k\"q"=>"v\\w""#).unwrap(), vec![("k\"q".to_string(), Some("v\\w".to_string()))]);
     }
 
     #[test]
