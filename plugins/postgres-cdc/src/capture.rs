@@ -553,17 +553,8 @@ impl Capture {
                     return Ok(());
                 };
                 let columns = catalog::columns(db, &schema, &name).map_err(Failure::from)?;
-                let built = Table::new(
-                    &self.settings.prefix,
-                    &schema,
-                    &name,
-                    &columns,
-                    |c| self.settings.columns.allows(&format!("{schema}.{name}.{c}")),
-                    self.settings.key_columns.of(&format!("{schema}.{name}")),
-                    &self.events.source,
-                    &self.settings.modes,
-                )
-                .map_err(Failure::Fatal)?;
+                let built = Table::new(&self.settings, &self.events.source, &schema, &name, &columns)
+                    .map_err(Failure::Fatal)?;
                 db.simple(&format!(
                     "DECLARE wharf_snapshot NO SCROLL CURSOR FOR SELECT * FROM {}.{}",
                     quoted(&schema),
@@ -726,17 +717,8 @@ impl Capture {
             })
             .collect();
         let (schema, name) = (relation.schema.clone(), relation.table.clone());
-        let table = Table::new(
-            &self.settings.prefix,
-            &schema,
-            &name,
-            &columns,
-            |c| self.settings.columns.allows(&format!("{schema}.{name}.{c}")),
-            self.settings.key_columns.of(&format!("{schema}.{name}")),
-            &self.events.source,
-            &self.settings.modes,
-        )
-        .map_err(Failure::Fatal)?;
+        let table =
+            Table::new(&self.settings, &self.events.source, &schema, &name, &columns).map_err(Failure::Fatal)?;
         self.tables.insert(relation.oid, Some(Arc::new(table)));
         Ok(())
     }

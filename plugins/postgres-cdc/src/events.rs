@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use wharf_sdk::{OffsetMap, Part, Scalar, Schema, SourceRecord, Value};
 
+use crate::settings::Settings;
 use crate::values::{self, Kind};
 
 /// `source.version`: the Debezium release whose events these are.
@@ -58,19 +59,20 @@ fn topic_safe(name: &str) -> String {
 }
 
 impl Table {
-    /// The table's schemas from its catalog columns; `included` says which columns are written,
-    /// and `key_columns` names the columns of a key of one's own (`message.key.columns`).
+    /// The table's schemas from its catalog columns, as the config asks: the columns
+    /// `column.include.list` and `column.exclude.list` allow, the key `message.key.columns`
+    /// gives (else the primary key), the value modes.
     pub fn new(
-        prefix: &str,
+        settings: &Settings,
+        source: &Arc<Schema>,
         schema: &str,
         table: &str,
         catalog: &[CatalogColumn],
-        included: impl Fn(&str) -> bool,
-        key_columns: Option<&[String]>,
-        source: &Arc<Schema>,
-        modes: &values::Modes,
     ) -> Result<Table, String> {
-        let name = topic_safe(&format!("{prefix}.{schema}.{table}"));
+        let name = topic_safe(&format!("{}.{schema}.{table}", settings.prefix));
+        let included = |column: &str| settings.columns.allows(&format!("{schema}.{table}.{column}"));
+        let key_columns = settings.key_columns.of(&format!("{schema}.{table}"));
+        let modes = &settings.modes;
         let mut columns = Vec::with_capacity(catalog.len());
         let mut value = Schema::structure().named(&format!("{name}.Value")).optional();
         for column in catalog {

@@ -792,11 +792,10 @@ pub struct Modes {
 /// The kind of a column of type `oid` under `modes`: `kind_of`'s, with each mode applied.
 pub fn kind_with(oid: u32, modifier: i32, type_name: &str, labels: Option<&str>, modes: &Modes) -> Option<Kind> {
     let kind = kind_of(oid, modifier, type_name, labels)?;
-    let precision = if modifier < 0 { 6 } else { modifier };
-    Some(apply(kind, oid, precision, type_name, modes))
+    Some(apply(kind, oid, type_name, modes))
 }
 
-fn apply(kind: Kind, oid: u32, precision: i32, type_name: &str, modes: &Modes) -> Kind {
+fn apply(kind: Kind, oid: u32, type_name: &str, modes: &Modes) -> Kind {
     let time = |adaptive: Kind, micros: Kind, nanos: Kind, connect: Kind, iso: Kind| match modes.time {
         TimeMode::Adaptive => adaptive,
         TimeMode::Microseconds => micros,
@@ -842,7 +841,7 @@ fn apply(kind: Kind, oid: u32, precision: i32, type_name: &str, modes: &Modes) -
                 1231 => 1700,
                 _ => 0,
             };
-            Kind::Array(Box::new(apply(*element, element_oid, precision, "", modes)))
+            Kind::Array(Box::new(apply(*element, element_oid, "", modes)))
         }
         other => other,
     }
