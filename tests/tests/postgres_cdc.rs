@@ -736,3 +736,94 @@ fn each_handling_mode_writes_values_as_debeziums_does() {
         compare_with_debezium(&[(&format!("{schema}.m"), 1, 2)], modes, &changes);
     }
 }
+
+/// The slot is dropped while the connector is stopped: the changes since its stored position are
+/// lost, so the task fails naming the position and snapshot.mode=when_needed; with that mode, it
+/// reads the tables again and streams on.
+#[test]
+fn a_lost_slot_fails_the_task_unless_snapshot_mode_is_when_needed() {
+    let schema = schema("lost");
+    sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY); INSERT INTO {schema}.t VALUES (1)"));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
+    let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    let topic = format!("{prefix}.{schema}.t");
+    let mut worker = standalone.start();
+    wait_events(&worker, &topic, 1);
+    sql(&format!("INSERT INTO {schema}.t VALUES (2)"));
+    wait_events(&worker, &topic, 2);
+    std::thread::sleep(Duration::from_millis(1500));
+    worker.terminate();
+    drop(Slot::new(&slot));
+    sql(&format!("INSERT INTO {schema}.t VALUES (3)"));
+
+    let mut worker = standalone.start();
+    let status = worker.wait_task_state(&connector, 0, "FAILED");
+    let trace = status["trace"].as_str().unwrap_or_default().to_string();
+    assert!(trace.contains("snapshot.mode=when_needed") && trace.contains(&slot), "{trace}");
+    assert!(trace.contains("resume at "), "{trace}");
+    worker.terminate();
+
+    let mut again = config.clone();
+    again.push(("snapshot.mode", "when_needed".into()));
+    standalone.connector_files.clear();
+    standalone.add_connector(&connector, &again);
+    let worker = standalone.start();
+    // The tables again: rows 1, 2 and 3 as reads.
+    wait_events(&worker, &topic, 5);
+    let read: Vec<(i64, String)> = ids_and_ops(&topic).into_iter().skip(2).collect();
+    assert_eq!(read, [(1, "r".to_string()), (2, "r".to_string()), (3, "r".to_string())]);
+    sql(&format!("INSERT INTO {schema}.t VALUES (4)"));
+    wait_events(&worker, &topic, 6);
+}
+
+/// With heartbeats on, an idle captured table does not hold the server's WAL: the heartbeat
+/// records carry the stream's position, and once stored it is confirmed to the server, whose
+/// slot advances past WAL written for other tables.
+#[test]
+fn heartbeats_let_the_slot_advance_while_the_captured_tables_are_idle() {
+    let schema = schema("beat");
+    sql(&format!(
+        "CREATE TABLE {schema}.t (id int PRIMARY KEY); CREATE TABLE {schema}.other (id int); CREATE TABLE \
+         {schema}.beats (at timestamptz)"
+    ));
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let _slot = Slot::new(&slot);
+    let mut config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
+    config.push(("heartbeat.interval.ms", "200".into()));
+    config.push(("status.update.interval.ms", "500".into()));
+    config.push(("heartbeat.action.query", format!("INSERT INTO {schema}.beats VALUES (now())")));
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    let worker = standalone.start();
+    worker.wait("the slot", Duration::from_secs(60), || {
+        (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["1"])
+            .then_some(())
+    });
+    // WAL for a table the publication leaves out.
+    sql(&format!("INSERT INTO {schema}.other SELECT generate_series(1, 1000)"));
+    let written = sql("SELECT pg_current_wal_lsn() - '0/0'")[0].parse::<f64>().unwrap();
+    worker.wait("the slot to pass the other table's WAL", Duration::from_secs(60), || {
+        let confirmed =
+            sql(&format!("SELECT confirmed_flush_lsn - '0/0' FROM pg_replication_slots WHERE slot_name = '{slot}'"))[0]
+                .parse::<f64>()
+                .unwrap();
+        (confirmed >= written).then_some(())
+    });
+    // heartbeat.action.query ran at the heartbeats.
+    assert_ne!(sql(&format!("SELECT count(*) FROM {schema}.beats")), ["0"]);
+    let beats = topic_records(&format!("__debezium-heartbeat.{prefix}"));
+    assert!(!beats.is_empty());
+    let key: Value = serde_json::from_str(&beats[0].1).unwrap();
+    assert_eq!(key["payload"], serde_json::json!({"serverName": prefix}));
+    assert_eq!(key["schema"]["name"], "io.debezium.connector.common.ServerNameKey");
+    let value: Value = serde_json::from_str(beats[0].2.as_deref().unwrap()).unwrap();
+    assert_eq!(value["schema"]["name"], "io.debezium.connector.common.Heartbeat");
+    assert!(value["payload"]["ts_ms"].as_i64().unwrap() > 0);
+}

@@ -635,7 +635,7 @@ impl Capture {
                     if !heartbeat.is_zero()
                         && self.transaction.is_none()
                         && self.pending.is_empty()
-                        && self.position.lsn_commit.is_some_and(|c| end.0 > c)
+                        && self.position.lsn.is_some_and(|l| end.0 > l)
                     {
                         self.position.lsn = Some(end.0);
                         self.position.lsn_proc = Some(end.0);
@@ -658,6 +658,19 @@ impl Capture {
         {
             self.last_heartbeat = Instant::now();
             self.pending.push_back(self.events.heartbeat(&self.settings.heartbeat_topic, &self.position));
+            if let (Some(query), Some(db)) = (&self.settings.heartbeat_query, self.catalog.as_mut()) {
+                match db.simple(query) {
+                    Ok(_) => {}
+                    Err(PgError::Server(e)) => log(
+                        Level::Warn,
+                        &format!(
+                            "heartbeat.action.query failed: {} (SQLSTATE {}); the task goes on",
+                            e.message, e.code
+                        ),
+                    ),
+                    Err(e) => return Err(Failure::from(e)),
+                }
+            }
         }
         if self.last_status.elapsed() >= Duration::from_millis(self.settings.status_interval_ms) {
             self.send_status(false)?;
