@@ -164,8 +164,17 @@ impl Table {
                 Cell::Null if !column.optional => column.default.clone().unwrap_or_else(|| values::fallback(kind)),
                 Cell::Null => Value::Null,
                 Cell::Unchanged => values::unavailable(kind),
-                Cell::Text(text) => values::value_of(kind, text)
-                    .map_err(|e| format!("column {} of {}.{}: {e}", column.name, self.schema, self.table))?,
+                Cell::Text(text) => {
+                    let value = values::value_of(kind, text)
+                        .map_err(|e| format!("column {} of {}.{}: {e}", column.name, self.schema, self.table))?;
+                    // A numeric NaN, which a decimal cannot hold, in a column that may not be null.
+                    match value {
+                        Value::Null if !column.optional => {
+                            column.default.clone().unwrap_or_else(|| values::fallback(kind))
+                        }
+                        value => value,
+                    }
+                }
             });
         }
         if cells.len() != self.columns.len() {

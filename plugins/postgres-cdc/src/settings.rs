@@ -73,7 +73,7 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "publication.autocreate.mode", ty: ConfigType::String, default: Some("all_tables"), effect: Effect::Used,
         doc: "all_tables (CREATE PUBLICATION … FOR ALL TABLES when missing), filtered (for the captured tables, kept in step with them), no_tables, or disabled (it must exist)." },
     KeyDef { name: "snapshot.mode", ty: ConfigType::String, default: Some("initial"), effect: Effect::Used,
-        doc: "initial (snapshot once, then stream), initial_only (snapshot, then stop streaming), no_data (stream only; never is its old name), when_needed (snapshot again when the stored position is gone), always (snapshot at every start)." },
+        doc: "initial (snapshot once, then stream), initial_only (snapshot, then stop streaming), no_data (stream only), when_needed (snapshot again when the stored position is gone), always (snapshot at every start)." },
     KeyDef { name: "snapshot.fetch.size", ty: ConfigType::Int, default: Some("10240"), effect: Effect::Used, doc: "Rows read from a table at a time during the snapshot." },
     KeyDef { name: "snapshot.include.collection.list", ty: ConfigType::List, default: None, effect: Effect::Used, doc: "Regular expressions of the captured tables the snapshot reads (schema.table); all when unset." },
     KeyDef { name: "snapshot.select.statement.overrides", ty: ConfigType::String, default: None, effect: Effect::DefaultOnly(NOT_YET), doc: "Not built yet." },
@@ -413,7 +413,7 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
     let snapshot = match value("snapshot.mode").unwrap_or("initial") {
         "initial" => SnapshotMode::Initial,
         "initial_only" => SnapshotMode::InitialOnly,
-        "no_data" | "never" => SnapshotMode::NoData,
+        "no_data" => SnapshotMode::NoData,
         "when_needed" => SnapshotMode::WhenNeeded,
         "always" => SnapshotMode::Always,
         other @ ("configuration_based" | "custom" | "recovery") => {
