@@ -291,8 +291,20 @@ pub struct PluginInfo {
 pub enum ConnectionGrant {
     /// The key's value is a JDBC URL.
     JdbcUrl { key: String },
-    /// `host_key` names a host and `port_key` its port, `default_port` when unset.
-    HostAndPort { host_key: String, port_key: String, default_port: u16 },
+    /// `host_key` names a host and `port_key` its port, `default_port` when unset; `tls` says
+    /// which keys set how it is reached over TLS (`connection-tls`, since 0.1.5).
+    HostAndPort { host_key: String, port_key: String, default_port: u16, tls: Option<ServerTlsKeys> },
+}
+
+/// The keys that say how a host-and-port server is reached over TLS, read as libpq reads
+/// `sslmode` and `sslrootcert`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerTlsKeys {
+    pub mode_key: String,
+    /// The mode when the config leaves `mode_key` out.
+    pub default_mode: String,
+    /// The key naming a PEM file of the authorities to trust.
+    pub root_cert_key: Option<String>,
 }
 
 impl ConnectionGrant {
@@ -302,8 +314,17 @@ impl ConnectionGrant {
             ConnectionGrant::JdbcUrl { key } => {
                 format!("{key}: a JDBC URL (its hosts and ports to connect to, its certificate files to read)")
             }
-            ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
-                format!("{host_key} and {port_key}: a host and its port to connect to (port {default_port} when unset)")
+            ConnectionGrant::HostAndPort { host_key, port_key, default_port, tls } => {
+                let mut text = format!(
+                    "{host_key} and {port_key}: a host and its port to connect to (port {default_port} when unset)"
+                );
+                if let Some(tls) = tls {
+                    text.push_str(&format!(", over TLS as {} says ({} when unset)", tls.mode_key, tls.default_mode));
+                    if let Some(roots) = &tls.root_cert_key {
+                        text.push_str(&format!(", trusting the authorities {roots} names (a file to read)"));
+                    }
+                }
+                text
             }
         }
     }

@@ -53,6 +53,20 @@ impl TlsMode {
     pub fn verifies(self) -> bool {
         self >= TlsMode::VerifyCa
     }
+
+    /// libpq's and pgjdbc's `sslmode` values: `disable`, `allow`, `prefer`, `require`,
+    /// `verify-ca`, `verify-full`.
+    pub fn from_sslmode(value: &str) -> Option<TlsMode> {
+        Some(match value {
+            "disable" => TlsMode::Disable,
+            "allow" => TlsMode::Allow,
+            "prefer" => TlsMode::Prefer,
+            "require" => TlsMode::Require,
+            "verify-ca" => TlsMode::VerifyCa,
+            "verify-full" => TlsMode::VerifyFull,
+            _ => return None,
+        })
+    }
 }
 
 /// Trusted certificates, as the URL gives them.
@@ -105,16 +119,11 @@ impl JdbcUrl {
             (None, None) => "sslmode unset: prefer".to_string(),
         };
         let mut mode = match self.given("sslmode") {
-            Some(value) => match value {
-                "disable" => TlsMode::Disable,
-                "allow" => TlsMode::Allow,
-                "prefer" => TlsMode::Prefer,
-                "require" => TlsMode::Require,
-                "verify-ca" => TlsMode::VerifyCa,
-                "verify-full" => TlsMode::VerifyFull,
-                other => {
+            Some(value) => match TlsMode::from_sslmode(value) {
+                Some(mode) => mode,
+                None => {
                     return refuse(format!(
-                        "sslmode={other} is not one of pgjdbc's modes: disable, allow, prefer, require, verify-ca, \
+                        "sslmode={value} is not one of pgjdbc's modes: disable, allow, prefer, require, verify-ca, \
                          verify-full"
                     ))
                 }

@@ -827,3 +827,52 @@ fn heartbeats_let_the_slot_advance_while_the_captured_tables_are_idle() {
     assert_eq!(value["schema"]["name"], "io.debezium.connector.common.Heartbeat");
     assert!(value["payload"]["ts_ms"].as_i64().unwrap() > 0);
 }
+
+/// TLS as `database.sslmode` and `database.sslrootcert` say, checked by the worker: the default
+/// `prefer` encrypts without checking; `verify-full` with the server's authority checks the
+/// certificate; `verify-full` without it fails the task naming the setting.
+#[test]
+fn tls_follows_database_sslmode_and_sslrootcert() {
+    let ca = std::env::var("WHARF_TEST_POSTGRES_CA").expect("WHARF_TEST_POSTGRES_CA is not set: run ./run test");
+    let schema = schema("tls");
+    sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY); INSERT INTO {schema}.t VALUES (1)"));
+    let run = |mode: Option<&str>, trust: bool| -> (Worker, String, Slot, Standalone) {
+        let prefix = unique("pg").replace('-', "_");
+        let slot_name = unique("slot").replace('-', "_").to_lowercase();
+        let slot = Slot::new(&slot_name);
+        let mut config = debezium_config(&prefix, &format!("{schema}.t"), &slot_name);
+        config.retain(|(k, _)| *k != "database.sslmode");
+        if let Some(mode) = mode {
+            config.push(("database.sslmode", mode.into()));
+        }
+        let mut standalone = Standalone::new(&[]);
+        if trust {
+            let copy = standalone.path("ca.pem");
+            std::fs::copy(&ca, &copy).unwrap();
+            config.push(("database.sslrootcert", copy.display().to_string()));
+        }
+        let connector = unique("cdc");
+        standalone.add_connector(&connector, &config);
+        let worker = standalone.start();
+        (worker, format!("{prefix}.{schema}.t|{connector}"), slot, standalone)
+    };
+    let encrypted = |connector: &str| {
+        sql(&format!(
+            "SELECT s.ssl FROM pg_stat_replication r JOIN pg_stat_ssl s ON s.pid = r.pid WHERE r.application_name = \
+             'wharf {connector}'"
+        ))
+    };
+    for (mode, trust) in [(None, false), (Some("verify-full"), true)] {
+        let (worker, names, _slot, _files) = run(mode, trust);
+        let (topic, connector) = names.split_once('|').unwrap();
+        wait_events(&worker, topic, 1);
+        worker.wait("the replication connection", Duration::from_secs(30), || {
+            (encrypted(connector) == ["t"]).then_some(())
+        });
+    }
+    let (worker, names, _slot, _files) = run(Some("verify-full"), false);
+    let (_, connector) = names.split_once('|').unwrap();
+    let status = worker.wait_task_state(connector, 0, "FAILED");
+    let trace = status["trace"].as_str().unwrap_or_default().to_string();
+    assert!(trace.contains("database.sslmode=verify-full"), "{trace}");
+}

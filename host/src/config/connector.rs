@@ -545,7 +545,7 @@ impl ConnectorConfig {
                     self.folders.push(FolderGrant { path, guest: PathBuf::from(folder), writable: false });
                 }
             }
-            ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+            ConnectionGrant::HostAndPort { host_key, port_key, default_port, tls } => {
                 let Some(host) = self.get(host_key).map(str::trim).filter(|v| !v.is_empty()).map(String::from) else {
                     return Ok(());
                 };
@@ -576,8 +576,58 @@ impl ConnectorConfig {
                 let entry = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
                 ceiling.address(host_key, &entry, false).map_err(|m| invalid(host_key, m, &names))?;
                 self.connect.push(entry);
+                if let Some(keys) = tls {
+                    let host = host.to_string();
+                    self.grant_server_tls(&host, keys, &ceiling, &invalid)?;
+                }
             }
         }
+        Ok(())
+    }
+}
+
+impl ConnectorConfig {
+    /// The TLS policy of a host-and-port server from the keys its `connection-tls` declaration
+    /// names: the mode as libpq reads `sslmode`, and the authorities of the root certificate
+    /// file (granted for reading, inside the ceiling).
+    fn grant_server_tls(
+        &mut self,
+        host: &str,
+        keys: &wharf_connect::model::ServerTlsKeys,
+        ceiling: &GrantCeiling,
+        invalid: &dyn Fn(&str, String, &str) -> ConnectorConfigError,
+    ) -> Result<(), ConnectorConfigError> {
+        let given = self.get(&keys.mode_key).map(str::trim).filter(|v| !v.is_empty()).map(String::from);
+        let text = given.clone().unwrap_or_else(|| keys.default_mode.clone());
+        let mode = TlsMode::from_sslmode(&text).ok_or_else(|| {
+            invalid(
+                &keys.mode_key,
+                format!(
+                    "{}=\"{text}\" is not one of disable, allow, prefer, require, verify-ca, verify-full",
+                    keys.mode_key
+                ),
+                "how its server is reached over TLS",
+            )
+        })?;
+        let mut roots = None;
+        if let Some(root_key) = &keys.root_cert_key {
+            if let Some(file) = self.get(root_key).map(str::trim).filter(|v| !v.is_empty()).map(String::from) {
+                let names = "a file of certificate authorities to trust";
+                if !Path::new(&file).is_absolute() {
+                    return Err(invalid(root_key, format!("{root_key}={file} is not an absolute path"), names));
+                }
+                let folder = Path::new(&file).parent().map(|p| p.display().to_string()).unwrap_or_default();
+                let path =
+                    ceiling.folder_for(root_key, &file, &folder, false).map_err(|m| invalid(root_key, m, names))?;
+                self.folders.push(FolderGrant { path, guest: PathBuf::from(folder), writable: false });
+                roots = Some(Roots::File(file));
+            }
+        }
+        let setting = match given {
+            Some(_) => format!("{}={text}", keys.mode_key),
+            None => format!("{} unset: {text}", keys.mode_key),
+        };
+        self.tls.push(ServerTls { host: Some(host.to_string()), verify: Verify::of(mode), roots, origin: setting });
         Ok(())
     }
 }
@@ -999,6 +1049,11 @@ mod tests {
                 host_key: "database.hostname".into(),
                 port_key: "database.port".into(),
                 default_port: 5432,
+                tls: Some(wharf_connect::model::ServerTlsKeys {
+                    mode_key: "database.sslmode".into(),
+                    default_mode: "prefer".into(),
+                    root_cert_key: Some("database.sslrootcert".into()),
+                }),
             },
         ];
         let mut limits = WasmLimits::default();
@@ -1026,6 +1081,24 @@ mod tests {
             .with_declared(&[], &declared)
             .unwrap();
         assert_eq!(c.connect, ["db.example.com:6000"]);
+        // The host-and-port server's TLS policy, from the keys the plugin names.
+        let policy = |c: &ConnectorConfig| {
+            let p = c.tls.iter().find(|t| t.host.as_deref() == Some("db.example.com")).unwrap();
+            (p.verify, p.roots.clone(), p.origin.clone())
+        };
+        assert_eq!(policy(&c), (Verify::Nothing, None, "database.sslmode unset: prefer".to_string()));
+        let c = config(&[
+            ("database.hostname", "db.example.com"),
+            ("database.sslmode", "verify-ca"),
+            ("database.sslrootcert", "/etc/pg/ca.pem"),
+        ])
+        .with_declared(&[], &declared)
+        .unwrap();
+        assert_eq!(
+            policy(&c),
+            (Verify::Chain, Some(Roots::File("/etc/pg/ca.pem".into())), "database.sslmode=verify-ca".to_string())
+        );
+        assert_eq!(c.folders.iter().map(|f| f.guest.display().to_string()).collect::<Vec<_>>(), ["/etc/pg"]);
 
         let refused = |extra: &[(&str, &str)]| {
             let err = config(extra).with_declared(&[], &declared).unwrap_err();
@@ -1047,6 +1120,12 @@ mod tests {
         let (key, err) = refused(&[("database.hostname", "db.example.com"), ("database.port", "five")]);
         assert_eq!(key, "database.port");
         assert!(err.contains("database.port=\"five\" is not a port"), "{err}");
+        let (key, err) = refused(&[("database.hostname", "db.example.com"), ("database.sslmode", "sometimes")]);
+        assert_eq!(key, "database.sslmode");
+        assert!(err.contains("database.sslmode=\"sometimes\" is not one of disable"), "{err}");
+        let (key, err) = refused(&[("database.hostname", "db.example.com"), ("database.sslrootcert", "/root/ca.pem")]);
+        assert_eq!(key, "database.sslrootcert");
+        assert!(err.contains("/root/ca.pem (its folder /root) is outside"), "{err}");
         let (key, err) = refused(&[("database.hostname", "evil.example.com")]);
         assert_eq!(key, "database.hostname");
         assert!(err.contains("database.hostname=evil.example.com:5432 is outside"), "{err}");

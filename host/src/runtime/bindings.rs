@@ -88,6 +88,15 @@ pub(super) mod declared_connections {
     });
 }
 
+/// The `connection-tls` export (0.1.5 and later), looked up apart as `grants` is.
+pub(super) mod declared_tls {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "declared-connection-tls",
+        exports: { default: async },
+    });
+}
+
 pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
 pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 pub(super) use sink::wharf::connector::errant_records as wit_errant;

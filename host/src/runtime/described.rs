@@ -1,4 +1,4 @@
-//! What a plugin said of itself (`describe`, `grants` and `connection-grants`), kept beside its compiled code in the
+//! What a plugin said of itself (`describe`, `grants`, `connection-grants` and `connection-tls`), kept beside its compiled code in the
 //! compile cache (`<entry>.described.json`). A plugin loaded from the cache is then linked, not
 //! run: running it would map in its interpreter's start-up code and memory for nothing, tens of
 //! MiB for a Python or JavaScript component that no connector uses yet.
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use wharf_connect::model::{ConfigKey, ConnectionGrant, KeyGrant, Names, PluginInfo, PluginKind};
+use wharf_connect::model::{ConfigKey, ConnectionGrant, KeyGrant, Names, PluginInfo, PluginKind, ServerTlsKeys};
 
 /// Changes when the shape below changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// Largest entry read back; a description is a few KiB.
 const MAX_ENTRY_BYTES: u64 = 4 << 20;
@@ -35,7 +35,14 @@ struct Entry {
 #[derive(Serialize, Deserialize)]
 enum Connection {
     JdbcUrl { key: String },
-    HostAndPort { host_key: String, port_key: String, default_port: u16 },
+    HostAndPort { host_key: String, port_key: String, default_port: u16, tls: Option<Tls> },
+}
+
+#[derive(Serialize, Deserialize)]
+struct Tls {
+    mode_key: String,
+    default_mode: String,
+    root_cert_key: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -108,9 +115,16 @@ pub(super) fn read(entry: &Path) -> Option<PluginInfo> {
             .into_iter()
             .map(|c| match c {
                 Connection::JdbcUrl { key } => ConnectionGrant::JdbcUrl { key },
-                Connection::HostAndPort { host_key, port_key, default_port } => {
-                    ConnectionGrant::HostAndPort { host_key, port_key, default_port }
-                }
+                Connection::HostAndPort { host_key, port_key, default_port, tls } => ConnectionGrant::HostAndPort {
+                    host_key,
+                    port_key,
+                    default_port,
+                    tls: tls.map(|t| ServerTlsKeys {
+                        mode_key: t.mode_key,
+                        default_mode: t.default_mode,
+                        root_cert_key: t.root_cert_key,
+                    }),
+                },
             })
             .collect(),
     })
@@ -149,9 +163,16 @@ pub(super) fn write(entry: &Path, info: &PluginInfo) {
             .iter()
             .map(|c| match c.clone() {
                 ConnectionGrant::JdbcUrl { key } => Connection::JdbcUrl { key },
-                ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
-                    Connection::HostAndPort { host_key, port_key, default_port }
-                }
+                ConnectionGrant::HostAndPort { host_key, port_key, default_port, tls } => Connection::HostAndPort {
+                    host_key,
+                    port_key,
+                    default_port,
+                    tls: tls.map(|t| Tls {
+                        mode_key: t.mode_key,
+                        default_mode: t.default_mode,
+                        root_cert_key: t.root_cert_key,
+                    }),
+                },
             })
             .collect(),
     };
@@ -192,6 +213,11 @@ mod tests {
                     host_key: "database.hostname".into(),
                     port_key: "database.port".into(),
                     default_port: 5432,
+                    tls: Some(ServerTlsKeys {
+                        mode_key: "database.sslmode".into(),
+                        default_mode: "prefer".into(),
+                        root_cert_key: Some("database.sslrootcert".into()),
+                    }),
                 },
             ],
         };

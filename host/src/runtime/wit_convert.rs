@@ -6,7 +6,9 @@
 use wharf_connect::model::{self as own};
 
 use super::batch::{BatchReader, SchemaBounds};
-use super::bindings::{data_source, declared, declared_connections, transform, wit, SourceBatch, TransformedBatch};
+use super::bindings::{
+    data_source, declared, declared_connections, declared_tls, transform, wit, SourceBatch, TransformedBatch,
+};
 
 type WitConnectionGrant = declared_connections::exports::wharf::connector::connection_grants::ConnectionGrant;
 
@@ -17,8 +19,42 @@ pub(super) fn connection_grant_from_wit(g: WitConnectionGrant) -> own::Connectio
             host_key: h.host_key,
             port_key: h.port_key,
             default_port: h.default_port,
+            tls: None,
         },
     }
+}
+
+type WitServerTls = declared_tls::exports::wharf::connector::connection_tls::ServerTls;
+
+/// Puts each `connection-tls` declaration on the host-and-port declaration of its host key;
+/// one naming no such declaration is refused, as a mistake of the plugin's.
+pub(super) fn attach_connection_tls(
+    connections: &mut [own::ConnectionGrant],
+    declared: Vec<WitServerTls>,
+) -> Result<(), String> {
+    for server in declared {
+        let found = connections.iter_mut().find_map(|c| match c {
+            own::ConnectionGrant::HostAndPort { host_key, tls, .. } if *host_key == server.host_key => Some(tls),
+            _ => None,
+        });
+        let Some(tls) = found else {
+            return Err(format!(
+                "the plugin declares TLS keys for the host key {}, and no host-and-port connection grant of that key",
+                server.host_key
+            ));
+        };
+        *tls = Some(own::ServerTlsKeys {
+            mode_key: server.mode_key,
+            default_mode: server.default_mode,
+            root_cert_key: server.root_cert_key,
+        });
+    }
+    Ok(())
+}
+
+/// Bytes a TLS declaration counts for in `wasm.max.bytes.per.call`.
+pub(super) fn server_tls_bytes(s: &WitServerTls) -> usize {
+    s.host_key.len() + s.mode_key.len() + s.default_mode.len() + s.root_cert_key.as_ref().map_or(0, String::len)
 }
 
 /// Bytes a declaration counts for in `wasm.max.bytes.per.call`.

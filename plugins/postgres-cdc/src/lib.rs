@@ -58,10 +58,13 @@ impl Connector for PostgresCdc {
     }
 
     fn connection_grants() -> Vec<ConnectionGrant> {
-        vec![ConnectionGrant::HostAndPort {
+        vec![ConnectionGrant::HostAndPortWithTls {
             host_key: "database.hostname".into(),
             port_key: "database.port".into(),
             default_port: 5432,
+            mode_key: "database.sslmode".into(),
+            default_mode: "prefer".into(),
+            root_cert_key: Some("database.sslrootcert".into()),
         }]
     }
 }

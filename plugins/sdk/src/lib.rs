@@ -74,9 +74,9 @@
 //! source_connector!(Counter);
 //! ```
 //!
-//! [`source_connector!`] and [`sink_connector!`] export the `data-source-with-connections` and
-//! `data-sink-with-connections` worlds (the `data-source` and `data-sink` worlds, with
-//! [`Connector::connection_grants`]).
+//! [`source_connector!`] and [`sink_connector!`] export the `data-source-with-connection-tls` and
+//! `data-sink-with-connection-tls` worlds (the `data-source` and `data-sink` worlds, with
+//! [`Connector::connection_grants`] and the TLS keys of [`ConnectionGrant::HostAndPortWithTls`]).
 //! Also here: [`report_errant`] (a sink's record it could not write), the [`transform`] module (a
 //! transform of one's own: [`Transform`] and `transform_plugin!`), the [`data`] module (the
 //! [`Schema`] builder, [`Value`] and [`Part`]; data travels as the contract's batch tables) and
@@ -369,6 +369,25 @@ pub enum ConnectionGrant {
         /// The port when the config leaves `port_key` out.
         default_port: u16,
     },
+    /// A host key and a port key name one server, and more keys say how to reach it over TLS,
+    /// read as libpq reads `sslmode` and `sslrootcert` (as Debezium's `database.sslmode` and
+    /// `database.sslrootcert`): the host checks the server's certificate as they say.
+    HostAndPortWithTls {
+        /// The key whose value is a host name or an IP address.
+        host_key: String,
+        /// The key whose value is the port.
+        port_key: String,
+        /// The port when the config leaves `port_key` out.
+        default_port: u16,
+        /// The key whose value is the mode: `disable`, `allow`, `prefer`, `require`, `verify-ca`
+        /// or `verify-full`.
+        mode_key: String,
+        /// The mode when the config leaves `mode_key` out.
+        default_mode: String,
+        /// The key whose value names a PEM file of the authorities to trust (the public ones
+        /// when unset).
+        root_cert_key: Option<String>,
+    },
 }
 
 /// A [`KeyGrant`]: `key`'s value names `names`.
@@ -491,9 +510,24 @@ impl<C: SourceConnector> source_exports::connection_grants::Guest for SourceExpo
             .into_iter()
             .map(|g| match g {
                 ConnectionGrant::JdbcUrl(key) => Wit::JdbcUrl(key),
-                ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                ConnectionGrant::HostAndPort { host_key, port_key, default_port }
+                | ConnectionGrant::HostAndPortWithTls { host_key, port_key, default_port, .. } => {
                     Wit::HostAndPort(HostAndPort { host_key, port_key, default_port })
                 }
+            })
+            .collect()
+    }
+}
+
+impl<C: SourceConnector> source_exports::connection_tls::Guest for SourceExports<C> {
+    fn declare() -> Vec<source_exports::connection_tls::ServerTls> {
+        C::connection_grants()
+            .into_iter()
+            .filter_map(|g| match g {
+                ConnectionGrant::HostAndPortWithTls { host_key, mode_key, default_mode, root_cert_key, .. } => {
+                    Some(source_exports::connection_tls::ServerTls { host_key, mode_key, default_mode, root_cert_key })
+                }
+                _ => None,
             })
             .collect()
     }
@@ -506,9 +540,24 @@ impl<C: SinkConnector> sink_exports::connection_grants::Guest for SinkExports<C>
             .into_iter()
             .map(|g| match g {
                 ConnectionGrant::JdbcUrl(key) => Wit::JdbcUrl(key),
-                ConnectionGrant::HostAndPort { host_key, port_key, default_port } => {
+                ConnectionGrant::HostAndPort { host_key, port_key, default_port }
+                | ConnectionGrant::HostAndPortWithTls { host_key, port_key, default_port, .. } => {
                     Wit::HostAndPort(HostAndPort { host_key, port_key, default_port })
                 }
+            })
+            .collect()
+    }
+}
+
+impl<C: SinkConnector> sink_exports::connection_tls::Guest for SinkExports<C> {
+    fn declare() -> Vec<sink_exports::connection_tls::ServerTls> {
+        C::connection_grants()
+            .into_iter()
+            .filter_map(|g| match g {
+                ConnectionGrant::HostAndPortWithTls { host_key, mode_key, default_mode, root_cert_key, .. } => {
+                    Some(sink_exports::connection_tls::ServerTls { host_key, mode_key, default_mode, root_cert_key })
+                }
+                _ => None,
             })
             .collect()
     }

@@ -9,6 +9,7 @@ pub struct ConnectorInstance {
     pub(super) bound: Bound,
     pub(super) grants: Option<declared::DeclaredGrants>,
     pub(super) connections: Option<declared_connections::DeclaredConnectionGrants>,
+    pub(super) tls: Option<declared_tls::DeclaredConnectionTls>,
     pub(super) limits: WasmLimits,
 }
 
@@ -32,6 +33,20 @@ impl ConnectorInstance {
         })?;
         self.bounded("declare", declared.iter().map(wit_convert::connection_grant_bytes).sum())?;
         Ok(declared.into_iter().map(wit_convert::connection_grant_from_wit).collect())
+    }
+
+    /// Puts the plugin's `connection-tls` declarations on its host-and-port `connections`;
+    /// nothing for a plugin before 0.1.5.
+    pub fn declared_connection_tls(
+        &mut self,
+        connections: &mut [wharf_connect::model::ConnectionGrant],
+    ) -> Result<(), PluginError> {
+        let Some(tls) = &self.tls else { return Ok(()) };
+        let declared = call_infallible(&mut self.store, &self.limits, "declare", async |s| {
+            tls.wharf_connector_connection_tls().call_declare(s).await
+        })?;
+        self.bounded("declare", declared.iter().map(wit_convert::server_tls_bytes).sum())?;
+        wit_convert::attach_connection_tls(connections, declared).map_err(PluginError::Fatal)
     }
 
     pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
-use super::bindings::{data_sink, data_source, declared, declared_connections, sink, source, transform, wit};
+use super::bindings::{
+    data_sink, data_source, declared, declared_connections, declared_tls, sink, source, transform, wit,
+};
 use super::engine::{block_on_until, Runtime};
 use super::plugin_log::error_text;
 use super::sandbox::{ErrantReport, Grants, Putting, TaskState};
@@ -104,6 +106,8 @@ pub struct Plugin {
     grants: Option<declared::DeclaredGrantsIndices>,
     /// Where the `connection-grants` export is, for plugins that have it (0.1.4 and later).
     connections: Option<declared_connections::DeclaredConnectionGrantsIndices>,
+    /// Where the `connection-tls` export is, for plugins that have it (0.1.5 and later).
+    tls: Option<declared_tls::DeclaredConnectionTlsIndices>,
 }
 
 impl Plugin {
@@ -158,6 +162,7 @@ impl Plugin {
         })?;
         let grants = declared::DeclaredGrantsIndices::new(&pre).ok();
         let connections = declared_connections::DeclaredConnectionGrantsIndices::new(&pre).ok();
+        let tls = declared_tls::DeclaredConnectionTlsIndices::new(&pre).ok();
         let pre = if exports.iter().any(|e| e.starts_with(DATA_SOURCE_TASK_EXPORT)) {
             PluginPre::DataSource(
                 data_source::DataSourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
@@ -191,6 +196,7 @@ impl Plugin {
             pre,
             grants,
             connections,
+            tls,
         })
     }
 
@@ -203,6 +209,7 @@ impl Plugin {
         let mut info = connector.describe().map_err(anyhow::Error::msg)?;
         info.grants = connector.declared_grants().map_err(anyhow::Error::msg)?;
         info.connections = connector.declared_connections().map_err(anyhow::Error::msg)?;
+        connector.declared_connection_tls(&mut info.connections).map_err(anyhow::Error::msg)?;
         plugin.accept(info)?;
         Ok(plugin)
     }
@@ -279,6 +286,10 @@ impl Plugin {
                 Some(indices) => Some(indices.load(&mut store, &instance)?),
                 None => None,
             };
+            let tls = match &self.tls {
+                Some(indices) => Some(indices.load(&mut store, &instance)?),
+                None => None,
+            };
             let bound = match &self.pre {
                 PluginPre::Source(_) => Bound::Source(source::SourceCore::new(&mut store, &instance)?),
                 PluginPre::DataSource(_) => Bound::DataSource(data_source::DataSourceCore::new(&mut store, &instance)?),
@@ -286,7 +297,7 @@ impl Plugin {
                 PluginPre::DataSink(_) => Bound::DataSink(data_sink::DataSinkCore::new(&mut store, &instance)?),
                 PluginPre::Transform(_) => Bound::Transform(transform::TransformCore::new(&mut store, &instance)?),
             };
-            Ok::<_, wasmtime::Error>(Instantiated { bound, grants, connections })
+            Ok::<_, wasmtime::Error>(Instantiated { bound, grants, connections, tls })
         })
         .ok_or_else(|| {
             PluginError::Instantiate(format!(
@@ -315,6 +326,7 @@ impl Plugin {
             bound: instantiated.bound,
             grants: instantiated.grants,
             connections: instantiated.connections,
+            tls: instantiated.tls,
             limits: limits.clone(),
         })
     }
@@ -551,4 +563,5 @@ struct Instantiated {
     bound: Bound,
     grants: Option<declared::DeclaredGrants>,
     connections: Option<declared_connections::DeclaredConnectionGrants>,
+    tls: Option<declared_tls::DeclaredConnectionTls>,
 }

@@ -1,16 +1,16 @@
-//! Bindings for the `data-source-with-connections` world (the `data-source` world and
-//! `connection-grants`), generated from `wit/`. The `types` and `host`
+//! Bindings for the `data-source-with-connection-tls` world (the `data-source` world,
+//! `connection-grants` and `connection-tls`), generated from `wit/`. The `types` and `host`
 //! interfaces are shared with the source world's crate so that plugin authors see one set of
 //! types.
 
 wit_bindgen::generate!({
     path: "../../../../wit",
-    world: "data-source-with-connections",
+    world: "data-source-with-connection-tls",
     pub_export_macro: true,
     export_macro_name: "export_data_source_with_connections_world",
     default_bindings_module: "wharf_sdk::bindings::data_source",
     with: {
-        "wharf:connector/types@0.1.4": wharf_sdk_source_world::wharf::connector::types,
-        "wharf:connector/host@0.1.4": wharf_sdk_source_world::wharf::connector::host,
+        "wharf:connector/types@0.1.5": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.5": wharf_sdk_source_world::wharf::connector::host,
     },
 });
