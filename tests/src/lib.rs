@@ -897,3 +897,23 @@ pub fn create(worker: &Worker, name: &str, config: impl std::borrow::Borrow<Valu
     let (code, answer, _) = worker.call("POST", "/connectors", Some(&body.to_string()));
     (code, answer)
 }
+
+/// One REST call to the worker (Wharf's or Kafka Connect's) at 127.0.0.1:`port`: its status code and body (JSON, or the text as a string).
+pub fn rest_call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("http://127.0.0.1:{port}{path}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .body(body.map(Value::to_string).unwrap_or_default())
+        .unwrap();
+    match agent.run(request) {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            let text = response.body_mut().read_to_string().unwrap_or_default();
+            (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        }
+        Err(e) => (0, Value::String(e.to_string())),
+    }
+}

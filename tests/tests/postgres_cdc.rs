@@ -97,6 +97,41 @@ impl Drop for Slot {
         }
     }
 }
+/// One connector of Debezium's config on `table` (schema.table), with `extra` keys in place of
+/// the config's, in a standalone worker of its own that is not started yet; its slot is dropped
+/// when the test ends.
+struct OneConnector {
+    standalone: Standalone,
+    connector: String,
+    prefix: String,
+    topic: String,
+    slot: String,
+    config: Vec<(&'static str, String)>,
+    _slot: Slot,
+}
+
+fn one_connector(table: &str, extra: &[(&'static str, String)]) -> OneConnector {
+    let prefix = unique("pg").replace('-', "_");
+    let slot = unique("slot").replace('-', "_").to_lowercase();
+    let mut config = debezium_config(&prefix, table, &slot);
+    for (key, value) in extra {
+        config.retain(|(k, _)| k != key);
+        config.push((key, value.clone()));
+    }
+    let connector = unique("cdc");
+    let mut standalone = Standalone::new(&[]);
+    standalone.add_connector(&connector, &config);
+    OneConnector {
+        standalone,
+        connector,
+        topic: format!("{prefix}.{table}"),
+        prefix,
+        _slot: Slot::new(&slot),
+        slot,
+        config,
+    }
+}
+
 #[test]
 fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
     let schema = schema("cdc");
@@ -105,17 +140,10 @@ fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
          tags text[]); INSERT INTO {schema}.orders VALUES (1, 'one', 1.50, '2024-02-29 10:00:00.25+02', \
          '{{a,b}}'), (2, 'two', NULL, NULL, NULL)"
     ));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let mut config = debezium_config(&prefix, &format!("{schema}.orders"), &slot);
-    config.push(("slot.drop.on.stop", "true".into()));
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
+    let OneConnector { standalone, connector, topic, slot, _slot, .. } =
+        one_connector(&format!("{schema}.orders"), &[("slot.drop.on.stop", "true".to_string())]);
     let mut worker = standalone.start();
     worker.wait_task_state(&connector, 0, "RUNNING");
-    let topic = format!("{prefix}.{schema}.orders");
 
     // The snapshot: both rows as reads, the first marked first and the last last.
     let snapshot = wait_events(&worker, &topic, 2);
@@ -300,14 +328,7 @@ fn ids_and_ops(topic: &str) -> Vec<(i64, String)> {
 fn a_stopped_connector_resumes_where_it_stopped_without_a_new_snapshot() {
     let schema = schema("resume");
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY, n int); INSERT INTO {schema}.t VALUES (1, 0)"));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
-    let topic = format!("{prefix}.{schema}.t");
+    let OneConnector { standalone, connector, topic, slot, _slot, .. } = one_connector(&format!("{schema}.t"), &[]);
     let mut worker = standalone.start();
     wait_events(&worker, &topic, 1);
     sql(&format!("INSERT INTO {schema}.t VALUES (2, 0)"));
@@ -335,14 +356,7 @@ fn a_stopped_connector_resumes_where_it_stopped_without_a_new_snapshot() {
 fn a_killed_worker_loses_no_change_and_does_not_start_over() {
     let schema = schema("kill");
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY)"));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
-    let topic = format!("{prefix}.{schema}.t");
+    let OneConnector { standalone, connector, topic, slot, _slot, .. } = one_connector(&format!("{schema}.t"), &[]);
     let mut worker = standalone.start();
     worker.wait_task_state(&connector, 0, "RUNNING");
     // The slot exists once the task streams.
@@ -387,15 +401,8 @@ fn a_killed_worker_loses_no_change_and_does_not_start_over() {
 fn a_dropped_replication_connection_resumes_from_the_last_change_handed_over() {
     let schema = schema("drop");
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY)"));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let mut config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
-    config.push(("slot.drop.on.stop", "true".into()));
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
-    let topic = format!("{prefix}.{schema}.t");
+    let OneConnector { standalone, connector, topic, slot, _slot, .. } =
+        one_connector(&format!("{schema}.t"), &[("slot.drop.on.stop", "true".to_string())]);
     let worker = standalone.start();
     worker.wait("the slot", Duration::from_secs(60), || {
         (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["1"])
@@ -419,16 +426,10 @@ fn a_dropped_replication_connection_resumes_from_the_last_change_handed_over() {
 fn a_user_who_may_not_replicate_fails_the_task_saying_what_to_grant() {
     let user = unique("noreplication").replace('-', "_").to_lowercase();
     sql(&format!("CREATE ROLE {user} LOGIN PASSWORD 'secret'"));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let mut config = debezium_config(&prefix, "public.nothing", &slot);
-    config.retain(|(k, _)| !matches!(*k, "database.user" | "database.password"));
-    config.push(("database.user", user.clone()));
-    config.push(("database.password", "secret".into()));
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
+    let OneConnector { standalone, connector, _slot, .. } = one_connector(
+        "public.nothing",
+        &[("database.user", user.clone()), ("database.password", "secret".to_string())],
+    );
     let worker = standalone.start();
     let status = worker.wait_task_state(&connector, 0, "FAILED");
     let trace = status["trace"].as_str().unwrap_or_default().to_string();
@@ -464,25 +465,6 @@ fn start_connect_cluster(dir: &std::path::Path, group: &str) -> (KillOnDrop, u16
     (KillOnDrop(child), port)
 }
 
-/// A REST call to the Connect worker at `port`; its status, or 0 when it does not answer yet.
-fn connect_call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let request = ureq::http::Request::builder()
-        .method(method)
-        .uri(format!("http://127.0.0.1:{port}{path}"))
-        .header("Content-Type", "application/json")
-        .body(body.map(Value::to_string).unwrap_or_default())
-        .unwrap();
-    match agent.run(request) {
-        Ok(mut response) => {
-            let status = response.status().as_u16();
-            let text = response.body_mut().read_to_string().unwrap_or_default();
-            (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
-        }
-        Err(_) => (0, Value::Null),
-    }
-}
-
 /// Debezium runs on Kafka Connect, snapshots and streams, and stops; Wharf takes the connector
 /// over under the same name on the same offset topic: it resumes from Debezium's stored offsets
 /// and slot, reads no snapshot, and loses none of the changes made in between.
@@ -505,10 +487,10 @@ fn a_connector_moved_from_kafka_connect_resumes_from_debeziums_offsets_and_slot(
     let (mut connect, port) = start_connect_cluster(dir.path(), &group);
     let connect_log = || std::fs::read_to_string(dir.path().join("connect.log")).unwrap_or_default();
     wait_for("Kafka Connect to answer", Duration::from_secs(120), || {
-        (connect_call(port, "GET", "/connectors", None).0 == 200).then_some(())
+        (rest_call(port, "GET", "/connectors", None).0 == 200).then_some(())
     });
     let body = serde_json::json!({"name": connector, "config": config});
-    let (code, answer) = connect_call(port, "POST", "/connectors", Some(&body));
+    let (code, answer) = rest_call(port, "POST", "/connectors", Some(&body));
     assert_eq!(code, 201, "{answer}");
     wait_for("Debezium's snapshot", Duration::from_secs(120), || {
         assert!(!connect_log().contains(" ERROR "), "Kafka Connect logged an error:\n{}", connect_log());
@@ -744,14 +726,8 @@ fn each_handling_mode_writes_values_as_debeziums_does() {
 fn a_lost_slot_fails_the_task_unless_snapshot_mode_is_when_needed() {
     let schema = schema("lost");
     sql(&format!("CREATE TABLE {schema}.t (id int PRIMARY KEY); INSERT INTO {schema}.t VALUES (1)"));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
-    let topic = format!("{prefix}.{schema}.t");
+    let OneConnector { mut standalone, connector, topic, slot, config, _slot, .. } =
+        one_connector(&format!("{schema}.t"), &[]);
     let mut worker = standalone.start();
     wait_events(&worker, &topic, 1);
     sql(&format!("INSERT INTO {schema}.t VALUES (2)"));
@@ -791,16 +767,14 @@ fn heartbeats_let_the_slot_advance_while_the_captured_tables_are_idle() {
         "CREATE TABLE {schema}.t (id int PRIMARY KEY); CREATE TABLE {schema}.other (id int); CREATE TABLE \
          {schema}.beats (at timestamptz)"
     ));
-    let prefix = unique("pg").replace('-', "_");
-    let slot = unique("slot").replace('-', "_").to_lowercase();
-    let _slot = Slot::new(&slot);
-    let mut config = debezium_config(&prefix, &format!("{schema}.t"), &slot);
-    config.push(("heartbeat.interval.ms", "200".into()));
-    config.push(("status.update.interval.ms", "500".into()));
-    config.push(("heartbeat.action.query", format!("INSERT INTO {schema}.beats VALUES (now())")));
-    let connector = unique("cdc");
-    let mut standalone = Standalone::new(&[]);
-    standalone.add_connector(&connector, &config);
+    let OneConnector { standalone, prefix, slot, _slot, .. } = one_connector(
+        &format!("{schema}.t"),
+        &[
+            ("heartbeat.interval.ms", "200".to_string()),
+            ("status.update.interval.ms", "500".to_string()),
+            ("heartbeat.action.query", format!("INSERT INTO {schema}.beats VALUES (now())")),
+        ],
+    );
     let worker = standalone.start();
     worker.wait("the slot", Duration::from_secs(60), || {
         (sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}' AND active")) == ["1"])

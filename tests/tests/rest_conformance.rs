@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use wharf_e2e::rest_call as call;
 use wharf_e2e::*;
 
 /// Differences that remain: the call's label, the start of the difference as `differences`
@@ -75,26 +76,6 @@ fn start_connect(dir: &std::path::Path, port: u16) -> KillOnDrop {
         .spawn()
         .expect("java could not start Kafka Connect");
     KillOnDrop(child)
-}
-
-/// One REST call to the worker at `port`: its status code and body (JSON, or the text as a string).
-fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let request = ureq::http::Request::builder()
-        .method(method)
-        .uri(format!("http://127.0.0.1:{port}{path}"))
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json")
-        .body(body.map(Value::to_string).unwrap_or_default())
-        .unwrap();
-    match agent.run(request) {
-        Ok(mut response) => {
-            let status = response.status().as_u16();
-            let text = response.body_mut().read_to_string().unwrap_or_default();
-            (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
-        }
-        Err(e) => (0, Value::String(e.to_string())),
-    }
 }
 
 fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {

@@ -296,14 +296,10 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         problem("database.port", format!("database.port={port} is not a port (1 to 65535)"));
         5432
     });
-    let tls = match value("database.sslmode").unwrap_or("prefer") {
-        "disable" => TlsMode::Disable,
-        "allow" => TlsMode::Allow,
-        "prefer" => TlsMode::Prefer,
-        "require" => TlsMode::Require,
-        "verify-ca" => TlsMode::VerifyCa,
-        "verify-full" => TlsMode::VerifyFull,
-        other => {
+    let tls = match TlsMode::from_sslmode(value("database.sslmode").unwrap_or("prefer")) {
+        Some(mode) => mode,
+        None => {
+            let other = value("database.sslmode").unwrap_or_default();
             problem("database.sslmode", format!("database.sslmode=\"{other}\" is not one of disable, allow, prefer, require, verify-ca, verify-full"));
             TlsMode::Prefer
         }
