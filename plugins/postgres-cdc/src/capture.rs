@@ -113,6 +113,11 @@ struct Resume {
 struct Transaction {
     /// Changes at or before this were delivered before a restart.
     skip_through: Option<u64>,
+    xid: u32,
+    /// Its events so far, for `provide.transaction.metadata`.
+    events: i64,
+    /// Whether its BEGIN record was written (so its END is).
+    begun: bool,
 }
 
 enum Phase {
@@ -241,8 +246,7 @@ impl Capture {
                 lsn: offset.lsn,
                 lsn_proc: offset.lsn_proc,
                 lsn_commit: offset.lsn_commit,
-                message_type: None,
-                snapshot: None,
+                ..Position::default()
             });
         }
         Ok(records)
@@ -429,8 +433,7 @@ impl Capture {
                     lsn: s.lsn,
                     lsn_proc: s.lsn_proc,
                     lsn_commit: s.lsn_commit,
-                    message_type: None,
-                    snapshot: None,
+                    ..Position::default()
                 };
             }
             self.start_stream(&mut stream, Lsn(from))?;
@@ -745,6 +748,26 @@ impl Capture {
         }
     }
 
+    /// Counts an event of `table` in the open transaction, for `provide.transaction.metadata`:
+    /// its `transaction` block and the offset's counters.
+    fn count(&mut self, table: &Table, at: Lsn) {
+        let Some(t) = self.transaction.as_mut().filter(|t| t.begun) else { return };
+        t.events += 1;
+        let name = format!("{}.{}", table.schema, table.table);
+        let orders = &mut self.position.collection_orders;
+        let in_table = match orders.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                orders.push((name, 1));
+                1
+            }
+        };
+        self.position.block = Some((format!("{}:{}", t.xid, at.0), t.events, in_table));
+    }
+
     /// Whether a change at `lsn` of the current transaction was delivered before a restart.
     fn delivered(&self, lsn: u64) -> bool {
         self.transaction.as_ref().and_then(|t| t.skip_through).is_some_and(|through| lsn <= through)
@@ -762,18 +785,50 @@ impl Capture {
                     (Some(commit), _) if final_lsn.0 < commit => Some(u64::MAX),
                     _ => None,
                 };
-                self.transaction = Some(Transaction { skip_through });
                 self.position.tx_id = Some(i64::from(xid));
                 self.position.ts_us = commit_micros + POSTGRES_EPOCH_MICROS;
                 self.position.lsn = Some(at.0);
                 self.position.message_type = Some("BEGIN");
+                self.position.collection_orders.clear();
+                self.position.block = None;
+                let begun = match &self.settings.transaction_topic {
+                    Some(topic) if skip_through.is_none() => {
+                        self.position.transaction_id = Some(xid.to_string());
+                        let record = self.events.transaction(
+                            topic,
+                            format!("{xid}:{}", at.0),
+                            self.position.ts_us.div_euclid(1000),
+                            None,
+                            &self.position,
+                        );
+                        self.pending.push_back(record);
+                        true
+                    }
+                    _ => false,
+                };
+                self.transaction = Some(Transaction { skip_through, xid, events: 0, begun });
             }
             Message::Commit { end_lsn, .. } => {
-                self.transaction = None;
+                let transaction = self.transaction.take();
                 self.position.lsn = Some(end_lsn.0.max(at.0));
                 self.position.lsn_proc = self.position.lsn;
                 self.position.lsn_commit = self.position.lsn;
                 self.position.message_type = Some("COMMIT");
+                self.position.block = None;
+                if let (Some(topic), Some(t)) = (&self.settings.transaction_topic, transaction) {
+                    if t.begun {
+                        let record = self.events.transaction(
+                            topic,
+                            format!("{}:{}", t.xid, at.0),
+                            self.position.ts_us.div_euclid(1000),
+                            Some((t.events, self.position.collection_orders.clone())),
+                            &self.position,
+                        );
+                        self.pending.push_back(record);
+                    }
+                }
+                self.position.transaction_id = None;
+                self.position.collection_orders.clear();
             }
             Message::Relation(relation) => self.relation(relation)?,
             Message::Type { .. } | Message::Other(_) => {}
@@ -789,6 +844,7 @@ impl Capture {
                 }
                 for oid in relations {
                     if let Some(table) = self.table(oid)? {
+                        self.count(&table, at);
                         let record = self.events.change(&table, "t", None, None, None, &self.position);
                         self.pending.push_back(record);
                     }
@@ -843,6 +899,7 @@ impl Capture {
             let old_key = before.as_ref().and_then(|b| table.key_of(b));
             if let (Some(old_key), Some(new_key)) = (&old_key, &key) {
                 if old_key != new_key {
+                    self.count(&table, at);
                     let delete =
                         self.events.change(&table, "d", before.clone(), None, Some(old_key.clone()), &self.position);
                     self.pending.push_back(delete);
@@ -850,6 +907,7 @@ impl Capture {
                         let tombstone = self.events.tombstone(&table, Some(old_key.clone()), &self.position);
                         self.pending.push_back(tombstone);
                     }
+                    self.count(&table, at);
                     let create = self.events.change(&table, "c", None, after, key, &self.position);
                     self.pending.push_back(create);
                     self.streamed += 1;
@@ -858,6 +916,7 @@ impl Capture {
             }
         }
         // With the default replica identity an update carries no old row: `before` is null.
+        self.count(&table, at);
         let record = self.events.change(&table, op, before, after, key.clone(), &self.position);
         self.pending.push_back(record);
         if op == "d" && self.events.tombstones {

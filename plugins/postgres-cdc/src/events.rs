@@ -263,6 +263,13 @@ pub struct Position {
     pub message_type: Option<&'static str>,
     /// Snapshot rows: `first`, `true`, `last_in_data_collection`, …; none while streaming.
     pub snapshot: Option<&'static str>,
+    /// With `provide.transaction.metadata`: the transaction's id (its xid) while one is open,
+    /// and each table's count of its events so far, in the order they came.
+    pub transaction_id: Option<String>,
+    pub collection_orders: Vec<(String, i64)>,
+    /// The event's `transaction` block: its id, its place in the transaction and in its table's
+    /// events of the transaction.
+    pub block: Option<(String, i64, i64)>,
 }
 
 impl Position {
@@ -289,6 +296,12 @@ impl Position {
         }
         if let Some(kind) = self.message_type {
             map.push(("messageType".into(), Scalar::Text(kind.into())));
+        }
+        if let (Some(id), None) = (&self.transaction_id, self.snapshot) {
+            map.push(("transaction_id".into(), Scalar::Text(id.clone())));
+            for (table, order) in &self.collection_orders {
+                map.push((format!("transaction_data_collection_order_{table}"), Scalar::Integer(*order)));
+            }
         }
         map
     }
@@ -354,7 +367,9 @@ impl Events {
             before.unwrap_or(Value::Null),
             after.unwrap_or(Value::Null),
             self.source(table, at),
-            Value::Null,
+            at.block.as_ref().map_or(Value::Null, |(id, total, in_table)| {
+                Value::Struct(vec![Value::String(id.clone()), Value::Int64(*total), Value::Int64(*in_table)])
+            }),
             Value::String(op.to_string()),
             Value::Int64(now.div_euclid(1000)),
             Value::Int64(now),
@@ -390,6 +405,69 @@ impl Events {
             partition: None,
             key,
             value: None,
+            headers: Vec::new(),
+            timestamp: None,
+        }
+    }
+
+    /// A transaction's BEGIN or END (`provide.transaction.metadata`) to `topic`: END with its
+    /// event count and each table's, in the order Debezium writes them.
+    pub fn transaction(
+        &self,
+        topic: &str,
+        id: String,
+        ts_ms: i64,
+        end: Option<(i64, Vec<(String, i64)>)>,
+        at: &Position,
+    ) -> SourceRecord {
+        let key_schema = Schema::structure()
+            .named("io.debezium.connector.common.TransactionMetadataKey")
+            .version(1)
+            .field("id", Schema::string().build())
+            .build();
+        let collection = Schema::structure()
+            .named("event.collection")
+            .version(1)
+            .optional()
+            .field("data_collection", Schema::string().build())
+            .field("event_count", Schema::int64().build())
+            .build();
+        let value_schema = Schema::structure()
+            .named("io.debezium.connector.common.TransactionMetadataValue")
+            .version(1)
+            .field("status", Schema::string().build())
+            .field("id", Schema::string().build())
+            .field("event_count", Schema::int64().optional().build())
+            .field("data_collections", Schema::array(collection).optional().build())
+            .field("ts_ms", Schema::int64().build())
+            .build();
+        let (status, count, collections) = match end {
+            None => ("BEGIN", Value::Null, Value::Null),
+            Some((count, collections)) => (
+                "END",
+                Value::Int64(count),
+                Value::Array(
+                    values::java_hash_map_order(collections)
+                        .into_iter()
+                        .map(|(table, n)| Value::Struct(vec![Value::String(table), Value::Int64(n)]))
+                        .collect(),
+                ),
+            ),
+        };
+        let value = Value::Struct(vec![
+            Value::String(status.into()),
+            Value::String(id.clone()),
+            count,
+            collections,
+            Value::Int64(ts_ms),
+        ]);
+        SourceRecord {
+            source_partition: self.partition.clone(),
+            source_offset: at.offset(),
+            topic: topic.to_string(),
+            partition: None,
+            key: Some(Part::data(&key_schema, Value::Struct(vec![Value::String(id)]))),
+            value: Some(Part::data(&value_schema, value)),
             headers: Vec::new(),
             timestamp: None,
         }

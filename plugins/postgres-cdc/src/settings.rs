@@ -83,7 +83,8 @@ const KEYS: &[KeyDef] = &[
     KeyDef { name: "snapshot.delay.ms", ty: ConfigType::Long, default: Some("0"), effect: Effect::DefaultOnly(NOT_YET), doc: "Not built yet." },
     KeyDef { name: "snapshot.max.threads", ty: ConfigType::Int, default: Some("1"), effect: Effect::Inert("a task reads one table at a time"), doc: "No effect." },
     KeyDef { name: "skipped.operations", ty: ConfigType::List, default: Some("t"), effect: Effect::Used, doc: "Operations not written: c, u, d, t (truncate), or none." },
-    KeyDef { name: "provide.transaction.metadata", ty: ConfigType::Boolean, default: Some("false"), effect: Effect::DefaultOnly(NOT_YET), doc: "Not built yet." },
+    KeyDef { name: "provide.transaction.metadata", ty: ConfigType::Boolean, default: Some("false"), effect: Effect::Used, doc: "A BEGIN and an END record for each transaction to <topic.prefix>.<topic.transaction>, and a transaction block (id, total_order, data_collection_order) in each change event." },
+    KeyDef { name: "topic.transaction", ty: ConfigType::String, default: Some("transaction"), effect: Effect::Used, doc: "The suffix of the transaction metadata topic." },
     KeyDef { name: "heartbeat.interval.ms", ty: ConfigType::Int, default: Some("0"), effect: Effect::Used, doc: "When above 0, a heartbeat record to <topic.heartbeat.prefix>.<topic.prefix> at most this often, carrying the stream's position so that the slot advances on an idle database." },
     KeyDef { name: "topic.heartbeat.prefix", ty: ConfigType::String, default: Some("__debezium-heartbeat"), effect: Effect::Used, doc: "The heartbeat topic's prefix." },
     KeyDef { name: "heartbeat.action.query", ty: ConfigType::String, default: None, effect: Effect::Used, doc: "A statement run on the database at each heartbeat (as an INSERT into a table of the publication, so that a database with no other change still moves the stream); a failure is logged and the task goes on." },
@@ -234,6 +235,8 @@ pub struct Settings {
     pub heartbeat_ms: u64,
     pub heartbeat_topic: String,
     pub heartbeat_query: Option<String>,
+    /// `provide.transaction.metadata`: the topic of BEGIN and END records.
+    pub transaction_topic: Option<String>,
     pub status_interval_ms: u64,
     pub tombstones: bool,
     pub poll_interval_ms: u64,
@@ -390,6 +393,8 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         }
     };
     let drop_slot = boolean(&mut problem, "slot.drop.on.stop");
+    let transaction_topic = boolean(&mut problem, "provide.transaction.metadata")
+        .then(|| format!("{prefix}.{}", value("topic.transaction").unwrap_or("transaction")));
     let tombstones = boolean(&mut problem, "tombstones.on.delete");
     let autocreate = match value("publication.autocreate.mode").unwrap_or("all_tables") {
         "all_tables" => Autocreate::AllTables,
@@ -495,6 +500,7 @@ pub fn read(pairs: &[(String, String)]) -> Result<Settings, Vec<ConfigProblem>> 
         skipped,
         heartbeat_ms,
         heartbeat_topic,
+        transaction_topic,
         heartbeat_query: last(pairs, "heartbeat.action.query").filter(|q| !q.is_empty()).map(str::to_string),
         status_interval_ms,
         tombstones,

@@ -942,7 +942,7 @@ fn java_hash(text: &str) -> i32 {
 
 /// The order a `java.util.HashMap` (default capacity and load factor) iterates keys inserted in
 /// this order: by bucket of the final table, and in insertion order within a bucket.
-fn java_hash_map_order<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
+pub fn java_hash_map_order<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
     let spread = |key: &str| {
         let h = java_hash(key) as u32;
         h ^ (h >> 16)
