@@ -147,11 +147,9 @@ pub struct Capture {
     transaction: Option<Transaction>,
     resume: Resume,
     /// The position of the last record the host took.
-    returned: Option<Position>,
+    returned: Option<Stored>,
     /// What the host has stored, confirmed to the server.
     confirmed: Lsn,
-    /// What `commit` will confirm: the `lsn_commit` (else `lsn_proc`) of the last record returned.
-    to_confirm: Option<u64>,
     last_status: Instant,
     last_heartbeat: Instant,
     reconnects: u32,
@@ -164,13 +162,7 @@ fn fatal(message: String) -> ConnectorError {
 
 impl Capture {
     pub fn new(settings: Settings, connector: &str, call_timeout_ms: u64) -> Capture {
-        let events = Events {
-            prefix: settings.prefix.clone(),
-            database: settings.database.clone(),
-            source: events::source_schema(),
-            partition: events::partition(&settings.prefix),
-            tombstones: settings.tombstones,
-        };
+        let events = Events::new(&settings.prefix, &settings.database, settings.tombstones);
         let call = Duration::from_millis(call_timeout_ms.max(100));
         let budget = Duration::from_millis(settings.poll_interval_ms).min(call / 2);
         Capture {
@@ -189,7 +181,6 @@ impl Capture {
             resume: Resume::default(),
             returned: None,
             confirmed: Lsn(0),
-            to_confirm: None,
             last_status: Instant::now(),
             last_heartbeat: Instant::now(),
             reconnects: 0,
@@ -238,16 +229,7 @@ impl Capture {
         let take = self.pending.len().min(max);
         let records: Vec<SourceRecord> = self.pending.drain(..take).collect();
         if let Some(last) = records.last() {
-            let offset = Stored::read(&last.source_offset);
-            self.to_confirm = offset.lsn_commit.or(offset.lsn_proc);
-            self.returned = Some(Position {
-                ts_us: offset.ts_us,
-                tx_id: offset.tx_id,
-                lsn: offset.lsn,
-                lsn_proc: offset.lsn_proc,
-                lsn_commit: offset.lsn_commit,
-                ..Position::default()
-            });
+            self.returned = Some(Stored::read(&last.source_offset));
         }
         Ok(records)
     }
@@ -303,16 +285,8 @@ impl Capture {
         let mut db = self.connect(false).map_err(Failure::from)?;
         catalog::check_server(&mut db, &self.settings).map_err(Failure::Fatal)?;
         let stored = match &self.returned {
-            // Reconnecting: resume after what the host took.
-            Some(p) => Some(Stored {
-                lsn: p.lsn,
-                lsn_proc: p.lsn_proc,
-                lsn_commit: p.lsn_commit,
-                message_type: None,
-                snapshot_running: false,
-                tx_id: p.tx_id,
-                ts_us: p.ts_us,
-            }),
+            // Reconnecting: resume after what the host took (a snapshot under way starts over).
+            Some(returned) => Some(returned.clone()),
             None => committed_offset(&self.events.partition).map(|o| Stored::read(&o)),
         };
         let snapshot_wanted = match self.settings.snapshot {
@@ -691,7 +665,8 @@ impl Capture {
     /// The host stored the offsets of every record returned so far: the server may free the WAL
     /// before them.
     pub fn commit(&mut self) -> Result<(), ConnectorError> {
-        let Some(lsn) = self.to_confirm else { return Ok(()) };
+        // The `lsn_commit` (else `lsn_proc`) of the last record returned, as Debezium confirms.
+        let Some(lsn) = self.returned.as_ref().and_then(|r| r.lsn_commit.or(r.lsn_proc)) else { return Ok(()) };
         if Lsn(lsn) <= self.confirmed || !matches!(self.phase, Phase::Stream) {
             return Ok(());
         }

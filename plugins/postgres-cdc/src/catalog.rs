@@ -131,15 +131,18 @@ pub fn ensure_publication(db: &mut Connection, settings: &Settings, publish: Opt
             )
         })
     };
-    let table_list = |db: &mut Connection| -> Result<String, String> {
-        let tables = captured(db, settings).map_err(|e| e.to_string())?;
+    // The captured tables: as pairs to compare, and as the list a statement names.
+    let wanted = |db: &mut Connection| -> Result<(Vec<(String, String)>, String), String> {
+        let mut tables = captured(db, settings).map_err(|e| e.to_string())?;
         if tables.is_empty() {
             return Err(format!(
                 "publication.autocreate.mode=filtered, and no table of {} matches the include and exclude lists",
                 settings.database
             ));
         }
-        Ok(tables.iter().map(|(s, t)| format!("{}.{}", quoted(s), quoted(t))).collect::<Vec<_>>().join(", "))
+        let list = tables.iter().map(|(s, t)| format!("{}.{}", quoted(s), quoted(t))).collect::<Vec<_>>().join(", ");
+        tables.sort();
+        Ok((tables, list))
     };
     match (existing, settings.autocreate) {
         (None, Autocreate::Disabled) => Err(format!(
@@ -150,7 +153,7 @@ pub fn ensure_publication(db: &mut Connection, settings: &Settings, publish: Opt
         (None, Autocreate::AllTables) => run(db, format!("CREATE PUBLICATION {name} FOR ALL TABLES{with}")),
         (None, Autocreate::NoTables) => run(db, format!("CREATE PUBLICATION {name}{with}")),
         (None, Autocreate::Filtered) => {
-            let list = table_list(db)?;
+            let (_, list) = wanted(db)?;
             run(db, format!("CREATE PUBLICATION {name} FOR TABLE {list}{with}"))
         }
         (Some(row), Autocreate::Filtered) => {
@@ -160,21 +163,24 @@ pub fn ensure_publication(db: &mut Connection, settings: &Settings, publish: Opt
                      narrow it: drop it, or set publication.autocreate.mode=all_tables"
                 ));
             }
-            let wanted = table_list(db)?;
+            let (want, list) = wanted(db)?;
             let (rows, _) = db
                 .execute(
-                    "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_catalog.pg_publication_tables \
-                     WHERE pubname = $1 ORDER BY schemaname, tablename",
+                    "SELECT schemaname, tablename FROM pg_catalog.pg_publication_tables WHERE pubname = $1 ORDER BY \
+                     schemaname, tablename",
                     &[Some(name)],
                 )
                 .map_err(|e| e.to_string())?;
-            let mut have: Vec<String> = rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect();
-            let mut want: Vec<String> = wanted.split(", ").map(|s| s.replace('"', "")).collect();
-            have.iter_mut().for_each(|s| *s = s.replace('"', ""));
+            let mut have: Vec<(String, String)> = rows
+                .into_iter()
+                .filter_map(|r| match r.as_slice() {
+                    [Some(schema), Some(table)] => Some((schema.clone(), table.clone())),
+                    _ => None,
+                })
+                .collect();
             have.sort();
-            want.sort();
             if have != want {
-                run(db, format!("ALTER PUBLICATION {name} SET TABLE {wanted}"))?;
+                run(db, format!("ALTER PUBLICATION {name} SET TABLE {list}"))?;
             }
             Ok(())
         }

@@ -47,8 +47,9 @@ pub struct Table {
     pub topic: String,
     /// Every column, in the table's order.
     pub columns: Vec<TableColumn>,
-    /// The key's columns (indices into `columns`), in the key's order; empty for no key.
-    pub key: Vec<usize>,
+    /// Where the key's columns are in a row's value struct, in the key's order; empty for no
+    /// key.
+    key_fields: Vec<usize>,
     pub key_schema: Option<Arc<Schema>>,
     pub envelope: Arc<Schema>,
 }
@@ -120,6 +121,8 @@ impl Table {
             }
             schema.build()
         });
+        // Each key column's place among the columns written.
+        let key_fields = key.iter().map(|&i| columns[..i].iter().filter(|c| c.kind.is_some()).count()).collect();
         let value_schema = value.build();
         let block = Schema::structure()
             .named("event.block")
@@ -146,7 +149,7 @@ impl Table {
             table: table.to_string(),
             topic: name,
             columns,
-            key,
+            key_fields,
             key_schema,
             envelope,
         })
@@ -193,12 +196,8 @@ impl Table {
     pub fn key_of(&self, row: &Value) -> Option<Value> {
         let Value::Struct(fields) = row else { return None };
         let schema = self.key_schema.as_ref()?;
-        // Positions in the value struct of the key's columns.
         let mut values = Vec::with_capacity(schema.fields.len());
-        for &i in &self.key {
-            let at = self.columns[..i].iter().filter(|c| c.kind.is_some()).count();
-            values.push(fields.get(at).cloned().unwrap_or(Value::Null));
-        }
+        values.extend(self.key_fields.iter().map(|&at| fields.get(at).cloned().unwrap_or(Value::Null)));
         Some(Value::Struct(values))
     }
 }
@@ -212,7 +211,7 @@ pub enum Cell<'a> {
 }
 
 /// The `source` block's schema (`io.debezium.connector.postgresql.Source`).
-pub fn source_schema() -> Arc<Schema> {
+fn source_schema() -> Arc<Schema> {
     let optional = |s: Schema| s.optional().build();
     Schema::structure()
         .named("io.debezium.connector.postgresql.Source")
@@ -308,17 +307,21 @@ impl Position {
 }
 
 /// The source partition of every record: `{"server": <topic.prefix>}`.
-pub fn partition(prefix: &str) -> OffsetMap {
+fn partition(prefix: &str) -> OffsetMap {
     vec![("server".into(), Scalar::Text(prefix.to_string()))]
 }
 
-/// What makes records: the config's names and the shared schemas.
+/// What makes records: the config's names and the schemas every table shares, made once.
 pub struct Events {
     pub prefix: String,
     pub database: String,
     pub source: Arc<Schema>,
     pub partition: OffsetMap,
     pub tombstones: bool,
+    heartbeat_key: Arc<Schema>,
+    heartbeat_value: Arc<Schema>,
+    transaction_key: Arc<Schema>,
+    transaction_value: Arc<Schema>,
 }
 
 fn now_micros() -> i64 {
@@ -328,6 +331,68 @@ fn now_micros() -> i64 {
 }
 
 impl Events {
+    pub fn new(prefix: &str, database: &str, tombstones: bool) -> Events {
+        let collection = Schema::structure()
+            .named("event.collection")
+            .version(1)
+            .optional()
+            .field("data_collection", Schema::string().build())
+            .field("event_count", Schema::int64().build())
+            .build();
+        Events {
+            prefix: prefix.to_string(),
+            database: database.to_string(),
+            source: source_schema(),
+            partition: partition(prefix),
+            tombstones,
+            heartbeat_key: Schema::structure()
+                .named("io.debezium.connector.common.ServerNameKey")
+                .version(1)
+                .field("serverName", Schema::string().build())
+                .build(),
+            heartbeat_value: Schema::structure()
+                .named("io.debezium.connector.common.Heartbeat")
+                .version(1)
+                .field("ts_ms", Schema::int64().build())
+                .build(),
+            transaction_key: Schema::structure()
+                .named("io.debezium.connector.common.TransactionMetadataKey")
+                .version(1)
+                .field("id", Schema::string().build())
+                .build(),
+            transaction_value: Schema::structure()
+                .named("io.debezium.connector.common.TransactionMetadataValue")
+                .version(1)
+                .field("status", Schema::string().build())
+                .field("id", Schema::string().build())
+                .field("event_count", Schema::int64().optional().build())
+                .field("data_collections", Schema::array(collection).optional().build())
+                .field("ts_ms", Schema::int64().build())
+                .build(),
+        }
+    }
+
+    /// A record of this connector's partition, at `at`.
+    fn record(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        key: Option<Part>,
+        value: Option<Part>,
+        at: &Position,
+    ) -> SourceRecord {
+        SourceRecord {
+            source_partition: self.partition.clone(),
+            source_offset: at.offset(),
+            topic: topic.to_string(),
+            partition,
+            key,
+            value,
+            headers: Vec::new(),
+            timestamp: None,
+        }
+    }
+
     fn source(&self, table: &Table, at: &Position) -> Value {
         let string = |s: &str| Value::String(s.to_string());
         let lsn_text = |lsn: Option<u64>| lsn.map_or("null".to_string(), |l| format!("\"{l}\""));
@@ -379,16 +444,7 @@ impl Events {
             (Some(schema), Some(key)) if op != "t" => Some(Part::data(schema, key)),
             _ => None,
         };
-        SourceRecord {
-            source_partition: self.partition.clone(),
-            source_offset: at.offset(),
-            topic: table.topic.clone(),
-            partition: None,
-            key,
-            value: Some(Part::data(&table.envelope, value)),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        self.record(&table.topic, None, key, Some(Part::data(&table.envelope, value)), at)
     }
 
     /// The tombstone after a delete: its key (none for a table without one, as Debezium writes
@@ -398,16 +454,7 @@ impl Events {
             (Some(schema), Some(key)) => Some(Part::data(schema, key)),
             _ => None,
         };
-        SourceRecord {
-            source_partition: self.partition.clone(),
-            source_offset: at.offset(),
-            topic: table.topic.clone(),
-            partition: None,
-            key,
-            value: None,
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        self.record(&table.topic, None, key, None, at)
     }
 
     /// A transaction's BEGIN or END (`provide.transaction.metadata`) to `topic`: END with its
@@ -420,27 +467,6 @@ impl Events {
         end: Option<(i64, Vec<(String, i64)>)>,
         at: &Position,
     ) -> SourceRecord {
-        let key_schema = Schema::structure()
-            .named("io.debezium.connector.common.TransactionMetadataKey")
-            .version(1)
-            .field("id", Schema::string().build())
-            .build();
-        let collection = Schema::structure()
-            .named("event.collection")
-            .version(1)
-            .optional()
-            .field("data_collection", Schema::string().build())
-            .field("event_count", Schema::int64().build())
-            .build();
-        let value_schema = Schema::structure()
-            .named("io.debezium.connector.common.TransactionMetadataValue")
-            .version(1)
-            .field("status", Schema::string().build())
-            .field("id", Schema::string().build())
-            .field("event_count", Schema::int64().optional().build())
-            .field("data_collections", Schema::array(collection).optional().build())
-            .field("ts_ms", Schema::int64().build())
-            .build();
         let (status, count, collections) = match end {
             None => ("BEGIN", Value::Null, Value::Null),
             Some((count, collections)) => (
@@ -461,39 +487,14 @@ impl Events {
             collections,
             Value::Int64(ts_ms),
         ]);
-        SourceRecord {
-            source_partition: self.partition.clone(),
-            source_offset: at.offset(),
-            topic: topic.to_string(),
-            partition: None,
-            key: Some(Part::data(&key_schema, Value::Struct(vec![Value::String(id)]))),
-            value: Some(Part::data(&value_schema, value)),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        let key = Part::data(&self.transaction_key, Value::Struct(vec![Value::String(id)]));
+        self.record(topic, None, Some(key), Some(Part::data(&self.transaction_value, value)), at)
     }
 
     /// A heartbeat to `topic`, carrying the position reached.
     pub fn heartbeat(&self, topic: &str, at: &Position) -> SourceRecord {
-        let key_schema = Schema::structure()
-            .named("io.debezium.connector.common.ServerNameKey")
-            .version(1)
-            .field("serverName", Schema::string().build())
-            .build();
-        let value_schema = Schema::structure()
-            .named("io.debezium.connector.common.Heartbeat")
-            .version(1)
-            .field("ts_ms", Schema::int64().build())
-            .build();
-        SourceRecord {
-            source_partition: self.partition.clone(),
-            source_offset: at.offset(),
-            topic: topic.to_string(),
-            partition: Some(0),
-            key: Some(Part::data(&key_schema, Value::Struct(vec![Value::String(self.prefix.clone())]))),
-            value: Some(Part::data(&value_schema, Value::Struct(vec![Value::Int64(now_micros().div_euclid(1000))]))),
-            headers: Vec::new(),
-            timestamp: None,
-        }
+        let key = Part::data(&self.heartbeat_key, Value::Struct(vec![Value::String(self.prefix.clone())]));
+        let value = Part::data(&self.heartbeat_value, Value::Struct(vec![Value::Int64(now_micros().div_euclid(1000))]));
+        self.record(topic, Some(0), Some(key), Some(value), at)
     }
 }

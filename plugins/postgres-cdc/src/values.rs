@@ -948,14 +948,21 @@ pub fn java_hash_map_order<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
         h ^ (h >> 16)
     };
     let mut capacity: usize = 16;
-    let mut buckets = vec![0usize; 0];
+    let mut buckets: Vec<usize> = Vec::with_capacity(pairs.len());
+    // Entries per bin of the table as it is now, kept as entries come and the table grows.
+    let mut chains = vec![0u32; capacity];
     for (i, (key, _)) in pairs.iter().enumerate() {
-        buckets.push(spread(key) as usize);
+        let hash = spread(key) as usize;
+        buckets.push(hash);
+        chains[hash & (capacity - 1)] += 1;
         let size = i + 1;
-        let chain = buckets.iter().filter(|b| *b & (capacity - 1) == buckets[i] & (capacity - 1)).count();
         // A bin of nine entries in a table under 64 makes the table grow instead of a tree.
-        if size * 4 > capacity * 3 || (chain > 8 && capacity < 64) {
+        if size * 4 > capacity * 3 || (chains[hash & (capacity - 1)] > 8 && capacity < 64) {
             capacity *= 2;
+            chains = vec![0u32; capacity];
+            for b in &buckets {
+                chains[b & (capacity - 1)] += 1;
+            }
         }
     }
     let mut indexed: Vec<(usize, usize, (String, V))> =
