@@ -917,3 +917,36 @@ pub fn rest_call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (
         Err(e) => (0, Value::String(e.to_string())),
     }
 }
+
+/// A Kafka Connect 4.1 distributed worker at 127.0.0.1:`port` on the topics of `group`, with
+/// JsonConverter, and the plugins of `plugin_path` besides those on its classpath; its log goes
+/// to `connect.log` in `dir`.
+pub fn start_connect_distributed(dir: &Path, group: &str, port: u16, plugin_path: Option<&str>) -> KillOnDrop {
+    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
+    let worker = dir.join("connect-distributed.properties");
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut settings = vec![
+        ("bootstrap.servers", bootstrap()),
+        ("key.converter", json.clone()),
+        ("value.converter", json),
+        ("offset.flush.interval.ms", "1000".into()),
+        ("listeners", format!("http://127.0.0.1:{port}")),
+        ("rest.advertised.host.name", "127.0.0.1".into()),
+    ];
+    match plugin_path {
+        // A plugin folder without ServiceLoader manifests is found by scanning it.
+        Some(path) => settings.push(("plugin.path", path.to_string())),
+        None => settings.push(("plugin.discovery", "service_load".into())),
+    }
+    settings.extend(cluster_properties(group));
+    write_properties(&worker, &settings);
+    let log = fs::File::create(dir.join("connect.log")).unwrap();
+    let child = Command::new("java")
+        .args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectDistributed"])
+        .arg(&worker)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("java could not start Kafka Connect");
+    KillOnDrop(child)
+}

@@ -444,35 +444,6 @@ fn a_user_who_may_not_replicate_fails_the_task_saying_what_to_grant() {
     assert!(trace.contains(&format!("ALTER ROLE \"{user}\" REPLICATION")), "{trace}");
 }
 
-/// A Kafka Connect 4.1 distributed worker on the topics of `group`, with Debezium's PostgreSQL
-/// connector in its plugin path; its REST port.
-fn start_connect_cluster(dir: &std::path::Path, group: &str) -> (KillOnDrop, u16) {
-    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
-    let port = free_port();
-    let worker = dir.join("connect-distributed.properties");
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    let mut settings = vec![
-        ("bootstrap.servers", bootstrap()),
-        ("key.converter", json.clone()),
-        ("value.converter", json),
-        ("offset.flush.interval.ms", "1000".into()),
-        ("listeners", format!("http://127.0.0.1:{port}")),
-        ("rest.advertised.host.name", "127.0.0.1".into()),
-        ("plugin.path", debezium_plugins()),
-    ];
-    settings.extend(cluster_properties(group));
-    write_properties(&worker, &settings);
-    let log = std::fs::File::create(dir.join("connect.log")).unwrap();
-    let child = std::process::Command::new("java")
-        .args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectDistributed"])
-        .arg(&worker)
-        .stdout(std::process::Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("java could not start Kafka Connect");
-    (KillOnDrop(child), port)
-}
-
 /// Debezium runs on Kafka Connect, snapshots and streams, and stops; Wharf takes the connector
 /// over under the same name on the same offset topic: it resumes from Debezium's stored offsets
 /// and slot, reads no snapshot, and loses none of the changes made in between.
@@ -492,7 +463,8 @@ fn a_connector_moved_from_kafka_connect_resumes_from_debeziums_offsets_and_slot(
     let topic = format!("{prefix}.{schema}.t");
     let dir = tempfile::tempdir().unwrap();
     let group = unique("connect-cdc");
-    let (mut connect, port) = start_connect_cluster(dir.path(), &group);
+    let port = free_port();
+    let mut connect = start_connect_distributed(dir.path(), &group, port, Some(&debezium_plugins()));
     let connect_log = || std::fs::read_to_string(dir.path().join("connect.log")).unwrap_or_default();
     wait_for("Kafka Connect to answer", Duration::from_secs(120), || {
         (rest_call(port, "GET", "/connectors", None).0 == 200).then_some(())

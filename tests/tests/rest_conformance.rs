@@ -5,7 +5,6 @@
 //! remain are listed in `KNOWN`, each with its reason; the test fails on any other difference,
 //! and on a known one that went away, so that the list stays true.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -44,39 +43,6 @@ fn shown(value: &Value) -> String {
 
 /// Keys Wharf adds to Connect's objects, which Connect's clients pass over.
 const WHARF_EXTRAS: &[&str] = &["wharf_version"];
-
-/// A Kafka Connect 4.1 distributed worker on topics of its own, with JsonConverter.
-fn start_connect(dir: &std::path::Path, port: u16) -> KillOnDrop {
-    let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
-    let group = unique("connect-conformance");
-    let worker = dir.join("connect-distributed.properties");
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    write_properties(
-        &worker,
-        &[
-            vec![
-                ("bootstrap.servers", bootstrap()),
-                ("key.converter", json.clone()),
-                ("value.converter", json),
-                ("offset.flush.interval.ms", "1000".into()),
-                ("listeners", format!("http://127.0.0.1:{port}")),
-                ("rest.advertised.host.name", "127.0.0.1".into()),
-                ("plugin.discovery", "service_load".into()),
-            ],
-            cluster_properties(&group),
-        ]
-        .concat(),
-    );
-    let log = std::fs::File::create(dir.join("connect.log")).unwrap();
-    let child = Command::new("java")
-        .args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectDistributed"])
-        .arg(&worker)
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("java could not start Kafka Connect");
-    KillOnDrop(child)
-}
 
 fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
@@ -279,7 +245,7 @@ impl Script<'_> {
 fn rest_calls_answer_with_kafka_connects_status_codes_and_shapes() {
     let connect_dir = tempfile::tempdir().unwrap();
     let connect_port = free_port();
-    let _connect = start_connect(connect_dir.path(), connect_port);
+    let _connect = start_connect_distributed(connect_dir.path(), &unique("connect-conformance"), connect_port, None);
     let w = Distributed::new(&[("wasm.ceiling.fs.read", std::env::temp_dir().display().to_string())]);
     let wharf = w.start();
     wait_until("Kafka Connect's REST API", Duration::from_secs(120), || {
