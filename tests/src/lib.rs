@@ -656,6 +656,12 @@ pub fn topic_settings(name: &str) -> (usize, String) {
     (partitions, policy)
 }
 
+/// Deletes topics (a benchmark's large ones, once measured); a topic already gone is no error.
+pub fn delete_topics(names: &[&str]) {
+    let runtime = tokio_runtime();
+    let _ = runtime.block_on(admin().delete_topics(names, &rdkafka::admin::AdminOptions::new()));
+}
+
 fn tokio_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }

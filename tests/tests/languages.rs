@@ -582,6 +582,42 @@ fn python_javascript_and_c_sources_write_structs_with_schemas_through_json_conve
     assert_eq!(written[0], written[2], "the SDKs hand over the same data, so JsonConverter writes the same bytes");
 }
 
+/// While Kafka takes no records, the host holds each source's records back and asks it about
+/// once a second to keep its connections alive (`poll` with 0 records, contract 0.1.6): each
+/// SDK answers without reading, and every task keeps running.
+#[test]
+fn sources_of_every_sdk_wait_out_a_kafka_that_takes_nothing() {
+    let mut s = Standalone::new(&[]);
+    let connectors = ["py-orders-source", "js-orders-source", "c-orders-source", "datagen"];
+    // A broker that is not there, and room for a few records only.
+    let nowhere = format!("127.0.0.1:{}", free_port());
+    for connector in connectors {
+        s.add_connector(
+            connector,
+            &[
+                ("connector.class", connector.into()),
+                ("topic", unique("held")),
+                ("count", "1000000".into()),
+                ("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
+                ("producer.override.bootstrap.servers", nowhere.clone()),
+                ("producer.override.buffer.memory", "16384".into()),
+            ],
+        );
+    }
+    let worker = s.start();
+    for connector in connectors {
+        worker.wait_task_state(connector, 0, "RUNNING");
+    }
+    // Several rounds of keeping alive.
+    std::thread::sleep(Duration::from_secs(5));
+    for connector in connectors {
+        let (state, task) = worker.task_state_now(connector, 0);
+        assert_eq!(state, "RUNNING", "{connector}: {task}");
+    }
+    let log = worker.log();
+    assert!(!log.contains("keep its connections alive"), "{log}");
+}
+
 #[test]
 fn a_javascript_error_fails_the_task_with_javascripts_message() {
     let server = ItemServer::start(Vec::new());

@@ -144,6 +144,12 @@ fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
         one_connector(&format!("{schema}.orders"), &[("slot.drop.on.stop", "true".to_string())]);
     let mut worker = standalone.start();
     worker.wait_task_state(&connector, 0, "RUNNING");
+    // Its first progress line, in the RUNNING status: the snapshot about to be read.
+    let progress = worker.wait("the snapshot's progress in the task's status", Duration::from_secs(30), || {
+        let (_, task) = worker.task_state(&connector, 0)?;
+        task["trace"].as_str().map(str::to_string)
+    });
+    assert!(progress.starts_with("snapshot: 0 row(s) read"), "{progress}");
 
     // The snapshot: both rows as reads, the first marked first and the last last.
     let snapshot = wait_events(&worker, &topic, 2);
@@ -861,4 +867,61 @@ fn transaction_metadata_equals_debeziums() {
         &[("provide.transaction.metadata", "true")],
         &changes,
     );
+}
+
+/// While Kafka takes no records, the host holds the task's records back and asks it to keep its
+/// connections alive: the task goes on sending status to PostgreSQL, so that a server with a
+/// short `wal_sender_timeout` keeps the replication connection; the task's status shows how far
+/// the stream is behind.
+#[test]
+fn a_task_held_back_by_kafka_keeps_its_replication_connection_and_shows_its_lag() {
+    let schema = schema("held");
+    let user = unique("impatient").replace('-', "_").to_lowercase();
+    let publication = format!("{user}_pub");
+    // A server that drops a replication connection silent for 2 s (a role setting, so that
+    // other tests' connections keep the default).
+    sql(&format!(
+        "CREATE ROLE {user} LOGIN REPLICATION PASSWORD 'secret'; ALTER ROLE {user} SET wal_sender_timeout = '2s'; \
+         CREATE TABLE {schema}.t (id int PRIMARY KEY, note text); GRANT USAGE ON SCHEMA {schema} TO {user}; \
+         GRANT SELECT ON {schema}.t TO {user}; CREATE PUBLICATION {publication} FOR TABLE {schema}.t"
+    ));
+    // Records go to a broker that is not there: the producer's queue fills and stays full.
+    let nowhere = free_port();
+    let OneConnector { standalone, connector, slot, _slot, .. } = one_connector(
+        &format!("{schema}.t"),
+        &[
+            ("database.user", user.clone()),
+            ("database.password", "secret".to_string()),
+            ("publication.name", publication.clone()),
+            ("publication.autocreate.mode", "disabled".to_string()),
+            ("snapshot.mode", "no_data".to_string()),
+            ("status.update.interval.ms", "500".to_string()),
+            ("producer.override.bootstrap.servers", format!("127.0.0.1:{nowhere}")),
+            ("producer.override.buffer.memory", "16384".to_string()),
+        ],
+    );
+    let worker = standalone.start();
+    worker.wait_task_state(&connector, 0, "RUNNING");
+    let reader = || {
+        sql(&format!("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '{slot}' AND active"))
+            .into_iter()
+            .next()
+    };
+    let pid = worker.wait("the task to stream from its slot", Duration::from_secs(60), reader);
+    let progress = worker.wait("the stream's progress in the task's status", Duration::from_secs(30), || {
+        let (_, task) = worker.task_state(&connector, 0)?;
+        task["trace"].as_str().filter(|t| t.starts_with("streaming")).map(str::to_string)
+    });
+    assert!(progress.contains(&format!("streaming from the slot {slot}: ")), "{progress}");
+    assert!(progress.contains("KiB of WAL behind the server"), "{progress}");
+
+    // More changes than the producer and the send queue hold.
+    sql(&format!("INSERT INTO {schema}.t SELECT g, 'row ' || g FROM generate_series(1, 20000) g"));
+    // Held back four times the server's timeout, the task is still the slot's reader, on the
+    // same connection.
+    std::thread::sleep(Duration::from_secs(8));
+    assert_eq!(reader(), Some(pid.clone()), "the replication connection was dropped while the task waited");
+    let log = worker.log();
+    assert!(!log.contains("connecting again"), "{log}");
+    assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
 }

@@ -57,8 +57,9 @@ pub(super) struct TaskInfo {
     pub config: ConfigMap,
 }
 
-/// The state of a connector or a task; `trace` only when it failed with one (or, UNASSIGNED,
-/// waits for its plugin to finish compiling: Wharf's own), and
+/// The state of a connector or a task; `trace` only when it failed with one (or, Wharf's own:
+/// UNASSIGNED, waits for its plugin to finish compiling; RUNNING, its plugin's progress line),
+/// and
 /// `records_skipped` (Wharf's own field) only when a task skipped records under
 /// `errors.tolerance=all`.
 #[derive(Serialize)]

@@ -24,6 +24,7 @@ pub(super) mod sink {
         with: {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
+            "wharf:connector/progress": super::source::wharf::connector::progress,
         },
     });
 }
@@ -37,6 +38,7 @@ pub(super) mod data_source {
         with: {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
+            "wharf:connector/progress": super::source::wharf::connector::progress,
         },
     });
 }
@@ -50,6 +52,7 @@ pub(super) mod data_sink {
         with: {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
+            "wharf:connector/progress": super::source::wharf::connector::progress,
             "wharf:connector/data": super::data_source::wharf::connector::data,
             "wharf:connector/errant-records": super::sink::wharf::connector::errant_records,
         },
@@ -101,5 +104,6 @@ pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch,
 pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 pub(super) use sink::wharf::connector::errant_records as wit_errant;
 pub(super) use source::wharf::connector::host as wit_host;
+pub(super) use source::wharf::connector::progress as wit_progress;
 pub(super) use source::wharf::connector::types as wit;
 pub(super) use transform::exports::wharf::connector::transformer::{TransformBatch, TransformRecord, TransformedBatch};

@@ -11,7 +11,7 @@ use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{wit, wit_errant, wit_host};
+use super::bindings::{wit, wit_errant, wit_host, wit_progress};
 use super::http_out::HttpGrant;
 use super::network::{self, socket_room};
 use super::plugin_log::{LogLevel, PluginLog};
@@ -103,6 +103,8 @@ pub struct TaskState {
     /// Whether reported records are skipped (`errors.tolerance=all`) rather than failing the
     /// task, for the answer `errant-records.report` gives.
     pub(crate) tolerate_errant: bool,
+    /// The last line the plugin reported through `progress.report`, until the task takes it.
+    progress: Option<String>,
 }
 
 /// The records of the `put` under way, by topic (an index into `topics`), partition and offset,
@@ -125,6 +127,21 @@ pub struct ErrantReport {
 
 /// The longest reason of one errant report the host keeps; the rest is cut.
 const MAX_ERRANT_REASON_BYTES: usize = 8 << 10;
+
+/// The longest progress line the host keeps (`progress.report`); the rest is cut.
+pub const MAX_PROGRESS_BYTES: usize = 1024;
+
+/// `text` cut to at most `max` bytes, on a character boundary.
+fn cut_to(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
 
 impl Putting {
     /// Notes the records of a batch about to be put.
@@ -256,6 +273,7 @@ impl TaskState {
                 .collect(),
             putting: None,
             tolerate_errant: false,
+            progress: None,
         })
     }
 
@@ -492,6 +510,19 @@ impl wit_host::Host for TaskState {
     }
 }
 
+impl wit_progress::Host for TaskState {
+    fn report(&mut self, line: String) {
+        self.progress = Some(cut_to(line, MAX_PROGRESS_BYTES));
+    }
+}
+
+impl TaskState {
+    /// The line the plugin reported since the last call, if any.
+    pub(crate) fn take_progress(&mut self) -> Option<String> {
+        self.progress.take()
+    }
+}
+
 impl wit_errant::Host for TaskState {
     fn report(
         &mut self,
@@ -521,14 +552,7 @@ impl wit_errant::Host for TaskState {
             putting.reported.iter().any(|r| r.offset == offset && r.partition == partition && r.topic == topic);
         if !already {
             // At most one report per record of the batch: the batch bounds what is kept.
-            let mut reason = reason;
-            if reason.len() > MAX_ERRANT_REASON_BYTES {
-                let mut cut = MAX_ERRANT_REASON_BYTES;
-                while !reason.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                reason.truncate(cut);
-            }
+            let reason = cut_to(reason, MAX_ERRANT_REASON_BYTES);
             putting.reported.push(ErrantReport { topic, partition, offset, reason });
         }
         if tolerate {

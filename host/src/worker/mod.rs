@@ -31,6 +31,7 @@ mod dead_letter;
 mod membership;
 pub mod offsets;
 mod recycle;
+mod running;
 mod sink;
 mod source;
 mod tolerance;
@@ -991,21 +992,24 @@ impl TaskSetup {
         }
     }
 
+    /// The task's RUNNING status as it changes: its plugin's progress line and its count of
+    /// skipped records.
+    fn running_status(&self) -> Arc<running::RunningStatus> {
+        running::RunningStatus::new(
+            self.status.clone(),
+            self.reporter.clone(),
+            &self.connector.name,
+            self.task.task,
+            self.stop.clone(),
+        )
+    }
+
     /// The task's tolerance of failed records, publishing its count of skipped ones in the
     /// task's status (as RUNNING: it is only published while the task runs).
-    fn tolerance(&self) -> tolerance::Tolerance {
-        let (status, reporter, stop) = (self.status.clone(), self.reporter.clone(), self.stop.clone());
-        let (name, id) = (self.connector.name.clone(), self.task.task);
-        tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string()).publishing(Box::new(
-            move |skipped| {
-                if stop.is_stopped() {
-                    return;
-                }
-                let mut running = reporter.status(State::Running, None);
-                running.records_skipped = skipped;
-                status.put_task(&name, id, running);
-            },
-        ))
+    fn tolerance(&self, running: &Arc<running::RunningStatus>) -> tolerance::Tolerance {
+        let running = running.clone();
+        tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string())
+            .publishing(Box::new(move |skipped| running.skipped(skipped)))
     }
 
     fn running(&self) {
@@ -1039,6 +1043,7 @@ impl TaskSetup {
             }
         };
         self.running();
+        let running = self.running_status();
         source::SourceTaskRun {
             connector: self.connector.name.clone(),
             label: self.task.to_string(),
@@ -1053,7 +1058,8 @@ impl TaskSetup {
             converters: converting::RecordConverters::new(&self.connector.converters.over(&self.worker.converters)),
             transforms,
             recycle: opener.recycler(Opener::open_source),
-            tolerance: self.tolerance(),
+            tolerance: self.tolerance(&running),
+            running,
             tracked: self.topic_tracker(),
             creator: topic_creation::TopicCreator::new(
                 self.connector.topic_creation.as_ref(),
@@ -1129,6 +1135,7 @@ impl TaskSetup {
             },
         };
         self.running();
+        let running = self.running_status();
         let chosen = self.connector.converters.over(&self.worker.converters);
         // The fetch thread reads records for a plugin that takes data, and for transforms.
         let reading = sink::Reading {
@@ -1154,7 +1161,8 @@ impl TaskSetup {
             reading,
             transforms,
             recycle: opener.recycler(Opener::open_sink),
-            tolerance: self.tolerance(),
+            tolerance: self.tolerance(&running),
+            running,
             dead_letter,
             class: self.connector.class.clone(),
             tracked: self.topic_tracker(),

@@ -277,6 +277,8 @@ pub(super) struct SinkTaskRun {
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
     pub recycle: Option<Recycler<(SinkInstance, wharf_connect::transform::TaskChain)>>,
     pub tolerance: Tolerance,
+    /// The task's RUNNING status: the plugin's progress line, the count of skipped records.
+    pub running: Arc<super::running::RunningStatus>,
     pub dead_letter: Option<DeadLetterQueue>,
     /// The connector's class (its plugin), as the dead-letter queue names it for reported
     /// records.
@@ -492,6 +494,7 @@ struct Delivery {
     assigned: std::collections::BTreeSet<TopicPartition>,
     /// What a record that a converter or a transform fails on does (errors.*).
     tolerance: Tolerance,
+    running: Arc<super::running::RunningStatus>,
     dead_letter: Option<DeadLetterQueue>,
     class: String,
     /// Asked of the task: ends the pause between retries early.
@@ -516,6 +519,7 @@ impl SinkTaskRun {
             transforms,
             recycle,
             tolerance,
+            running,
             dead_letter,
             class,
             tracked,
@@ -533,6 +537,7 @@ impl SinkTaskRun {
             recycle,
             assigned: Default::default(),
             tolerance,
+            running,
             dead_letter,
             class,
             stop: stop.clone(),
@@ -603,6 +608,10 @@ impl SinkTaskRun {
             if let Err(failure) = handled {
                 break Err(failure);
             }
+            if let Some(line) = delivery.instance.take_progress() {
+                delivery.running.progress(line);
+            }
+            delivery.running.tick();
             if last_commit.elapsed() >= flush_interval {
                 if let Err(failure) = delivery.flush_and_commit() {
                     break Err(failure);

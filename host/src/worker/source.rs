@@ -8,7 +8,7 @@
 //! (`kafka::producers`); the task counts its own records and waits only for them.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,11 @@ const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(2);
 /// Batches polled ahead of the send thread; with the producer's own queue
 /// (`queue.buffering.max.messages`) this bounds what a source task holds in memory.
 const SEND_AHEAD_BATCHES: usize = 2;
+/// How often, while the send thread holds as many batches as it may, the plugin is asked to
+/// keep its connections alive (`poll(0)`, plugins of 0.1.6 and later).
+const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(1);
+/// The step in which the task waits for room in the send thread's queue.
+const HAND_OVER_STEP: Duration = Duration::from_millis(1);
 
 pub(super) struct SourceTaskRun {
     pub connector: String,
@@ -55,6 +60,8 @@ pub(super) struct SourceTaskRun {
     /// Replaces the instance and its chain after `wasm.instance.recycle.records`.
     pub recycle: Option<Recycler<(SourceInstance, wharf_connect::transform::TaskChain)>>,
     pub tolerance: super::tolerance::Tolerance,
+    /// The task's RUNNING status: the plugin's progress line, the count of skipped records.
+    pub running: Arc<super::running::RunningStatus>,
     /// Records each topic the task writes to (`topic.tracking.enable`).
     pub tracked: super::topics::TopicTracker,
     /// Creates each topic the task writes to before its first record (`topic.creation.*`).
@@ -331,6 +338,7 @@ impl SourceTaskRun {
             transforms,
             recycle,
             tolerance,
+            running,
             tracked,
             creator,
         } = self;
@@ -369,6 +377,7 @@ impl SourceTaskRun {
             transforms,
             recycle,
             tolerance,
+            running,
             unflushed: false,
         };
         let outcome = task.poll_until_stopped(flush_interval);
@@ -404,6 +413,7 @@ struct Polling {
     recycle: Option<Recycler<(SourceInstance, wharf_connect::transform::TaskChain)>>,
     /// What a record that a transform or a converter fails on does (errors.*).
     tolerance: super::tolerance::Tolerance,
+    running: Arc<super::running::RunningStatus>,
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
     /// Kafka acknowledged in full.
     unflushed: bool,
@@ -430,7 +440,9 @@ impl Polling {
             if self.recycle.as_ref().is_some_and(Recycler::due) {
                 self.recycle()?;
             }
-            let records = match self.instance.poll() {
+            let polled = self.instance.poll();
+            self.show_progress();
+            let records = match polled {
                 Ok(records) => {
                     self.tolerance.succeeded();
                     records
@@ -492,11 +504,73 @@ impl Polling {
                 )));
             }
             let records = self.convert(transformed)?;
-            if self.to_send.send(ToSend::Records(records)).is_err() {
-                return Err(send_thread_gone());
-            }
+            self.hand_over(ToSend::Records(records))?;
             self.unflushed = true;
         }
+    }
+
+    /// The plugin's latest progress line, into the task's status when due.
+    fn show_progress(&mut self) {
+        if let Some(line) = self.instance.take_progress() {
+            self.running.progress(line);
+        }
+        self.running.tick();
+    }
+
+    /// Hands a request to the send thread. While the thread holds as many as it may (Kafka is
+    /// slow or away), the plugin is asked every `KEEP_ALIVE_INTERVAL` to keep its connections
+    /// alive, so that a server it streams from does not give up on it meanwhile. A batch is
+    /// dropped when the task stops meanwhile (neither sent nor its offsets stored); a flush is
+    /// always handed over (a stopping send thread skips what it holds).
+    fn hand_over(&mut self, request: ToSend) -> Result<(), TaskFailure> {
+        let droppable = matches!(request, ToSend::Records(_));
+        let mut request = request;
+        let mut kept_alive = Instant::now();
+        loop {
+            match self.to_send.try_send(request) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(_)) => return Err(send_thread_gone()),
+                Err(TrySendError::Full(back)) => request = back,
+            }
+            if self.stop.is_stopped() {
+                if droppable {
+                    return Ok(());
+                }
+            } else if kept_alive.elapsed() >= KEEP_ALIVE_INTERVAL {
+                self.keep_alive()?;
+                kept_alive = Instant::now();
+            }
+            std::thread::sleep(HAND_OVER_STEP);
+        }
+    }
+
+    /// The send thread's answer to a flush, keeping the plugin's connections alive while it
+    /// waits for Kafka.
+    fn flushed(&mut self, answered: Receiver<Flushed>) -> Result<Flushed, TaskFailure> {
+        loop {
+            match answered.recv_timeout(KEEP_ALIVE_INTERVAL) {
+                Ok(flushed) => return Ok(flushed),
+                Err(RecvTimeoutError::Disconnected) => return Err(send_thread_gone()),
+                Err(RecvTimeoutError::Timeout) if !self.stop.is_stopped() => self.keep_alive()?,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
+    /// `poll(0)`: the plugin keeps its connections alive, reading nothing.
+    fn keep_alive(&mut self) -> Result<(), TaskFailure> {
+        match self.instance.keep_alive() {
+            Ok(()) => {}
+            Err(e) if e.is_retriable() => tracing::warn!(
+                task = self.label.as_str(),
+                "the plugin could not keep its connections alive while Kafka takes no records (a retriable error); it \
+                 is asked again in {} ms: {e}",
+                KEEP_ALIVE_INTERVAL.as_millis()
+            ),
+            Err(e) => return Err(TaskFailure::from_plugin(&e)),
+        }
+        self.show_progress();
+        Ok(())
     }
 
     fn pause(&self, duration: Duration) {
@@ -598,10 +672,8 @@ impl Polling {
             return Ok(());
         }
         let (answer, answered) = mpsc::channel();
-        if self.to_send.send(ToSend::Flush(answer)).is_err() {
-            return Err(send_thread_gone());
-        }
-        let flushed = answered.recv().map_err(|_| send_thread_gone())?;
+        self.hand_over(ToSend::Flush(answer))?;
+        let flushed = self.flushed(answered)?;
         if flushed.timed_out {
             return Ok(());
         }

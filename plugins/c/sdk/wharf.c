@@ -908,6 +908,10 @@ bool TASK(static_task_open)(TASK(config_t) *config, TASK(own_task_t) *ret, TASK(
 bool TASK(method_task_poll)(TASK(borrow_task_t) self, uint32_t max_records, TASK(source_batch_t) *ret,
                             TASK(connector_error_t) *err) {
     memset(ret, 0, sizeof *ret);
+    if (max_records == 0) {
+        /* The host holds records back (contract 0.1.6): nothing is read. */
+        return true;
+    }
     wharf_batch batch = {.records = &ret->records.ptr, .len = &ret->records.len, .tables = ret};
     bool ok = outcome(wharf_source_poll(self->core.state, max_records, &batch), "wharf_source_poll", err);
     free(batch.known);
@@ -923,6 +927,10 @@ bool TASK(method_task_poll)(TASK(borrow_task_t) self, uint32_t max_records, TASK
                             TASK(connector_error_t) *err) {
     ret->ptr = NULL;
     ret->len = 0;
+    if (max_records == 0) {
+        /* The host holds records back (contract 0.1.6): nothing is read. */
+        return true;
+    }
     wharf_batch batch = {.records = &ret->ptr, .len = &ret->len};
     if (!outcome(wharf_source_poll(self->core.state, max_records, &batch), "wharf_source_poll", err)) {
         TASK(list_source_record_free)(ret);

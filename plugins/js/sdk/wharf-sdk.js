@@ -25,7 +25,7 @@
 // A transform plugin (the transform world) exports `transformer` from defineTransform: its
 // `apply(record)` returns the record, changed or not, or null to drop it.
 
-import * as host from 'wharf:connector/host@0.1.5';
+import * as host from 'wharf:connector/host@0.1.6';
 
 /** A passing problem (a network blip, a busy server): the host retries the call later. */
 export class RetriableError extends Error {
@@ -507,18 +507,28 @@ function openTask(spec, config, Task) {
   });
 }
 
+/** The task's optional keepAlive(), waited for when async; then `empty`. */
+function keepAlive(inner, empty) {
+  const kept = inner.keepAlive?.();
+  return kept && typeof kept.then === 'function' ? kept.then(() => empty) : empty;
+}
+
 /**
  * A source connector. `spec`: name, version, description, config (a list of
  * { name, type, default, required, importance, doc, group }), optional validate(config) returning
  * [key, message] pairs and taskConfigs(config, maxTasks), and Task: a class with open(config),
  * poll(maxRecords) returning records { topic, value, key, partition, sourcePartition,
- * sourceOffset, headers, timestamp }, and optional commit() and close().
+ * sourceOffset, headers, timestamp }, and optional keepAlive() (called instead of poll, about once a
+ * second, while the host holds records back: read nothing, keep connections alive), commit() and
+ * close().
  */
 export function defineSource(spec) {
   class Task {
     static open(config) { return openTask(spec, config, Task); }
     constructor(inner) { this.inner = inner; }
     poll(maxRecords) {
+      // 0: the host holds records back; nothing is read (contract 0.1.6).
+      if (maxRecords === 0) return guarded(() => keepAlive(this.inner, []));
       return guarded(() => {
         const records = this.inner.poll(maxRecords);
         return records && typeof records.then === 'function'
@@ -533,6 +543,7 @@ export function defineSource(spec) {
     static open(config) { return openTask(spec, config, DataTask); }
     constructor(inner) { this.inner = inner; }
     poll(maxRecords) {
+      if (maxRecords === 0) return guarded(() => keepAlive(this.inner, sourceBatch([])));
       return guarded(() => {
         const records = this.inner.poll(maxRecords);
         return records && typeof records.then === 'function' ? records.then(sourceBatch) : sourceBatch(records);

@@ -154,6 +154,8 @@ pub struct Capture {
     last_heartbeat: Instant,
     reconnects: u32,
     streamed: u64,
+    /// The end of the server's WAL, as its last message said.
+    server_end: Lsn,
 }
 
 fn fatal(message: String) -> ConnectorError {
@@ -185,6 +187,7 @@ impl Capture {
             last_heartbeat: Instant::now(),
             reconnects: 0,
             streamed: 0,
+            server_end: Lsn(0),
         }
     }
 
@@ -604,6 +607,7 @@ impl Capture {
                     }
                 }
                 Some(Replication::Keepalive { end, reply }) => {
+                    self.server_end = self.server_end.max(end);
                     if reply {
                         self.send_status(true)?;
                     }
@@ -619,7 +623,8 @@ impl Capture {
                         self.position.lsn_commit = Some(end.0);
                     }
                 }
-                Some(Replication::Wal { start, data, .. }) => {
+                Some(Replication::Wal { start, end, data }) => {
+                    self.server_end = self.server_end.max(end);
                     let message = pgoutput::decode(&data).map_err(Failure::Fatal)?;
                     self.apply(start, message)?;
                 }
@@ -901,19 +906,59 @@ impl Capture {
         Ok(())
     }
 
-    /// What the task reports of itself: the phase, snapshot progress, changes streamed.
+    /// While the host holds records back: nothing is read, but the server hears from the task
+    /// every `status.update.interval.ms`, so that it does not drop a connection that only waits.
+    pub fn keep_alive(&mut self) {
+        if !matches!(self.phase, Phase::Stream) || self.replication.is_none() {
+            return;
+        }
+        if self.last_status.elapsed() >= Duration::from_millis(self.settings.status_interval_ms) {
+            if let Err(e) = self.send_status(false) {
+                // The next poll notices the lost connection and connects again.
+                log(Level::Warn, &format!("could not send status to PostgreSQL while waiting: {}", e.message()));
+            }
+        }
+    }
+
+    /// What the task reports of itself: the phase, the snapshot's progress, the stream's lag.
     pub fn progress(&self) -> String {
         match &self.phase {
             Phase::Setup => "connecting".into(),
-            Phase::Snapshot(s) => format!(
-                "snapshot: {} row(s) read, {} table(s) to go",
-                s.rows,
-                s.tables.len() + usize::from(s.current.is_some())
-            ),
-            Phase::Stream => format!(
-                "streaming from the slot {}: {} change(s) read, {} confirmed to the server",
-                self.settings.slot, self.streamed, self.confirmed
-            ),
+            Phase::Snapshot(s) => {
+                let seconds = s.started.elapsed().as_secs_f64();
+                let table = s
+                    .current
+                    .as_ref()
+                    .map_or(String::new(), |t| format!(" ({} of {}.{} so far)", s.rows_of_current, t.schema, t.table));
+                format!(
+                    "snapshot: {} row(s) read in {seconds:.0} s{table}, {} more table(s) to read",
+                    s.rows,
+                    s.tables.len()
+                )
+            }
+            Phase::Stream => {
+                let read = self.position.lsn_proc.or(self.position.lsn).unwrap_or(0);
+                let behind = self.server_end.0.saturating_sub(read);
+                let age = match self.position.ts_us {
+                    0 => String::new(),
+                    ts => {
+                        let now = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_micros() as i64);
+                        format!(", the last change read was committed {:.1} s ago", (now - ts).max(0) as f64 / 1e6)
+                    }
+                };
+                format!(
+                    "streaming from the slot {}: {} change(s) read, {} KiB of WAL behind the server (read to {}, \
+                     its end at {}){age}; {} confirmed as stored",
+                    self.settings.slot,
+                    self.streamed,
+                    behind / 1024,
+                    Lsn(read),
+                    self.server_end,
+                    self.confirmed
+                )
+            }
             Phase::Finished => "snapshot done; snapshot.mode=initial_only streams nothing".into(),
         }
     }

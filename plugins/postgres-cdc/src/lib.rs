@@ -20,14 +20,17 @@ use wharf_sdk::*;
 mod capture;
 mod catalog;
 mod events;
-mod pgoutput;
+/// Public for the benchmark, whose ceiling decodes the same stream natively.
+pub mod pgoutput;
 mod settings;
 mod values;
 
 /// `wasm.call.timeout.ms`, when the connector config leaves it to the worker.
 const DEFAULT_CALL_TIMEOUT_MS: u64 = 5_000;
+/// How often the task's progress goes to its status (`progress.report`).
+const PROGRESS_REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 /// How often the task's progress goes to the log while it reads.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+const PROGRESS_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 struct PostgresCdc;
 
@@ -71,7 +74,9 @@ impl Connector for PostgresCdc {
 
 struct PostgresCdcTask {
     capture: capture::Capture,
-    last_progress: std::time::Instant,
+    /// None until the first report.
+    last_report: Option<std::time::Instant>,
+    last_log: std::time::Instant,
 }
 
 impl SourceTask for PostgresCdcTask {
@@ -107,17 +112,21 @@ impl SourceTask for PostgresCdcTask {
         let connector = config.get("name").unwrap_or("postgres-cdc").to_string();
         Ok(PostgresCdcTask {
             capture: capture::Capture::new(settings, &connector, call_timeout_ms),
-            last_progress: std::time::Instant::now(),
+            last_report: None,
+            last_log: std::time::Instant::now(),
         })
     }
 
     fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
         let records = self.capture.poll(max_records.max(1) as usize)?;
-        if self.last_progress.elapsed() >= PROGRESS_EVERY {
-            self.last_progress = std::time::Instant::now();
-            log(Level::Info, &self.capture.progress());
-        }
+        self.report();
         Ok(records)
+    }
+
+    fn keep_alive(&mut self) -> Result<(), ConnectorError> {
+        self.capture.keep_alive();
+        self.report();
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<(), ConnectorError> {
@@ -126,6 +135,23 @@ impl SourceTask for PostgresCdcTask {
 
     fn close(&mut self) {
         self.capture.close();
+    }
+}
+
+impl PostgresCdcTask {
+    /// Progress into the task's status every `PROGRESS_REPORT_EVERY`, and the log every
+    /// `PROGRESS_LOG_EVERY`.
+    fn report(&mut self) {
+        if self.last_report.is_some_and(|at| at.elapsed() < PROGRESS_REPORT_EVERY) {
+            return;
+        }
+        self.last_report = Some(std::time::Instant::now());
+        let line = self.capture.progress();
+        report_progress(&line);
+        if self.last_log.elapsed() >= PROGRESS_LOG_EVERY {
+            self.last_log = std::time::Instant::now();
+            log(Level::Info, &line);
+        }
     }
 }
 

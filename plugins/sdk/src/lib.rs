@@ -319,6 +319,13 @@ pub fn report_errant(topic: &str, partition: i32, offset: i64, reason: &str) -> 
         .map_err(ConnectorError::Fatal)
 }
 
+/// Says where the task stands, in one line a person reads (`snapshot: 120000 of 1000000 rows
+/// of public.orders`); the host shows the latest line as the `trace` of the task's RUNNING
+/// status, written at most every 30 s while it changes, cut at 1024 bytes. Cheap to call often.
+pub fn report_progress(line: &str) {
+    bindings::source::wharf::connector::progress::report(line);
+}
+
 /// Asks the host to call [`Connector::task_configs`] again. Hosts of this version log the
 /// request; restarting the connector re-splits it.
 pub fn request_task_reconfiguration() {
@@ -409,6 +416,14 @@ pub trait SourceTask: Sized + 'static {
     /// Returns at most `max_records` records, or none if nothing is ready now. Must return
     /// promptly: the host pauses between empty polls, and bounds each call with a deadline.
     fn poll(&mut self, max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError>;
+
+    /// The host holds records back (Kafka is slow or away) and calls this about once a second
+    /// instead of `poll`, until it takes records again: read nothing, but keep connections
+    /// alive (answer a server's keepalives, send it status), so that a server does not drop a
+    /// task that is only waiting. Nothing to do by default.
+    fn keep_alive(&mut self) -> Result<(), ConnectorError> {
+        Ok(())
+    }
 
     /// The offsets of every record returned so far are stored. Nothing to do by default.
     fn commit(&mut self) -> Result<(), ConnectorError> {
@@ -574,6 +589,11 @@ impl<T: SourceTask> source_exports::data_source_task::GuestTask for TaskCell<T> 
     }
 
     fn poll(&self, max_records: u32) -> Result<source_exports::data_source_task::SourceBatch, ConnectorError> {
+        if max_records == 0 {
+            // The host holds records back: nothing is read, connections are kept alive.
+            self.0.borrow_mut().keep_alive()?;
+            return Ok(data::BatchWriter::source_batch(Vec::new()));
+        }
         let records = self.0.borrow_mut().poll(max_records)?;
         Ok(data::BatchWriter::source_batch(records))
     }

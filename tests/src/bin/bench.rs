@@ -5,7 +5,8 @@
 //! `--only wharf` or `--only datagen` runs one side and prints it, for profiling; `--only scale`
 //! prints sections 7 and 8 (many tasks on one worker; restart and join at scale, `scale.rs`);
 //! `--only languages` section 9 (Python and JavaScript plugins beside Rust, `languages.rs`);
-//! `--only jdbc` section 10 (the SQL sink into PostgreSQL beside Debezium's, `jdbc.rs`).
+//! `--only jdbc` section 10 (the SQL sink into PostgreSQL beside Debezium's, `jdbc.rs`);
+//! `--only cdc` section 11 (change data capture from PostgreSQL beside Debezium's, `cdc.rs`).
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters (and, for the `j` rows and row `1t`, JsonConverter with schemas for keys and values
@@ -28,6 +29,8 @@ use rdkafka::Message;
 use serde_json::{json, Value};
 use wharf_e2e::{bootstrap, cluster_properties, count_lines, free_port, topic_count, unique, workspace};
 
+#[path = "bench/cdc.rs"]
+mod cdc;
 #[path = "bench/jdbc.rs"]
 mod jdbc;
 #[path = "bench/languages.rs"]
@@ -72,6 +75,7 @@ struct Options {
     cluster_tasks: usize,
     languages: languages::Sizes,
     jdbc: jdbc::Sizes,
+    cdc: cdc::Sizes,
 }
 
 fn options() -> Options {
@@ -90,8 +94,8 @@ fn options() -> Options {
     let only = value("--only");
     if let Some(only) = &only {
         assert!(
-            only == "wharf" || only == "datagen" || only == "scale" || only == "languages" || only == "jdbc",
-            "--only takes wharf, datagen, scale, languages or jdbc, not {only}"
+            ["wharf", "datagen", "scale", "languages", "jdbc", "cdc"].contains(&only.as_str()),
+            "--only takes wharf, datagen, scale, languages, jdbc or cdc, not {only}"
         );
     }
     let scale = if smoke {
@@ -123,6 +127,12 @@ fn options() -> Options {
         runs,
         timeout: Duration::from_secs(if smoke { 120 } else { 900 }),
     };
+    let cdc = cdc::Sizes {
+        stream_rows: if smoke { 2_000 } else { 200_000 },
+        snapshot_rows: if smoke { 2_000 } else { 500_000 },
+        runs,
+        timeout: Duration::from_secs(if smoke { 120 } else { 900 }),
+    };
     Options {
         lines,
         runs,
@@ -133,6 +143,7 @@ fn options() -> Options {
         cluster_tasks,
         languages,
         jdbc,
+        cdc,
     }
 }
 
@@ -591,8 +602,15 @@ fn main() {
     if options.only.as_deref() == Some("jdbc") {
         let section = jdbc_section(&options);
         println!("{section}");
-        replace_sections(&options.out, JDBC_HEADING, None, &section);
+        replace_sections(&options.out, JDBC_HEADING, Some(CDC_HEADING), &section);
         eprintln!("section 10 written to {}", options.out.display());
+        return;
+    }
+    if options.only.as_deref() == Some("cdc") {
+        let section = cdc_section(&options);
+        println!("{section}");
+        replace_sections(&options.out, CDC_HEADING, None, &section);
+        eprintln!("section 11 written to {}", options.out.display());
         return;
     }
     if let Some(only) = options.only.as_deref() {
@@ -718,6 +736,7 @@ fn main() {
     report.push_str(&scale_sections(&options));
     report.push_str(&languages_section(&options));
     report.push_str(&jdbc_section(&options));
+    report.push_str(&cdc_section(&options));
     println!("{report}");
     if let Some(parent) = options.out.parent() {
         fs::create_dir_all(parent).unwrap();
@@ -748,6 +767,14 @@ const JDBC_HEADING: &str = "\n## 10. The SQL sink into PostgreSQL";
 /// Section 10.
 fn jdbc_section(options: &Options) -> String {
     jdbc::section(&options.jdbc, JDBC_HEADING, &utc_now(), &machine(), BUILD)
+}
+
+/// Where section 11 begins in the results file.
+const CDC_HEADING: &str = "\n## 11. Change data capture from PostgreSQL";
+
+/// Section 11.
+fn cdc_section(options: &Options) -> String {
+    cdc::section(&options.cdc, CDC_HEADING, &utc_now(), &machine(), BUILD)
 }
 
 /// Section 9, one run.

@@ -108,7 +108,13 @@ pub struct Plugin {
     connections: Option<declared_connections::DeclaredConnectionGrantsIndices>,
     /// Where the `connection-tls` export is, for plugins that have it (0.1.5 and later).
     tls: Option<declared_tls::DeclaredConnectionTlsIndices>,
+    /// The patch of the 0.1 contract the plugin was built for (`N` of its task export's
+    /// `@0.1.N`): what it understands of calls whose meaning later patches added.
+    contract_patch: u32,
 }
+
+/// The first patch whose sources understand `poll(0)` as "keep your connections alive".
+const KEEP_ALIVE_PATCH: u32 = 6;
 
 impl Plugin {
     /// The compiled component.
@@ -163,6 +169,22 @@ impl Plugin {
         let grants = declared::DeclaredGrantsIndices::new(&pre).ok();
         let connections = declared_connections::DeclaredConnectionGrantsIndices::new(&pre).ok();
         let tls = declared_tls::DeclaredConnectionTlsIndices::new(&pre).ok();
+        let contract_patch = exports
+            .iter()
+            .filter_map(|e| {
+                [
+                    SOURCE_TASK_EXPORT,
+                    DATA_SOURCE_TASK_EXPORT,
+                    SINK_TASK_EXPORT,
+                    DATA_SINK_TASK_EXPORT,
+                    TRANSFORMER_EXPORT,
+                ]
+                .iter()
+                .find_map(|prefix| e.strip_prefix(prefix))
+                .and_then(|patch| patch.parse::<u32>().ok())
+            })
+            .max()
+            .unwrap_or(0);
         let pre = if exports.iter().any(|e| e.starts_with(DATA_SOURCE_TASK_EXPORT)) {
             PluginPre::DataSource(
                 data_source::DataSourceCorePre::new(pre).map_err(|e| not_a_plugin(&path, &exports, e.into()))?,
@@ -197,6 +219,7 @@ impl Plugin {
             grants,
             connections,
             tls,
+            contract_patch,
         })
     }
 
@@ -356,7 +379,13 @@ impl Plugin {
                 return Err(PluginError::Instantiate(format!("{} is not a source plugin", self.info.name)))
             }
         };
-        Ok(SourceInstance { store, task, limits: limits.clone(), schemas: Vec::new() })
+        Ok(SourceInstance {
+            store,
+            task,
+            limits: limits.clone(),
+            schemas: Vec::new(),
+            keeps_alive: self.contract_patch >= KEEP_ALIVE_PATCH,
+        })
     }
 
     pub fn open_sink(

@@ -55,6 +55,11 @@ impl SinkInstance {
         self.store.data().memory.used_bytes()
     }
 
+    /// The line the plugin reported through `progress.report` since the last call, if any.
+    pub fn take_progress(&mut self) -> Option<String> {
+        self.store.data_mut().take_progress()
+    }
+
     pub fn max_records_per_call(&self) -> u32 {
         self.limits.max_records_per_call
     }

@@ -8,6 +8,8 @@ pub struct SourceInstance {
     pub(super) limits: WasmLimits,
     /// The schemas of the last data batch, handed out again for equal schemas of the next.
     pub(super) schemas: Vec<std::sync::Arc<wharf_connect::data::Schema>>,
+    /// Whether the plugin understands `poll(0)` (built for 0.1.6 or later).
+    pub(super) keeps_alive: bool,
 }
 
 /// A source task's bindings and resource, by what its records carry.
@@ -41,7 +43,25 @@ impl SourceInstance {
     }
 
     pub fn poll(&mut self) -> Result<Vec<PolledRecord>, PluginError> {
-        let max = self.limits.max_records_per_call;
+        self.poll_at_most(self.limits.max_records_per_call)
+    }
+
+    /// While the host holds records back: `poll(0)`, in which a plugin of 0.1.6 or later keeps
+    /// its connections alive and returns nothing (a record returned breaks the contract). Older
+    /// plugins are not called.
+    pub fn keep_alive(&mut self) -> Result<(), PluginError> {
+        if !self.keeps_alive {
+            return Ok(());
+        }
+        self.poll_at_most(0).map(|_| ())
+    }
+
+    /// The line the plugin reported through `progress.report` since the last call, if any.
+    pub fn take_progress(&mut self) -> Option<String> {
+        self.store.data_mut().take_progress()
+    }
+
+    fn poll_at_most(&mut self, max: u32) -> Result<Vec<PolledRecord>, PluginError> {
         let max_bytes = self.limits.max_bytes_per_call;
         let too_large = |bytes: usize| PluginError::TooLarge { call: "poll", bytes, max: max_bytes };
         let records = match &self.task {

@@ -7,7 +7,7 @@ try:
     from wit_world.imports import types
 except ImportError:
     # A world that also imports `wasi:tls/types` (the `*-with-net` worlds), built without
-    # `--import-interface-name 'wharf:connector/types@0.1.5=types'`.
+    # `--import-interface-name 'wharf:connector/types@0.1.6=types'`.
     from wit_world.imports import wharf_connector_types as types
 
 from . import Connector, FatalError, SourceRecord, _convert
@@ -37,6 +37,11 @@ class SourceTask:
 
     def poll(self, max_records: int) -> List[SourceRecord]:
         raise NotImplementedError("a source task must define poll(self, max_records)")
+
+    def keep_alive(self) -> None:
+        """Called instead of `poll`, about once a second, while the host holds records back
+        (Kafka is slow or away): read nothing, but keep connections alive."""
+        pass
 
     def commit(self) -> None:
         pass
@@ -128,6 +133,12 @@ class Task(_task_api.Task):
         return cls(_convert.open_task(_registered, "source", config))
 
     def poll(self, max_records):
+        if max_records == 0:
+            # The host holds records back: nothing is read (contract 0.1.6).
+            keep_alive = getattr(self.inner, "keep_alive", None)
+            if keep_alive is not None:
+                _convert.guarded(keep_alive)
+            return _records([])
         return _convert.guarded(lambda: _records(self.inner.poll(max_records) or []))
 
     def commit(self):

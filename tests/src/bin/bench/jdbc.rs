@@ -38,13 +38,13 @@ impl Mode {
     }
 }
 
-fn postgres() -> String {
+pub(super) fn postgres() -> String {
     std::env::var("WHARF_TEST_POSTGRES")
         .expect("WHARF_TEST_POSTGRES is not set: run ./run bench, which starts PostgreSQL")
 }
 
 /// A client of the database, for counting rows while a sink writes them.
-fn client() -> postgres::Client {
+pub(super) fn client() -> postgres::Client {
     let (host, port) = postgres().rsplit_once(':').map(|(h, p)| (h.to_string(), p.to_string())).unwrap_or_default();
     postgres::Client::connect(
         &format!("host={host} port={port} user=wharf password=wharf dbname=wharf"),
@@ -264,7 +264,7 @@ pub fn section(sizes: &Sizes, heading: &str, date: &str, machine: &str, build: &
 }
 
 /// A median of seconds with one decimal, and the spread.
-fn seconds(values: &[f64]) -> String {
+pub(super) fn seconds(values: &[f64]) -> String {
     if values.is_empty() {
         return "—".to_string();
     }
