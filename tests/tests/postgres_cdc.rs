@@ -925,3 +925,90 @@ fn a_task_held_back_by_kafka_keeps_its_replication_connection_and_shows_its_lag(
     assert!(!log.contains("connecting again"), "{log}");
     assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
 }
+
+/// A PostgreSQL server of a test's own, started by the project's script with a `wal_level`
+/// change data capture cannot read; stopped and removed when the test ends.
+struct OtherServer {
+    dir: std::path::PathBuf,
+    port: u16,
+}
+
+impl OtherServer {
+    fn start(wal_level: &str) -> OtherServer {
+        let port = free_port();
+        // Under target/: the server's user must reach the folder (a private temporary folder
+        // would shut it out).
+        let dir = workspace().join("target").join(unique("postgres-other"));
+        let started = std::process::Command::new(workspace().join("scripts/postgres"))
+            .args(["start", "--port", &port.to_string(), "--wal-level", wal_level, "--dir"])
+            .arg(&dir)
+            .output()
+            .expect("run scripts/postgres");
+        assert!(started.status.success(), "scripts/postgres start: {}", String::from_utf8_lossy(&started.stderr));
+        OtherServer { dir, port }
+    }
+}
+
+impl Drop for OtherServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(workspace().join("scripts/postgres"))
+            .args(["stop", "--port", &self.port.to_string(), "--dir"])
+            .arg(&self.dir)
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A server that does not write logical WAL: the task fails saying what to change in PostgreSQL.
+#[test]
+fn a_server_without_logical_wal_fails_the_task_saying_what_to_change() {
+    let server = OtherServer::start("replica");
+    let OneConnector { standalone, connector, _slot, .. } = one_connector(
+        "public.nothing",
+        &[("database.hostname", "127.0.0.1".to_string()), ("database.port", server.port.to_string())],
+    );
+    let worker = standalone.start();
+    let status = worker.wait_task_state(&connector, 0, "FAILED");
+    let trace = status["trace"].as_str().unwrap_or_default().to_string();
+    assert!(trace.contains("runs with wal_level=replica"), "{trace}");
+    assert!(trace.contains("ALTER SYSTEM SET wal_level = logical"), "{trace}");
+}
+
+/// The snapshot's connection is lost half-way: its transaction is gone with it, so the task
+/// reads the snapshot again from the start (never streaming past rows it did not read), and then
+/// streams; every row arrives.
+#[test]
+fn a_connection_lost_during_the_snapshot_starts_the_snapshot_over() {
+    const ROWS: usize = 100_000;
+    let schema = schema("midsnap");
+    sql(&format!(
+        "CREATE TABLE {schema}.t (id int PRIMARY KEY, note text); INSERT INTO {schema}.t SELECT g, 'row ' || g FROM \
+         generate_series(1, {ROWS}) g"
+    ));
+    let OneConnector { standalone, connector, topic, _slot, .. } = one_connector(
+        &format!("{schema}.t"),
+        &[("slot.drop.on.stop", "true".to_string()), ("snapshot.fetch.size", "500".to_string())],
+    );
+    let worker = standalone.start();
+    worker.wait("the snapshot's first rows", Duration::from_secs(60), || (topic_count(&topic) > 0).then_some(()));
+    // The connection reading the table (the replication connection is a walsender).
+    let killed = sql(&format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'wharf {connector}' \
+         AND backend_type = 'client backend'"
+    ));
+    assert_eq!(killed, ["1"]);
+    worker.wait("a second snapshot's rows", Duration::from_secs(120), || {
+        (topic_count(&topic) >= ROWS as i64 + 1).then_some(())
+    });
+    sql(&format!("INSERT INTO {schema}.t VALUES ({}, 'after')", ROWS + 1));
+    worker.wait("the change after the snapshot", Duration::from_secs(60), || {
+        let ids: std::collections::BTreeSet<i64> = topic_records(&topic)
+            .iter()
+            .filter_map(|(_, key, _)| serde_json::from_str::<Value>(key).ok()?["payload"]["id"].as_i64())
+            .collect();
+        (ids.len() == ROWS + 1).then_some(())
+    });
+    let log = worker.log();
+    assert!(log.contains("connecting again"), "{log}");
+    assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
+}
