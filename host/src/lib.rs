@@ -12,6 +12,7 @@ pub mod dev;
 pub mod herder;
 pub mod kafka;
 pub mod logging;
+pub mod metrics;
 pub mod peer;
 pub mod rest;
 pub mod runtime;

@@ -340,3 +340,85 @@ fn a_sources_topics_are_created_with_its_topic_creation_groups() {
     assert_eq!(code, 400, "{answer}");
     assert!(answer["message"].as_str().unwrap_or_default().contains("topic.creation.default.partitions"), "{answer}");
 }
+
+/// The samples of a scrape whose name is `name`: each line's labels and value.
+fn samples(text: &str, name: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (metric, labels) = series.split_once('{').map_or((series, ""), |(m, rest)| (m, rest));
+            (metric == name).then(|| (labels.trim_end_matches('}').to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// `GET /metrics`: the statuses of the connectors and tasks this worker runs, under the names
+/// Strimzi's JMX exporter rules give Kafka Connect's, in Prometheus's text format; a deleted
+/// connector's series go with it.
+#[test]
+fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
+    let worker = Standalone::new(&[]).start();
+    let (code, _) = create(&worker, json!({"name": "gen", "config": datagen(&unique("metrics"))}));
+    assert_eq!(code, 201);
+    let (code, _) = create(
+        &worker,
+        json!({"name": "trap", "config": {"connector.class": "test-trapper", "topic": unique("trap")}}),
+    );
+    assert_eq!(code, 201);
+    worker.wait_task_state("gen", 1, "RUNNING");
+    worker.wait_task_state("trap", 0, "FAILED");
+
+    let (code, body, headers) = worker.call("GET", "/metrics", None);
+    assert_eq!(code, 200);
+    let content_type = headers.iter().find(|(k, _)| k == "content-type").map(|(_, v)| v.as_str());
+    assert_eq!(content_type, Some("text/plain; version=0.0.4; charset=utf-8"));
+    let text = body.as_str().unwrap_or_default().to_string();
+    // Every family says its help and type before its samples.
+    for family in
+        ["kafka_connect_connector_status", "kafka_connect_connector_task_status", "kafka_connect_worker_task_count"]
+    {
+        let help = text.find(&format!("# HELP {family} ")).unwrap_or(usize::MAX);
+        let kind = text.find(&format!("# TYPE {family} gauge\n")).unwrap_or(usize::MAX);
+        let first = text.find(&format!("\n{family}")).unwrap_or(usize::MAX);
+        assert!(help < kind && kind < first && first != usize::MAX, "{family}:\n{text}");
+    }
+    let status = samples(&text, "kafka_connect_connector_status");
+    assert!(status.contains(&(r#"connector="gen",status="running""#.into(), "1".into())), "{text}");
+    assert!(status.contains(&(r#"connector="trap",status="running""#.into(), "1".into())), "{text}");
+    let kinds = samples(&text, "kafka_connect_connector_connector_type");
+    assert!(kinds.contains(&(r#"connector="gen",connector_type="source""#.into(), "1".into())), "{text}");
+    let classes = samples(&text, "kafka_connect_connector_connector_class");
+    assert!(classes.contains(&(r#"connector="trap",connector_class="test-trapper""#.into(), "1".into())), "{text}");
+    let tasks = samples(&text, "kafka_connect_connector_task_status");
+    for expected in [
+        r#"connector="gen",task="0",status="running""#,
+        r#"connector="gen",task="1",status="running""#,
+        r#"connector="trap",task="0",status="failed""#,
+    ] {
+        assert!(tasks.contains(&(expected.into(), "1".into())), "{expected}:\n{text}");
+    }
+    assert_eq!(samples(&text, "kafka_connect_worker_connector_count"), [(String::new(), "2".to_string())]);
+    assert_eq!(samples(&text, "kafka_connect_worker_task_count"), [(String::new(), "3".to_string())]);
+    assert_eq!(
+        samples(&text, "kafka_connect_worker_connector_failed_task_count"),
+        [(r#"connector="gen""#.to_string(), "0".to_string()), (r#"connector="trap""#.to_string(), "1".to_string())]
+    );
+    assert_eq!(
+        samples(&text, "kafka_connect_worker_connector_running_task_count"),
+        [(r#"connector="gen""#.to_string(), "2".to_string()), (r#"connector="trap""#.to_string(), "0".to_string())]
+    );
+    let version = samples(&text, "kafka_connect_version_info");
+    assert_eq!(version.len(), 1, "{text}");
+    assert!(version[0].0.contains(r#"version="4.1"#), "{text}");
+    // Standalone: no group, so no coordinator.
+    assert!(samples(&text, "kafka_connect_coordinator_assigned_tasks").is_empty(), "{text}");
+
+    let (code, _, _) = worker.call("DELETE", "/connectors/trap", None);
+    assert_eq!(code, 204);
+    worker.wait("the deleted connector's series to go", Duration::from_secs(30), || {
+        let (_, body, _) = worker.call("GET", "/metrics", None);
+        let text = body.as_str().unwrap_or_default().to_string();
+        (!text.contains(r#"connector="trap""#)).then_some(())
+    });
+}

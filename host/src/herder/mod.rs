@@ -259,6 +259,11 @@ impl Herder {
         })
     }
 
+    /// A connector's status as the status store has it, as it is (one lookup, for scrapes).
+    pub fn stored_status(&self, name: &str) -> Option<wharf_connect::model::ConnectorStatus> {
+        self.worker.statuses().get(name)
+    }
+
     /// The plugins this worker has loaded, every version.
     pub fn plugins(&self) -> Vec<Arc<crate::runtime::Plugin>> {
         self.worker.registry().plugins()

@@ -53,6 +53,8 @@ pub struct RestState {
     pub kafka_cluster_id: String,
     /// Set when requests must carry HTTP Basic credentials of this file's users.
     pub credentials: Option<Arc<auth::Credentials>>,
+    /// When the worker started, in milliseconds since the epoch (its metrics' app-info).
+    pub started_unix_ms: u64,
 }
 
 pub(crate) type Shared = Arc<RestState>;
@@ -108,6 +110,7 @@ pub fn router(state: Shared) -> Router {
         .route("/", get(root))
         .merge(admin)
         .route("/health", get(health))
+        .route("/metrics", get(metrics))
         .merge(writes)
         .route("/connectors/{name}/status", get(connector_status))
         .route("/connectors/{name}/tasks/{task}/status", get(task_status))
@@ -712,6 +715,37 @@ async fn health(State(state): State<Shared>) -> Response {
         ),
     };
     (code, Json(entities::WorkerStatus { status, message })).into_response()
+}
+
+/// `GET /metrics`: the worker's metrics in Prometheus's text format, under Strimzi's names for
+/// Kafka Connect's (`crate::metrics`).
+async fn metrics(State(state): State<Shared>) -> Response {
+    let herder = &state.herder;
+    let snapshot = herder.snapshot();
+    let connectors = snapshot
+        .connectors
+        .iter()
+        .map(|(name, entry)| crate::metrics::ConnectorView {
+            name: name.clone(),
+            class: entry
+                .config
+                .iter()
+                .find(|(k, _)| k == "connector.class")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default(),
+            kind: herder.kind_of(entry),
+            status: herder.stored_status(name),
+        })
+        .collect();
+    let view = crate::metrics::WorkerView {
+        worker_id: herder.worker_id().to_string(),
+        version: entities::KAFKA_CONNECT_VERSION.to_string(),
+        commit: option_env!("WHARF_COMMIT").unwrap_or("unknown").to_string(),
+        started_unix_ms: state.started_unix_ms,
+        distributed: herder.worker_config().distributed.is_some(),
+        connectors,
+    };
+    ([(header::CONTENT_TYPE, crate::metrics::exposition::CONTENT_TYPE)], crate::metrics::render(&view)).into_response()
 }
 
 async fn root(State(state): State<Shared>) -> Json<entities::ServerInfo> {

@@ -54,6 +54,7 @@ pub async fn run(
     on_ready: Option<OnReady>,
 ) -> Result<()> {
     let started = Instant::now();
+    let started_at = started_unix_ms();
     // The REST API's TLS keys and credentials are read before anything starts: a bad file stops
     // the worker.
     let rest_tls = match &config.rest_tls {
@@ -157,7 +158,12 @@ pub async fn run(
         .transpose()
         .map_err(|e| anyhow::anyhow!("the system could not start the group membership thread: {e}"))?;
 
-    let app = rest::router(Arc::new(RestState { herder: herder.clone(), kafka_cluster_id: cluster_id, credentials }));
+    let app = rest::router(Arc::new(RestState {
+        herder: herder.clone(),
+        kafka_cluster_id: cluster_id,
+        credentials,
+        started_unix_ms: started_at,
+    }));
     tracing::info!(
         "worker {} ready in {:.0} ms; REST API on {}://{}",
         worker.id(),
@@ -217,4 +223,9 @@ pub async fn shutdown_signal() {
         _ = ctrl_c => tracing::info!("interrupted (Ctrl-C)"),
         _ = term => tracing::info!("received SIGTERM"),
     }
+}
+
+/// Now, in milliseconds since the epoch: when the worker started, for its metrics.
+fn started_unix_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }

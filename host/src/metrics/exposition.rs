@@ -1,0 +1,110 @@
+//! Prometheus's text exposition format (version 0.0.4): each family's `# HELP` and `# TYPE`
+//! lines, then its samples, label values escaped as the format asks.
+
+use std::fmt::Write;
+
+/// The content type of the text format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// A family's type, as `# TYPE` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Gauge,
+    Counter,
+    Untyped,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+            Kind::Untyped => "untyped",
+        }
+    }
+}
+
+/// The text of one scrape, family by family.
+#[derive(Default)]
+pub struct Exposition {
+    text: String,
+}
+
+impl Exposition {
+    /// Starts a family: its help and type. Its samples follow, each under the same name.
+    pub fn family(&mut self, name: &str, kind: Kind, help: &str) {
+        self.text.push_str("# HELP ");
+        self.text.push_str(name);
+        self.text.push(' ');
+        for c in help.chars() {
+            match c {
+                '\\' => self.text.push_str("\\\\"),
+                '\n' => self.text.push_str("\\n"),
+                c => self.text.push(c),
+            }
+        }
+        let _ = writeln!(self.text, "\n# TYPE {name} {}", kind.name());
+    }
+
+    /// One sample of the family started last.
+    pub fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.text.push_str(name);
+        if !labels.is_empty() {
+            self.text.push('{');
+            for (i, (label, value)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.text.push(',');
+                }
+                self.text.push_str(label);
+                self.text.push_str("=\"");
+                for c in value.chars() {
+                    match c {
+                        '\\' => self.text.push_str("\\\\"),
+                        '"' => self.text.push_str("\\\""),
+                        '\n' => self.text.push_str("\\n"),
+                        c => self.text.push(c),
+                    }
+                }
+                self.text.push('"');
+            }
+            self.text.push('}');
+        }
+        // Integral values as integers, as Prometheus's own clients write them.
+        if value.fract() == 0.0 && value.abs() < 1e15 {
+            let _ = writeln!(self.text, " {}", value as i64);
+        } else {
+            let _ = writeln!(self.text, " {value}");
+        }
+    }
+
+    pub fn into_text(self) -> String {
+        self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_and_samples_follow_the_text_format() {
+        let mut out = Exposition::default();
+        out.family("kafka_connect_connector_status", Kind::Gauge, "The connector's status\\state, one line");
+        out.sample(
+            "kafka_connect_connector_status",
+            &[("connector", "a \"quoted\"\\name\n"), ("status", "running")],
+            1.0,
+        );
+        out.family("kafka_connect_start_time_seconds", Kind::Gauge, "Start time");
+        out.sample("kafka_connect_start_time_seconds", &[], 1764950400.5);
+        assert_eq!(
+            out.into_text(),
+            "# HELP kafka_connect_connector_status The connector's status\\\\state, one line\n\
+             # TYPE kafka_connect_connector_status gauge\n\
+             kafka_connect_connector_status{connector=\"a \\\"quoted\\\"\\\\name\\n\",status=\"running\"} 1\n\
+             # HELP kafka_connect_start_time_seconds Start time\n\
+             # TYPE kafka_connect_start_time_seconds gauge\n\
+             kafka_connect_start_time_seconds 1764950400.5\n"
+        );
+    }
+}

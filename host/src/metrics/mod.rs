@@ -1,0 +1,264 @@
+//! The worker's metrics for Prometheus (`GET /metrics`), under the names Strimzi's JMX exporter
+//! rules give Kafka Connect's metric groups, so that dashboards built for Connect read Wharf.
+//!
+//! Today: app-info (start time, version, commit), `connector-metrics` (status, class, type,
+//! version), `connector-task-metrics` status, `connect-worker-metrics` (connector and task
+//! counts, per connector its tasks by state) and `connect-coordinator-metrics` (assigned
+//! connectors and tasks), all made from the statuses when scraped. A connector or task counts as
+//! this worker's while its latest status was written by this worker, as Connect registers a
+//! group where the connector or task runs; a deleted one's series are gone with its status.
+//! Record rates, error counts, rebalance history and Wharf's own family are not built yet.
+
+pub mod exposition;
+
+use exposition::{Exposition, Kind};
+use wharf_connect::model::{ConnectorKind, ConnectorStatus, State};
+
+/// What one scrape reads of the worker.
+pub struct WorkerView {
+    pub worker_id: String,
+    /// The Kafka Connect version the worker answers as, and its commit.
+    pub version: String,
+    pub commit: String,
+    pub started_unix_ms: u64,
+    /// Whether the worker is a member of a cluster (the coordinator's group exists).
+    pub distributed: bool,
+    pub connectors: Vec<ConnectorView>,
+}
+
+/// A connector whose config exists.
+pub struct ConnectorView {
+    pub name: String,
+    /// `connector.class`, as the config gives it.
+    pub class: String,
+    pub kind: Option<ConnectorKind>,
+    pub status: Option<ConnectorStatus>,
+}
+
+/// A state as Connect's `status` attributes write it.
+fn state_name(state: State) -> &'static str {
+    match state {
+        State::Unassigned => "unassigned",
+        State::Running => "running",
+        State::Paused => "paused",
+        State::Stopped => "stopped",
+        State::Failed => "failed",
+        State::Restarting => "restarting",
+    }
+}
+
+fn kind_name(kind: Option<ConnectorKind>) -> &'static str {
+    match kind {
+        Some(ConnectorKind::Source) => "source",
+        Some(ConnectorKind::Sink) => "sink",
+        None => "unknown",
+    }
+}
+
+/// The scrape's text.
+pub fn render(view: &WorkerView) -> String {
+    let mut out = Exposition::default();
+    let me = view.worker_id.as_str();
+    let client = [("clientid", me)];
+
+    out.family(
+        "kafka_connect_start_time_seconds",
+        Kind::Gauge,
+        "The time the worker started, in seconds since the epoch",
+    );
+    out.sample("kafka_connect_start_time_seconds", &client, view.started_unix_ms as f64 / 1000.0);
+    out.family("kafka_connect_version_info", Kind::Untyped, "The Kafka Connect version the worker answers as");
+    out.sample("kafka_connect_version_info", &[("clientid", me), ("version", &view.version)], 1.0);
+    out.family("kafka_connect_commit_id_info", Kind::Untyped, "The commit the worker was built from");
+    out.sample("kafka_connect_commit_id_info", &[("clientid", me), ("commit_id", &view.commit)], 1.0);
+
+    // The connectors and tasks this worker runs.
+    let here: Vec<(&ConnectorView, &ConnectorStatus)> = view
+        .connectors
+        .iter()
+        .filter_map(|c| c.status.as_ref().map(|s| (c, s)))
+        .filter(|(_, s)| s.connector.worker_id == me)
+        .collect();
+    let tasks_here = |status: &ConnectorStatus| -> Vec<(u32, State)> {
+        status.tasks.iter().filter(|(_, t)| t.worker_id == me).map(|(id, t)| (*id, t.state)).collect()
+    };
+
+    let connector_families: [(&str, &str); 4] = [
+        ("kafka_connect_connector_status", "The connector's status (1 for the one it has)"),
+        ("kafka_connect_connector_connector_class", "The connector's class"),
+        ("kafka_connect_connector_connector_type", "The connector's type: source or sink"),
+        ("kafka_connect_connector_connector_version", "The version of the connector's plugin"),
+    ];
+    for (family, help) in connector_families {
+        out.family(family, Kind::Gauge, help);
+        for (connector, status) in &here {
+            let name = connector.name.as_str();
+            let labels: [(&str, &str); 2] = match family {
+                "kafka_connect_connector_status" => {
+                    [("connector", name), ("status", state_name(status.connector.state))]
+                }
+                "kafka_connect_connector_connector_class" => {
+                    [("connector", name), ("connector_class", &connector.class)]
+                }
+                "kafka_connect_connector_connector_type" => {
+                    [("connector", name), ("connector_type", kind_name(connector.kind.or(status.kind)))]
+                }
+                _ => [
+                    ("connector", name),
+                    ("connector_version", status.connector.version.as_deref().unwrap_or("unknown")),
+                ],
+            };
+            out.sample(family, &labels, 1.0);
+        }
+    }
+
+    out.family("kafka_connect_connector_task_status", Kind::Gauge, "The task's status (1 for the one it has)");
+    for connector in &view.connectors {
+        let Some(status) = &connector.status else { continue };
+        for (id, state) in tasks_here(status) {
+            let task = id.to_string();
+            out.sample(
+                "kafka_connect_connector_task_status",
+                &[("connector", &connector.name), ("task", &task), ("status", state_name(state))],
+                1.0,
+            );
+        }
+    }
+
+    let per_connector: Vec<(&str, Vec<(u32, State)>)> = view
+        .connectors
+        .iter()
+        .filter_map(|c| c.status.as_ref().map(|s| (c.name.as_str(), tasks_here(s))))
+        .filter(|(_, tasks)| !tasks.is_empty())
+        .collect();
+    let task_count: usize = per_connector.iter().map(|(_, tasks)| tasks.len()).sum();
+    out.family("kafka_connect_worker_connector_count", Kind::Gauge, "The number of connectors run in this worker");
+    out.sample("kafka_connect_worker_connector_count", &[], here.len() as f64);
+    out.family("kafka_connect_worker_task_count", Kind::Gauge, "The number of tasks run in this worker");
+    out.sample("kafka_connect_worker_task_count", &[], task_count as f64);
+    // Connect counts `destroyed` tasks too: a task whose connector was deleted; here its status
+    // is gone with the connector, so the count is always 0.
+    let by_state: [(&str, Option<State>, &str); 7] = [
+        (
+            "kafka_connect_worker_connector_total_task_count",
+            None,
+            "The number of tasks of the connector on this worker",
+        ),
+        (
+            "kafka_connect_worker_connector_running_task_count",
+            Some(State::Running),
+            "The number of running tasks of the connector on this worker",
+        ),
+        (
+            "kafka_connect_worker_connector_paused_task_count",
+            Some(State::Paused),
+            "The number of paused tasks of the connector on this worker",
+        ),
+        (
+            "kafka_connect_worker_connector_failed_task_count",
+            Some(State::Failed),
+            "The number of failed tasks of the connector on this worker",
+        ),
+        (
+            "kafka_connect_worker_connector_unassigned_task_count",
+            Some(State::Unassigned),
+            "The number of unassigned tasks of the connector on this worker",
+        ),
+        (
+            "kafka_connect_worker_connector_destroyed_task_count",
+            None,
+            "The number of destroyed tasks of the connector on this worker",
+        ),
+        (
+            "kafka_connect_worker_connector_restarting_task_count",
+            Some(State::Restarting),
+            "The number of restarting tasks of the connector on this worker",
+        ),
+    ];
+    for (family, state, help) in by_state {
+        out.family(family, Kind::Gauge, help);
+        for (name, tasks) in &per_connector {
+            let count = match (family.contains("_destroyed_"), state) {
+                (true, _) => 0,
+                (false, None) => tasks.len(),
+                (false, Some(state)) => tasks.iter().filter(|(_, s)| *s == state).count(),
+            };
+            out.sample(family, &[("connector", name)], count as f64);
+        }
+    }
+
+    if view.distributed {
+        out.family(
+            "kafka_connect_coordinator_assigned_connectors",
+            Kind::Gauge,
+            "The number of connectors assigned to this worker",
+        );
+        out.sample("kafka_connect_coordinator_assigned_connectors", &client, here.len() as f64);
+        out.family(
+            "kafka_connect_coordinator_assigned_tasks",
+            Kind::Gauge,
+            "The number of tasks assigned to this worker",
+        );
+        out.sample("kafka_connect_coordinator_assigned_tasks", &client, task_count as f64);
+    }
+    out.into_text()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wharf_connect::model::Status;
+
+    fn status(state: State, worker: &str) -> Status {
+        Status {
+            state,
+            worker_id: worker.into(),
+            trace: None,
+            records_skipped: 0,
+            generation: 1,
+            version: Some("1.2.3".into()),
+        }
+    }
+
+    #[test]
+    fn only_what_runs_on_this_worker_is_its_own() {
+        let mine = ConnectorStatus {
+            name: "mine".into(),
+            kind: Some(ConnectorKind::Sink),
+            connector: status(State::Running, "w1"),
+            tasks: [(0, status(State::Running, "w1")), (1, status(State::Failed, "w2"))].into(),
+        };
+        let theirs = ConnectorStatus {
+            name: "theirs".into(),
+            kind: None,
+            connector: status(State::Paused, "w2"),
+            tasks: [(0, status(State::Paused, "w1"))].into(),
+        };
+        let view = WorkerView {
+            worker_id: "w1".into(),
+            version: "4.1.1".into(),
+            commit: "abc".into(),
+            started_unix_ms: 1_500,
+            distributed: true,
+            connectors: vec![
+                ConnectorView { name: "mine".into(), class: "c.Mine".into(), kind: None, status: Some(mine) },
+                ConnectorView { name: "theirs".into(), class: "c.Theirs".into(), kind: None, status: Some(theirs) },
+                ConnectorView { name: "new".into(), class: "c.New".into(), kind: None, status: None },
+            ],
+        };
+        let text = render(&view);
+        let has = |line: &str| text.lines().any(|l| l == line);
+        assert!(has(r#"kafka_connect_connector_status{connector="mine",status="running"} 1"#), "{text}");
+        assert!(has(r#"kafka_connect_connector_connector_type{connector="mine",connector_type="sink"} 1"#), "{text}");
+        assert!(has(r#"kafka_connect_connector_connector_version{connector="mine",connector_version="1.2.3"} 1"#));
+        assert!(!text.contains(r#"kafka_connect_connector_status{connector="theirs""#), "{text}");
+        assert!(has(r#"kafka_connect_connector_task_status{connector="mine",task="0",status="running"} 1"#));
+        assert!(has(r#"kafka_connect_connector_task_status{connector="theirs",task="0",status="paused"} 1"#));
+        assert!(!text.contains(r#"task="1""#), "{text}");
+        assert!(has("kafka_connect_worker_connector_count 1"), "{text}");
+        assert!(has("kafka_connect_worker_task_count 2"), "{text}");
+        assert!(has(r#"kafka_connect_worker_connector_paused_task_count{connector="theirs"} 1"#), "{text}");
+        assert!(has(r#"kafka_connect_coordinator_assigned_tasks{clientid="w1"} 2"#), "{text}");
+        assert!(has(r#"kafka_connect_start_time_seconds{clientid="w1"} 1.5"#), "{text}");
+    }
+}
