@@ -359,7 +359,18 @@ fn samples(text: &str, name: &str) -> Vec<(String, String)> {
 #[test]
 fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
     let worker = Standalone::new(&[]).start();
-    let (code, _) = create(&worker, json!({"name": "gen", "config": datagen(&unique("metrics"))}));
+    let topic = unique("metrics");
+    let (code, _) = create(&worker, json!({"name": "gen", "config": datagen(&topic)}));
+    assert_eq!(code, 201);
+    // A sink whose converter fails on every record (datagen's bytes are no JSON envelope), and
+    // skips them.
+    let out = tempfile::tempdir().unwrap();
+    let (code, _) = create(
+        &worker,
+        json!({"name": "skipper", "config": {"connector.class": "file-sink", "topics": topic,
+            "file": out.path().join("out.txt").display().to_string(), "wasm.fs.write": out.path().display().to_string(),
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter", "errors.tolerance": "all"}}),
+    );
     assert_eq!(code, 201);
     let (code, _) = create(
         &worker,
@@ -398,16 +409,45 @@ fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
     ] {
         assert!(tasks.contains(&(expected.into(), "1".into())), "{expected}:\n{text}");
     }
-    assert_eq!(samples(&text, "kafka_connect_worker_connector_count"), [(String::new(), "2".to_string())]);
-    assert_eq!(samples(&text, "kafka_connect_worker_task_count"), [(String::new(), "3".to_string())]);
+    assert_eq!(samples(&text, "kafka_connect_worker_connector_count"), [(String::new(), "3".to_string())]);
+    assert_eq!(samples(&text, "kafka_connect_worker_task_count"), [(String::new(), "4".to_string())]);
+    let counts = |family: &str| -> Vec<(String, String)> {
+        samples(&text, family).into_iter().filter(|(labels, _)| !labels.contains("skipper")).collect()
+    };
     assert_eq!(
-        samples(&text, "kafka_connect_worker_connector_failed_task_count"),
+        counts("kafka_connect_worker_connector_failed_task_count"),
         [(r#"connector="gen""#.to_string(), "0".to_string()), (r#"connector="trap""#.to_string(), "1".to_string())]
     );
     assert_eq!(
-        samples(&text, "kafka_connect_worker_connector_running_task_count"),
+        counts("kafka_connect_worker_connector_running_task_count"),
         [(r#"connector="gen""#.to_string(), "2".to_string()), (r#"connector="trap""#.to_string(), "0".to_string())]
     );
+    assert!(text.contains("# TYPE kafka_connect_source_task_source_record_poll_total counter\n"), "{text}");
+
+    // Each task's records: the source's polled and acknowledged, the sink's read and skipped.
+    let value = |text: &str, family: &str, labels: &str| -> f64 {
+        samples(text, family).into_iter().find(|(l, _)| l == labels).map_or(-1.0, |(_, v)| v.parse().unwrap_or(-1.0))
+    };
+    let text = worker.wait("records counted on both sides", Duration::from_secs(60), || {
+        let (_, body, _) = worker.call("GET", "/metrics", None);
+        let text = body.as_str().unwrap_or_default().to_string();
+        let skipped = value(&text, "kafka_connect_task_error_total_records_skipped", r#"connector="skipper",task="0""#);
+        let written =
+            value(&text, "kafka_connect_source_task_source_record_write_total", r#"connector="gen",task="0""#);
+        (skipped > 0.0 && written > 0.0).then_some(text)
+    });
+    let gen0 = r#"connector="gen",task="0""#;
+    let sink0 = r#"connector="skipper",task="0""#;
+    assert!(value(&text, "kafka_connect_source_task_source_record_poll_total", gen0) > 0.0, "{text}");
+    assert!(value(&text, "kafka_connect_source_task_source_record_poll_rate", gen0) > 0.0, "{text}");
+    assert!(value(&text, "kafka_connect_sink_task_sink_record_read_total", sink0) > 0.0, "{text}");
+    assert_eq!(value(&text, "kafka_connect_sink_task_sink_record_send_total", sink0), 0.0, "{text}");
+    assert_eq!(
+        value(&text, "kafka_connect_task_error_total_record_failures", sink0),
+        value(&text, "kafka_connect_task_error_total_records_skipped", sink0),
+        "{text}"
+    );
+    assert_eq!(value(&text, "kafka_connect_task_error_total_records_skipped", gen0), 0.0, "{text}");
     let version = samples(&text, "kafka_connect_version_info");
     assert_eq!(version.len(), 1, "{text}");
     assert!(version[0].0.contains(r#"version="4.1"#), "{text}");

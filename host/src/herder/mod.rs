@@ -264,6 +264,11 @@ impl Herder {
         self.worker.statuses().get(name)
     }
 
+    /// The counts of the tasks this worker runs, for its metrics.
+    pub fn task_metrics(&self) -> Vec<((String, u32), Arc<crate::metrics::tasks::TaskCounters>)> {
+        self.worker.task_metrics().all()
+    }
+
     /// The plugins this worker has loaded, every version.
     pub fn plugins(&self) -> Vec<Arc<crate::runtime::Plugin>> {
         self.worker.registry().plugins()

@@ -24,6 +24,8 @@ use crate::sync::Unpoisoned;
 #[derive(Default)]
 pub struct Deliveries {
     in_flight: AtomicU64,
+    /// Records Kafka acknowledged.
+    acked: AtomicU64,
     refused: AtomicU64,
     failure: Mutex<Option<String>>,
     lock: Mutex<()>,
@@ -36,6 +38,8 @@ impl Deliveries {
             use rdkafka::Message;
             self.refused.fetch_add(1, Ordering::Relaxed);
             self.fail(format!("Kafka did not accept a record for topic {}: {error}", message.topic()));
+        } else {
+            self.acked.fetch_add(1, Ordering::Relaxed);
         }
         if self.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
             // The last one: wake a task waiting in `wait_all`. Taking the lock first means a
@@ -53,6 +57,11 @@ impl Deliveries {
     /// The first failure kept, if any.
     pub fn failure(&self) -> Option<String> {
         self.failure.locked().clone()
+    }
+
+    /// Records Kafka acknowledged so far.
+    pub fn acked(&self) -> u64 {
+        self.acked.load(Ordering::Relaxed)
     }
 
     /// Records Kafka refused so far.
@@ -195,6 +204,11 @@ impl TaskProducer {
 
     pub fn deliveries(&self) -> &Deliveries {
         &self.deliveries
+    }
+
+    /// The task's account, to be read elsewhere (its metrics).
+    pub fn shared_deliveries(&self) -> Arc<Deliveries> {
+        self.deliveries.clone()
     }
 }
 

@@ -4,12 +4,15 @@
 //! Today: app-info (start time, version, commit), `connector-metrics` (status, class, type,
 //! version), `connector-task-metrics` status, `connect-worker-metrics` (connector and task
 //! counts, per connector its tasks by state) and `connect-coordinator-metrics` (assigned
-//! connectors and tasks), all made from the statuses when scraped. A connector or task counts as
+//! connectors and tasks), made from the statuses when scraped: a connector or task counts as
 //! this worker's while its latest status was written by this worker, as Connect registers a
-//! group where the connector or task runs; a deleted one's series are gone with its status.
-//! Record rates, error counts, rebalance history and Wharf's own family are not built yet.
+//! group where the connector or task runs, and a deleted one's series are gone with its status.
+//! Then each running task's records (`source-task-metrics`, `sink-task-metrics`: totals and
+//! rates) and failures (`task-error-metrics`), from the counts the tasks keep (`tasks`).
+//! Rebalance history, the Kafka clients' figures and Wharf's own family are not built yet.
 
 pub mod exposition;
+pub mod tasks;
 
 use exposition::{Exposition, Kind};
 use wharf_connect::model::{ConnectorKind, ConnectorStatus, State};
@@ -24,6 +27,8 @@ pub struct WorkerView {
     /// Whether the worker is a member of a cluster (the coordinator's group exists).
     pub distributed: bool,
     pub connectors: Vec<ConnectorView>,
+    /// The counts of the tasks this worker runs, by connector and task.
+    pub tasks: Vec<((String, u32), std::sync::Arc<tasks::TaskCounters>)>,
 }
 
 /// A connector whose config exists.
@@ -52,6 +57,102 @@ fn kind_name(kind: Option<ConnectorKind>) -> &'static str {
         Some(ConnectorKind::Source) => "source",
         Some(ConnectorKind::Sink) => "sink",
         None => "unknown",
+    }
+}
+
+/// Each task's records and failures: Connect's source, sink and error groups.
+fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<tasks::TaskCounters>)]) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let now = std::time::Instant::now();
+    // Rates are read once per task per scrape: each reading records the scrape.
+    let rows: Vec<(&str, String, &tasks::TaskCounters, (f64, f64))> = tasks
+        .iter()
+        .map(|((connector, task), counters)| {
+            (connector.as_str(), task.to_string(), counters.as_ref(), counters.rates(now))
+        })
+        .collect();
+    type Pick = fn(&tasks::TaskCounters, (f64, f64)) -> f64;
+    let families: [(ConnectorKind, &str, Kind, &str, Pick); 8] = [
+        (
+            ConnectorKind::Source,
+            "kafka_connect_source_task_source_record_poll_total",
+            Kind::Counter,
+            "Records the task's poll returned",
+            |c, _| c.read() as f64,
+        ),
+        (
+            ConnectorKind::Source,
+            "kafka_connect_source_task_source_record_poll_rate",
+            Kind::Gauge,
+            "Records the task's poll returned, a second",
+            |_, r| r.0,
+        ),
+        (
+            ConnectorKind::Source,
+            "kafka_connect_source_task_source_record_write_total",
+            Kind::Counter,
+            "Records written to Kafka (acknowledged), after transforms",
+            |c, _| c.written() as f64,
+        ),
+        (
+            ConnectorKind::Source,
+            "kafka_connect_source_task_source_record_write_rate",
+            Kind::Gauge,
+            "Records written to Kafka (acknowledged), a second",
+            |_, r| r.1,
+        ),
+        (
+            ConnectorKind::Sink,
+            "kafka_connect_sink_task_sink_record_read_total",
+            Kind::Counter,
+            "Records read from Kafka, before transforms",
+            |c, _| c.read() as f64,
+        ),
+        (
+            ConnectorKind::Sink,
+            "kafka_connect_sink_task_sink_record_read_rate",
+            Kind::Gauge,
+            "Records read from Kafka, a second",
+            |_, r| r.0,
+        ),
+        (
+            ConnectorKind::Sink,
+            "kafka_connect_sink_task_sink_record_send_total",
+            Kind::Counter,
+            "Records handed to the task's put, after transforms",
+            |c, _| c.written() as f64,
+        ),
+        (
+            ConnectorKind::Sink,
+            "kafka_connect_sink_task_sink_record_send_rate",
+            Kind::Gauge,
+            "Records handed to the task's put, a second",
+            |_, r| r.1,
+        ),
+    ];
+    for (kind, family, type_, help, pick) in families {
+        out.family(family, type_, help);
+        for (connector, task, counters, rates) in rows.iter().filter(|row| row.2.kind == kind) {
+            out.sample(family, &[("connector", connector), ("task", task)], pick(counters, *rates));
+        }
+    }
+    type Count = fn(&tasks::TaskCounters) -> u64;
+    let errors: [(&str, &str, Count); 3] = [
+        ("kafka_connect_task_error_total_record_failures", "Record processing failures of the task", |c| {
+            c.failures.load(Relaxed)
+        }),
+        ("kafka_connect_task_error_total_record_errors", "Records that failed, with no retry left", |c| {
+            c.failures.load(Relaxed)
+        }),
+        ("kafka_connect_task_error_total_records_skipped", "Records skipped under errors.tolerance=all", |c| {
+            c.skipped.load(Relaxed)
+        }),
+    ];
+    for (family, help, pick) in errors {
+        out.family(family, Kind::Gauge, help);
+        for (connector, task, counters, _) in &rows {
+            out.sample(family, &[("connector", connector), ("task", task)], pick(counters) as f64);
+        }
     }
 }
 
@@ -187,6 +288,8 @@ pub fn render(view: &WorkerView) -> String {
         }
     }
 
+    task_families(&mut out, &view.tasks);
+
     if view.distributed {
         out.family(
             "kafka_connect_coordinator_assigned_connectors",
@@ -245,6 +348,7 @@ mod tests {
                 ConnectorView { name: "theirs".into(), class: "c.Theirs".into(), kind: None, status: Some(theirs) },
                 ConnectorView { name: "new".into(), class: "c.New".into(), kind: None, status: None },
             ],
+            tasks: Vec::new(),
         };
         let text = render(&view);
         let has = |line: &str| text.lines().any(|l| l == line);

@@ -744,6 +744,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
         started_unix_ms: state.started_unix_ms,
         distributed: herder.worker_config().distributed.is_some(),
         connectors,
+        tasks: herder.task_metrics(),
     };
     ([(header::CONTENT_TYPE, crate::metrics::exposition::CONTENT_TYPE)], crate::metrics::render(&view)).into_response()
 }

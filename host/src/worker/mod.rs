@@ -147,6 +147,8 @@ pub struct Worker {
     /// Static members of sink tasks that stopped here, kept until the task is known to be gone
     /// for good (or a later run of it here stops and takes the entry over).
     members: Arc<membership::ParkedMembers>,
+    /// The counts of the tasks this worker runs, for its metrics.
+    task_metrics: Arc<crate::metrics::tasks::TaskRegistry>,
 }
 
 /// One of the worker's task threads, counted while it lives (given back when dropped: when the
@@ -191,7 +193,13 @@ impl Worker {
             task_threads: Arc::default(),
             producers: Arc::default(),
             members: Arc::default(),
+            task_metrics: Arc::default(),
         }
+    }
+
+    /// The counts of the tasks this worker runs.
+    pub fn task_metrics(&self) -> &crate::metrics::tasks::TaskRegistry {
+        &self.task_metrics
     }
 
     pub fn config(&self) -> &WorkerConfig {
@@ -510,6 +518,9 @@ impl Worker {
                 .iter()
                 .filter_map(|id| connector.tasks.remove(id).and_then(|t| t.handle).map(|h| (TaskId::new(name, *id), h)))
                 .collect();
+            for id in ids {
+                self.task_metrics.remove(name, *id);
+            }
             if connector.tasks.is_empty() {
                 connectors.remove(name);
             }
@@ -530,6 +541,7 @@ impl Worker {
             return false;
         };
         tracing::info!("stopping connector {name}");
+        self.task_metrics.remove_connector(name);
         let handles =
             connector.tasks.into_iter().filter_map(|(i, t)| t.handle.map(|h| (TaskId::new(name, i), h))).collect();
         self.join(handles);
@@ -640,6 +652,11 @@ impl Worker {
             }
         }
         let stop = Arc::new(crate::sync::Stop::default());
+        let kind = match plugin.info.kind {
+            PluginKind::Sink => ConnectorKind::Sink,
+            PluginKind::Source | PluginKind::Transform => ConnectorKind::Source,
+        };
+        let counters = self.task_metrics.register(&config.name, id, kind);
         let opener = Opener {
             runtime: self.runtime.clone(),
             plugin: plugin.clone(),
@@ -661,6 +678,7 @@ impl Worker {
             stop: stop.clone(),
             producers: self.producers.clone(),
             members: self.members.clone(),
+            counters,
         };
         let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
             let _slot = thread_slot;
@@ -680,6 +698,7 @@ impl Worker {
     /// hand-over does, for a task's last call and flush.
     pub fn stop_all(&self) {
         let connectors = std::mem::take(&mut *self.connectors.locked());
+        self.task_metrics.clear();
         let handles = connectors
             .into_iter()
             .flat_map(|(name, c)| {
@@ -940,6 +959,8 @@ struct TaskSetup {
     producers: Arc<kafka::producers::ProducerPool>,
     /// Where a sink task's static member waits when the task stops.
     members: Arc<membership::ParkedMembers>,
+    /// The task's counts, for the worker's metrics.
+    counters: Arc<crate::metrics::tasks::TaskCounters>,
 }
 
 impl TaskSetup {
@@ -1010,6 +1031,7 @@ impl TaskSetup {
         let running = running.clone();
         tolerance::Tolerance::new(self.connector.errors.clone(), &self.task.to_string())
             .publishing(Box::new(move |skipped| running.skipped(skipped)))
+            .counting(self.counters.clone())
     }
 
     fn running(&self) {
@@ -1060,6 +1082,7 @@ impl TaskSetup {
             recycle: opener.recycler(Opener::open_source),
             tolerance: self.tolerance(&running),
             running,
+            counters: self.counters.clone(),
             tracked: self.topic_tracker(),
             creator: topic_creation::TopicCreator::new(
                 self.connector.topic_creation.as_ref(),
@@ -1163,6 +1186,7 @@ impl TaskSetup {
             recycle: opener.recycler(Opener::open_sink),
             tolerance: self.tolerance(&running),
             running,
+            counters: self.counters.clone(),
             dead_letter,
             class: self.connector.class.clone(),
             tracked: self.topic_tracker(),

@@ -279,6 +279,7 @@ pub(super) struct SinkTaskRun {
     pub tolerance: Tolerance,
     /// The task's RUNNING status: the plugin's progress line, the count of skipped records.
     pub running: Arc<super::running::RunningStatus>,
+    pub counters: Arc<crate::metrics::tasks::TaskCounters>,
     pub dead_letter: Option<DeadLetterQueue>,
     /// The connector's class (its plugin), as the dead-letter queue names it for reported
     /// records.
@@ -495,6 +496,7 @@ struct Delivery {
     /// What a record that a converter or a transform fails on does (errors.*).
     tolerance: Tolerance,
     running: Arc<super::running::RunningStatus>,
+    counters: Arc<crate::metrics::tasks::TaskCounters>,
     dead_letter: Option<DeadLetterQueue>,
     class: String,
     /// Asked of the task: ends the pause between retries early.
@@ -520,6 +522,7 @@ impl SinkTaskRun {
             recycle,
             tolerance,
             running,
+            counters,
             dead_letter,
             class,
             tracked,
@@ -538,6 +541,7 @@ impl SinkTaskRun {
             assigned: Default::default(),
             tolerance,
             running,
+            counters,
             dead_letter,
             class,
             stop: stop.clone(),
@@ -633,6 +637,7 @@ impl Delivery {
     fn handle(&mut self, fetched: Fetched) -> Result<(), TaskFailure> {
         match fetched {
             Fetched::Records { rewinds, batch } if rewinds == self.rewinds => {
+                crate::metrics::tasks::TaskCounters::add(&self.counters.read, batch.records.len());
                 if let Some(recycler) = &mut self.recycle {
                     recycler.count(batch.records.len());
                 }
@@ -707,6 +712,7 @@ impl Delivery {
             true => batch.iter().map(|r| (r.topic.clone(), r.partition, r.offset)).collect(),
             false => Vec::new(),
         };
+        crate::metrics::tasks::TaskCounters::add(&self.counters.put, batch.len());
         let Put { outcome, reported } = self.instance.put(batch);
         let reported_places: Vec<(String, i32, i64)> =
             reported.iter().map(|r| (r.topic.clone(), r.partition, r.offset)).collect();

@@ -62,6 +62,7 @@ pub(super) struct SourceTaskRun {
     pub tolerance: super::tolerance::Tolerance,
     /// The task's RUNNING status: the plugin's progress line, the count of skipped records.
     pub running: Arc<super::running::RunningStatus>,
+    pub counters: Arc<crate::metrics::tasks::TaskCounters>,
     /// Records each topic the task writes to (`topic.tracking.enable`).
     pub tracked: super::topics::TopicTracker,
     /// Creates each topic the task writes to before its first record (`topic.creation.*`).
@@ -339,9 +340,11 @@ impl SourceTaskRun {
             recycle,
             tolerance,
             running,
+            counters,
             tracked,
             creator,
         } = self;
+        counters.count_deliveries(producer.shared_deliveries());
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
         let sender = Sender {
@@ -378,6 +381,7 @@ impl SourceTaskRun {
             recycle,
             tolerance,
             running,
+            counters,
             unflushed: false,
         };
         let outcome = task.poll_until_stopped(flush_interval);
@@ -414,6 +418,7 @@ struct Polling {
     /// What a record that a transform or a converter fails on does (errors.*).
     tolerance: super::tolerance::Tolerance,
     running: Arc<super::running::RunningStatus>,
+    counters: Arc<crate::metrics::tasks::TaskCounters>,
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
     /// Kafka acknowledged in full.
     unflushed: bool,
@@ -485,6 +490,7 @@ impl Polling {
                 continue;
             }
             idle = IDLE_BACKOFF_MIN;
+            crate::metrics::tasks::TaskCounters::add(&self.counters.read, records.len());
             if let Some(recycler) = &mut self.recycle {
                 recycler.count(records.len());
             }

@@ -74,6 +74,8 @@ pub(super) struct Tolerance {
     published: u64,
     last_publish: Option<Instant>,
     publish: Option<PublishSkipped>,
+    /// The task's counts of failed and skipped records, for its metrics.
+    counters: Option<std::sync::Arc<crate::metrics::tasks::TaskCounters>>,
     /// Since when, and how many times in a row, the plugin failed with a retriable error.
     retrying: Option<(Instant, u32)>,
 }
@@ -98,8 +100,15 @@ impl Tolerance {
             published: 0,
             last_publish: None,
             publish: None,
+            counters: None,
             retrying: None,
         }
+    }
+
+    /// Where failed and skipped records are counted.
+    pub(super) fn counting(mut self, counters: std::sync::Arc<crate::metrics::tasks::TaskCounters>) -> Self {
+        self.counters = Some(counters);
+        self
     }
 
     /// Where the count of skipped records is published as it grows.
@@ -151,10 +160,17 @@ impl Tolerance {
     /// Whether the task goes on without the record (`Ok`) or fails (`Err`). `record` says which
     /// record it was, for the log, and is only called when the log asks for it.
     pub(super) fn skip(&mut self, failure: RecordFailure, record: impl FnOnce() -> String) -> Result<(), TaskFailure> {
+        use crate::metrics::tasks::TaskCounters;
+        if let Some(counters) = &self.counters {
+            TaskCounters::add(&counters.failures, 1);
+        }
         if !self.policy.tolerate_all {
             return Err(failure.into_task_failure());
         }
         self.skipped += 1;
+        if let Some(counters) = &self.counters {
+            TaskCounters::add(&counters.skipped, 1);
+        }
         if self.policy.log {
             let task = self.task.as_str();
             let (stage, class) = (failure.stage.name(), failure.class.as_str());
