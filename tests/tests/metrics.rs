@@ -143,3 +143,29 @@ fn promtool_finds_only_what_connects_names_carry() {
         .collect();
     assert!(unexpected.is_empty(), "promtool: {findings}\n{text}");
 }
+
+/// A distributed worker adds its group's figures: the rebalance it completed, the leader, and
+/// what the coordinator assigned it.
+#[test]
+fn a_cluster_members_metrics_say_how_its_group_stands() {
+    let worker = Distributed::new(&[]).start();
+    create(&worker, "gen", json!({"connector.class": "datagen", "topic": unique("group"), "rate": "5"}));
+    worker.wait_task_state("gen", 0, "RUNNING");
+    let (_, body, _) = worker.call("GET", "/metrics", None);
+    let text = body.as_str().unwrap_or_default().to_string();
+    let has = |line: &str| text.lines().any(|l| l == line);
+    assert!(has("kafka_connect_worker_rebalance_rebalancing 0"), "{text}");
+    assert!(has(r#"kafka_connect_worker_rebalance_connect_protocol{connect_protocol="sessioned"} 1"#), "{text}");
+    assert!(text.contains("kafka_connect_worker_rebalance_leader_name{leader_name=\"http"), "{text}");
+    let value = |name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    assert!(value("kafka_connect_worker_rebalance_completed_rebalances_total") >= 1.0, "{text}");
+    assert!(value("kafka_connect_worker_rebalance_epoch") >= 1.0, "{text}");
+    assert!(value("kafka_connect_worker_rebalance_time_since_last_rebalance_ms") >= 0.0, "{text}");
+    let assigned = text.lines().find(|l| l.starts_with("kafka_connect_coordinator_assigned_tasks{clientid="));
+    assert!(assigned.is_some_and(|l| l.ends_with(" 1")), "{text}");
+}

@@ -240,6 +240,7 @@ impl Member {
             m.leader = None;
             m.member_id = member_id;
             m.coordinator = Some(address);
+            m.rebalances.begin();
         });
         let metadata = MemberMetadata {
             url: self.config.url.clone(),
@@ -405,6 +406,7 @@ impl Member {
             m.leader = Some(Leader { member_id: assignment.leader.clone(), url: assignment.leader_url.clone() });
             m.owned = self.owned.clone();
             m.members = assignment.members.clone();
+            m.rebalances.complete();
         });
         if !caught_up {
             tracing::warn!(

@@ -54,6 +54,39 @@ pub struct Membership {
     pub owned: Work,
     /// Every member's URL and work as of the last assignment.
     pub members: BTreeMap<String, MemberView>,
+    /// The worker's rebalances so far, for its metrics.
+    pub rebalances: Rebalances,
+}
+
+/// How this worker's rebalances went (Connect's `connect-worker-rebalance-metrics`).
+#[derive(Debug, Clone, Default)]
+pub struct Rebalances {
+    /// When the rebalance under way began; none between rebalances.
+    pub started: Option<std::time::Instant>,
+    pub completed: u64,
+    /// Milliseconds the completed ones took, together and the longest.
+    pub total_ms: u64,
+    pub max_ms: u64,
+    pub last_completed: Option<std::time::Instant>,
+}
+
+impl Rebalances {
+    /// A rebalance begins (a join); one already under way goes on.
+    pub fn begin(&mut self) {
+        self.started.get_or_insert_with(std::time::Instant::now);
+    }
+
+    /// The rebalance under way ended with an assignment.
+    pub fn complete(&mut self) {
+        let now = std::time::Instant::now();
+        if let Some(started) = self.started.take() {
+            let took = now.duration_since(started).as_millis() as u64;
+            self.completed += 1;
+            self.total_ms += took;
+            self.max_ms = self.max_ms.max(took);
+        }
+        self.last_completed = Some(now);
+    }
 }
 
 impl Membership {

@@ -9,7 +9,8 @@
 //! group where the connector or task runs, and a deleted one's series are gone with its status.
 //! Then each running task's records (`source-task-metrics`, `sink-task-metrics`: totals and
 //! rates) and failures (`task-error-metrics`), from the counts the tasks keep (`tasks`).
-//! Rebalance history, the Kafka clients' figures and Wharf's own family are not built yet.
+//! And a cluster member's rebalances (`connect-worker-rebalance-metrics`). The Kafka clients'
+//! figures and Wharf's own family are not built yet.
 
 pub mod exposition;
 pub mod tasks;
@@ -29,6 +30,17 @@ pub struct WorkerView {
     pub connectors: Vec<ConnectorView>,
     /// The counts of the tasks this worker runs, by connector and task.
     pub tasks: Vec<((String, u32), std::sync::Arc<tasks::TaskCounters>)>,
+    /// A member of a cluster: its group's rebalances.
+    pub rebalance: Option<RebalanceView>,
+}
+
+/// Where the worker's group stands (Connect's `connect-worker-rebalance-metrics`).
+pub struct RebalanceView {
+    pub rebalancing: bool,
+    pub epoch: i32,
+    /// The leader's URL, once an assignment named it.
+    pub leader: Option<String>,
+    pub stats: crate::cluster::Rebalances,
 }
 
 /// A connector whose config exists.
@@ -154,6 +166,39 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
             out.sample(family, &[("connector", connector), ("task", task)], pick(counters) as f64);
         }
     }
+}
+
+/// The group's rebalances as this worker saw them.
+fn rebalance_families(out: &mut Exposition, rebalance: &RebalanceView) {
+    const P: &str = "kafka_connect_worker_rebalance_";
+    let stats = &rebalance.stats;
+    out.family(&format!("{P}connect_protocol"), Kind::Untyped, "The rebalance protocol the worker speaks");
+    out.sample(&format!("{P}connect_protocol"), &[("connect_protocol", "sessioned")], 1.0);
+    if let Some(leader) = &rebalance.leader {
+        out.family(&format!("{P}leader_name"), Kind::Untyped, "The URL of the group's leader");
+        out.sample(&format!("{P}leader_name"), &[("leader_name", leader)], 1.0);
+    }
+    let average = match stats.completed {
+        0 => 0.0,
+        n => stats.total_ms as f64 / n as f64,
+    };
+    let gauges: [(&str, &str, f64); 5] = [
+        ("epoch", "The group generation this worker is in", rebalance.epoch as f64),
+        ("rebalancing", "Whether a rebalance is under way (1) or not (0)", f64::from(u8::from(rebalance.rebalancing))),
+        ("rebalance_avg_time_ms", "The average time the worker's completed rebalances took", average),
+        ("rebalance_max_time_ms", "The longest time one of the worker's rebalances took", stats.max_ms as f64),
+        (
+            "time_since_last_rebalance_ms",
+            "Milliseconds since the worker's last rebalance completed (-1 before the first)",
+            stats.last_completed.map_or(-1.0, |at| at.elapsed().as_millis() as f64),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        out.family(&format!("{P}{name}"), Kind::Gauge, help);
+        out.sample(&format!("{P}{name}"), &[], value);
+    }
+    out.family(&format!("{P}completed_rebalances_total"), Kind::Counter, "The rebalances this worker completed");
+    out.sample(&format!("{P}completed_rebalances_total"), &[], stats.completed as f64);
 }
 
 /// The scrape's text.
@@ -289,6 +334,9 @@ pub fn render(view: &WorkerView) -> String {
     }
 
     task_families(&mut out, &view.tasks);
+    if let Some(rebalance) = &view.rebalance {
+        rebalance_families(&mut out, rebalance);
+    }
 
     if view.distributed {
         out.family(
@@ -349,6 +397,12 @@ mod tests {
                 ConnectorView { name: "new".into(), class: "c.New".into(), kind: None, status: None },
             ],
             tasks: Vec::new(),
+            rebalance: Some(RebalanceView {
+                rebalancing: false,
+                epoch: 3,
+                leader: Some("http://w1:8083/".into()),
+                stats: crate::cluster::Rebalances { completed: 2, total_ms: 300, max_ms: 200, ..Default::default() },
+            }),
         };
         let text = render(&view);
         let has = |line: &str| text.lines().any(|l| l == line);
@@ -364,5 +418,11 @@ mod tests {
         assert!(has(r#"kafka_connect_worker_connector_paused_task_count{connector="theirs"} 1"#), "{text}");
         assert!(has(r#"kafka_connect_coordinator_assigned_tasks{clientid="w1"} 2"#), "{text}");
         assert!(has(r#"kafka_connect_start_time_seconds{clientid="w1"} 1.5"#), "{text}");
+        assert!(has("kafka_connect_worker_rebalance_rebalancing 0"), "{text}");
+        assert!(has("kafka_connect_worker_rebalance_epoch 3"), "{text}");
+        assert!(has("kafka_connect_worker_rebalance_completed_rebalances_total 2"), "{text}");
+        assert!(has("kafka_connect_worker_rebalance_rebalance_avg_time_ms 150"), "{text}");
+        assert!(has("kafka_connect_worker_rebalance_time_since_last_rebalance_ms -1"), "{text}");
+        assert!(has(r#"kafka_connect_worker_rebalance_leader_name{leader_name="http://w1:8083/"} 1"#), "{text}");
     }
 }

@@ -745,6 +745,12 @@ async fn metrics(State(state): State<Shared>) -> Response {
         distributed: herder.worker_config().distributed.is_some(),
         connectors,
         tasks: herder.task_metrics(),
+        rebalance: herder.membership().map(|m| crate::metrics::RebalanceView {
+            rebalancing: m.leader.is_none(),
+            epoch: m.generation,
+            leader: m.leader.map(|l| l.url),
+            stats: m.rebalances,
+        }),
     };
     ([(header::CONTENT_TYPE, crate::metrics::exposition::CONTENT_TYPE)], crate::metrics::render(&view)).into_response()
 }
