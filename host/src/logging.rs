@@ -79,6 +79,13 @@ pub fn global() -> Option<&'static Loggers> {
     GLOBAL.get()
 }
 
+/// Colours only for a person at a terminal: a log redirected to a file or a collector gets plain
+/// text, as does anyone who sets `NO_COLOR`.
+fn colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Installs the process's log subscriber: lines to stderr, filtered by `RUST_LOG` (or
 /// `DEFAULT_FILTER`), with levels `/admin/loggers` may change.
 pub fn install() {
@@ -91,7 +98,7 @@ pub fn install() {
     let (filter, handle) = reload::Layer::new(EnvFilter::new(directives));
     let installed = tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colours()))
         .try_init()
         .is_ok();
     let loggers = Loggers::parse(directives, installed.then_some(handle));

@@ -326,7 +326,8 @@ impl Worker {
     }
 
     pub fn log(&self) -> String {
-        fs::read_to_string(&self.log_path).unwrap_or_default()
+        // Lossy: a plugin may write bytes that are not UTF-8, and the rest of the log still reads.
+        fs::read(&self.log_path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
     }
 
     fn url(&self, path: &str) -> String {

@@ -79,7 +79,9 @@ fn create(worker: &Worker, name: &str, config: Value) {
 
 #[test]
 fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
-    let worker = Standalone::new(&[]).start();
+    // Kept: its folder holds the worker's log.
+    let standalone = Standalone::new(&[]);
+    let worker = standalone.start();
     create(&worker, "gen", json!({"connector.class": "datagen", "topic": unique("prom"), "rate": "20"}));
     create(&worker, "trap", json!({"connector.class": "test-trapper", "topic": unique("trap")}));
     worker.wait_task_state("gen", 0, "RUNNING");
@@ -113,6 +115,9 @@ fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
     });
     let failures = prometheus.query(&format!("kafka_connect_task_error_total_record_failures{{{selected}}}"));
     assert_eq!(failures.len(), 2, "{failures:?}");
+    // A log written to a file carries no terminal colour codes.
+    let log = worker.log();
+    assert!(log.contains("task failed") && !log.contains('\u{1b}'), "{log}");
 }
 
 /// `promtool check metrics` on a scrape: the only findings are those Strimzi's names for
