@@ -113,6 +113,12 @@ fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
         ));
         (rate > 0.0).then_some(())
     });
+    // The throughput panels: the producer's bytes and connections, from its statistics.
+    worker.wait("the producer's bytes", Duration::from_secs(60), || {
+        let bytes = sum(&format!("sum(kafka_producer_outgoing_byte_total{{{selected}}})"));
+        let connections = sum(&format!("sum(kafka_producer_connection_count{{{selected}}})"));
+        (bytes > 0.0 && connections >= 1.0).then_some(())
+    });
     let failures = prometheus.query(&format!("kafka_connect_task_error_total_record_failures{{{selected}}}"));
     assert_eq!(failures.len(), 2, "{failures:?}");
     // A log written to a file carries no terminal colour codes.

@@ -448,6 +448,17 @@ fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
         "{text}"
     );
     assert_eq!(value(&text, "kafka_connect_task_error_total_records_skipped", gen0), 0.0, "{text}");
+    // The clients' bytes, from librdkafka's statistics (every 5 s): the sink's consumer read some.
+    worker.wait("the sink consumer's bytes", Duration::from_secs(60), || {
+        let (_, body, _) = worker.call("GET", "/metrics", None);
+        let text = body.as_str().unwrap_or_default().to_string();
+        let read: f64 = samples(&text, "kafka_consumer_incoming_byte_total")
+            .iter()
+            .filter(|(labels, _)| labels.contains("skipper"))
+            .filter_map(|(_, v)| v.parse::<f64>().ok())
+            .sum();
+        (read > 0.0).then_some(())
+    });
     let version = samples(&text, "kafka_connect_version_info");
     assert_eq!(version.len(), 1, "{text}");
     assert!(version[0].0.contains(r#"version="4.1"#), "{text}");

@@ -90,10 +90,17 @@ impl Deliveries {
     }
 }
 
-/// The context of a shared producer: each record carries its task's `Deliveries`.
-pub struct Routed;
+/// The context of a shared producer: each record carries its task's `Deliveries`; librdkafka's
+/// statistics go to the worker's metrics.
+pub struct Routed {
+    figures: Arc<crate::metrics::clients::ClientFigures>,
+}
 
-impl ClientContext for Routed {}
+impl ClientContext for Routed {
+    fn stats_raw(&self, statistics: &[u8]) {
+        self.figures.update(statistics);
+    }
+}
 
 impl ProducerContext for Routed {
     type DeliveryOpaque = Arc<Deliveries>;
@@ -148,7 +155,11 @@ impl ProducerPool {
         if !own_id {
             config.set("client.id", format!("{client_id_prefix}-{n}"));
         }
-        let producer = super::polled::PolledProducer::create(&config, Routed)?;
+        if config.get("statistics.interval.ms").is_none() {
+            config.set("statistics.interval.ms", crate::metrics::clients::STATISTICS_INTERVAL_MS);
+        }
+        let figures = crate::metrics::clients::register(crate::metrics::clients::ClientKind::Producer);
+        let producer = super::polled::PolledProducer::create(&config, Routed { figures })?;
         let shared = Arc::new(Shared { producer, key: key.clone() });
         if producers.len() < MAX_SHARED_CONFIGS {
             producers.insert(key, Arc::downgrade(&shared));

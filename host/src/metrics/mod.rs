@@ -9,9 +9,10 @@
 //! group where the connector or task runs, and a deleted one's series are gone with its status.
 //! Then each running task's records (`source-task-metrics`, `sink-task-metrics`: totals and
 //! rates) and failures (`task-error-metrics`), from the counts the tasks keep (`tasks`).
-//! And a cluster member's rebalances (`connect-worker-rebalance-metrics`). The Kafka clients'
-//! figures and Wharf's own family are not built yet.
+//! And a cluster member's rebalances (`connect-worker-rebalance-metrics`), and the task producers'
+//! and sink consumers' bytes and connections (`clients`). Wharf's own family is not built yet.
 
+pub mod clients;
 pub mod exposition;
 pub mod tasks;
 
@@ -164,6 +165,34 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
         out.family(family, Kind::Gauge, help);
         for (connector, task, counters, _) in &rows {
             out.sample(family, &[("connector", connector), ("task", task)], pick(counters) as f64);
+        }
+    }
+}
+
+/// The Kafka clients' bytes and connections, as Connect's producer and consumer metrics.
+fn client_families(out: &mut Exposition, live: &[std::sync::Arc<clients::ClientFigures>]) {
+    use std::sync::atomic::Ordering::Relaxed;
+    type Pick = fn(&clients::ClientFigures) -> u64;
+    for (kind, prefix) in
+        [(clients::ClientKind::Producer, "kafka_producer"), (clients::ClientKind::Consumer, "kafka_consumer")]
+    {
+        let families: [(&str, Kind, &str, Pick); 3] = [
+            ("outgoing_byte_total", Kind::Counter, "Bytes the client sent to the brokers", |c| {
+                c.sent_bytes.load(Relaxed)
+            }),
+            ("incoming_byte_total", Kind::Counter, "Bytes the client received from the brokers", |c| {
+                c.received_bytes.load(Relaxed)
+            }),
+            ("connection_count", Kind::Gauge, "Brokers the client is connected to", |c| c.connections.load(Relaxed)),
+        ];
+        for (suffix, type_, help, pick) in families {
+            let family = format!("{prefix}_{suffix}");
+            out.family(&family, type_, help);
+            for client in live.iter().filter(|c| c.kind == kind) {
+                if let Some(id) = client.client_id() {
+                    out.sample(&family, &[("clientid", id)], pick(client) as f64);
+                }
+            }
         }
     }
 }
@@ -337,6 +366,7 @@ pub fn render(view: &WorkerView) -> String {
     if let Some(rebalance) = &view.rebalance {
         rebalance_families(&mut out, rebalance);
     }
+    client_families(&mut out, &clients::live());
 
     if view.distributed {
         out.family(

@@ -1130,6 +1130,9 @@ impl TaskSetup {
             self.task.task,
         );
         let departure = member.and_then(|member| self.departure(&mut consumer_config, member));
+        if consumer_config.get("statistics.interval.ms").is_none() {
+            consumer_config.set("statistics.interval.ms", crate::metrics::clients::STATISTICS_INTERVAL_MS);
+        }
         let (context, fetched) = sink::context(&self.task.to_string(), departure.as_ref().map(|d| d.member.clone()));
         let consumer: BaseConsumer<sink::SinkContext> = match consumer_config.create_with_context(context) {
             Ok(c) => c,

@@ -111,6 +111,8 @@ pub(super) struct SinkContext {
     queue: Mutex<Option<Arc<FetchQueue>>>,
     /// The task's static identity in its group, if it has one.
     member: Option<StaticMember>,
+    /// The consumer's bytes and connections, from librdkafka's statistics, for the metrics.
+    figures: Arc<crate::metrics::clients::ClientFigures>,
 }
 
 impl SinkContext {
@@ -133,7 +135,11 @@ impl SinkContext {
     }
 }
 
-impl ClientContext for SinkContext {}
+impl ClientContext for SinkContext {
+    fn stats_raw(&self, statistics: &[u8]) {
+        self.figures.update(statistics);
+    }
+}
 
 impl ConsumerContext for SinkContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
@@ -212,6 +218,7 @@ pub(super) fn context(label: &str, member: Option<StaticMember>) -> (SinkContext
         rebalances: Default::default(),
         queue: Mutex::new(None),
         member,
+        figures: crate::metrics::clients::register(crate::metrics::clients::ClientKind::Consumer),
     };
     (context, from_fetch)
 }
