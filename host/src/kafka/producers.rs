@@ -24,8 +24,8 @@ use crate::sync::Unpoisoned;
 #[derive(Default)]
 pub struct Deliveries {
     in_flight: AtomicU64,
-    /// Records Kafka acknowledged.
-    acked: AtomicU64,
+    /// Records Kafka acknowledged (shared with the task's metrics).
+    acked: Arc<AtomicU64>,
     refused: AtomicU64,
     failure: Mutex<Option<String>>,
     lock: Mutex<()>,
@@ -59,9 +59,9 @@ impl Deliveries {
         self.failure.locked().clone()
     }
 
-    /// Records Kafka acknowledged so far.
-    pub fn acked(&self) -> u64 {
-        self.acked.load(Ordering::Relaxed)
+    /// The count of records Kafka acknowledged, to be read elsewhere (the task's metrics).
+    pub fn acked_counter(&self) -> Arc<AtomicU64> {
+        self.acked.clone()
     }
 
     /// Records Kafka refused so far.
@@ -215,11 +215,6 @@ impl TaskProducer {
 
     pub fn deliveries(&self) -> &Deliveries {
         &self.deliveries
-    }
-
-    /// The task's account, to be read elsewhere (its metrics).
-    pub fn shared_deliveries(&self) -> Arc<Deliveries> {
-        self.deliveries.clone()
     }
 }
 

@@ -41,7 +41,11 @@ pub struct RebalanceView {
     pub epoch: i32,
     /// The leader's URL, once an assignment named it.
     pub leader: Option<String>,
-    pub stats: crate::cluster::Rebalances,
+    /// Rebalances completed, and the milliseconds they took together and the longest.
+    pub completed: u64,
+    pub total_ms: u64,
+    pub max_ms: u64,
+    pub last_completed: Option<std::time::Instant>,
 }
 
 /// A connector whose config exists.
@@ -200,7 +204,7 @@ fn client_families(out: &mut Exposition, live: &[std::sync::Arc<clients::ClientF
 /// The group's rebalances as this worker saw them.
 fn rebalance_families(out: &mut Exposition, rebalance: &RebalanceView) {
     const P: &str = "kafka_connect_worker_rebalance_";
-    let stats = &rebalance.stats;
+    let stats = rebalance;
     out.family(&format!("{P}connect_protocol"), Kind::Untyped, "The rebalance protocol the worker speaks");
     out.sample(&format!("{P}connect_protocol"), &[("connect_protocol", "sessioned")], 1.0);
     if let Some(leader) = &rebalance.leader {
@@ -431,7 +435,10 @@ mod tests {
                 rebalancing: false,
                 epoch: 3,
                 leader: Some("http://w1:8083/".into()),
-                stats: crate::cluster::Rebalances { completed: 2, total_ms: 300, max_ms: 200, ..Default::default() },
+                completed: 2,
+                total_ms: 300,
+                max_ms: 200,
+                last_completed: None,
             }),
         };
         let text = render(&view);

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use wharf_connect::model::ConnectorKind;
 
-use crate::kafka::producers::Deliveries;
 use crate::sync::Unpoisoned;
 
 /// The span a rate covers: Kafka Connect's default `metrics.sample.window.ms` (30 s) times
@@ -32,8 +31,8 @@ pub struct TaskCounters {
     pub failures: AtomicU64,
     /// Records skipped under `errors.tolerance=all`.
     pub skipped: AtomicU64,
-    /// A source's account of its records at the producer: those Kafka acknowledged.
-    deliveries: OnceLock<Arc<Deliveries>>,
+    /// A source's records Kafka acknowledged, as its producer counts them.
+    acked: OnceLock<Arc<AtomicU64>>,
     /// (when, read, written) at earlier scrapes, oldest first.
     samples: Mutex<VecDeque<(Instant, u64, u64)>>,
 }
@@ -47,7 +46,7 @@ impl TaskCounters {
             put: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
-            deliveries: OnceLock::new(),
+            acked: OnceLock::new(),
             samples: Mutex::new(VecDeque::new()),
         }
     }
@@ -57,15 +56,16 @@ impl TaskCounters {
         count.fetch_add(n as u64, Ordering::Relaxed);
     }
 
-    /// A source's records are counted as written once Kafka acknowledged them.
-    pub fn count_deliveries(&self, deliveries: Arc<Deliveries>) {
-        let _ = self.deliveries.set(deliveries);
+    /// A source's records are counted as written once Kafka acknowledged them: its producer's
+    /// count of those.
+    pub fn count_acked(&self, acked: Arc<AtomicU64>) {
+        let _ = self.acked.set(acked);
     }
 
     /// Records written: a source's to Kafka (acknowledged), a sink's to its plugin.
     pub fn written(&self) -> u64 {
         match self.kind {
-            ConnectorKind::Source => self.deliveries.get().map_or(0, |d| d.acked()),
+            ConnectorKind::Source => self.acked.get().map_or(0, |a| a.load(Ordering::Relaxed)),
             ConnectorKind::Sink => self.put.load(Ordering::Relaxed),
         }
     }

@@ -749,7 +749,10 @@ async fn metrics(State(state): State<Shared>) -> Response {
             rebalancing: m.leader.is_none(),
             epoch: m.generation,
             leader: m.leader.map(|l| l.url),
-            stats: m.rebalances,
+            completed: m.rebalances.completed,
+            total_ms: m.rebalances.total_ms,
+            max_ms: m.rebalances.max_ms,
+            last_completed: m.rebalances.last_completed,
         }),
     };
     ([(header::CONTENT_TYPE, crate::metrics::exposition::CONTENT_TYPE)], crate::metrics::render(&view)).into_response()

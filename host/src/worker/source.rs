@@ -344,7 +344,7 @@ impl SourceTaskRun {
             tracked,
             creator,
         } = self;
-        counters.count_deliveries(producer.shared_deliveries());
+        counters.count_acked(producer.deliveries().acked_counter());
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
         let sender = Sender {
