@@ -88,69 +88,39 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
             (connector.as_str(), task.to_string(), counters.as_ref(), counters.rates(now))
         })
         .collect();
-    type Pick = fn(&tasks::TaskCounters, (f64, f64)) -> f64;
-    let families: [(ConnectorKind, &str, Kind, &str, Pick); 8] = [
+    // Each group's two counts: what came in (index 0) and what went out (1), as totals and rates.
+    type Sides<'a> = [(&'a str, &'a str); 2];
+    let groups: [(ConnectorKind, &str, Sides); 2] = [
         (
             ConnectorKind::Source,
-            "kafka_connect_source_task_source_record_poll_total",
-            Kind::Counter,
-            "Records the task's poll returned",
-            |c, _| c.read() as f64,
-        ),
-        (
-            ConnectorKind::Source,
-            "kafka_connect_source_task_source_record_poll_rate",
-            Kind::Gauge,
-            "Records the task's poll returned, a second",
-            |_, r| r.0,
-        ),
-        (
-            ConnectorKind::Source,
-            "kafka_connect_source_task_source_record_write_total",
-            Kind::Counter,
-            "Records written to Kafka (acknowledged), after transforms",
-            |c, _| c.written() as f64,
-        ),
-        (
-            ConnectorKind::Source,
-            "kafka_connect_source_task_source_record_write_rate",
-            Kind::Gauge,
-            "Records written to Kafka (acknowledged), a second",
-            |_, r| r.1,
+            "kafka_connect_source_task_source_record_",
+            [
+                ("poll", "Records the task's poll returned"),
+                ("write", "Records written to Kafka (acknowledged), after transforms"),
+            ],
         ),
         (
             ConnectorKind::Sink,
-            "kafka_connect_sink_task_sink_record_read_total",
-            Kind::Counter,
-            "Records read from Kafka, before transforms",
-            |c, _| c.read() as f64,
-        ),
-        (
-            ConnectorKind::Sink,
-            "kafka_connect_sink_task_sink_record_read_rate",
-            Kind::Gauge,
-            "Records read from Kafka, a second",
-            |_, r| r.0,
-        ),
-        (
-            ConnectorKind::Sink,
-            "kafka_connect_sink_task_sink_record_send_total",
-            Kind::Counter,
-            "Records handed to the task's put, after transforms",
-            |c, _| c.written() as f64,
-        ),
-        (
-            ConnectorKind::Sink,
-            "kafka_connect_sink_task_sink_record_send_rate",
-            Kind::Gauge,
-            "Records handed to the task's put, a second",
-            |_, r| r.1,
+            "kafka_connect_sink_task_sink_record_",
+            [
+                ("read", "Records read from Kafka, before transforms"),
+                ("send", "Records handed to the task's put, after transforms"),
+            ],
         ),
     ];
-    for (kind, family, type_, help, pick) in families {
-        out.family(family, type_, help);
-        for (connector, task, counters, rates) in rows.iter().filter(|row| row.2.kind == kind) {
-            out.sample(family, &[("connector", connector), ("task", task)], pick(counters, *rates));
+    for (kind, prefix, sides) in groups {
+        for (side, (name, help)) in sides.into_iter().enumerate() {
+            let (total, rate) = (format!("{prefix}{name}_total"), format!("{prefix}{name}_rate"));
+            out.family(&total, Kind::Counter, help);
+            for (connector, task, counters, _) in rows.iter().filter(|row| row.2.kind == kind) {
+                let count = if side == 0 { counters.read() } else { counters.written() };
+                out.sample(&total, &[("connector", connector), ("task", task)], count as f64);
+            }
+            out.family(&rate, Kind::Gauge, &format!("{help}, a second"));
+            for (connector, task, _, rates) in rows.iter().filter(|row| row.2.kind == kind) {
+                let per_second = if side == 0 { rates.0 } else { rates.1 };
+                out.sample(&rate, &[("connector", connector), ("task", task)], per_second);
+            }
         }
     }
     type Count = fn(&tasks::TaskCounters) -> u64;
