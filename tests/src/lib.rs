@@ -762,6 +762,24 @@ pub fn committed_offset(group: &str, topic: &str) -> Option<i64> {
     committed.find_partition(topic, 0)?.offset().to_raw().filter(|o| *o >= 0)
 }
 
+/// What every Kafka Connect worker of the tests has: the suite's broker, JsonConverter for keys
+/// and values, offsets flushed every second, and the plugins of `plugin_path` (a folder without
+/// ServiceLoader manifests, found by scanning it) or only those on its classpath.
+fn connect_settings(plugin_path: Option<&str>) -> Vec<(&'static str, String)> {
+    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
+    let mut settings = vec![
+        ("bootstrap.servers", bootstrap()),
+        ("key.converter", json.clone()),
+        ("value.converter", json),
+        ("offset.flush.interval.ms", "1000".into()),
+    ];
+    match plugin_path {
+        Some(path) => settings.extend([("plugin.path", path.to_string()), ("plugin.discovery", "hybrid_warn".into())]),
+        None => settings.push(("plugin.discovery", "service_load".into())),
+    }
+    settings
+}
+
 /// A Kafka Connect 4.1 standalone worker with JsonConverter for keys and values, running
 /// `connectors`, on the suite's broker, with the plugins of `plugin_path` besides those on its
 /// classpath; its log goes to `connect.log` in `dir`.
@@ -772,24 +790,13 @@ pub fn start_connect(
 ) -> std::process::Child {
     let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
     let worker = dir.join("connect-worker.properties");
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    let mut settings = vec![
-        ("bootstrap.servers", bootstrap()),
-        ("key.converter", json.clone()),
-        ("value.converter", json),
+    let mut settings = connect_settings(plugin_path);
+    settings.extend([
         ("key.converter.schemas.enable", "true".into()),
         ("value.converter.schemas.enable", "true".into()),
         ("offset.storage.file.filename", dir.join("connect.offsets").display().to_string()),
-        ("offset.flush.interval.ms", "1000".into()),
         ("listeners", format!("http://127.0.0.1:{}", free_port())),
-        ("plugin.discovery", "service_load".into()),
-    ];
-    if let Some(path) = plugin_path {
-        settings.push(("plugin.path", path.to_string()));
-        // A plugin folder without ServiceLoader manifests is found by scanning it.
-        settings.retain(|(k, _)| *k != "plugin.discovery");
-        settings.push(("plugin.discovery", "hybrid_warn".into()));
-    }
+    ]);
     write_properties(&worker, &settings);
     let mut command = std::process::Command::new("java");
     // The worker's INFO log into connect.log, through the Log4j config scripts/kafka-connect keeps.
@@ -931,20 +938,9 @@ pub fn rest_call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (
 pub fn start_connect_distributed(dir: &Path, group: &str, port: u16, plugin_path: Option<&str>) -> KillOnDrop {
     let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
     let worker = dir.join("connect-distributed.properties");
-    let json = "org.apache.kafka.connect.json.JsonConverter".to_string();
-    let mut settings = vec![
-        ("bootstrap.servers", bootstrap()),
-        ("key.converter", json.clone()),
-        ("value.converter", json),
-        ("offset.flush.interval.ms", "1000".into()),
-        ("listeners", format!("http://127.0.0.1:{port}")),
-        ("rest.advertised.host.name", "127.0.0.1".into()),
-    ];
-    match plugin_path {
-        // A plugin folder without ServiceLoader manifests is found by scanning it.
-        Some(path) => settings.push(("plugin.path", path.to_string())),
-        None => settings.push(("plugin.discovery", "service_load".into())),
-    }
+    let mut settings = connect_settings(plugin_path);
+    settings
+        .extend([("listeners", format!("http://127.0.0.1:{port}")), ("rest.advertised.host.name", "127.0.0.1".into())]);
     settings.extend(cluster_properties(group));
     write_properties(&worker, &settings);
     let log = fs::File::create(dir.join("connect.log")).unwrap();

@@ -69,14 +69,6 @@ fn state_name(state: State) -> &'static str {
     }
 }
 
-fn kind_name(kind: Option<ConnectorKind>) -> &'static str {
-    match kind {
-        Some(ConnectorKind::Source) => "source",
-        Some(ConnectorKind::Sink) => "sink",
-        None => "unknown",
-    }
-}
-
 /// Each task's records and failures: Connect's source, sink and error groups.
 fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<tasks::TaskCounters>)]) {
     use std::sync::atomic::Ordering::Relaxed;
@@ -249,9 +241,10 @@ pub fn render(view: &WorkerView) -> String {
                 "kafka_connect_connector_connector_class" => {
                     [("connector", name), ("connector_class", &connector.class)]
                 }
-                "kafka_connect_connector_connector_type" => {
-                    [("connector", name), ("connector_type", kind_name(connector.kind.or(status.kind)))]
-                }
+                "kafka_connect_connector_connector_type" => [
+                    ("connector", name),
+                    ("connector_type", connector.kind.or(status.kind).map_or("unknown", ConnectorKind::name)),
+                ],
                 _ => [
                     ("connector", name),
                     ("connector_version", status.connector.version.as_deref().unwrap_or("unknown")),

@@ -64,26 +64,19 @@ impl RunningStatus {
         self.write(&shown);
     }
 
-    /// The plugin reported a line: written at once when none was for an interval, else at the
-    /// interval's end (`tick`).
-    pub(super) fn progress(&self, line: String) {
-        let mut shown = self.shown.locked();
-        if shown.progress.as_deref() == Some(line.as_str()) {
-            shown.pending = None;
-            self.waiting.store(false, Ordering::Relaxed);
-            return;
-        }
-        shown.pending = Some(line);
-        self.waiting.store(true, Ordering::Relaxed);
-        self.publish_due(&mut shown);
-    }
-
-    /// Writes a waiting line whose interval has passed; called by the task loop as it goes.
-    pub(super) fn tick(&self) {
-        if !self.waiting.load(Ordering::Relaxed) {
+    /// What the plugin reported since the last call, if anything: a line is written at once
+    /// when none was for an interval; a waiting one at the interval's end. Called by the task
+    /// loop as it goes (one load when nothing waits).
+    pub(super) fn show(&self, reported: Option<String>) {
+        if reported.is_none() && !self.waiting.load(Ordering::Relaxed) {
             return;
         }
         let mut shown = self.shown.locked();
+        if let Some(line) = reported {
+            let unchanged = shown.progress.as_deref() == Some(line.as_str());
+            shown.pending = (!unchanged).then_some(line);
+            self.waiting.store(!unchanged, Ordering::Relaxed);
+        }
         self.publish_due(&mut shown);
     }
 

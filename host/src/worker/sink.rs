@@ -619,10 +619,7 @@ impl SinkTaskRun {
             if let Err(failure) = handled {
                 break Err(failure);
             }
-            if let Some(line) = delivery.instance.take_progress() {
-                delivery.running.progress(line);
-            }
-            delivery.running.tick();
+            delivery.running.show(delivery.instance.take_progress());
             if last_commit.elapsed() >= flush_interval {
                 if let Err(failure) = delivery.flush_and_commit() {
                     break Err(failure);

@@ -517,10 +517,7 @@ impl Polling {
 
     /// The plugin's latest progress line, into the task's status when due.
     fn show_progress(&mut self) {
-        if let Some(line) = self.instance.take_progress() {
-            self.running.progress(line);
-        }
-        self.running.tick();
+        self.running.show(self.instance.take_progress());
     }
 
     /// Hands a request to the send thread. While the thread holds as many as it may (Kafka is

@@ -53,7 +53,15 @@ impl SourceInstance {
         if !self.keeps_alive {
             return Ok(());
         }
-        self.poll_at_most(0).map(|_| ())
+        match self.poll_at_most(0) {
+            Ok(_) => Ok(()),
+            Err(PluginError::TooMany { count, .. }) => Err(PluginError::Fatal(format!(
+                "the plugin returned {count} record(s) from poll(0), by which the host (contract 0.1.6 and later) \
+                 asks it to keep its connections alive and return none while Kafka takes no records; the plugin \
+                 breaks the contract it was built for: fix its poll"
+            ))),
+            Err(other) => Err(other),
+        }
     }
 
     /// The line the plugin reported through `progress.report` since the last call, if any.
