@@ -496,6 +496,12 @@ pub struct Status {
     /// The version of the connector's plugin, when the writer had it loaded (Connect 4.1's
     /// `version`).
     pub version: Option<String>,
+    /// Automatic restarts in a row of a task (`auto.restart.*`), carried from one status of the
+    /// task to the next so that it survives a move to another worker.
+    pub auto_restarts: u32,
+    /// Whether a FAILED task may be restarted automatically: not when its config's checks
+    /// failed, or its plugin refused to open it as fatal.
+    pub restartable: bool,
 }
 
 impl Status {
@@ -503,12 +509,15 @@ impl Status {
     /// is written when it changes, as Kafka Connect writes it, not again in every generation
     /// (each rebalance would then rewrite every status of the cluster).
     pub fn says_the_same(&self, other: &Status) -> bool {
-        let Status { state, worker_id, trace, records_skipped, generation: _, version } = self;
+        let Status { state, worker_id, trace, records_skipped, generation: _, version, auto_restarts, restartable } =
+            self;
         *state == other.state
             && *worker_id == other.worker_id
             && *trace == other.trace
             && *records_skipped == other.records_skipped
             && *version == other.version
+            && *auto_restarts == other.auto_restarts
+            && *restartable == other.restartable
     }
 }
 
@@ -555,6 +564,8 @@ mod tests {
             records_skipped: 0,
             generation: 3,
             version: Some("1.0".into()),
+            auto_restarts: 0,
+            restartable: true,
         };
         assert!(running.says_the_same(&Status { generation: 40, ..running.clone() }));
         for changed in [
@@ -563,6 +574,8 @@ mod tests {
             Status { trace: Some("boom".into()), ..running.clone() },
             Status { records_skipped: 1, ..running.clone() },
             Status { version: None, ..running.clone() },
+            Status { auto_restarts: 1, ..running.clone() },
+            Status { restartable: false, ..running.clone() },
         ] {
             assert!(!running.says_the_same(&changed), "{changed:?}");
         }

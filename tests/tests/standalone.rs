@@ -287,6 +287,77 @@ fn starts(worker: &Worker, task: &str) -> usize {
     worker.log().lines().filter(|l| l.contains("task running") && l.contains(&label)).count()
 }
 
+/// Log lines of automatic restarts of `task`, the `n`-th in a row.
+fn auto_restarts_logged(worker: &Worker, task: &str, n: u32) -> usize {
+    let said = format!("task {task} FAILED; restarting it automatically (restart {n} in a row");
+    worker.log().lines().filter(|l| l.contains(&said)).count()
+}
+
+#[test]
+fn failed_tasks_restart_by_themselves_as_auto_restart_says() {
+    let mut w = Standalone::new(&[]);
+    let auto = |more: &[(&'static str, &str)]| {
+        let mut config = vec![
+            ("connector.class", "test-trapper".to_string()),
+            ("topic", unique("never")),
+            ("auto.restart.enable", "true".into()),
+            ("auto.restart.backoff.unit.ms", "300".into()),
+        ];
+        config.extend(more.iter().map(|(k, v)| (*k, v.to_string())));
+        config
+    };
+    // Fails at once each time: restarted at once, then after 2 and 6 units, then left FAILED.
+    w.add_connector("again", &auto(&[("auto.restart.max.restarts", "3")]));
+    // Refuses to open as fatal: no restart mends that.
+    w.add_connector("refused", &auto(&[("fail.open", "fatal")]));
+    // Runs several back-off units before it fails: its count starts over each time.
+    w.add_connector("late", &auto(&[("trap.after.polls", "25"), ("auto.restart.max.restarts", "1")]));
+    // The worker's default: off.
+    w.add_connector("off", &[("connector.class", "test-trapper".into()), ("topic", unique("never"))]);
+    let worker = w.start();
+
+    let given_up =
+        worker.wait("task again-0 to stay FAILED after 3 automatic restarts", Duration::from_secs(90), || {
+            let (state, task) = worker.task_state("again", 0)?;
+            (state == "FAILED" && task["auto_restarts"] == 3 && worker.log().contains("task again-0 stays FAILED"))
+                .then_some(task)
+        });
+    let trace = given_up["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("trapper was told to trap"), "{trace}");
+    assert!(trace.ends_with("Restarted automatically 3 time(s) in a row (auto.restart.*)."), "{trace}");
+    for n in 1..=3 {
+        assert_eq!(auto_restarts_logged(&worker, "again-0", n), 1, "restart {n} of again-0");
+    }
+    assert!(worker.log().contains("auto.restart.max.restarts=3"));
+    let (_, metrics, _) = worker.call("GET", "/metrics", None);
+    let metrics = metrics.as_str().unwrap_or_default().to_string();
+    assert!(metrics.lines().any(|l| l == r#"wharf_task_auto_restarts{connector="again",task="0"} 3"#), "{metrics}");
+
+    let (state, refused) = worker.task_state_now("refused", 0);
+    assert_eq!(state, "FAILED", "{refused}");
+    assert!(refused.get("auto_restarts").is_none(), "{refused}");
+    assert!(worker.log().contains("task refused-0 stays FAILED: its failure is not one a restart mends"));
+    assert_eq!(starts(&worker, "refused-0"), 0);
+    assert_eq!(auto_restarts_logged(&worker, "refused-0", 1), 0);
+    let (state, off) = worker.task_state_now("off", 0);
+    assert_eq!(state, "FAILED", "{off}");
+    assert_eq!(starts(&worker, "off-0"), 1, "a connector without auto.restart.enable was restarted");
+
+    // With at most 1 restart in a row, a third start shows the count started over in between.
+    worker.wait("task late-0 to start a third time", Duration::from_secs(120), || {
+        (starts(&worker, "late-0") >= 3).then_some(())
+    });
+    assert!(worker.log().contains("task late-0 has run for auto.restart.backoff.unit.ms=300 ms"));
+    assert_eq!(auto_restarts_logged(&worker, "late-0", 2), 0);
+
+    // A restart through the REST API starts the count over: the task is restarted again.
+    let (code, _, _) = worker.call("POST", "/connectors/again/tasks/0/restart", None);
+    assert_eq!(code, 204);
+    worker.wait("an automatic restart of again-0 after the one asked for", Duration::from_secs(60), || {
+        (auto_restarts_logged(&worker, "again-0", 1) == 2).then_some(())
+    });
+}
+
 #[test]
 fn restart_follows_include_tasks_and_only_failed() {
     let mut w = Standalone::new(&[]);

@@ -153,12 +153,47 @@ pub struct ConnectorConfig {
     /// `producer.override.*`, `consumer.override.*`, `admin.override.*`: the connector's own
     /// settings of its Kafka clients, applied after the worker's.
     pub client_overrides: ClientOverrides,
+    /// `auto.restart.*`: whether and how often the worker restarts FAILED tasks by itself.
+    pub auto_restart: AutoRestart,
     /// Every key as given (and stored), in order, `${provider:path:key}` references and all.
     pub raw: Vec<(String, String)>,
     /// The keys as the plugin is given them: `raw` with its references resolved.
     pub resolved: Vec<(String, String)>,
     /// What `raw`'s references resolved to, kept out of every message, status and log line.
     pub secrets: super::providers::Secrets,
+}
+
+/// `auto.restart.*`: Strimzi's `autoRestart`, kept by the worker. The `n`-th restart in a row of a
+/// FAILED task waits `n² - n` back-off units (at once, then 2, 6, 12, ...), at most
+/// `MAX_BACKOFF_UNITS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoRestart {
+    /// `auto.restart.enable`; none leaves it to the worker's `wharf.auto.restart.enable`.
+    pub enable: Option<bool>,
+    /// `auto.restart.max.restarts`: restarts in a row before the task stays FAILED; none for no
+    /// limit.
+    pub max_restarts: Option<u32>,
+    /// `auto.restart.backoff.unit.ms`.
+    pub backoff_unit: Duration,
+}
+
+impl AutoRestart {
+    /// The longest wait between two automatic restarts, in back-off units (Strimzi's hour).
+    pub const MAX_BACKOFF_UNITS: u64 = 60;
+
+    /// How long a task that has been restarted `restarts` times in a row waits, once FAILED,
+    /// for its next restart.
+    pub fn backoff(&self, restarts: u32) -> Duration {
+        let n = u64::from(restarts);
+        let units = n.saturating_mul(n).saturating_add(n).min(Self::MAX_BACKOFF_UNITS);
+        self.backoff_unit.saturating_mul(units as u32)
+    }
+}
+
+impl Default for AutoRestart {
+    fn default() -> Self {
+        AutoRestart { enable: None, max_restarts: None, backoff_unit: Duration::from_millis(60_000) }
+    }
 }
 
 /// `topics.regex`: a sink reads every topic whose whole name matches, as Kafka Connect's
@@ -414,6 +449,7 @@ impl ConnectorConfig {
         let (folders, connect, http) = r.grants(&worker_limits.ceiling);
         let trust = r.tls_trust(&worker_limits.ceiling);
         let limits = r.limits(worker_limits);
+        let auto_restart = r.auto_restart();
         let mut problems = r.problems;
         match problems.len() {
             0 => {}
@@ -438,6 +474,7 @@ impl ConnectorConfig {
             transforms,
             errors,
             client_overrides,
+            auto_restart,
             resolved: raw.clone(),
             secrets: super::providers::Secrets::default(),
             raw,
@@ -841,6 +878,36 @@ impl<'a> Reading<'a> {
                 None
             }
         }
+    }
+
+    /// Group "Automatic Restart".
+    fn auto_restart(&mut self) -> AutoRestart {
+        let default = AutoRestart::default();
+        let enable = match self.checked(&C::AUTO_RESTART_ENABLE) {
+            None => None,
+            Some(read) => self.note(read.map(|read| matches!(read, Checked::Flag(true))).map(Some), None),
+        };
+        let max_restarts = match self.checked(&C::AUTO_RESTART_MAX_RESTARTS) {
+            None => None,
+            Some(read) => {
+                let read = read.map(|read| match read {
+                    Number(n) if n >= 0 => Some(n.min(i64::from(u32::MAX)) as u32),
+                    _ => None,
+                });
+                self.note(read, None)
+            }
+        };
+        let backoff_unit = match self.checked(&C::AUTO_RESTART_BACKOFF_UNIT_MS) {
+            None => default.backoff_unit,
+            Some(read) => {
+                let read = read.map(|read| match read {
+                    Number(ms) => Duration::from_millis(ms.max(1) as u64),
+                    _ => default.backoff_unit,
+                });
+                self.note(read, default.backoff_unit)
+            }
+        };
+        AutoRestart { enable, max_restarts, backoff_unit }
     }
 
     /// Group "Sandbox", its limits: what the connector asks for, at most the worker's.

@@ -356,6 +356,7 @@ pub const WORKER_KEYS: &[Key] = &[
     worker::WHARF_BOOTSTRAP_TIMEOUT_MS,
     worker::WHARF_TASKS_MAX_PER_CONNECTOR,
     worker::WHARF_TASKS_MAX_PER_WORKER,
+    worker::WHARF_AUTO_RESTART_ENABLE,
     worker::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS,
     worker::WHARF_REST_MAX_CONCURRENT_EXPENSIVE,
     worker::GROUP_ID,
@@ -502,6 +503,9 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     connector::ERRORS_DEADLETTERQUEUE_TOPIC_NAME,
     connector::ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR,
     connector::ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE,
+    connector::AUTO_RESTART_ENABLE,
+    connector::AUTO_RESTART_MAX_RESTARTS,
+    connector::AUTO_RESTART_BACKOFF_UNIT_MS,
     connector::WASM_FS_READ,
     connector::WASM_FS_WRITE,
     connector::WASM_NET_CONNECT,
@@ -671,6 +675,7 @@ pub mod worker {
     pub const WHARF_BOOTSTRAP_TIMEOUT_MS: Key = key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start.").checked(Millis);
     pub const WHARF_TASKS_MAX_PER_CONNECTOR: Key = key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1));
     pub const WHARF_TASKS_MAX_PER_WORKER: Key = key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1));
+    pub const WHARF_AUTO_RESTART_ENABLE: Key = key("wharf.auto.restart.enable", Boolean, Text("false"), Medium, "Wharf", Every, "Whether the FAILED tasks of connectors that do not set auto.restart.enable are restarted automatically: at once, then after 2, 6, 12, 20, 30, 42 and 56 back-off units, then every 60.");
     pub const WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS: Key = key("wharf.rest.max.concurrent.password.checks", Int, Number(2), Low, "Wharf", Every, "REST password checks (a PBKDF2 of a quarter second each) run at once, on threads of their own; more are answered 429, and a client address that keeps failing waits longer and longer.").checked(Between(1, 64));
     pub const WHARF_REST_MAX_CONCURRENT_EXPENSIVE: Key = key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429.").checked(Between(1, 1024));
     pub const GROUP_ID: Key = key("group.id", Str, Required, High, "Cluster", Distributed, "The cluster this worker joins: workers with one group.id share their connectors.");
@@ -735,6 +740,9 @@ pub mod connector {
     pub const ERRORS_DEADLETTERQUEUE_TOPIC_NAME: Key = key("errors.deadletterqueue.topic.name", Str, Text(""), Medium, "Error Handling", Sink, "The topic a sink writes skipped records to, as they were read; none when empty.");
     pub const ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR: Key = key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it.").checked(BrokerDefaultOrPositive);
     pub const ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE: Key = key("errors.deadletterqueue.context.headers.enable", Boolean, Text("false"), Medium, "Error Handling", Sink, "Whether records in the dead-letter queue carry __connect.errors.* headers saying where and why they failed.");
+    pub const AUTO_RESTART_ENABLE: Key = key("auto.restart.enable", Boolean, Worker, Medium, "Automatic Restart", Every, "Whether the worker restarts the connector's FAILED tasks by itself (the worker's wharf.auto.restart.enable when unset): at once, then after n²+n back-off units (2, 6, 12, ...), at most 60 apart. Failures of the config's checks and a plugin's fatal refusal to open are not restarted.");
+    pub const AUTO_RESTART_MAX_RESTARTS: Key = key("auto.restart.max.restarts", Int, Signed(-1), Medium, "Automatic Restart", Every, "How many automatic restarts in a row a task gets before it stays FAILED; -1 has no limit. The count starts over once a task has run for one back-off unit, or is restarted through the REST API.").checked(AtLeast(-1));
+    pub const AUTO_RESTART_BACKOFF_UNIT_MS: Key = key("auto.restart.backoff.unit.ms", Long, Number(60_000), Low, "Automatic Restart", Every, "The back-off unit of automatic restarts, in milliseconds: the n-th restart in a row waits n²-n units, at most 60.").checked(AtLeast(1));
     pub const WASM_FS_READ: Key = key("wasm.fs.read", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read, inside wasm.ceiling.fs.read or wasm.ceiling.fs.write.");
     pub const WASM_FS_WRITE: Key = key("wasm.fs.write", List, Text(""), Medium, "Sandbox", Every, "Folders the plugin may read and write, inside wasm.ceiling.fs.write.");
     pub const WASM_NET_CONNECT: Key = key("wasm.net.connect", List, Text(""), Medium, "Sandbox", Every, "host:port addresses the plugin may open TCP connections to, inside wasm.ceiling.net.connect.");

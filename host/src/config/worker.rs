@@ -192,6 +192,9 @@ pub struct WorkerConfig {
     pub tasks_max_per_connector: u32,
     /// `wharf.tasks.max.per.worker`: tasks this worker runs at once; tasks beyond it fail.
     pub tasks_max_per_worker: u32,
+    /// `wharf.auto.restart.enable`: whether connectors that do not set `auto.restart.enable`
+    /// have their FAILED tasks restarted automatically.
+    pub auto_restart_enable: bool,
     /// `topic.creation.enable`: whether source connectors' `topic.creation.*` settings create
     /// their topics.
     pub topic_creation: bool,
@@ -384,6 +387,7 @@ impl WorkerConfig {
                 .to_string(),
             tasks_max_per_connector: reader.number(&W::WHARF_TASKS_MAX_PER_CONNECTOR)?.min(u32::MAX as u64) as u32,
             tasks_max_per_worker: reader.number(&W::WHARF_TASKS_MAX_PER_WORKER)?.min(u32::MAX as u64) as u32,
+            auto_restart_enable: reader.boolean(&W::WHARF_AUTO_RESTART_ENABLE)?,
             rest_max_concurrent_expensive: reader.number(&W::WHARF_REST_MAX_CONCURRENT_EXPENSIVE)? as usize,
             rest_max_concurrent_password_checks: reader.number(&W::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS)? as usize,
             max_sockets_per_worker: reader.number(&W::WASM_MAX_SOCKETS_PER_WORKER)? as usize,

@@ -18,6 +18,7 @@
 //! store change. Offsets are read and changed by the worker (`worker::offsets`), as Connect's
 //! `Worker` does; the herder only checks that the connector is stopped.
 
+mod auto_restart;
 mod error;
 mod generate;
 mod place;

@@ -50,6 +50,8 @@ pub struct HerderLoop {
     assigned_work: Work,
     /// Connectors whose restart was asked for and not yet carried out by a reconciliation.
     restarts: BTreeSet<String>,
+    /// What the automatic restarts of this worker's FAILED tasks have seen.
+    auto_restarts: super::auto_restart::AutoRestarts,
     /// Connectors whose task configs are being generated now, or sent to the leader; at most
     /// `MAX_GENERATING` together.
     pub(super) generating: BTreeSet<String>,
@@ -80,6 +82,7 @@ impl HerderLoop {
             generated_from: BTreeMap::new(),
             assigned_work: Work::default(),
             restarts: BTreeSet::new(),
+            auto_restarts: Default::default(),
             generating: BTreeSet::new(),
             forwarding: BTreeSet::new(),
             failed: BTreeMap::new(),
@@ -278,6 +281,7 @@ impl HerderLoop {
         let wanted = wanted_tasks(&snapshot, place.as_ref(), &failed);
         self.stop_stale_tasks(&snapshot, &wanted);
         self.start_missing_tasks(wanted);
+        self.auto_restarts.run(&self.herder.worker, &snapshot);
         // Sink tasks that stopped here (this round's revocations included: they run first) and
         // will not run again give their place in their consumer group up.
         self.worker().release_members(|name, id| gone_for_good(&snapshot, name, id));

@@ -267,6 +267,24 @@ pub fn render(view: &WorkerView) -> String {
         }
     }
 
+    // Wharf's own: Strimzi keeps this count in the KafkaConnector's status (`autoRestart.count`).
+    out.family(
+        "wharf_task_auto_restarts",
+        Kind::Gauge,
+        "Automatic restarts in a row of the task (auto.restart.*); 0 once it has run for one back-off unit",
+    );
+    for connector in &view.connectors {
+        let Some(status) = &connector.status else { continue };
+        for (id, task) in status.tasks.iter().filter(|(_, t)| t.worker_id == me) {
+            let id = id.to_string();
+            out.sample(
+                "wharf_task_auto_restarts",
+                &[("connector", &connector.name), ("task", &id)],
+                f64::from(task.auto_restarts),
+            );
+        }
+    }
+
     let per_connector: Vec<(&str, Vec<(u32, State)>)> = view
         .connectors
         .iter()
@@ -365,6 +383,8 @@ mod tests {
             records_skipped: 0,
             generation: 1,
             version: Some("1.2.3".into()),
+            auto_restarts: 0,
+            restartable: true,
         }
     }
 
@@ -413,6 +433,7 @@ mod tests {
         assert!(has(r#"kafka_connect_connector_task_status{connector="mine",task="0",status="running"} 1"#));
         assert!(has(r#"kafka_connect_connector_task_status{connector="theirs",task="0",status="paused"} 1"#));
         assert!(!text.contains(r#"task="1""#), "{text}");
+        assert!(has(r#"wharf_task_auto_restarts{connector="mine",task="0"} 0"#), "{text}");
         assert!(has("kafka_connect_worker_connector_count 1"), "{text}");
         assert!(has("kafka_connect_worker_task_count 2"), "{text}");
         assert!(has(r#"kafka_connect_worker_connector_paused_task_count{connector="theirs"} 1"#), "{text}");

@@ -70,6 +70,9 @@ pub(super) struct StateInfo {
     pub trace: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub records_skipped: u64,
+    /// Automatic restarts in a row of a task (`auto.restart.*`), Wharf's own.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub auto_restarts: u32,
     /// The plugin's version (Connect 4.1), when the worker that wrote the state had it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
@@ -79,13 +82,30 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The trace, with a last line saying how often the task was restarted automatically in a row.
+fn with_auto_restarts(status: &Status) -> Option<String> {
+    if status.auto_restarts == 0 {
+        return status.trace.clone();
+    }
+    let line = format!("Restarted automatically {} time(s) in a row (auto.restart.*).", status.auto_restarts);
+    Some(match &status.trace {
+        Some(trace) => format!("{trace}\n{line}"),
+        None => line,
+    })
+}
+
 impl From<&Status> for StateInfo {
     fn from(status: &Status) -> Self {
         StateInfo {
             state: status.state,
             worker_id: status.worker_id.clone(),
-            trace: status.trace.clone(),
+            trace: with_auto_restarts(status),
             records_skipped: status.records_skipped,
+            auto_restarts: status.auto_restarts,
             version: status.version.clone(),
         }
     }

@@ -20,6 +20,8 @@ pub fn awaiting_connector(name: &str) -> ConnectorStatus {
             records_skipped: 0,
             generation: -1,
             version: None,
+            auto_restarts: 0,
+            restartable: true,
         },
         tasks: BTreeMap::new(),
     }

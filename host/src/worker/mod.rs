@@ -40,7 +40,7 @@ mod topics;
 pub mod validation;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,15 +64,24 @@ pub struct TaskFailure {
     /// Another run of the task took its place (its consumer was fenced): in a cluster that run
     /// reports the task's state, not this one.
     pub superseded: bool,
+    /// Whether an automatic restart may mend it (`auto.restart.*`): not a plugin's fatal refusal
+    /// to open the task.
+    pub restartable: bool,
 }
 
 impl TaskFailure {
     pub fn new(message: String) -> Self {
-        TaskFailure { trace: message.clone(), message, superseded: false }
+        TaskFailure { trace: message.clone(), message, superseded: false, restartable: true }
     }
 
     pub fn from_plugin(e: &PluginError) -> Self {
-        TaskFailure { message: e.to_string(), trace: e.trace(), superseded: false }
+        TaskFailure { message: e.to_string(), trace: e.trace(), superseded: false, restartable: true }
+    }
+
+    /// The plugin's `open` failed: retriable errors, traps and timeouts may pass with a restart;
+    /// a fatal error is the plugin saying that the task cannot run as configured.
+    pub fn from_open(e: &PluginError) -> Self {
+        TaskFailure { restartable: !matches!(e, PluginError::Fatal(_)), ..TaskFailure::from_plugin(e) }
     }
 
     /// The task stopped because another run of it took its place.
@@ -121,6 +130,8 @@ struct RunningTask {
     config: Vec<(String, String)>,
     /// Empty while the task restarts.
     handle: Option<TaskHandle>,
+    /// Automatic restarts in a row, written in every status of the task (`auto.restart.*`).
+    auto_restarts: Arc<AtomicU32>,
 }
 
 struct RunningConnector {
@@ -182,6 +193,7 @@ impl Worker {
                 worker_id: config.worker_id(),
                 generation: Arc::new(AtomicI32::new(0)),
                 version: None,
+                auto_restarts: Arc::default(),
             },
             reserved: Arc::new(ReservedTopics::of(&config)),
             config,
@@ -455,6 +467,11 @@ impl Worker {
             .map(|c| (c.config.raw.clone(), c.tasks.iter().map(|(id, t)| (*id, t.config.clone())).collect()))
     }
 
+    /// `auto.restart.*` of a connector whose tasks run here, as they were started.
+    pub fn auto_restart_of(&self, name: &str) -> Option<crate::config::connector::AutoRestart> {
+        self.connectors.locked().get(name).map(|c| c.config.auto_restart.clone())
+    }
+
     pub fn running_names(&self) -> Vec<String> {
         self.connectors.locked().keys().cloned().collect()
     }
@@ -488,12 +505,17 @@ impl Worker {
             plugin.info.name,
             plugin.info.version
         );
+        // A task's automatic restarts in a row go on from its last status, wherever it ran.
+        let stored = self.status.get(&name);
         let started: Vec<(u32, RunningTask)> = tasks
             .into_iter()
             .map(|(id, task_config)| {
-                self.status.put_task(&name, id, self.status_of(State::Unassigned, None));
-                let handle = self.spawn_task(&plugin, &config, id, task_config.clone());
-                (id, RunningTask { config: task_config, handle })
+                let carried = stored.as_ref().and_then(|s| s.tasks.get(&id)).map_or(0, |s| s.auto_restarts);
+                let auto_restarts = Arc::new(AtomicU32::new(carried));
+                let unassigned = Status { auto_restarts: carried, ..self.status_of(State::Unassigned, None) };
+                self.status.put_task(&name, id, unassigned);
+                let handle = self.spawn_task(&plugin, &config, id, task_config.clone(), &auto_restarts);
+                (id, RunningTask { config: task_config, handle, auto_restarts })
             })
             .collect();
         let mut connectors = self.connectors.locked();
@@ -550,20 +572,51 @@ impl Worker {
 
     /// Stops one task and starts it again with the same config (a sink's consumer keeps its
     /// place in the group).
+    /// A restart asked for (through the REST API) starts the task's count of automatic restarts
+    /// over.
     pub fn restart_task(&self, name: &str, id: u32) -> Result<bool, StartError> {
-        let (config, task_config, handle) = {
+        self.restart(name, id, |_| 0)
+    }
+
+    /// Restarts a FAILED task by itself (`auto.restart.*`), one more automatic restart in a row;
+    /// the count goes into the task's statuses. False when the task does not run here.
+    pub fn restart_task_automatically(&self, name: &str, id: u32) -> Result<bool, StartError> {
+        self.restart(name, id, |restarts| restarts.saturating_add(1))
+    }
+
+    /// Starts a task's count of automatic restarts over once it has run long enough, and writes
+    /// its RUNNING status again with the count at 0 (its trace kept).
+    pub fn reset_auto_restarts(&self, name: &str, id: u32) {
+        let connectors = self.connectors.locked();
+        let Some(task) = connectors.get(name).and_then(|c| c.tasks.get(&id)) else { return };
+        task.auto_restarts.store(0, Ordering::Relaxed);
+        drop(connectors);
+        let stored = self.status.get(name).and_then(|s| s.tasks.get(&id).cloned());
+        if let Some(stored) = stored.filter(|s| s.worker_id == self.worker_id && s.auto_restarts > 0) {
+            self.status.put_task(name, id, Status { auto_restarts: 0, ..stored });
+        }
+    }
+
+    /// Stops one task and starts it again with the same config, its count of automatic restarts
+    /// made `count(the count so far)`.
+    fn restart(&self, name: &str, id: u32, count: impl FnOnce(u32) -> u32) -> Result<bool, StartError> {
+        let (config, task_config, handle, auto_restarts) = {
             let mut connectors = self.connectors.locked();
             let Some(connector) = connectors.get_mut(name) else { return Ok(false) };
             let connector_config = connector.config.clone();
             let Some(task) = connector.tasks.get_mut(&id) else { return Ok(false) };
-            (connector_config, task.config.clone(), task.handle.take())
+            let restarts = count(task.auto_restarts.load(Ordering::Relaxed));
+            task.auto_restarts.store(restarts, Ordering::Relaxed);
+            (connector_config, task.config.clone(), task.handle.take(), task.auto_restarts.clone())
         };
+        let restarts = auto_restarts.load(Ordering::Relaxed);
+        let restarting = Status { auto_restarts: restarts, ..self.status_of(State::Restarting, None) };
         if let Some(handle) = handle {
-            self.status.put_task(name, id, self.status_of(State::Restarting, None));
+            self.status.put_task(name, id, restarting);
             self.join(vec![(TaskId::new(name, id), handle)]);
         }
         let plugin = self.plugin_to_start(&config)?;
-        let Some(handle) = self.spawn_task(&plugin, &config, id, task_config) else { return Ok(true) };
+        let Some(handle) = self.spawn_task(&plugin, &config, id, task_config, &auto_restarts) else { return Ok(true) };
         let mut connectors = self.connectors.locked();
         match connectors.get_mut(name).and_then(|c| c.tasks.get_mut(&id)) {
             Some(task) => task.handle = Some(handle),
@@ -613,14 +666,25 @@ impl Worker {
         config: &ConnectorConfig,
         id: u32,
         task_config: Vec<(String, String)>,
+        auto_restarts: &Arc<AtomicU32>,
     ) -> Option<TaskHandle> {
         let task = TaskId::new(&config.name, id);
-        let fail = |message: String| {
+        let reporter = Reporter {
+            version: Some(plugin.info.version.clone()),
+            auto_restarts: auto_restarts.clone(),
+            ..self.reporter.clone()
+        };
+        // Failures of the config's checks are not restarted automatically: a restart cannot mend
+        // them.
+        let fail_as = |message: String, restartable: bool| {
             let message = config.secrets.scrub(&message);
             tracing::error!("task {task} not started: {message}");
-            self.status.put_task(&config.name, id, self.status_of(State::Failed, Some(message)));
+            let failed = Status { restartable, ..reporter.status(State::Failed, Some(message)) };
+            self.status.put_task(&config.name, id, failed);
             None
         };
+        let fail = |message: String| fail_as(message, true);
+        let refuse = |message: String| fail_as(message, false);
         let ceiling = self.config.tasks_max_per_worker as usize;
         let Some(thread_slot) = TaskThreadSlot::take(&self.task_threads, ceiling) else {
             return fail(format!(
@@ -632,7 +696,7 @@ impl Worker {
         // at every start: the ceiling or a symbolic link may have changed since).
         let connector = match config.clone().with_declared(&plugin.info.grants, &plugin.info.connections) {
             Ok(connector) => connector,
-            Err(e) => return fail(e.to_string()),
+            Err(e) => return refuse(e.to_string()),
         };
         // The task's own references, resolved here, by the worker that runs it.
         let task_config = match self.config.config_providers.resolve_task(&config.raw, &task_config) {
@@ -647,8 +711,10 @@ impl Worker {
                     settings: with_defaults(&found, &step.settings),
                     plugin: found,
                 }),
-                Ok(_) => return fail(format!("transforms.{alias}.type={}: the plugin is not a transform", step.name)),
-                Err(e) => return fail(format!("transforms.{alias}.type={}: {e}", step.name)),
+                Ok(_) => {
+                    return refuse(format!("transforms.{alias}.type={}: the plugin is not a transform", step.name))
+                }
+                Err(e) => return refuse(format!("transforms.{alias}.type={}: {e}", step.name)),
             }
         }
         let stop = Arc::new(crate::sync::Stop::default());
@@ -673,7 +739,7 @@ impl Worker {
             connector,
             task: task.clone(),
             status: self.status.clone(),
-            reporter: Reporter { version: Some(plugin.info.version.clone()), ..self.reporter.clone() },
+            reporter: reporter.clone(),
             reserved: self.reserved.clone(),
             stop: stop.clone(),
             producers: self.producers.clone(),
@@ -780,6 +846,8 @@ struct Reporter {
     generation: Arc<AtomicI32>,
     /// The version of the plugin a task's statuses are about; none for the worker's own.
     version: Option<String>,
+    /// A task's automatic restarts in a row; always 0 for the worker's own.
+    auto_restarts: Arc<AtomicU32>,
 }
 
 impl Reporter {
@@ -791,6 +859,8 @@ impl Reporter {
             records_skipped: 0,
             generation: self.generation.load(Ordering::Relaxed),
             version: self.version.clone(),
+            auto_restarts: self.auto_restarts.load(Ordering::Relaxed),
+            restartable: true,
         }
     }
 }
@@ -913,14 +983,14 @@ impl Opener {
     fn open_source(&self) -> Result<crate::runtime::SourceInstance, TaskFailure> {
         self.plugin
             .open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
-            .map_err(|e| TaskFailure::from_plugin(&e))
+            .map_err(|e| TaskFailure::from_open(&e))
     }
 
     fn open_sink(&self) -> Result<crate::runtime::SinkInstance, TaskFailure> {
         let mut instance = self
             .plugin
             .open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
-            .map_err(|e| TaskFailure::from_plugin(&e))?;
+            .map_err(|e| TaskFailure::from_open(&e))?;
         instance.tolerate_errant(self.connector.errors.tolerate_all);
         Ok(instance)
     }
@@ -1007,7 +1077,8 @@ impl TaskSetup {
             }
             Err(failure) => {
                 tracing::error!(task = task.to_string(), "task failed: {}", failure.message);
-                let failed = reporter.status(State::Failed, Some(failure.trace));
+                let failed =
+                    Status { restartable: failure.restartable, ..reporter.status(State::Failed, Some(failure.trace)) };
                 status.put_task(&name, task.task, failed);
             }
         }

@@ -68,6 +68,12 @@ fn status_value(status: &Status) -> Option<Vec<u8>> {
     if status.records_skipped > 0 {
         value["records_skipped"] = json!(status.records_skipped);
     }
+    if status.auto_restarts > 0 {
+        value["auto_restarts"] = json!(status.auto_restarts);
+    }
+    if !status.restartable {
+        value["restartable"] = json!(false);
+    }
     json_bytes(value)
 }
 
@@ -80,8 +86,10 @@ fn apply_status(view: &mut BTreeMap<String, ConnectorStatus>, key: &str, value: 
             let worker_id = v["worker_id"].as_str().unwrap_or_default().to_string();
             let generation = v["generation"].as_i64().unwrap_or(0) as i32;
             let records_skipped = v["records_skipped"].as_u64().unwrap_or(0);
+            let auto_restarts = v["auto_restarts"].as_u64().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+            let restartable = v["restartable"].as_bool().unwrap_or(true);
             let (trace, version) = (v["trace"].as_str().map(String::from), v["version"].as_str().map(String::from));
-            Some(Status { state, worker_id, trace, records_skipped, generation, version })
+            Some(Status { state, worker_id, trace, records_skipped, generation, version, auto_restarts, restartable })
         }
     };
     if let Some(name) = key.strip_prefix("status-connector-") {
@@ -393,19 +401,30 @@ mod tests {
             records_skipped: 0,
             generation: 7,
             version: Some("1.2.0".into()),
+            auto_restarts: 0,
+            restartable: true,
         };
         let mut view = BTreeMap::new();
         let bytes = status_value(&written).unwrap();
         apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
         assert_eq!(view["orders"].tasks[&3], written);
         // Connect's keys only, unless the task skipped records.
-        assert!(!String::from_utf8_lossy(&bytes).contains("records_skipped"));
+        for wharfs_own in ["records_skipped", "auto_restarts", "restartable"] {
+            assert!(!String::from_utf8_lossy(&bytes).contains(wharfs_own), "{wharfs_own}");
+        }
         // Connect 4.1's `version`, read back as written.
         assert!(String::from_utf8_lossy(&bytes).contains(r#""version":"1.2.0""#));
-        let skipping = Status { state: State::Running, trace: None, records_skipped: 12, version: None, ..written };
+        let skipping =
+            Status { state: State::Running, trace: None, records_skipped: 12, version: None, ..written.clone() };
         let bytes = status_value(&skipping).unwrap();
         apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
         assert_eq!(view["orders"].tasks[&3], skipping);
+        // A task restarted automatically twice, which failed in a way no restart mends.
+        let given_up = Status { auto_restarts: 2, restartable: false, ..written.clone() };
+        let bytes = status_value(&given_up).unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains(r#""auto_restarts":2"#));
+        apply_status(&mut view, "status-task-orders-3", Some(&bytes)).unwrap();
+        assert_eq!(view["orders"].tasks[&3], given_up);
         for name in ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"] {
             assert_eq!(state_from_name(name).map(state_name), Some(name));
         }

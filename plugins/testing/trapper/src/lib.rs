@@ -1,5 +1,7 @@
-//! A source whose task traps (panics, which aborts the WebAssembly instance) on its first poll.
-//! Tests use it to check that a failing plugin fails only its own task.
+//! A source whose task traps (panics, which aborts the WebAssembly instance) on its first poll,
+//! or after `trap.after.polls` polls; with `fail.open` = `fatal` or `retriable` its `open` fails
+//! so instead. Tests use it to check that a failing plugin fails only its own task, and how
+//! failed tasks are restarted.
 
 use wharf_sdk::*;
 
@@ -12,7 +14,11 @@ impl Connector for Trapper {
             version: "0.1.0".into(),
             description: "Traps in poll (for tests)".into(),
             kind: ConnectorKind::Source,
-            config: vec![optional_key("message", ConfigType::String, "trapper was told to trap", "The panic message")],
+            config: vec![
+                optional_key("message", ConfigType::String, "trapper was told to trap", "The panic message"),
+                optional_key("fail.open", ConfigType::String, "", "fatal or retriable: open fails so"),
+                optional_key("trap.after.polls", ConfigType::Int, "0", "Polls answered with nothing before the trap"),
+            ],
         }
     }
 
@@ -23,15 +29,28 @@ impl Connector for Trapper {
 
 struct TrapperTask {
     message: String,
+    polls_left: u64,
 }
 
 impl SourceTask for TrapperTask {
     fn open(config: Config) -> Result<Self, ConnectorError> {
         let message = config.get("message").unwrap_or("trapper was told to trap").to_string();
-        Ok(TrapperTask { message })
+        match config.get("fail.open") {
+            Some("fatal") => return Err(ConnectorError::Fatal("the trapper was told to refuse to open".into())),
+            Some("retriable") => {
+                return Err(ConnectorError::Retriable("the trapper was told to fail to open, for now".into()))
+            }
+            _ => {}
+        }
+        let polls_left = config.get("trap.after.polls").and_then(|n| n.trim().parse().ok()).unwrap_or(0);
+        Ok(TrapperTask { message, polls_left })
     }
 
     fn poll(&mut self, _max_records: u32) -> Result<Vec<SourceRecord>, ConnectorError> {
+        if self.polls_left > 0 {
+            self.polls_left -= 1;
+            return Ok(Vec::new());
+        }
         panic!("{}", self.message);
     }
 }
