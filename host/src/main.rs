@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use wharf::config::{ConnectorConfig, Mode, WorkerConfig};
+use wharf::logging::LogFormat;
 
 /// Wharf: a Kafka Connect-style connector host whose connectors are WebAssembly components.
 #[derive(Parser)]
@@ -149,6 +150,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Standalone { worker, connectors } => {
             let mut config = WorkerConfig::from_file(&worker, Mode::Standalone)?;
+            wharf::logging::set_format(if config.log_json { LogFormat::Json } else { LogFormat::Text });
             // Connector files may hold secrets of every connector: no grant may reach them.
             for file in &connectors {
                 config.wasm.ceiling.protect(file, "connector config file");
@@ -161,6 +163,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Distributed { worker } => {
             let config = WorkerConfig::from_file(&worker, Mode::Distributed)?;
+            wharf::logging::set_format(if config.log_json { LogFormat::Json } else { LogFormat::Text });
             runtime.block_on(wharf::serve::distributed::run(config))
         }
         Command::Dev { plugin_path, dir, port, rate } => {

@@ -283,8 +283,32 @@ fn a_put_refused_as_retriable_is_delivered_again_and_nothing_after_it_first() {
 
 /// How many times the worker's log says the task started.
 fn starts(worker: &Worker, task: &str) -> usize {
-    let label = format!("\"{task}\"");
+    // Connect's context, `[<connector>|task-<n>]`, which the worker writes after the level.
+    let label = match task.rsplit_once('-') {
+        Some((connector, n)) => format!("[{connector}|task-{n}]"),
+        None => task.to_string(),
+    };
     worker.log().lines().filter(|l| l.contains("task running") && l.contains(&label)).count()
+}
+
+#[test]
+fn json_log_lines_say_whose_they_are() {
+    let mut w = Standalone::new(&[("wharf.log.format", "json".into())]);
+    w.add_connector("trapper", &[("connector.class", "test-trapper".into()), ("topic", unique("never"))]);
+    let worker = w.start();
+    worker.wait_task_state("trapper", 0, "FAILED");
+    let log = worker.log();
+    // The lines before the worker's config is read are text; every line after it is an object.
+    let lines: Vec<serde_json::Value> =
+        log.lines().skip_while(|l| !l.starts_with('{')).map(|l| serde_json::from_str(l).expect(l)).collect();
+    assert!(lines.len() > 10, "{log}");
+    let of_task: Vec<&serde_json::Value> = lines.iter().filter(|l| l["task"] == 0).collect();
+    assert!(of_task.iter().all(|l| l["connector"] == "trapper"), "{of_task:?}");
+    let said = |message: &str| of_task.iter().any(|l| l["message"].as_str().is_some_and(|m| m.starts_with(message)));
+    assert!(said("task running") && said("task failed: plugin trapped in poll"), "{of_task:?}");
+    // What the plugin wrote to stderr, on the task's thread, is the task's too.
+    assert!(of_task.iter().any(|l| l["target"] == "plugin"), "{of_task:?}");
+    assert!(lines.iter().all(|l| l["timestamp"].is_string() && l["level"].is_string()), "{log}");
 }
 
 /// Log lines of automatic restarts of `task`, the `n`-th in a row.

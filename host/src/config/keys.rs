@@ -357,6 +357,7 @@ pub const WORKER_KEYS: &[Key] = &[
     worker::WHARF_TASKS_MAX_PER_CONNECTOR,
     worker::WHARF_TASKS_MAX_PER_WORKER,
     worker::WHARF_AUTO_RESTART_ENABLE,
+    worker::WHARF_LOG_FORMAT,
     worker::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS,
     worker::WHARF_REST_MAX_CONCURRENT_EXPENSIVE,
     worker::GROUP_ID,
@@ -676,6 +677,7 @@ pub mod worker {
     pub const WHARF_TASKS_MAX_PER_CONNECTOR: Key = key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1));
     pub const WHARF_TASKS_MAX_PER_WORKER: Key = key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1));
     pub const WHARF_AUTO_RESTART_ENABLE: Key = key("wharf.auto.restart.enable", Boolean, Text("false"), Medium, "Wharf", Every, "Whether the FAILED tasks of connectors that do not set auto.restart.enable are restarted automatically: at once, then after 2, 6, 12, 20, 30, 42 and 56 back-off units, then every 60.");
+    pub const WHARF_LOG_FORMAT: Key = key("wharf.log.format", Str, Text("text"), Low, "Wharf", Every, "How the worker's log lines read: text (each line a connector or task causes says [<connector>|task-<n>] or [<connector>|worker] after its level, as Kafka Connect's do) or json (one object a line, with the fields timestamp, level, target, message, connector and task).").checked(OneOf(&["text", "json"]));
     pub const WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS: Key = key("wharf.rest.max.concurrent.password.checks", Int, Number(2), Low, "Wharf", Every, "REST password checks (a PBKDF2 of a quarter second each) run at once, on threads of their own; more are answered 429, and a client address that keeps failing waits longer and longer.").checked(Between(1, 64));
     pub const WHARF_REST_MAX_CONCURRENT_EXPENSIVE: Key = key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429.").checked(Between(1, 1024));
     pub const GROUP_ID: Key = key("group.id", Str, Required, High, "Cluster", Distributed, "The cluster this worker joins: workers with one group.id share their connectors.");

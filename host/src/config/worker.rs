@@ -195,6 +195,8 @@ pub struct WorkerConfig {
     /// `wharf.auto.restart.enable`: whether connectors that do not set `auto.restart.enable`
     /// have their FAILED tasks restarted automatically.
     pub auto_restart_enable: bool,
+    /// `wharf.log.format=json`: one JSON object a log line, in place of text.
+    pub log_json: bool,
     /// `topic.creation.enable`: whether source connectors' `topic.creation.*` settings create
     /// their topics.
     pub topic_creation: bool,
@@ -388,6 +390,7 @@ impl WorkerConfig {
             tasks_max_per_connector: reader.number(&W::WHARF_TASKS_MAX_PER_CONNECTOR)?.min(u32::MAX as u64) as u32,
             tasks_max_per_worker: reader.number(&W::WHARF_TASKS_MAX_PER_WORKER)?.min(u32::MAX as u64) as u32,
             auto_restart_enable: reader.boolean(&W::WHARF_AUTO_RESTART_ENABLE)?,
+            log_json: reader.word(&W::WHARF_LOG_FORMAT)? == "json",
             rest_max_concurrent_expensive: reader.number(&W::WHARF_REST_MAX_CONCURRENT_EXPENSIVE)? as usize,
             rest_max_concurrent_password_checks: reader.number(&W::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS)? as usize,
             max_sockets_per_worker: reader.number(&W::WASM_MAX_SOCKETS_PER_WORKER)? as usize,
@@ -550,6 +553,11 @@ impl Reader<'_> {
     /// A duration in milliseconds, at most `keys::MAX_MILLIS` (the table's `Check::Millis`).
     fn millis(&self, key: &Key) -> Result<Duration, WorkerConfigError> {
         Ok(Duration::from_millis(self.number(key)?))
+    }
+
+    /// One of the words the key's definition allows.
+    fn word(&self, key: &Key) -> Result<&'static str, WorkerConfigError> {
+        key.word(self.text(key)).map_err(|m| self.invalid(key.name, m))
     }
 
     /// One of `SIGNATURE_ALGORITHMS`, by its Java name.

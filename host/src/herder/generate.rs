@@ -32,6 +32,8 @@ impl HerderLoop {
         }
         let (herder, label, from) = (self.herder.clone(), name.to_string(), from.clone());
         let spawned = std::thread::Builder::new().name(format!("generate-{name}")).spawn(move || {
+            // Its lines say `[<connector>|worker]`, as Kafka Connect's do for a connector's work.
+            let _context = tracing::error_span!("connector", connector = label.as_str()).entered();
             let generated =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| herder.worker.task_configs(&config)));
             let configs = generated

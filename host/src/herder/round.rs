@@ -308,6 +308,7 @@ impl HerderLoop {
                 continue;
             }
             self.reported.insert(name.clone());
+            let _context = tracing::error_span!("connector", connector = name.as_str()).entered();
             if let Err(e) = self.reconcile_connector(name, entry, place, forwards) {
                 self.fail_connector(name, entry, &e);
                 failed.push(name.clone());
@@ -454,7 +455,10 @@ impl HerderLoop {
                 // Tasks whose configs are being generated again wait for them (those running
                 // with unchanged configs go on).
                 TargetState::Started if self.generating.contains(name) => {}
-                TargetState::Started => self.start_tasks(name, entry, tasks),
+                TargetState::Started => {
+                    let _context = tracing::error_span!("connector", connector = name).entered();
+                    self.start_tasks(name, entry, tasks)
+                }
             }
         }
     }

@@ -746,8 +746,13 @@ impl Worker {
             members: self.members.clone(),
             counters,
         };
+        let (connector_name, task_number) = (config.name.clone(), id);
         let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
             let _slot = thread_slot;
+            // Every line of the task's thread says `[<connector>|task-<n>]` (at the error level, the
+            // span stays whatever levels /admin/loggers sets).
+            let _context =
+                tracing::error_span!("task", connector = connector_name.as_str(), task = task_number).entered();
             setup.run()
         });
         match spawned {

@@ -7,8 +7,12 @@
 //! `install` sets the process's subscriber up, filtered by `RUST_LOG` or `DEFAULT_FILTER`, behind
 //! a reload handle; `Loggers` changes the filter through it, at most `MAX_LOGGERS` loggers.
 
+mod format;
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
+
+pub use format::{set_format, LogContext, LogFormat};
 
 use tracing_subscriber::{reload, EnvFilter, Registry};
 
@@ -98,7 +102,13 @@ pub fn install() {
     let (filter, handle) = reload::Layer::new(EnvFilter::new(directives));
     let installed = tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colours()))
+        .with(format::ContextLayer)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(colours())
+                .event_format(format::LineFormat { ansi: colours() }),
+        )
         .try_init()
         .is_ok();
     let loggers = Loggers::parse(directives, installed.then_some(handle));
