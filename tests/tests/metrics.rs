@@ -83,9 +83,19 @@ fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
     let standalone = Standalone::new(&[]);
     let worker = standalone.start();
     create(&worker, "gen", json!({"connector.class": "datagen", "topic": unique("prom"), "rate": "20"}));
-    create(&worker, "trap", json!({"connector.class": "test-trapper", "topic": unique("trap")}));
+    // Restarted automatically once, then left FAILED.
+    let trap = json!({
+        "connector.class": "test-trapper",
+        "topic": unique("trap"),
+        "auto.restart.enable": "true",
+        "auto.restart.max.restarts": "1",
+        "auto.restart.backoff.unit.ms": "100",
+    });
+    create(&worker, "trap", trap);
     worker.wait_task_state("gen", 0, "RUNNING");
-    worker.wait_task_state("trap", 0, "FAILED");
+    worker.wait("task trap-0 FAILED after its automatic restart", Duration::from_secs(60), || {
+        worker.task_state("trap", 0).filter(|(state, task)| state == "FAILED" && task["auto_restarts"] == 1)
+    });
     let prometheus = Prometheus::scraping(worker.port);
 
     // The dashboard's own expressions, on the cluster its variables select.
@@ -119,6 +129,8 @@ fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
         let connections = sum(&format!("sum(kafka_producer_connection_count{{{selected}}})"));
         (bytes > 0.0 && connections >= 1.0).then_some(())
     });
+    let restarts = prometheus.query(&format!(r#"wharf_task_auto_restarts{{{selected},connector="trap"}}"#));
+    assert_eq!(restarts.iter().map(|(_, v)| *v).collect::<Vec<_>>(), [1.0], "{restarts:?}");
     let failures = prometheus.query(&format!("kafka_connect_task_error_total_record_failures{{{selected}}}"));
     assert_eq!(failures.len(), 2, "{failures:?}");
     // A log written to a file carries no terminal colour codes.
