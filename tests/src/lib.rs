@@ -788,6 +788,16 @@ pub fn start_connect(
     plugin_path: Option<&str>,
     connectors: &[(&str, Vec<(&str, String)>)],
 ) -> std::process::Child {
+    start_connect_with(dir, plugin_path, connectors, &[])
+}
+
+/// `start_connect`, with more options for `java` (a `-javaagent:`, say).
+pub fn start_connect_with(
+    dir: &std::path::Path,
+    plugin_path: Option<&str>,
+    connectors: &[(&str, Vec<(&str, String)>)],
+    java_options: &[String],
+) -> std::process::Child {
     let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
     let worker = dir.join("connect-worker.properties");
     let mut settings = connect_settings(plugin_path);
@@ -803,6 +813,7 @@ pub fn start_connect(
     let log_config = Command::new(workspace().join("scripts/kafka-connect")).arg("log-config").output().unwrap();
     let log_config = String::from_utf8_lossy(&log_config.stdout).trim().to_string();
     command.args(["-Xms64M", "-Xmx512M", "-cp", &classpath]);
+    command.args(java_options);
     command.arg(format!("-Dlog4j2.configurationFile={log_config}"));
     command.arg(format!("-Dwharf.connect.log={}", dir.join("connect.log").display()));
     command.arg("org.apache.kafka.connect.cli.ConnectStandalone");

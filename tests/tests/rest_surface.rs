@@ -459,7 +459,7 @@ fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
             .sum();
         (read > 0.0).then_some(())
     });
-    let version = samples(&text, "kafka_connect_version_info");
+    let version = samples(&text, "kafka_connect_version");
     assert_eq!(version.len(), 1, "{text}");
     assert!(version[0].0.contains(r#"version="4.1"#), "{text}");
     // Standalone: no group, so no coordinator.

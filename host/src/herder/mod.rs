@@ -266,6 +266,11 @@ impl Herder {
     }
 
     /// The counts of the tasks this worker runs, for its metrics.
+    /// The worker's starts of connectors and tasks, for its metrics.
+    pub fn startups(&self) -> Arc<crate::metrics::tasks::StartupCounts> {
+        self.worker.task_metrics().startups.clone()
+    }
+
     pub fn task_metrics(&self) -> Vec<((String, u32), Arc<crate::metrics::tasks::TaskCounters>)> {
         self.worker.task_metrics().all()
     }

@@ -177,6 +177,10 @@ impl HerderLoop {
             Request::AssignedWork(work) => self.assigned_work = work,
             Request::Generated { name, from, configs } => {
                 self.generating.remove(&name);
+                // A connector's start, as Connect counts one: its plugin gave task configs, or not.
+                let startups = &self.worker().task_metrics().startups;
+                let outcome = if configs.is_ok() { &startups.connector_success } else { &startups.connector_failure };
+                crate::metrics::tasks::StartupCounts::count(outcome);
                 self.take_generated(&name, from, configs, forwards);
             }
             Request::Health(answer) => {

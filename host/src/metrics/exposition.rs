@@ -69,8 +69,13 @@ impl Exposition {
             }
             self.text.push('}');
         }
-        // Integral values as integers, as Prometheus's own clients write them.
-        if value.fract() == 0.0 && value.abs() < 1e15 {
+        // Integral values as integers, as Prometheus's own clients write them; the text format's
+        // words for what is not a number.
+        if value.is_nan() {
+            self.text.push_str(" NaN\n");
+        } else if value.is_infinite() {
+            self.text.push_str(if value > 0.0 { " +Inf\n" } else { " -Inf\n" });
+        } else if value.fract() == 0.0 && value.abs() < 1e15 {
             let _ = writeln!(self.text, " {}", value as i64);
         } else {
             let _ = writeln!(self.text, " {value}");
@@ -97,6 +102,9 @@ mod tests {
         );
         out.family("kafka_connect_start_time_seconds", Kind::Gauge, "Start time");
         out.sample("kafka_connect_start_time_seconds", &[], 1764950400.5);
+        out.sample("a", &[], f64::NAN);
+        out.sample("b", &[], f64::INFINITY);
+        out.sample("c", &[], f64::NEG_INFINITY);
         assert_eq!(
             out.into_text(),
             "# HELP kafka_connect_connector_status The connector's status\\\\state, one line\n\
@@ -104,7 +112,8 @@ mod tests {
              kafka_connect_connector_status{connector=\"a \\\"quoted\\\"\\\\name\\n\",status=\"running\"} 1\n\
              # HELP kafka_connect_start_time_seconds Start time\n\
              # TYPE kafka_connect_start_time_seconds gauge\n\
-             kafka_connect_start_time_seconds 1764950400.5\n"
+             kafka_connect_start_time_seconds 1764950400.5\n\
+             a NaN\nb +Inf\nc -Inf\n"
         );
     }
 }

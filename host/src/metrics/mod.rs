@@ -1,16 +1,18 @@
 //! The worker's metrics for Prometheus (`GET /metrics`), under the names Strimzi's JMX exporter
 //! rules give Kafka Connect's metric groups, so that dashboards built for Connect read Wharf.
 //!
-//! Today: app-info (start time, version, commit), `connector-metrics` (status, class, type,
+//! Served: app-info (start time, version, commit), `connector-metrics` (status, class, type,
 //! version), `connector-task-metrics` status, `connect-worker-metrics` (connector and task
-//! counts, per connector its tasks by state) and `connect-coordinator-metrics` (assigned
-//! connectors and tasks), made from the statuses when scraped: a connector or task counts as
-//! this worker's while its latest status was written by this worker, as Connect registers a
-//! group where the connector or task runs, and a deleted one's series are gone with its status.
-//! Then each running task's records (`source-task-metrics`, `sink-task-metrics`: totals and
-//! rates) and failures (`task-error-metrics`), from the counts the tasks keep (`tasks`).
-//! And a cluster member's rebalances (`connect-worker-rebalance-metrics`), and the task producers'
-//! and sink consumers' bytes and connections (`clients`). Wharf's own family is not built yet.
+//! counts, per connector its tasks by state, and the starts of connectors and tasks) and
+//! `connect-coordinator-metrics` (assigned connectors and tasks), made from the statuses when
+//! scraped: a connector or task counts as this worker's while its latest status was written by
+//! this worker, as Connect registers a group where the connector or task runs, and a deleted
+//! one's series are gone with its status. Then each running task's records, batches and offset
+//! commits (`source-task-metrics`, `sink-task-metrics`, `connector-task-metrics`: totals, rates,
+//! averages and maxima) and failures (`task-error-metrics`), from the counts the tasks keep
+//! (`tasks`). And a cluster member's rebalances (`connect-worker-rebalance-metrics`), and the task
+//! producers' and sink consumers' bytes and connections (`clients`). Of Wharf's own family, only
+//! the automatic restarts so far.
 
 pub mod clients;
 pub mod exposition;
@@ -31,6 +33,8 @@ pub struct WorkerView {
     pub connectors: Vec<ConnectorView>,
     /// The counts of the tasks this worker runs, by connector and task.
     pub tasks: Vec<((String, u32), std::sync::Arc<tasks::TaskCounters>)>,
+    /// The worker's starts of connectors and tasks.
+    pub startups: std::sync::Arc<tasks::StartupCounts>,
     /// A member of a cluster: its group's rebalances.
     pub rebalance: Option<RebalanceView>,
 }
@@ -73,11 +77,11 @@ fn state_name(state: State) -> &'static str {
 fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<tasks::TaskCounters>)]) {
     use std::sync::atomic::Ordering::Relaxed;
     let now = std::time::Instant::now();
-    // Rates are read once per task per scrape: each reading records the scrape.
-    let rows: Vec<(&str, String, &tasks::TaskCounters, (f64, f64))> = tasks
+    // A task's window is read once per scrape: each reading records the scrape.
+    let rows: Vec<(&str, String, &tasks::TaskCounters, tasks::Window)> = tasks
         .iter()
         .map(|((connector, task), counters)| {
-            (connector.as_str(), task.to_string(), counters.as_ref(), counters.rates(now))
+            (connector.as_str(), task.to_string(), counters.as_ref(), counters.window(now))
         })
         .collect();
     // Each group's two counts: what came in (index 0) and what went out (1), as totals and rates.
@@ -109,14 +113,94 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
                 out.sample(&total, &[("connector", connector), ("task", task)], count as f64);
             }
             out.family(&rate, Kind::Gauge, &format!("{help}, a second"));
-            for (connector, task, _, rates) in rows.iter().filter(|row| row.2.kind == kind) {
-                let per_second = if side == 0 { rates.0 } else { rates.1 };
+            for (connector, task, _, window) in rows.iter().filter(|row| row.2.kind == kind) {
+                let per_second = if side == 0 { window.read_rate } else { window.written_rate };
                 out.sample(&rate, &[("connector", connector), ("task", task)], per_second);
             }
         }
     }
+    // The plugin's batches: a source's polls, a sink's puts.
+    let batches: [(ConnectorKind, &str, &str); 2] = [
+        (ConnectorKind::Source, "kafka_connect_source_task_poll_batch_", "poll"),
+        (ConnectorKind::Sink, "kafka_connect_sink_task_put_batch_", "put"),
+    ];
+    for (kind, prefix, call) in batches {
+        for (measure, help) in [("avg", "The average time"), ("max", "The longest time")] {
+            let family = format!("{prefix}{measure}_time_ms");
+            out.family(&family, Kind::Gauge, &format!("{help} in milliseconds the task's {call} took"));
+            for (connector, task, _, window) in rows.iter().filter(|row| row.2.kind == kind) {
+                let ms = if measure == "avg" { window.batch_ms.avg } else { window.batch_ms.max };
+                out.sample(&family, &[("connector", connector), ("task", task)], ms);
+            }
+        }
+    }
+    // connector-task-metrics: the batches' sizes and the offset commits' times, of every task.
+    type Pick = fn(&tasks::Window) -> f64;
+    let spreads: [(&str, &str, Pick); 6] = [
+        ("kafka_connect_connector_task_running_ratio", "The part of the last minute the task ran", |w| w.running_ratio),
+        // A paused Wharf task is stopped: it has no series while it is paused.
+        ("kafka_connect_connector_task_pause_ratio", "The part of the last minute the task was paused", |_| 0.0),
+        ("kafka_connect_connector_task_batch_size_avg", "The average records of the task's batches", |w| {
+            w.batch_size.avg
+        }),
+        ("kafka_connect_connector_task_batch_size_max", "The most records of one of the task's batches", |w| {
+            w.batch_size.max
+        }),
+        (
+            "kafka_connect_connector_task_offset_commit_avg_time_ms",
+            "The average time in milliseconds the task's offset commits took",
+            |w| w.commit_ms.avg,
+        ),
+        (
+            "kafka_connect_connector_task_offset_commit_max_time_ms",
+            "The longest time in milliseconds one of the task's offset commits took",
+            |w| w.commit_ms.max,
+        ),
+    ];
+    for (family, help, pick) in spreads {
+        out.family(family, Kind::Gauge, help);
+        for (connector, task, _, window) in &rows {
+            out.sample(family, &[("connector", connector), ("task", task)], pick(window));
+        }
+    }
+    // sink-task-metrics: partitions and offset commits. A commit Wharf starts is carried out, so
+    // none is skipped.
+    type SinkPick = fn(&tasks::TaskCounters, &tasks::Window) -> f64;
+    let sink: [(&str, Kind, &str, SinkPick); 6] = [
+        ("kafka_connect_sink_task_partition_count", Kind::Gauge, "The partitions assigned to the task", |c, _| {
+            c.partitions.load(Relaxed) as f64
+        }),
+        ("kafka_connect_sink_task_offset_commit_seq_no", Kind::Gauge, "The offset commits the task started", |c, _| {
+            c.commits_started.load(Relaxed) as f64
+        }),
+        (
+            "kafka_connect_sink_task_offset_commit_completion_total",
+            Kind::Counter,
+            "The offset commits the task completed",
+            |c, _| c.commit_time.count() as f64,
+        ),
+        (
+            "kafka_connect_sink_task_offset_commit_completion_rate",
+            Kind::Gauge,
+            "The offset commits the task completed, a second",
+            |_, w| w.commit_rate,
+        ),
+        ("kafka_connect_sink_task_offset_commit_skip_total", Kind::Counter, "The offset commits skipped", |_, _| 0.0),
+        (
+            "kafka_connect_sink_task_offset_commit_skip_rate",
+            Kind::Gauge,
+            "The offset commits skipped, a second",
+            |_, _| 0.0,
+        ),
+    ];
+    for (family, kind, help, pick) in sink {
+        out.family(family, kind, help);
+        for (connector, task, counters, window) in rows.iter().filter(|row| row.2.kind == ConnectorKind::Sink) {
+            out.sample(family, &[("connector", connector), ("task", task)], pick(counters, window));
+        }
+    }
     type Count = fn(&tasks::TaskCounters) -> u64;
-    let errors: [(&str, &str, Count); 3] = [
+    let errors: [(&str, &str, Count); 8] = [
         ("kafka_connect_task_error_total_record_failures", "Record processing failures of the task", |c| {
             c.failures.load(Relaxed)
         }),
@@ -126,11 +210,71 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
         ("kafka_connect_task_error_total_records_skipped", "Records skipped under errors.tolerance=all", |c| {
             c.skipped.load(Relaxed)
         }),
+        ("kafka_connect_task_error_total_retries", "Operations retried after a retriable error", |c| {
+            c.retries.load(Relaxed)
+        }),
+        ("kafka_connect_task_error_total_errors_logged", "Failures written to the log (errors.log.enable)", |c| {
+            c.errors_logged.load(Relaxed)
+        }),
+        ("kafka_connect_task_error_deadletterqueue_produce_requests", "Records handed to the dead-letter queue", |c| {
+            c.dlq_requests.load(Relaxed)
+        }),
+        (
+            "kafka_connect_task_error_deadletterqueue_produce_failures",
+            "Records the dead-letter queue could not take",
+            |c| c.dlq_failures.load(Relaxed),
+        ),
+        (
+            "kafka_connect_task_error_last_error_timestamp",
+            "When a record last failed, in milliseconds since the epoch (0 before the first)",
+            |c| c.last_error_ms.load(Relaxed),
+        ),
     ];
     for (family, help, pick) in errors {
         out.family(family, Kind::Gauge, help);
         for (connector, task, counters, _) in &rows {
             out.sample(family, &[("connector", connector), ("task", task)], pick(counters) as f64);
+        }
+    }
+}
+
+/// The worker's starts of connectors and tasks (`connect-worker-metrics`): totals, and the part
+/// of the attempts that succeeded or failed (0 before the first, as Connect shows it).
+fn startup_families(out: &mut Exposition, startups: &tasks::StartupCounts) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let counts = [
+        ("connector", startups.connector_success.load(Relaxed), startups.connector_failure.load(Relaxed)),
+        ("task", startups.task_success.load(Relaxed), startups.task_failure.load(Relaxed)),
+    ];
+    for (what, success, failure) in counts {
+        let attempts = success + failure;
+        let part = |n: u64| if attempts == 0 { 0.0 } else { n as f64 / attempts as f64 };
+        let families: [(&str, Kind, String, f64); 5] = [
+            (
+                "startup_attempts_total",
+                Kind::Counter,
+                format!("The {what} starts this worker attempted"),
+                attempts as f64,
+            ),
+            ("startup_success_total", Kind::Counter, format!("The {what} starts that succeeded"), success as f64),
+            ("startup_failure_total", Kind::Counter, format!("The {what} starts that failed"), failure as f64),
+            (
+                "startup_success_percentage",
+                Kind::Gauge,
+                format!("The part of the {what} starts that succeeded"),
+                part(success),
+            ),
+            (
+                "startup_failure_percentage",
+                Kind::Gauge,
+                format!("The part of the {what} starts that failed"),
+                part(failure),
+            ),
+        ];
+        for (suffix, kind, help, value) in families {
+            let family = format!("kafka_connect_worker_{what}_{suffix}");
+            out.family(&family, kind, &help);
+            out.sample(&family, &[], value);
         }
     }
 }
@@ -208,10 +352,10 @@ pub fn render(view: &WorkerView) -> String {
         "The time the worker started, in seconds since the epoch",
     );
     out.sample("kafka_connect_start_time_seconds", &client, view.started_unix_ms as f64 / 1000.0);
-    out.family("kafka_connect_version_info", Kind::Untyped, "The Kafka Connect version the worker answers as");
-    out.sample("kafka_connect_version_info", &[("clientid", me), ("version", &view.version)], 1.0);
-    out.family("kafka_connect_commit_id_info", Kind::Untyped, "The commit the worker was built from");
-    out.sample("kafka_connect_commit_id_info", &[("clientid", me), ("commit_id", &view.commit)], 1.0);
+    out.family("kafka_connect_version", Kind::Untyped, "The Kafka Connect version the worker answers as");
+    out.sample("kafka_connect_version", &[("clientid", me), ("version", &view.version)], 1.0);
+    out.family("kafka_connect_commit_id", Kind::Untyped, "The commit the worker was built from");
+    out.sample("kafka_connect_commit_id", &[("clientid", me), ("commit_id", &view.commit)], 1.0);
 
     // The connectors and tasks this worker runs.
     let here: Vec<(&ConnectorView, &ConnectorStatus)> = view
@@ -347,6 +491,7 @@ pub fn render(view: &WorkerView) -> String {
         }
     }
 
+    startup_families(&mut out, &view.startups);
     task_families(&mut out, &view.tasks);
     if let Some(rebalance) = &view.rebalance {
         rebalance_families(&mut out, rebalance);
@@ -414,6 +559,11 @@ mod tests {
                 ConnectorView { name: "new".into(), class: "c.New".into(), kind: None, status: None },
             ],
             tasks: Vec::new(),
+            startups: std::sync::Arc::new(tasks::StartupCounts {
+                connector_success: 3.into(),
+                connector_failure: 1.into(),
+                ..Default::default()
+            }),
             rebalance: Some(RebalanceView {
                 rebalancing: false,
                 epoch: 3,
@@ -434,6 +584,9 @@ mod tests {
         assert!(has(r#"kafka_connect_connector_task_status{connector="theirs",task="0",status="paused"} 1"#));
         assert!(!text.contains(r#"task="1""#), "{text}");
         assert!(has(r#"wharf_task_auto_restarts{connector="mine",task="0"} 0"#), "{text}");
+        assert!(has("kafka_connect_worker_connector_startup_attempts_total 4"), "{text}");
+        assert!(has("kafka_connect_worker_connector_startup_failure_percentage 0.25"), "{text}");
+        assert!(has("kafka_connect_worker_task_startup_success_percentage 0"), "{text}");
         assert!(has("kafka_connect_worker_connector_count 1"), "{text}");
         assert!(has("kafka_connect_worker_task_count 2"), "{text}");
         assert!(has(r#"kafka_connect_worker_connector_paused_task_count{connector="theirs"} 1"#), "{text}");

@@ -745,6 +745,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
         distributed: herder.worker_config().distributed.is_some(),
         connectors,
         tasks: herder.task_metrics(),
+        startups: herder.startups(),
         rebalance: herder.membership().map(|m| crate::metrics::RebalanceView {
             rebalancing: m.leader.is_none(),
             epoch: m.generation,

@@ -36,6 +36,8 @@ pub(super) struct DeadLetterQueue {
     /// tasks and other queues of the same settings; this queue waits only for its own records.
     producer: TaskProducer,
     producers: Arc<ProducerPool>,
+    /// The task's counts: records handed to the queue, and those it could not take.
+    counters: Option<Arc<crate::metrics::tasks::TaskCounters>>,
 }
 
 impl Drop for DeadLetterQueue {
@@ -81,11 +83,35 @@ impl DeadLetterQueue {
                 "cannot create the dead-letter queue's Kafka producer (check the worker's producer.* settings): {e}"
             ))
         })?;
-        Ok(DeadLetterQueue { settings: settings.clone(), task: task.clone(), producer, producers: producers.clone() })
+        Ok(DeadLetterQueue {
+            settings: settings.clone(),
+            task: task.clone(),
+            producer,
+            producers: producers.clone(),
+            counters: None,
+        })
+    }
+
+    /// Counts what the queue is handed in the task's metrics.
+    pub(super) fn counting(mut self, counters: Arc<crate::metrics::tasks::TaskCounters>) -> Self {
+        self.counters = Some(counters);
+        self
     }
 
     /// Hands the record, as it was read, to the producer.
     pub(super) fn send(&self, original: &SinkRecord, failure: &RecordFailure) -> Result<(), TaskFailure> {
+        use crate::metrics::tasks::TaskCounters;
+        if let Some(counters) = &self.counters {
+            TaskCounters::add(&counters.dlq_requests, 1);
+        }
+        let sent = self.hand_over(original, failure);
+        if let (Err(_), Some(counters)) = (&sent, &self.counters) {
+            TaskCounters::add(&counters.dlq_failures, 1);
+        }
+        sent
+    }
+
+    fn hand_over(&self, original: &SinkRecord, failure: &RecordFailure) -> Result<(), TaskFailure> {
         let bytes = |part: &Option<Part>| -> Option<Vec<u8>> {
             match part {
                 Some(Part::Bytes(b)) => Some(b.clone()),

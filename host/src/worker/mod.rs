@@ -41,6 +41,8 @@ pub mod validation;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
+
+use crate::metrics::tasks::StartupCounts;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -681,6 +683,7 @@ impl Worker {
             tracing::error!("task {task} not started: {message}");
             let failed = Status { restartable, ..reporter.status(State::Failed, Some(message)) };
             self.status.put_task(&config.name, id, failed);
+            StartupCounts::count(&self.task_metrics.startups.task_failure);
             None
         };
         let fail = |message: String| fail_as(message, true);
@@ -756,7 +759,10 @@ impl Worker {
             setup.run()
         });
         match spawned {
-            Ok(thread) => Some(thread),
+            Ok(thread) => {
+                StartupCounts::count(&self.task_metrics.startups.task_success);
+                Some(thread)
+            }
             Err(e) => fail(format!("the system refused a thread for the task ({e}); restart the task to try again")),
         }
     }
@@ -1049,6 +1055,7 @@ impl TaskSetup {
         let reporter = self.reporter.clone();
         let secrets = self.connector.secrets.clone();
         let distributed = self.worker.distributed.is_some();
+        let counters = self.counters.clone();
         // A bug that panics fails this task, reported as any failure, and nothing else.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.opener.plugin.info.kind {
             PluginKind::Source => self.run_source(),
@@ -1067,6 +1074,7 @@ impl TaskSetup {
                 crate::sync::panic_message(&*panic)
             ))),
         });
+        counters.ended();
         // What a failure says goes to the log and the status topic: never a secret.
         let outcome = report.outcome.map_err(|failure| TaskFailure {
             message: secrets.scrub(&failure.message),
@@ -1232,7 +1240,7 @@ impl TaskSetup {
                 &self.task,
                 &self.producers,
             ) {
-                Ok(queue) => Some(queue),
+                Ok(queue) => Some(queue.counting(self.counters.clone())),
                 Err(failure) => return failed(failure),
             },
         };

@@ -653,6 +653,7 @@ impl Delivery {
             Fetched::Records { .. } => Ok(()),
             Fetched::Assigned(partitions) => {
                 self.assigned.extend(partitions.iter().cloned());
+                self.counters.partitions.store(self.assigned.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 self.instance.open_partitions(&partitions).map_err(|e| TaskFailure::from_plugin(&e))
             }
             Fetched::Revoked { partitions, done } => {
@@ -667,6 +668,7 @@ impl Delivery {
                     self.uncommitted.remove(partition);
                     self.assigned.remove(partition);
                 }
+                self.counters.partitions.store(self.assigned.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 let _ = done.send(());
                 committed.and(closed)
             }
@@ -717,7 +719,10 @@ impl Delivery {
             false => Vec::new(),
         };
         crate::metrics::tasks::TaskCounters::add(&self.counters.put, batch.len());
+        self.counters.batch_size.record(batch.len() as u64);
+        let asked = std::time::Instant::now();
         let Put { outcome, reported } = self.instance.put(batch);
+        self.counters.batch_time.record_time(asked.elapsed());
         let reported_places: Vec<(String, i32, i64)> =
             reported.iter().map(|r| (r.topic.clone(), r.partition, r.offset)).collect();
         // Reported records are dealt with first: without tolerance the first fails the task with
@@ -925,6 +930,8 @@ impl Delivery {
         if let Some(failure) = self.consumer.context().fenced(&self.consumer) {
             return Err(failure);
         }
+        crate::metrics::tasks::TaskCounters::add(&self.counters.commits_started, 1);
+        let started = std::time::Instant::now();
         // Skipped records reach their dead-letter queue before anything past them is committed.
         if let Some(queue) = &self.dead_letter {
             queue.flush()?;
@@ -952,6 +959,7 @@ impl Delivery {
             offsets.iter().map(|o| format!("{}-{}@{}", o.topic, o.partition, o.offset)).collect::<Vec<_>>().join(", ")
         );
         self.uncommitted.clear();
+        self.counters.commit_time.record_time(started.elapsed());
         Ok(())
     }
 

@@ -445,7 +445,9 @@ impl Polling {
             if self.recycle.as_ref().is_some_and(Recycler::due) {
                 self.recycle()?;
             }
+            let asked = Instant::now();
             let polled = self.instance.poll();
+            let took = asked.elapsed();
             self.show_progress();
             let records = match polled {
                 Ok(records) => {
@@ -490,6 +492,9 @@ impl Polling {
                 continue;
             }
             idle = IDLE_BACKOFF_MIN;
+            // As Connect times a poll that returned records.
+            self.counters.batch_time.record_time(took);
+            self.counters.batch_size.record(records.len() as u64);
             crate::metrics::tasks::TaskCounters::add(&self.counters.read, records.len());
             if let Some(recycler) = &mut self.recycle {
                 recycler.count(records.len());
@@ -674,6 +679,8 @@ impl Polling {
             // idle task asks nothing of its send thread.
             return Ok(());
         }
+        crate::metrics::tasks::TaskCounters::add(&self.counters.commits_started, 1);
+        let started = Instant::now();
         let (answer, answered) = mpsc::channel();
         self.hand_over(ToSend::Flush(answer))?;
         let flushed = self.flushed(answered)?;
@@ -685,6 +692,7 @@ impl Polling {
             return Err(TaskFailure::new(failure));
         }
         if flushed.sent == 0 && flushed.offsets.is_empty() {
+            self.counters.commit_time.record_time(started.elapsed());
             return Ok(());
         }
         if !flushed.offsets.is_empty() {
@@ -696,7 +704,9 @@ impl Polling {
                 flushed.sent
             );
         }
-        self.instance.commit().map_err(|e| TaskFailure::from_plugin(&e))
+        self.instance.commit().map_err(|e| TaskFailure::from_plugin(&e))?;
+        self.counters.commit_time.record_time(started.elapsed());
+        Ok(())
     }
 }
 

@@ -119,6 +119,9 @@ impl Tolerance {
 
     /// After a retriable failure of the plugin: whether to try again, and after what pause.
     pub(super) fn retry(&mut self) -> Retry {
+        if let Some(counters) = &self.counters {
+            crate::metrics::tasks::TaskCounters::add(&counters.retries, 1);
+        }
         let (since, tries) = self.retrying.get_or_insert_with(|| (Instant::now(), 0));
         *tries = tries.saturating_add(1);
         let elapsed = since.elapsed();
@@ -163,6 +166,8 @@ impl Tolerance {
         use crate::metrics::tasks::TaskCounters;
         if let Some(counters) = &self.counters {
             TaskCounters::add(&counters.failures, 1);
+            let now = u64::try_from(wharf_connect::model::now_ms()).unwrap_or(0);
+            counters.last_error_ms.store(now, std::sync::atomic::Ordering::Relaxed);
         }
         if !self.policy.tolerate_all {
             return Err(failure.into_task_failure());
@@ -172,6 +177,9 @@ impl Tolerance {
             TaskCounters::add(&counters.skipped, 1);
         }
         if self.policy.log {
+            if let Some(counters) = &self.counters {
+                TaskCounters::add(&counters.errors_logged, 1);
+            }
             let task = self.task.as_str();
             let (stage, class) = (failure.stage.name(), failure.class.as_str());
             if self.policy.log_messages {
