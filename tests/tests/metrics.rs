@@ -133,6 +133,17 @@ fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
         let connections = sum(&format!("sum(kafka_producer_connection_count{{{selected}}})"));
         (bytes > 0.0 && connections >= 1.0).then_some(())
     });
+    // Wharf's own family: the plugin's calls as a histogram Prometheus can take quantiles of, the
+    // trap of the failing task's run, the instance's memory.
+    worker.wait("a quantile of the source's poll calls", Duration::from_secs(60), || {
+        let p99 = sum(&format!(
+            r#"histogram_quantile(0.99, sum by (le) (rate(wharf_task_plugin_call_seconds_bucket{{{selected},connector="gen",call="poll"}}[10s])))"#
+        ));
+        (p99 > 0.0 && p99 <= 5.0).then_some(())
+    });
+    assert_eq!(sum(&format!(r#"sum(wharf_task_plugin_traps_total{{{selected},connector="trap"}})"#)), 1.0);
+    assert_eq!(sum(&format!(r#"sum(wharf_task_plugin_deadlines_total{{{selected}}})"#)), 0.0);
+    assert!(sum(&format!(r#"sum(wharf_task_plugin_memory_bytes{{{selected},connector="gen"}})"#)) > 65536.0);
     let restarts = prometheus.query(&format!(r#"wharf_task_auto_restarts{{{selected},connector="trap"}}"#));
     assert_eq!(restarts.iter().map(|(_, v)| *v).collect::<Vec<_>>(), [1.0], "{restarts:?}");
     let failures = prometheus.query(&format!("kafka_connect_task_error_total_record_failures{{{selected}}}"));

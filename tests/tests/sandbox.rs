@@ -189,7 +189,8 @@ fn tcp_is_refused_unless_the_address_is_granted() {
     }
     worker.wait("the host's log line about the refusal", Duration::from_secs(10), || {
         let log = worker.log();
-        (log.contains("refused TcpConnect") && log.contains(&address) && log.contains("elsewhere-0")).then_some(())
+        (log.contains("refused TcpConnect") && log.contains(&address) && log.contains("[elsewhere|task-0]"))
+            .then_some(())
     });
     worker.wait("the granted connection's record", Duration::from_secs(30), || {
         (topic_count(&allowed_topic) >= 1).then_some(())
@@ -254,7 +255,8 @@ fn http_is_refused_unless_the_authority_is_granted() {
     assert!(trace.contains("HttpRequestDenied"), "{trace}");
     worker.wait("the host's log line about the refusal", Duration::from_secs(10), || {
         let log = worker.log();
-        (log.contains("refused HTTP request") && log.contains(&address) && log.contains("http-refused-0")).then_some(())
+        (log.contains("refused HTTP request") && log.contains(&address) && log.contains("[http-refused|task-0]"))
+            .then_some(())
     });
     worker.wait("the granted request's status", Duration::from_secs(30), || {
         (topic_count(&allowed_topic) >= 1).then_some(())

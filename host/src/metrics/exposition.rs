@@ -11,6 +11,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub enum Kind {
     Gauge,
     Counter,
+    Histogram,
     Untyped,
 }
 
@@ -19,6 +20,7 @@ impl Kind {
         match self {
             Kind::Gauge => "gauge",
             Kind::Counter => "counter",
+            Kind::Histogram => "histogram",
             Kind::Untyped => "untyped",
         }
     }

@@ -16,6 +16,7 @@
 
 pub mod clients;
 pub mod exposition;
+pub mod plugin_calls;
 pub mod tasks;
 
 use exposition::{Exposition, Kind};
@@ -493,6 +494,12 @@ pub fn render(view: &WorkerView) -> String {
 
     startup_families(&mut out, &view.startups);
     task_families(&mut out, &view.tasks);
+    let plugin_calls: Vec<(&str, String, &plugin_calls::PluginCalls)> = view
+        .tasks
+        .iter()
+        .map(|((connector, task), counters)| (connector.as_str(), task.to_string(), &counters.plugin))
+        .collect();
+    plugin_calls::render(&mut out, &plugin_calls);
     if let Some(rebalance) = &view.rebalance {
         rebalance_families(&mut out, rebalance);
     }

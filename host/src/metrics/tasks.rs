@@ -51,6 +51,8 @@ pub struct TaskCounters {
     pub commits_started: AtomicU64,
     /// A sink's assigned partitions.
     pub partitions: AtomicU64,
+    /// The task's calls into its plugin (Wharf's own family).
+    pub plugin: super::plugin_calls::PluginCalls,
     /// When the task's thread ended (it failed); its running ratio falls from then on.
     ended: OnceLock<Instant>,
     /// A source's records Kafka acknowledged, as its producer counts them.
@@ -160,6 +162,7 @@ impl TaskCounters {
             commit_time: Measure::default(),
             commits_started: AtomicU64::new(0),
             partitions: AtomicU64::new(0),
+            plugin: Default::default(),
             ended: OnceLock::new(),
             acked: OnceLock::new(),
             samples: Mutex::new(VecDeque::from([start])),

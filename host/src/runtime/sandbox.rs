@@ -94,6 +94,8 @@ pub struct TaskState {
     /// The call that ran out of time and was given up half-way, after which the instance is not
     /// entered again.
     pub(crate) abandoned: Option<&'static str>,
+    /// The call that trapped, after which the instance is not entered again.
+    pub(crate) trapped: Option<&'static str>,
     /// The host names of the `wasm.net.connect` grants: the only names the plugin may look up.
     lookup_names: Vec<String>,
     /// `wasm.max.sockets.per.worker`.
@@ -105,6 +107,26 @@ pub struct TaskState {
     pub(crate) tolerate_errant: bool,
     /// The last line the plugin reported through `progress.report`, until the task takes it.
     progress: Option<String>,
+    /// Told of every call into the plugin once it ended (the worker's metrics).
+    pub(crate) observer: Option<std::sync::Arc<dyn CallObserver>>,
+}
+
+/// What became of one call into a plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// It returned (an error the plugin returned counts as returned).
+    Returned,
+    /// It ran past `wasm.call.timeout.ms`.
+    DeadlineHit,
+    /// It trapped, or broke a limit of the sandbox.
+    Trapped,
+}
+
+/// Told of each call into a task's plugin instance as it ends: which call, how long it took,
+/// what became of it, and the bytes of linear memory the instance holds after it. Called on the
+/// task's thread; it must be cheap.
+pub trait CallObserver: Send + Sync {
+    fn call_ended(&self, call: &'static str, took: std::time::Duration, outcome: CallOutcome, memory_bytes: usize);
 }
 
 /// The records of the `put` under way, by topic (an index into `topics`), partition and offset,
@@ -265,6 +287,7 @@ impl TaskState {
             call_deadlines: true,
             io: None,
             abandoned: None,
+            trapped: None,
             max_sockets: grants.max_sockets,
             lookup_names: grants
                 .connect
@@ -274,6 +297,7 @@ impl TaskState {
             putting: None,
             tolerate_errant: false,
             progress: None,
+            observer: None,
         })
     }
 

@@ -43,6 +43,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use crate::metrics::tasks::StartupCounts;
+use crate::runtime::CallOutcome;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -735,6 +736,7 @@ impl Worker {
             task_config,
             offsets: self.offsets.clone(),
             max_sockets: self.config.max_sockets_per_worker,
+            counters: counters.clone(),
         };
         let setup = TaskSetup {
             opener,
@@ -945,9 +947,37 @@ struct Opener {
     task_config: Vec<(String, String)>,
     offsets: Arc<dyn OffsetStore>,
     max_sockets: usize,
+    /// The task's counts, which its instances' calls go into.
+    counters: Arc<crate::metrics::tasks::TaskCounters>,
+}
+
+/// Counts each call into a task's plugin in the task's metrics.
+struct CountCalls(Arc<crate::metrics::tasks::TaskCounters>);
+
+impl crate::runtime::CallObserver for CountCalls {
+    fn call_ended(&self, call: &'static str, took: std::time::Duration, outcome: CallOutcome, memory_bytes: usize) {
+        use crate::metrics::plugin_calls::Ending;
+        let ending = match outcome {
+            CallOutcome::Returned => Ending::Returned,
+            CallOutcome::DeadlineHit => Ending::DeadlineHit,
+            CallOutcome::Trapped => Ending::Trapped,
+        };
+        self.0.plugin.record(call, took, ending, memory_bytes);
+    }
 }
 
 impl Opener {
+    /// An `open` of the task's plugin took `took` (its instance is not observed yet).
+    fn count_open(&self, took: std::time::Duration, opened: Result<(), &PluginError>) {
+        use crate::metrics::plugin_calls::Ending;
+        let ending = match opened {
+            Ok(()) | Err(PluginError::Retriable(_) | PluginError::Fatal(_)) => Ending::Returned,
+            Err(PluginError::Timeout { .. }) => Ending::DeadlineHit,
+            Err(_) => Ending::Trapped,
+        };
+        self.counters.plugin.record("open", took, ending, 0);
+    }
+
     fn grants(&self) -> Grants {
         let offsets = self.offsets.clone();
         let connector = self.connector.name.clone();
@@ -992,17 +1022,21 @@ impl Opener {
     }
 
     fn open_source(&self) -> Result<crate::runtime::SourceInstance, TaskFailure> {
-        self.plugin
-            .open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
-            .map_err(|e| TaskFailure::from_open(&e))
+        let started = std::time::Instant::now();
+        let opened = self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits);
+        self.count_open(started.elapsed(), opened.as_ref().map(|_| ()));
+        let mut instance = opened.map_err(|e| TaskFailure::from_open(&e))?;
+        instance.observe(Arc::new(CountCalls(self.counters.clone())));
+        Ok(instance)
     }
 
     fn open_sink(&self) -> Result<crate::runtime::SinkInstance, TaskFailure> {
-        let mut instance = self
-            .plugin
-            .open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
-            .map_err(|e| TaskFailure::from_open(&e))?;
+        let started = std::time::Instant::now();
+        let opened = self.plugin.open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits);
+        self.count_open(started.elapsed(), opened.as_ref().map(|_| ()));
+        let mut instance = opened.map_err(|e| TaskFailure::from_open(&e))?;
         instance.tolerate_errant(self.connector.errors.tolerate_all);
+        instance.observe(Arc::new(CountCalls(self.counters.clone())));
         Ok(instance)
     }
 

@@ -16,6 +16,8 @@ use super::sandbox::{ErrantReport, Grants, Putting, TaskState};
 use super::wit_convert::{self, record_bytes};
 use crate::config::WasmLimits;
 
+use super::sandbox::CallOutcome;
+
 mod connector_instance;
 mod sink_instance;
 mod source_instance;
@@ -74,6 +76,9 @@ pub enum PluginError {
     /// again.
     #[error("not calling {call}: the plugin's instance was given up after {earlier} exceeded wasm.call.timeout.ms")]
     Abandoned { call: &'static str, earlier: &'static str },
+    /// An earlier call trapped: WebAssembly does not enter an instance again after a trap.
+    #[error("not calling {call}: the plugin's instance trapped in {earlier} and is not entered again")]
+    Poisoned { call: &'static str, earlier: &'static str },
 }
 
 impl PluginError {
@@ -477,6 +482,9 @@ fn call<T>(
     if let Some(earlier) = store.data().abandoned {
         return Err(PluginError::Abandoned { call: name, earlier });
     }
+    if let Some(earlier) = store.data().trapped {
+        return Err(PluginError::Poisoned { call: name, earlier });
+    }
     let Some(io) = store.data().io.clone() else {
         return Err(PluginError::Instantiate("the instance has no I/O runtime".into()));
     };
@@ -484,17 +492,36 @@ fn call<T>(
     if deadlines {
         store.set_epoch_deadline(Runtime::deadline_ticks(limits.call_timeout));
     }
+    let started = std::time::Instant::now();
     // Without deadlines (measurements only) the future is still bounded, far away.
     let wait = if deadlines { limits.call_timeout + EPOCH_GRACE } else { UNBOUNDED_CALL };
     let Some(outcome) = block_on_until(&io, wait, f(store)) else {
         store.data_mut().abandoned = Some(name);
+        observe(store, name, started, CallOutcome::DeadlineHit);
         return Err(PluginError::Timeout { call: name, timeout_ms: limits.call_timeout.as_millis() });
     };
-    match outcome {
+    let ended = match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(error_text(&message))),
         Ok(Err(wit::ConnectorError::Fatal(message))) => Err(PluginError::Fatal(error_text(&message))),
-        Err(error) => Err(explain_trap(store, limits, name, error)),
+        Err(error) => {
+            store.data_mut().trapped = Some(name);
+            Err(explain_trap(store, limits, name, error))
+        }
+    };
+    let outcome = match &ended {
+        Err(PluginError::Timeout { .. }) => CallOutcome::DeadlineHit,
+        Err(PluginError::Retriable(_) | PluginError::Fatal(_)) | Ok(_) => CallOutcome::Returned,
+        Err(_) => CallOutcome::Trapped,
+    };
+    observe(store, name, started, outcome);
+    ended
+}
+
+/// Tells the instance's observer, if it has one, that a call ended.
+fn observe(store: &Store<TaskState>, name: &'static str, started: std::time::Instant, outcome: CallOutcome) {
+    if let Some(observer) = &store.data().observer {
+        observer.call_ended(name, started.elapsed(), outcome, store.data().memory.used_bytes());
     }
 }
 
