@@ -357,6 +357,9 @@ pub const WORKER_KEYS: &[Key] = &[
     worker::WHARF_TASKS_MAX_PER_CONNECTOR,
     worker::WHARF_TASKS_MAX_PER_WORKER,
     worker::WHARF_AUTO_RESTART_ENABLE,
+    worker::METRICS_SAMPLE_WINDOW_MS,
+    worker::METRICS_NUM_SAMPLES,
+    worker::METRICS_RECORDING_LEVEL,
     worker::WHARF_LOG_FORMAT,
     worker::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS,
     worker::WHARF_REST_MAX_CONCURRENT_EXPENSIVE,
@@ -398,10 +401,7 @@ pub const WORKER_KEYS: &[Key] = &[
 #[rustfmt::skip]
 pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
     ("plugin.discovery", "chooses how Connect finds plugin classes in plugin.path (service loading or class scanning); Wharf finds plugins by their .wasm files and needs no discovery mode"),
-    ("metrics.sample.window.ms", "sets the window of Connect's JMX metrics; Wharf has no JMX metrics"),
-    ("metrics.num.samples", "sets how many samples Connect's JMX metrics keep; Wharf has no JMX metrics"),
-    ("metrics.recording.level", "sets the detail of Connect's JMX metrics; Wharf has no JMX metrics"),
-    ("metric.reporters", "names Java classes that receive Connect's metrics; Wharf runs no Java classes and has no JMX metrics"),
+    ("metric.reporters", "names Java classes that receive Connect's metrics; Wharf runs no Java classes, and serves its metrics at GET /metrics"),
     ("client.dns.lookup", "chooses how Connect's Java clients resolve broker names; Wharf's clients resolve them as librdkafka does (set producer.client.dns.lookup and consumer.client.dns.lookup to change it)"),
     ("key.converter.plugin.version", "chooses the version of the key converter's plugin; Wharf's converters are built in and have one version"),
     ("value.converter.plugin.version", "chooses the version of the value converter's plugin; Wharf's converters are built in and have one version"),
@@ -677,6 +677,9 @@ pub mod worker {
     pub const WHARF_TASKS_MAX_PER_CONNECTOR: Key = key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1));
     pub const WHARF_TASKS_MAX_PER_WORKER: Key = key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1));
     pub const WHARF_AUTO_RESTART_ENABLE: Key = key("wharf.auto.restart.enable", Boolean, Text("false"), Medium, "Wharf", Every, "Whether the FAILED tasks of connectors that do not set auto.restart.enable are restarted automatically: at once, then after 2, 6, 12, 20, 30, 42 and 56 back-off units, then every 60.");
+    pub const METRICS_SAMPLE_WINDOW_MS: Key = key("metrics.sample.window.ms", Long, Number(30_000), Low, "Metrics", Every, "One sample of the rates, averages and maxima GET /metrics serves, in milliseconds: they cover metrics.num.samples of them.").checked(AtLeast(1));
+    pub const METRICS_NUM_SAMPLES: Key = key("metrics.num.samples", Int, Number(2), Low, "Metrics", Every, "How many samples of metrics.sample.window.ms the rates, averages and maxima GET /metrics serves cover.").checked(Between(1, 1000));
+    pub const METRICS_RECORDING_LEVEL: Key = key("metrics.recording.level", Str, Text("INFO"), Low, "Metrics", Every, "The detail of the metrics recorded: Wharf records every series it serves at INFO, so DEBUG and TRACE add none.").checked(OneOf(&["INFO", "DEBUG", "TRACE"]));
     pub const WHARF_LOG_FORMAT: Key = key("wharf.log.format", Str, Text("text"), Low, "Wharf", Every, "How the worker's log lines read: text (each line a connector or task causes says [<connector>|task-<n>] or [<connector>|worker] after its level, as Kafka Connect's do) or json (one object a line, with the fields timestamp, level, target, message, connector and task).").checked(OneOf(&["text", "json"]));
     pub const WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS: Key = key("wharf.rest.max.concurrent.password.checks", Int, Number(2), Low, "Wharf", Every, "REST password checks (a PBKDF2 of a quarter second each) run at once, on threads of their own; more are answered 429, and a client address that keeps failing waits longer and longer.").checked(Between(1, 64));
     pub const WHARF_REST_MAX_CONCURRENT_EXPENSIVE: Key = key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429.").checked(Between(1, 1024));

@@ -195,6 +195,9 @@ pub struct WorkerConfig {
     /// `wharf.auto.restart.enable`: whether connectors that do not set `auto.restart.enable`
     /// have their FAILED tasks restarted automatically.
     pub auto_restart_enable: bool,
+    /// `metrics.sample.window.ms` × `metrics.num.samples`: the span the rates, averages and maxima
+    /// of `GET /metrics` cover.
+    pub metrics_window: Duration,
     /// `wharf.log.format=json`: one JSON object a log line, in place of text.
     pub log_json: bool,
     /// `topic.creation.enable`: whether source connectors' `topic.creation.*` settings create
@@ -391,6 +394,12 @@ impl WorkerConfig {
             tasks_max_per_worker: reader.number(&W::WHARF_TASKS_MAX_PER_WORKER)?.min(u32::MAX as u64) as u32,
             auto_restart_enable: reader.boolean(&W::WHARF_AUTO_RESTART_ENABLE)?,
             log_json: reader.word(&W::WHARF_LOG_FORMAT)? == "json",
+            metrics_window: {
+                // The recording level is checked; every series is recorded at INFO.
+                reader.word(&W::METRICS_RECORDING_LEVEL)?;
+                let sample = reader.number(&W::METRICS_SAMPLE_WINDOW_MS)?;
+                Duration::from_millis(sample.saturating_mul(reader.number(&W::METRICS_NUM_SAMPLES)?))
+            },
             rest_max_concurrent_expensive: reader.number(&W::WHARF_REST_MAX_CONCURRENT_EXPENSIVE)? as usize,
             rest_max_concurrent_password_checks: reader.number(&W::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS)? as usize,
             max_sockets_per_worker: reader.number(&W::WASM_MAX_SOCKETS_PER_WORKER)? as usize,
@@ -1033,7 +1042,9 @@ mod tests {
         }
         let c = distributed(&more).unwrap();
         assert!(c.unused.is_empty(), "{:?}", c.unused);
-        assert_eq!(c.unacted.len(), 7, "{:?}", c.unacted);
+        // The metrics keys are Wharf's too: they set the window of GET /metrics.
+        assert_eq!(c.unacted.len(), 5, "{:?}", c.unacted);
+        assert_eq!(c.metrics_window, Duration::from_secs(60));
         let principal = distributed(&format!("{distributed_file}connector.client.config.override.policy=Principal\n"));
         assert_eq!(principal.unwrap().wasm.client_overrides.policy, crate::config::clients::OverridePolicy::Principal);
     }

@@ -13,8 +13,8 @@ use wharf_connect::model::ConnectorKind;
 
 use crate::sync::Unpoisoned;
 
-/// The span a rate covers: Kafka Connect's default `metrics.sample.window.ms` (30 s) times
-/// `metrics.num.samples` (2).
+/// The span a rate covers unless the worker says otherwise: Kafka Connect's default
+/// `metrics.sample.window.ms` (30 s) times `metrics.num.samples` (2).
 pub const RATE_WINDOW: Duration = Duration::from_secs(60);
 
 /// The most earlier scrapes a task keeps for its rates.
@@ -24,6 +24,8 @@ const MAX_RATE_SAMPLES: usize = 64;
 pub struct TaskCounters {
     pub kind: ConnectorKind,
     started: Instant,
+    /// The span rates, averages and maxima cover.
+    window: Duration,
     /// A source's records returned by `poll`; a sink's records read from Kafka.
     pub read: AtomicU64,
     /// A sink's records handed to `put`, after transforms (a source's come from `deliveries`).
@@ -141,13 +143,14 @@ pub struct Window {
 }
 
 impl TaskCounters {
-    fn new(kind: ConnectorKind) -> Self {
+    fn new(kind: ConnectorKind, window: Duration) -> Self {
         let started = Instant::now();
         // The task's start is the first point a window may begin at.
         let start = Sample { at: started, read: 0, written: 0, measures: [Reading::default(); 3] };
         TaskCounters {
             kind,
             started,
+            window,
             read: AtomicU64::new(0),
             put: AtomicU64::new(0),
             failures: AtomicU64::new(0),
@@ -197,7 +200,7 @@ impl TaskCounters {
         self.read.load(Ordering::Relaxed)
     }
 
-    /// The task over about the last `RATE_WINDOW`: since the last scrape before it (or the task's
+    /// The task over about the last window (`RATE_WINDOW` unless the worker sets another): since the last scrape before it (or the task's
     /// start, when that is within it). Each call counts as a scrape.
     pub fn window(&self, now: Instant) -> Window {
         let current = Sample {
@@ -209,7 +212,7 @@ impl TaskCounters {
         let mut samples = self.samples.locked();
         // The base is the last point (the start, a scrape) at or before the window's beginning,
         // or the first one.
-        while samples.get(1).is_some_and(|s| now.duration_since(s.at) > RATE_WINDOW) {
+        while samples.get(1).is_some_and(|s| now.duration_since(s.at) > self.window) {
             samples.pop_front();
         }
         let start = Sample { at: self.started, read: 0, written: 0, measures: [Reading::default(); 3] };
@@ -272,17 +275,30 @@ impl StartupCounts {
 /// The counts of the tasks this worker runs, by connector and task. A task's are kept from its
 /// start until the worker stops it (a failed task's stay, as Connect keeps its metric groups);
 /// a restarted task starts from zero.
-#[derive(Default)]
 pub struct TaskRegistry {
     tasks: Mutex<BTreeMap<(String, u32), Arc<TaskCounters>>>,
     /// Starts of connectors and tasks.
     pub startups: Arc<StartupCounts>,
+    /// The span the tasks' rates, averages and maxima cover.
+    window: Duration,
+}
+
+impl Default for TaskRegistry {
+    fn default() -> Self {
+        TaskRegistry::with_window(RATE_WINDOW)
+    }
 }
 
 impl TaskRegistry {
+    /// A registry whose tasks' rates, averages and maxima cover `window`
+    /// (`metrics.sample.window.ms` × `metrics.num.samples`).
+    pub fn with_window(window: Duration) -> Self {
+        TaskRegistry { tasks: Mutex::default(), startups: Arc::default(), window }
+    }
+
     /// Fresh counts for a task starting now, in place of an earlier run's.
     pub fn register(&self, connector: &str, task: u32, kind: ConnectorKind) -> Arc<TaskCounters> {
-        let counters = Arc::new(TaskCounters::new(kind));
+        let counters = Arc::new(TaskCounters::new(kind, self.window));
         self.tasks.locked().insert((connector.to_string(), task), counters.clone());
         counters
     }
@@ -311,7 +327,7 @@ mod tests {
 
     #[test]
     fn rates_cover_the_counts_since_the_oldest_scrape_in_the_window() {
-        let counters = TaskCounters::new(ConnectorKind::Sink);
+        let counters = TaskCounters::new(ConnectorKind::Sink, RATE_WINDOW);
         let start = counters.started;
         TaskCounters::add(&counters.read, 100);
         TaskCounters::add(&counters.put, 50);
@@ -327,7 +343,7 @@ mod tests {
 
     #[test]
     fn batch_times_average_and_longest_cover_the_window() {
-        let counters = TaskCounters::new(ConnectorKind::Source);
+        let counters = TaskCounters::new(ConnectorKind::Source, RATE_WINDOW);
         let start = counters.started;
         let no_batch = counters.window(start + Duration::from_secs(1));
         assert!(no_batch.batch_ms.avg.is_nan() && no_batch.batch_ms.max.is_nan());
@@ -356,7 +372,7 @@ mod tests {
 
     #[test]
     fn a_failed_tasks_running_ratio_falls_to_nothing() {
-        let counters = TaskCounters::new(ConnectorKind::Sink);
+        let counters = TaskCounters::new(ConnectorKind::Sink, RATE_WINDOW);
         let start = counters.started;
         assert_eq!(counters.window(start + Duration::from_secs(30)).running_ratio, 1.0);
         counters.ended();

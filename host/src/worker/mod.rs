@@ -190,6 +190,7 @@ impl Worker {
         offsets: Arc<dyn OffsetStore>,
         status: Arc<dyn StatusStore>,
     ) -> Self {
+        let metrics_window = config.metrics_window;
         Worker {
             worker_id: config.worker_id(),
             reporter: Reporter {
@@ -208,7 +209,7 @@ impl Worker {
             task_threads: Arc::default(),
             producers: Arc::default(),
             members: Arc::default(),
-            task_metrics: Arc::default(),
+            task_metrics: Arc::new(crate::metrics::tasks::TaskRegistry::with_window(metrics_window)),
         }
     }
 
