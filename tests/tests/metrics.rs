@@ -187,6 +187,19 @@ fn promtool_finds_only_what_connects_names_carry() {
         })
         .collect();
     assert!(unexpected.is_empty(), "promtool: {findings}\n{text}");
+
+    // Asked for OpenMetrics, as Prometheus asks first, the same series in it.
+    let url = format!("http://127.0.0.1:{}/metrics", worker.port);
+    let mut response = ureq::get(&url)
+        .header("Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+        .call()
+        .expect("GET /metrics");
+    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert!(content_type.starts_with("application/openmetrics-text; version=1.0.0"), "{content_type}");
+    let open = response.body_mut().read_to_string().unwrap_or_default();
+    assert!(open.ends_with("# EOF\n"), "{open}");
+    assert!(open.contains("# TYPE kafka_connect_source_task_source_record_poll counter\n"), "{open}");
+    assert!(open.contains("\nkafka_connect_source_task_source_record_poll_total{"), "{open}");
 }
 
 /// A distributed worker adds its group's figures: the rebalance it completed, the leader, and

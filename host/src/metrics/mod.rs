@@ -342,8 +342,8 @@ fn rebalance_families(out: &mut Exposition, rebalance: &RebalanceView) {
 }
 
 /// The scrape's text.
-pub fn render(view: &WorkerView) -> String {
-    let mut out = Exposition::default();
+pub fn render(view: &WorkerView, format: exposition::Format) -> String {
+    let mut out = Exposition::new(format);
     let me = view.worker_id.as_str();
     let client = [("clientid", me)];
 
@@ -581,7 +581,7 @@ mod tests {
                 last_completed: None,
             }),
         };
-        let text = render(&view);
+        let text = render(&view, exposition::Format::Text);
         let has = |line: &str| text.lines().any(|l| l == line);
         assert!(has(r#"kafka_connect_connector_status{connector="mine",status="running"} 1"#), "{text}");
         assert!(has(r#"kafka_connect_connector_connector_type{connector="mine",connector_type="sink"} 1"#), "{text}");

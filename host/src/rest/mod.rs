@@ -719,7 +719,9 @@ async fn health(State(state): State<Shared>) -> Response {
 
 /// `GET /metrics`: the worker's metrics in Prometheus's text format, under Strimzi's names for
 /// Kafka Connect's (`crate::metrics`).
-async fn metrics(State(state): State<Shared>) -> Response {
+async fn metrics(State(state): State<Shared>, headers: axum::http::HeaderMap) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = crate::metrics::exposition::Format::asked(accept);
     let herder = &state.herder;
     let snapshot = herder.snapshot();
     let connectors = snapshot
@@ -756,7 +758,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
             last_completed: m.rebalances.last_completed,
         }),
     };
-    ([(header::CONTENT_TYPE, crate::metrics::exposition::CONTENT_TYPE)], crate::metrics::render(&view)).into_response()
+    ([(header::CONTENT_TYPE, format.content_type())], crate::metrics::render(&view, format)).into_response()
 }
 
 async fn root(State(state): State<Shared>) -> Json<entities::ServerInfo> {
