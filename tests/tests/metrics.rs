@@ -158,7 +158,10 @@ fn prometheus_scrapes_the_series_strimzis_dashboard_queries() {
 /// made for Connect needs as they are.
 #[test]
 fn promtool_finds_only_what_connects_names_carry() {
-    let worker = Standalone::new(&[]).start();
+    let metrics_port = free_port();
+    // Kept: its folder holds the worker's log.
+    let standalone = Standalone::new(&[("metrics.listeners", format!("http://127.0.0.1:{metrics_port}"))]);
+    let worker = standalone.start();
     create(&worker, "gen", json!({"connector.class": "datagen", "topic": unique("lint"), "rate": "5"}));
     worker.wait_task_state("gen", 0, "RUNNING");
     let (_, body, _) = worker.call("GET", "/metrics", None);
@@ -188,8 +191,9 @@ fn promtool_finds_only_what_connects_names_carry() {
         .collect();
     assert!(unexpected.is_empty(), "promtool: {findings}\n{text}");
 
-    // Asked for OpenMetrics, as Prometheus asks first, the same series in it.
-    let url = format!("http://127.0.0.1:{}/metrics", worker.port);
+    // Asked for OpenMetrics, as Prometheus asks first, the same series in it; on the listener of
+    // metrics.listeners, which serves nothing else.
+    let url = format!("http://127.0.0.1:{metrics_port}/metrics");
     let mut response = ureq::get(&url)
         .header("Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
         .call()
@@ -200,6 +204,9 @@ fn promtool_finds_only_what_connects_names_carry() {
     assert!(open.ends_with("# EOF\n"), "{open}");
     assert!(open.contains("# TYPE kafka_connect_source_task_source_record_poll counter\n"), "{open}");
     assert!(open.contains("\nkafka_connect_source_task_source_record_poll_total{"), "{open}");
+    let other = ureq::get(&format!("http://127.0.0.1:{metrics_port}/connectors")).call();
+    assert!(matches!(other, Err(ureq::Error::StatusCode(404))), "{other:?}");
+    assert!(worker.log().contains(&format!("metrics on http://127.0.0.1:{metrics_port}/metrics")));
 }
 
 /// A distributed worker adds its group's figures: the rebalance it completed, the leader, and

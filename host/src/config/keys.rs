@@ -360,6 +360,7 @@ pub const WORKER_KEYS: &[Key] = &[
     worker::METRICS_SAMPLE_WINDOW_MS,
     worker::METRICS_NUM_SAMPLES,
     worker::METRICS_RECORDING_LEVEL,
+    worker::METRICS_LISTENERS,
     worker::WHARF_LOG_FORMAT,
     worker::WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS,
     worker::WHARF_REST_MAX_CONCURRENT_EXPENSIVE,
@@ -680,6 +681,7 @@ pub mod worker {
     pub const METRICS_SAMPLE_WINDOW_MS: Key = key("metrics.sample.window.ms", Long, Number(30_000), Low, "Metrics", Every, "One sample of the rates, averages and maxima GET /metrics serves, in milliseconds: they cover metrics.num.samples of them.").checked(AtLeast(1));
     pub const METRICS_NUM_SAMPLES: Key = key("metrics.num.samples", Int, Number(2), Low, "Metrics", Every, "How many samples of metrics.sample.window.ms the rates, averages and maxima GET /metrics serves cover.").checked(Between(1, 1000));
     pub const METRICS_RECORDING_LEVEL: Key = key("metrics.recording.level", Str, Text("INFO"), Low, "Metrics", Every, "The detail of the metrics recorded: Wharf records every series it serves at INFO, so DEBUG and TRACE add none.").checked(OneOf(&["INFO", "DEBUG", "TRACE"]));
+    pub const METRICS_LISTENERS: Key = key("metrics.listeners", Str, Unset, Low, "Metrics", Every, "A listener of its own for GET /metrics, http://HOST:PORT or https://HOST:PORT (with the REST API's listeners.https.* or ssl.* keys), behind the REST API's authentication; /metrics stays on the REST API's listener too.");
     pub const WHARF_LOG_FORMAT: Key = key("wharf.log.format", Str, Text("text"), Low, "Wharf", Every, "How the worker's log lines read: text (each line a connector or task causes says [<connector>|task-<n>] or [<connector>|worker] after its level, as Kafka Connect's do) or json (one object a line, with the fields timestamp, level, target, message, connector and task).").checked(OneOf(&["text", "json"]));
     pub const WHARF_REST_MAX_CONCURRENT_PASSWORD_CHECKS: Key = key("wharf.rest.max.concurrent.password.checks", Int, Number(2), Low, "Wharf", Every, "REST password checks (a PBKDF2 of a quarter second each) run at once, on threads of their own; more are answered 429, and a client address that keeps failing waits longer and longer.").checked(Between(1, 64));
     pub const WHARF_REST_MAX_CONCURRENT_EXPENSIVE: Key = key("wharf.rest.max.concurrent.expensive", Int, Number(8), Low, "Wharf", Every, "REST calls that run a plugin or ask Kafka answered at once; more wait up to 10 s, then get a 429.").checked(Between(1, 1024));

@@ -198,6 +198,9 @@ pub struct WorkerConfig {
     /// `metrics.sample.window.ms` × `metrics.num.samples`: the span the rates, averages and maxima
     /// of `GET /metrics` cover.
     pub metrics_window: Duration,
+    /// `metrics.listeners`: where a listener of its own serves `GET /metrics` (host:port), and
+    /// its TLS settings when it is `https://`.
+    pub metrics_listener: Option<(String, Option<RestTls>)>,
     /// `wharf.log.format=json`: one JSON object a log line, in place of text.
     pub log_json: bool,
     /// `topic.creation.enable`: whether source connectors' `topic.creation.*` settings create
@@ -288,6 +291,22 @@ impl WorkerConfig {
             parse_listener(reader.text(&W::LISTENERS)).map_err(|message| reader.invalid(W::LISTENERS.name, message))?;
         let rest_bind = format!("{bind_host}:{bind_port}");
         let rest_tls = reader.rest_tls(https, &pairs)?;
+        let metrics_listener = match reader.get(&W::METRICS_LISTENERS).filter(|v| !v.is_empty()) {
+            None => None,
+            Some(value) => {
+                let Listener { host, port, https } = parse_listener(value).map_err(|message| {
+                    reader.invalid(W::METRICS_LISTENERS.name, message.replacen("listeners=", "metrics.listeners=", 1))
+                })?;
+                let bind = format!("{host}:{port}");
+                if bind == rest_bind {
+                    return Err(reader.invalid(
+                        W::METRICS_LISTENERS.name,
+                        format!("metrics.listeners={value} is the REST API's own listener: /metrics is served there already; give another port or leave metrics.listeners out"),
+                    ));
+                }
+                Some((bind, reader.rest_tls(https, &pairs)?))
+            }
+        };
         let offset_storage_file = reader.get(&W::OFFSET_STORAGE_FILE_FILENAME).map(PathBuf::from);
         if mode == Mode::Standalone && offset_storage_file.is_none() {
             return Err(reader.invalid(
@@ -356,6 +375,7 @@ impl WorkerConfig {
             unacted,
             unused,
             rest_tls,
+            metrics_listener,
             rest_credentials_file,
             admin_overrides,
             kafka_security,

@@ -132,6 +132,20 @@ pub fn router(state: Shared) -> Router {
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
 }
 
+/// The listener of `metrics.listeners`: `GET /metrics` alone, behind the same guard and
+/// authentication as the REST API.
+pub fn metrics_router(state: Shared) -> Router {
+    let guard = Arc::new(guard::RequestGuard::of(state.herder.worker_config()));
+    let credentials = state.credentials.clone();
+    Router::new()
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .with_state(state)
+        .layer(axum::middleware::from_fn(contain_panics))
+        .layer(axum::middleware::from_fn_with_state(credentials, auth::check))
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+}
+
 /// Reads a request body of at most `limit` bytes.
 pub(crate) async fn read_body(
     headers: &axum::http::HeaderMap,

@@ -95,6 +95,21 @@ pub async fn run(
         )
     })?;
 
+    // `metrics.listeners`: bound now, so that a port in use stops the worker before it starts.
+    let metrics_listener = match &config.metrics_listener {
+        None => None,
+        Some((bind, metrics_tls)) => {
+            let listener = tokio::net::TcpListener::bind(bind).await.with_context(|| {
+                format!("cannot listen on {bind} (metrics.listeners): is something else there? Choose another port")
+            })?;
+            let server = match metrics_tls {
+                None => None,
+                Some(settings) => Some(tls::server_config(settings).map_err(|m| anyhow::anyhow!(m))?),
+            };
+            Some((listener, server))
+        }
+    };
+
     let stores = open_stores(config.clone()).await?;
 
     let cache_dir = config.compile_cache_dir.clone();
@@ -158,12 +173,16 @@ pub async fn run(
         .transpose()
         .map_err(|e| anyhow::anyhow!("the system could not start the group membership thread: {e}"))?;
 
-    let app = rest::router(Arc::new(RestState {
+    let rest_state = Arc::new(RestState {
         herder: herder.clone(),
         kafka_cluster_id: cluster_id,
         credentials,
         started_unix_ms: started_at,
-    }));
+    });
+    if let Some((listener, server)) = metrics_listener {
+        serve_metrics(listener, server, rest::metrics_router(rest_state.clone()))?;
+    }
+    let app = rest::router(rest_state);
     tracing::info!(
         "worker {} ready in {:.0} ms; REST API on {}://{}",
         worker.id(),
@@ -207,6 +226,37 @@ async fn stop(worker: Arc<Worker>) {
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
+/// Serves `GET /metrics` on the listener of `metrics.listeners`, on a task of its own that ends with
+/// the process.
+fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    server: Option<Arc<rustls::ServerConfig>>,
+    app: axum::Router,
+) -> Result<()> {
+    let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let scheme = if server.is_some() { "https" } else { "http" };
+    let app = app.into_make_service_with_connect_info::<rest::auth::ClientAddress>();
+    match server {
+        None => {
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::error!("the metrics listener stopped: {e}");
+                }
+            });
+        }
+        Some(server) => {
+            let listener = tls::TlsListener::new(listener, server)?;
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::error!("the metrics listener stopped: {e}");
+                }
+            });
+        }
+    }
+    tracing::info!("metrics on {scheme}://{address}/metrics (metrics.listeners)");
+    Ok(())
+}
+
 pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
