@@ -2,7 +2,8 @@
 //! several batch sizes, with the sandbox's limits (call deadlines and a memory cap) and without;
 //! with `--transform`, what a transform plugin costs per record beside Wharf's native transforms.
 //! `wharf bench tiers`: what compiling a component costs at each of the code generator's
-//! optimisation levels, and what its code then does per second.
+//! optimisation levels, and what its code then does per second. `wharf bench scrape`: what one
+//! `GET /metrics` costs a worker of many tasks.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -249,4 +250,85 @@ pub fn tiers(plugins: &[std::path::PathBuf], seconds: f64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Times writing one scrape of a worker that runs `tasks` tasks (ten per connector, half of the
+/// connectors sources), each with counts of every kind, over 20 scrapes; prints the median and
+/// the size of the text.
+pub fn scrape(tasks: u32) {
+    use crate::metrics::{self, exposition::Format, tasks::TaskRegistry};
+    use wharf_connect::model::{ConnectorKind, ConnectorStatus, State, Status};
+    let registry = TaskRegistry::default();
+    let status = |state: State| Status {
+        state,
+        worker_id: "bench:8083".into(),
+        trace: None,
+        records_skipped: 0,
+        generation: 1,
+        version: Some("1.0.0".into()),
+        auto_restarts: 0,
+        restartable: true,
+    };
+    let mut connectors = Vec::new();
+    for c in 0..tasks.div_ceil(10) {
+        let name = format!("connector-{c}");
+        let kind = if c % 2 == 0 { ConnectorKind::Source } else { ConnectorKind::Sink };
+        let ids: Vec<u32> = (0..10).filter(|t| c * 10 + t < tasks).collect();
+        for id in &ids {
+            let counters = registry.register(&name, *id, kind);
+            metrics::tasks::TaskCounters::add(&counters.read, 1000);
+            counters.batch_time.record_time(Duration::from_micros(300));
+            counters.batch_size.record(100);
+            counters.commit_time.record_time(Duration::from_millis(3));
+            counters.plugin.record(
+                "poll",
+                Duration::from_micros(250),
+                metrics::plugin_calls::Ending::Returned,
+                1 << 22,
+            );
+            counters.plugin.record(
+                "commit",
+                Duration::from_micros(90),
+                metrics::plugin_calls::Ending::Returned,
+                1 << 22,
+            );
+        }
+        connectors.push(metrics::ConnectorView {
+            class: "datagen".into(),
+            kind: Some(kind),
+            status: Some(ConnectorStatus {
+                name: name.clone(),
+                kind: Some(kind),
+                connector: status(State::Running),
+                tasks: ids.iter().map(|id| (*id, status(State::Running))).collect(),
+            }),
+            name,
+        });
+    }
+    let view = metrics::WorkerView {
+        worker_id: "bench:8083".into(),
+        version: "4.1.1".into(),
+        commit: "bench".into(),
+        started_unix_ms: 0,
+        distributed: false,
+        connectors,
+        tasks: registry.all(),
+        startups: Default::default(),
+        rebalance: None,
+    };
+    let mut times = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..20 {
+        let started = Instant::now();
+        bytes = metrics::render(&view, Format::Text).len();
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    println!(
+        "GET /metrics of {tasks} tasks: {:.1} ms to write (median of {}), {:.1} MiB of text",
+        median.as_secs_f64() * 1000.0,
+        times.len(),
+        bytes as f64 / (1024.0 * 1024.0)
+    );
 }

@@ -88,6 +88,12 @@ enum BenchCommand {
         #[arg(long)]
         transform: Option<PathBuf>,
     },
+    /// How long one GET /metrics takes to write for a worker that runs this many tasks, each
+    /// with counts of every kind.
+    Scrape {
+        #[arg(long, default_value_t = 1000)]
+        tasks: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -200,6 +206,10 @@ fn run(cli: Cli) -> Result<()> {
             wharf::bench::boundary(&plugin, seconds, transform.as_deref())
         }
         Command::Bench { command: BenchCommand::Tiers { plugins, seconds } } => wharf::bench::tiers(&plugins, seconds),
+        Command::Bench { command: BenchCommand::Scrape { tasks } } => {
+            wharf::bench::scrape(tasks);
+            Ok(())
+        }
     }
 }
 

@@ -46,7 +46,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["cluster", "config", "herder", "kafka", "model", "peer", "rest", "runtime", "storage", "sync", "worker"],
     ),
     ("dev", &["config", "model", "serve"]),
-    ("bench", &["config", "convert", "model", "runtime", "transform"]),
+    ("bench", &["config", "convert", "metrics", "model", "runtime", "transform"]),
     ("scaffold", &[]),
 ];
 
