@@ -379,3 +379,52 @@ fn a_plugin_built_for_the_first_contract_version_still_runs() {
     assert!(values.iter().any(|v| v == b"legacy-24"), "{} records", values.len());
     assert_eq!(worker.task_state_now("old", 0).0, "RUNNING");
 }
+
+/// Automatic restarts on a distributed worker: the worker's `wharf.auto.restart.enable` turns them
+/// on, the count of restarts in a row is written into the task's record in the status topic, and
+/// the worker that takes the task over goes on from that count.
+#[test]
+fn a_tasks_count_of_automatic_restarts_lives_in_the_status_topic_and_moves_with_it() {
+    let mut settings = quick_failover(1000);
+    settings.push(("wharf.auto.restart.enable", "true".to_string()));
+    let d = Distributed::new(&settings);
+    let first = d.start();
+    let config = json!({
+        "connector.class": "test-trapper",
+        "topic": unique("never"),
+        "auto.restart.max.restarts": "1",
+        "auto.restart.backoff.unit.ms": "200",
+    });
+    let (code, body, _) =
+        first.call("POST", "/connectors", Some(&json!({"name": "trap", "config": config}).to_string()));
+    assert_eq!(code, 201, "{body}");
+    first.wait("task trap-0 FAILED after one automatic restart", Duration::from_secs(60), || {
+        first.task_state("trap", 0).filter(|(state, task)| state == "FAILED" && task["auto_restarts"] == 1)
+    });
+    let record = topic_records(&d.topics[2])
+        .into_iter()
+        .rev()
+        .find(|(_, key, _)| key == "status-task-trap-0")
+        .and_then(|(_, _, value)| value)
+        .unwrap_or_default();
+    let record: Value = serde_json::from_str(&record).unwrap_or_default();
+    assert_eq!((&record["state"], &record["auto_restarts"]), (&json!("FAILED"), &json!(1)), "{record}");
+    drop(first);
+
+    // The next worker starts the task it takes over; failing again, it is past the maximum.
+    let next = d.again(&settings);
+    let second = next.start();
+    second.wait("the next worker to give the task up", Duration::from_secs(90), || {
+        second
+            .log()
+            .contains("task trap-0 stays FAILED: it was restarted automatically 1 time(s) in a row")
+            .then_some(())
+    });
+    assert!(
+        second.log().contains("[trap|task-0] wharf::worker: task running"),
+        "the task did not run on the next worker"
+    );
+    assert!(!second.log().contains("restarting it automatically"), "the count did not move with the task");
+    let (state, task) = second.task_state_now("trap", 0);
+    assert_eq!((state.as_str(), &task["auto_restarts"]), ("FAILED", &json!(1)), "{task}");
+}

@@ -6,8 +6,8 @@
 //! worker writes it into each), so it survives a move of the task or a new leader. The `n`-th
 //! restart in a row comes `n² - n` back-off units after the failure was first seen here (at once,
 //! then 2, 6, 12, ... units), at most 60 units; the count starts over once the task has run for one
-//! unit. Failures marked not restartable (the config's checks, a plugin's fatal refusal to open)
-//! stay FAILED.
+//! unit (its next status says so). Failures marked not restartable (the config's checks, a
+//! plugin's fatal refusal to open) stay FAILED.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -100,7 +100,10 @@ impl AutoRestarts {
                             tracing::warn!(task = task.to_string(), "task {task} stays FAILED: {why}; restart it through the REST API once its cause is mended");
                         }
                     }
+                    // Said once: the status shows the count until the task's next status.
+                    Decision::Reset if seen.told => {}
                     Decision::Reset => {
+                        seen.told = true;
                         tracing::info!(
                             task = task.to_string(),
                             "task {task} has run for auto.restart.backoff.unit.ms={} ms: its count of automatic restarts starts over",

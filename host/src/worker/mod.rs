@@ -588,16 +588,13 @@ impl Worker {
         self.restart(name, id, |restarts| restarts.saturating_add(1))
     }
 
-    /// Starts a task's count of automatic restarts over once it has run long enough, and writes
-    /// its RUNNING status again with the count at 0 (its trace kept).
+    /// Starts a task's count of automatic restarts over once it has run long enough: the task's
+    /// next status says 0 (its thread writes its statuses; writing one here could overwrite a
+    /// FAILED it writes at the same moment).
     pub fn reset_auto_restarts(&self, name: &str, id: u32) {
         let connectors = self.connectors.locked();
-        let Some(task) = connectors.get(name).and_then(|c| c.tasks.get(&id)) else { return };
-        task.auto_restarts.store(0, Ordering::Relaxed);
-        drop(connectors);
-        let stored = self.status.get(name).and_then(|s| s.tasks.get(&id).cloned());
-        if let Some(stored) = stored.filter(|s| s.worker_id == self.worker_id && s.auto_restarts > 0) {
-            self.status.put_task(name, id, Status { auto_restarts: 0, ..stored });
+        if let Some(task) = connectors.get(name).and_then(|c| c.tasks.get(&id)) {
+            task.auto_restarts.store(0, Ordering::Relaxed);
         }
     }
 
