@@ -68,7 +68,7 @@ impl AutoRestarts {
     /// that ran long enough.
     pub(super) fn run(&mut self, worker: &Worker, snapshot: &ConfigSnapshot) {
         let now = Instant::now();
-        let mut present = Vec::new();
+        let mut present = std::collections::BTreeSet::new();
         for name in worker.running_names() {
             if snapshot.connectors.get(&name).is_none_or(|e| e.target != TargetState::Started) {
                 continue;
@@ -82,7 +82,7 @@ impl AutoRestarts {
                 // Only the statuses this worker wrote: another's are about a run elsewhere.
                 let Some(status) = statuses.tasks.get(id).filter(|s| s.worker_id == worker.id()) else { continue };
                 let task = TaskId::new(&name, *id);
-                present.push(task.clone());
+                present.insert(task.clone());
                 let seen = self.seen.entry(task.clone()).or_insert(Seen {
                     state: status.state,
                     restarts: status.auto_restarts,

@@ -265,12 +265,12 @@ impl Herder {
         self.worker.statuses().get(name)
     }
 
-    /// The counts of the tasks this worker runs, for its metrics.
     /// The worker's starts of connectors and tasks, for its metrics.
     pub fn startups(&self) -> Arc<crate::metrics::tasks::StartupCounts> {
         self.worker.task_metrics().startups.clone()
     }
 
+    /// The counts of the tasks this worker runs, for its metrics.
     pub fn task_metrics(&self) -> Vec<((String, u32), Arc<crate::metrics::tasks::TaskCounters>)> {
         self.worker.task_metrics().all()
     }

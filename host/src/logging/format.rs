@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::{Event, Subscriber};
+use tracing_log::NormalizeEvent;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
@@ -116,6 +117,9 @@ impl Visit for EventFields {
         match field.name() {
             "message" => self.message.push_str(value),
             "task" if LogContext::of_task_label(value).is_some() => self.task_label = Some(value.to_string()),
+            // A line of the `log` crate (librdkafka's) carries where it came from as fields; its
+            // target is taken from them.
+            name if name.starts_with("log.") => {}
             name => self.others.push((name, value.to_string(), true)),
         }
     }
@@ -125,6 +129,7 @@ impl Visit for EventFields {
             "message" => {
                 let _ = write!(self.message, "{value:?}");
             }
+            name if name.starts_with("log.") => {}
             name => self.others.push((name, format!("{value:?}"), false)),
         }
     }
@@ -147,10 +152,18 @@ where
         let from_span = ctx.event_scope().and_then(|scope| {
             scope.from_root().filter_map(|span| span.extensions().get::<LogContext>().cloned()).last()
         });
-        let context = from_span.or_else(|| fields.task_label.as_deref().and_then(LogContext::of_task_label));
+        let labelled = fields.task_label.as_deref().and_then(LogContext::of_task_label);
+        // A task's label says whose the line is when no span does; one that names another task
+        // than the span's stays a field of the line.
+        let (context, other_task) = match (from_span, labelled) {
+            (Some(span), Some(label)) if span != label => (Some(span), fields.task_label.take()),
+            (Some(span), _) => (Some(span), None),
+            (None, label) => (label, None),
+        };
         let mut time = String::new();
         SystemTime.format_time(&mut Writer::new(&mut time))?;
-        let metadata = event.metadata();
+        let normalized = event.normalized_metadata();
+        let metadata = normalized.as_ref().unwrap_or_else(|| event.metadata());
         if JSON.load(Ordering::Relaxed) {
             let mut line = serde_json::Map::new();
             line.insert("timestamp".into(), time.into());
@@ -163,8 +176,14 @@ where
                     line.insert("task".into(), task.into());
                 }
             }
+            if let Some(label) = other_task {
+                line.insert("about_task".into(), label.into());
+            }
+            // The line's own fields, under their names; one that would hide a field above keeps
+            // its value under `field.<name>`.
             for (name, value, _) in fields.others {
-                line.entry(name).or_insert(value.into());
+                let key = if line.contains_key(name) { format!("field.{name}") } else { name.to_string() };
+                line.insert(key, value.into());
             }
             return writeln!(writer, "{}", serde_json::Value::Object(line));
         }
@@ -186,6 +205,9 @@ where
             write!(writer, "{context} ")?;
         }
         write!(writer, "{}: {}", metadata.target(), fields.message)?;
+        if let Some(label) = &other_task {
+            write!(writer, " task={label:?}")?;
+        }
         for (name, value, quoted) in &fields.others {
             match quoted {
                 true => write!(writer, " {name}={value:?}")?,

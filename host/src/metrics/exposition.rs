@@ -85,6 +85,8 @@ impl Exposition {
             match c {
                 '\\' => self.text.push_str("\\\\"),
                 '\n' => self.text.push_str("\\n"),
+                // OpenMetrics escapes quotes in help too.
+                '"' if self.format == Format::OpenMetrics => self.text.push_str("\\\""),
                 c => self.text.push(c),
             }
         }

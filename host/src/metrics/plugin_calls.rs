@@ -10,8 +10,7 @@ use super::exposition::{Exposition, Kind};
 
 /// The calls a task makes into its plugin, by the names the runtime gives them; any other name
 /// counts as `other`.
-pub const CALLS: [&str; 9] =
-    ["open", "poll", "commit", "put", "flush", "open-partitions", "close-partitions", "close", "apply"];
+pub const CALLS: [&str; 8] = ["open", "poll", "commit", "put", "flush", "open-partitions", "close-partitions", "close"];
 
 /// The histogram's upper bounds, in seconds; a last bucket holds the rest (`+Inf`).
 pub const BUCKETS: [f64; 8] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0];
@@ -42,8 +41,9 @@ pub struct PluginCalls {
 }
 
 impl PluginCalls {
-    /// A call ended (a few relaxed atomics: one call per batch on the record path).
-    pub fn record(&self, call: &str, took: Duration, ending: Ending, memory_bytes: usize) {
+    /// A call ended (a few relaxed atomics: one call per batch on the record path), leaving the
+    /// instance with `memory_bytes` of linear memory when it is known.
+    pub fn record(&self, call: &str, took: Duration, ending: Ending, memory_bytes: Option<usize>) {
         let index = CALLS.iter().position(|c| *c == call).unwrap_or(CALLS.len());
         let histogram = &self.calls[index];
         let seconds = took.as_secs_f64();
@@ -59,7 +59,9 @@ impl PluginCalls {
                 self.traps.fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.memory_bytes.store(memory_bytes as u64, Ordering::Relaxed);
+        if let Some(bytes) = memory_bytes {
+            self.memory_bytes.store(bytes as u64, Ordering::Relaxed);
+        }
     }
 }
 
@@ -67,7 +69,8 @@ impl PluginCalls {
 pub fn render(out: &mut Exposition, tasks: &[(&str, String, &PluginCalls)]) {
     const CALL_SECONDS: &str = "wharf_task_plugin_call_seconds";
     out.family(CALL_SECONDS, Kind::Histogram, "How long the task's calls into its plugin took, by call");
-    let bounds: Vec<String> = BUCKETS.iter().map(|b| b.to_string()).chain(["+Inf".to_string()]).collect();
+    // Written as floats (`1.0`), OpenMetrics' canonical form, which the text format reads too.
+    let bounds: Vec<String> = BUCKETS.iter().map(|b| format!("{b:?}")).chain(["+Inf".to_string()]).collect();
     for (connector, task, calls) in tasks {
         for (index, histogram) in calls.calls.iter().enumerate() {
             let counts: Vec<u64> = histogram.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
@@ -120,10 +123,12 @@ mod tests {
     #[test]
     fn calls_fill_a_cumulative_histogram_by_kind() {
         let calls = PluginCalls::default();
-        calls.record("poll", Duration::from_micros(500), Ending::Returned, 1 << 20);
-        calls.record("poll", Duration::from_millis(30), Ending::Returned, 2 << 20);
-        calls.record("poll", Duration::from_secs(9), Ending::DeadlineHit, 2 << 20);
-        calls.record("commit", Duration::from_millis(2), Ending::Trapped, 3 << 20);
+        calls.record("poll", Duration::from_micros(500), Ending::Returned, Some(1 << 20));
+        calls.record("poll", Duration::from_millis(30), Ending::Returned, Some(2 << 20));
+        calls.record("poll", Duration::from_secs(9), Ending::DeadlineHit, Some(2 << 20));
+        calls.record("commit", Duration::from_millis(2), Ending::Trapped, Some(3 << 20));
+        // An open of another instance leaves the memory as the last call saw it.
+        calls.record("open", Duration::from_millis(2), Ending::Returned, None);
         let mut out = Exposition::default();
         render(&mut out, &[("c", "0".to_string(), &calls)]);
         let text = out.into_text();
@@ -137,7 +142,10 @@ mod tests {
             has(r#"wharf_task_plugin_call_seconds_bucket{connector="c",task="0",call="poll",le="0.05"} 2"#),
             "{text}"
         );
-        assert!(has(r#"wharf_task_plugin_call_seconds_bucket{connector="c",task="0",call="poll",le="5"} 2"#), "{text}");
+        assert!(
+            has(r#"wharf_task_plugin_call_seconds_bucket{connector="c",task="0",call="poll",le="5.0"} 2"#),
+            "{text}"
+        );
         assert!(
             has(r#"wharf_task_plugin_call_seconds_bucket{connector="c",task="0",call="poll",le="+Inf"} 3"#),
             "{text}"

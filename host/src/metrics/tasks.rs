@@ -200,16 +200,20 @@ impl TaskCounters {
         self.read.load(Ordering::Relaxed)
     }
 
-    /// The task over about the last window (`RATE_WINDOW` unless the worker sets another): since the last scrape before it (or the task's
-    /// start, when that is within it). Each call counts as a scrape.
+    /// The task over about the last window (`RATE_WINDOW` unless the worker sets another): since
+    /// the last scrape before it (or the task's start, when that is within it). Each call counts
+    /// as a scrape.
     pub fn window(&self, now: Instant) -> Window {
+        // Taken first: two scrapes at once (the REST listener's and metrics.listeners') read and
+        // record their samples one after the other, in order.
+        let mut samples = self.samples.locked();
+        let now = samples.back().map_or(now, |last| now.max(last.at));
         let current = Sample {
             at: now,
             read: self.read(),
             written: self.written(),
             measures: [self.batch_time.read(), self.batch_size.read(), self.commit_time.read()],
         };
-        let mut samples = self.samples.locked();
         // The base is the last point (the start, a scrape) at or before the window's beginning,
         // or the first one.
         while samples.get(1).is_some_and(|s| now.duration_since(s.at) > self.window) {

@@ -33,6 +33,10 @@ impl RequestGuard {
     pub(super) fn of(config: &WorkerConfig) -> Self {
         let host_of = |address: &str| address.rsplit_once(':').map_or(address, |(h, _)| h).to_ascii_lowercase();
         let mut hosts = vec![host_of(&config.rest_bind), host_of(&config.advertised)];
+        // The host `metrics.listeners` names, which a scraper may call it by.
+        if let Some((bind, _)) = &config.metrics_listener {
+            hosts.push(host_of(bind));
+        }
         hosts.dedup();
         let mut origins = config.rest_allowed_origins.clone();
         // The worker's own pages (if any) are of its own origin.

@@ -225,7 +225,6 @@ async fn stop(worker: Arc<Worker>) {
     tracing::info!("worker stopped");
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
 /// Serves `GET /metrics` on the listener of `metrics.listeners`, on a task of its own that ends with
 /// the process.
 fn serve_metrics(
@@ -257,6 +256,7 @@ fn serve_metrics(
     Ok(())
 }
 
+/// Resolves on Ctrl-C or SIGTERM.
 pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

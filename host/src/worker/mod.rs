@@ -40,7 +40,7 @@ mod topics;
 pub mod validation;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use crate::metrics::tasks::StartupCounts;
 use crate::runtime::CallOutcome;
@@ -129,12 +129,48 @@ impl StartError {
 /// A task's thread.
 type TaskHandle = crate::sync::Stoppable;
 
+/// A task's automatic restarts in a row: counted by the worker, written by the task's thread into
+/// each of its statuses (only that thread writes them while it runs, so a status written here can
+/// never overwrite a FAILED it writes at the same moment).
+#[derive(Default)]
+struct RestartCount {
+    count: AtomicU32,
+    /// Set to 0 by the herder and not yet in a status: the task's loop writes its RUNNING status
+    /// again (`RunningStatus::show`).
+    reset_unwritten: AtomicBool,
+}
+
+impl RestartCount {
+    fn new(count: u32) -> Self {
+        RestartCount { count: AtomicU32::new(count), reset_unwritten: AtomicBool::new(false) }
+    }
+
+    fn get(&self) -> u32 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    fn set(&self, count: u32) {
+        self.count.store(count, Ordering::Relaxed);
+    }
+
+    fn reset(&self) {
+        if self.count.swap(0, Ordering::Relaxed) > 0 {
+            self.reset_unwritten.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a reset waits to be written; taken by the one who writes it.
+    fn take_reset(&self) -> bool {
+        self.reset_unwritten.load(Ordering::Relaxed) && self.reset_unwritten.swap(false, Ordering::Relaxed)
+    }
+}
+
 struct RunningTask {
     config: Vec<(String, String)>,
     /// Empty while the task restarts.
     handle: Option<TaskHandle>,
     /// Automatic restarts in a row, written in every status of the task (`auto.restart.*`).
-    auto_restarts: Arc<AtomicU32>,
+    auto_restarts: Arc<RestartCount>,
 }
 
 struct RunningConnector {
@@ -515,7 +551,7 @@ impl Worker {
             .into_iter()
             .map(|(id, task_config)| {
                 let carried = stored.as_ref().and_then(|s| s.tasks.get(&id)).map_or(0, |s| s.auto_restarts);
-                let auto_restarts = Arc::new(AtomicU32::new(carried));
+                let auto_restarts = Arc::new(RestartCount::new(carried));
                 let unassigned = Status { auto_restarts: carried, ..self.status_of(State::Unassigned, None) };
                 self.status.put_task(&name, id, unassigned);
                 let handle = self.spawn_task(&plugin, &config, id, task_config.clone(), &auto_restarts);
@@ -594,7 +630,7 @@ impl Worker {
     pub fn reset_auto_restarts(&self, name: &str, id: u32) {
         let connectors = self.connectors.locked();
         if let Some(task) = connectors.get(name).and_then(|c| c.tasks.get(&id)) {
-            task.auto_restarts.store(0, Ordering::Relaxed);
+            task.auto_restarts.reset();
         }
     }
 
@@ -606,17 +642,27 @@ impl Worker {
             let Some(connector) = connectors.get_mut(name) else { return Ok(false) };
             let connector_config = connector.config.clone();
             let Some(task) = connector.tasks.get_mut(&id) else { return Ok(false) };
-            let restarts = count(task.auto_restarts.load(Ordering::Relaxed));
-            task.auto_restarts.store(restarts, Ordering::Relaxed);
+            let restarts = count(task.auto_restarts.get());
+            task.auto_restarts.set(restarts);
             (connector_config, task.config.clone(), task.handle.take(), task.auto_restarts.clone())
         };
-        let restarts = auto_restarts.load(Ordering::Relaxed);
+        let restarts = auto_restarts.get();
+        // RESTARTING with the new count even when no thread runs (its start failed): a FAILED
+        // left standing would look like a new failure.
         let restarting = Status { auto_restarts: restarts, ..self.status_of(State::Restarting, None) };
+        self.status.put_task(name, id, restarting);
         if let Some(handle) = handle {
-            self.status.put_task(name, id, restarting);
             self.join(vec![(TaskId::new(name, id), handle)]);
         }
-        let plugin = self.plugin_to_start(&config)?;
+        let plugin = match self.plugin_to_start(&config) {
+            Ok(plugin) => plugin,
+            Err(e) => {
+                // Not left RESTARTING with no thread: FAILED, for a later restart.
+                let failed = Status { auto_restarts: restarts, ..self.status_of(State::Failed, Some(e.to_string())) };
+                self.status.put_task(name, id, failed);
+                return Err(e);
+            }
+        };
         let Some(handle) = self.spawn_task(&plugin, &config, id, task_config, &auto_restarts) else { return Ok(true) };
         let mut connectors = self.connectors.locked();
         match connectors.get_mut(name).and_then(|c| c.tasks.get_mut(&id)) {
@@ -667,7 +713,7 @@ impl Worker {
         config: &ConnectorConfig,
         id: u32,
         task_config: Vec<(String, String)>,
-        auto_restarts: &Arc<AtomicU32>,
+        auto_restarts: &Arc<RestartCount>,
     ) -> Option<TaskHandle> {
         let task = TaskId::new(&config.name, id);
         let reporter = Reporter {
@@ -858,7 +904,7 @@ struct Reporter {
     /// The version of the plugin a task's statuses are about; none for the worker's own.
     version: Option<String>,
     /// A task's automatic restarts in a row; always 0 for the worker's own.
-    auto_restarts: Arc<AtomicU32>,
+    auto_restarts: Arc<RestartCount>,
 }
 
 impl Reporter {
@@ -870,7 +916,7 @@ impl Reporter {
             records_skipped: 0,
             generation: self.generation.load(Ordering::Relaxed),
             version: self.version.clone(),
-            auto_restarts: self.auto_restarts.load(Ordering::Relaxed),
+            auto_restarts: self.auto_restarts.get(),
             restartable: true,
         }
     }
@@ -960,7 +1006,7 @@ impl crate::runtime::CallObserver for CountCalls {
             CallOutcome::DeadlineHit => Ending::DeadlineHit,
             CallOutcome::Trapped => Ending::Trapped,
         };
-        self.0.plugin.record(call, took, ending, memory_bytes);
+        self.0.plugin.record(call, took, ending, Some(memory_bytes));
     }
 }
 
@@ -973,7 +1019,7 @@ impl Opener {
             Err(PluginError::Timeout { .. }) => Ending::DeadlineHit,
             Err(_) => Ending::Trapped,
         };
-        self.counters.plugin.record("open", took, ending, 0);
+        self.counters.plugin.record("open", took, ending, None);
     }
 
     fn grants(&self) -> Grants {

@@ -68,6 +68,11 @@ impl RunningStatus {
     /// when none was for an interval; a waiting one at the interval's end. Called by the task
     /// loop as it goes (one load when nothing waits).
     pub(super) fn show(&self, reported: Option<String>) {
+        // A count of automatic restarts that started over is written here, on the task's thread.
+        if self.reporter.auto_restarts.take_reset() {
+            let shown = self.shown.locked();
+            self.write(&shown);
+        }
         if reported.is_none() && !self.waiting.load(Ordering::Relaxed) {
             return;
         }

@@ -119,9 +119,15 @@ impl Tolerance {
 
     /// After a retriable failure of the plugin: whether to try again, and after what pause.
     pub(super) fn retry(&mut self) -> Retry {
-        if let Some(counters) = &self.counters {
+        let retry = self.next_retry();
+        // Connect counts the retries made, not a spent timeout.
+        if let (Retry::After(_), Some(counters)) = (&retry, &self.counters) {
             crate::metrics::tasks::TaskCounters::add(&counters.retries, 1);
         }
+        retry
+    }
+
+    fn next_retry(&mut self) -> Retry {
         let (since, tries) = self.retrying.get_or_insert_with(|| (Instant::now(), 0));
         *tries = tries.saturating_add(1);
         let elapsed = since.elapsed();

@@ -505,8 +505,13 @@ fn call<T>(
         Ok(Err(wit::ConnectorError::Retriable(message))) => Err(PluginError::Retriable(error_text(&message))),
         Ok(Err(wit::ConnectorError::Fatal(message))) => Err(PluginError::Fatal(error_text(&message))),
         Err(error) => {
-            store.data_mut().trapped = Some(name);
-            Err(explain_trap(store, limits, name, error))
+            let explained = explain_trap(store, limits, name, error);
+            // Either way the instance is not entered again; the error says why.
+            match explained {
+                PluginError::Timeout { .. } => store.data_mut().abandoned = Some(name),
+                _ => store.data_mut().trapped = Some(name),
+            }
+            Err(explained)
         }
     };
     let outcome = match &ended {
