@@ -136,6 +136,13 @@ enum PluginCommand {
 }
 
 fn main() -> ExitCode {
+    // With RUST_BACKTRACE set, errors (wasmtime's, anyhow's) would capture a backtrace of the host
+    // each, and one handed to a plugin (an I/O error's debug string) would carry kilobytes of the
+    // host's internals into the plugin's messages. RUST_LIB_BACKTRACE governs errors only: panics
+    // keep their backtraces. Set before any thread starts.
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    }
     let cli = Cli::parse();
     wharf::logging::install();
     // Workers compile plugins in processes of this executable (`wharf plugin compile`).

@@ -155,7 +155,8 @@ fn recycled_instances_lose_and_repeat_nothing() {
         .collect();
     assert_eq!(offsets, (0..ORDERS as i64).collect::<Vec<_>>(), "each record written once, in order");
     let log = worker.log();
-    for task in ["orders-0", "lines-0"] {
+    // Each line says whose it is as Kafka Connect's context does.
+    for task in ["[orders|task-0]", "[lines|task-0]"] {
         let replaced = log
             .lines()
             .filter(|l| l.contains("replaced the plugin's instance with a fresh one") && l.contains(task))
