@@ -284,13 +284,13 @@ pub fn scrape(tasks: u32) {
                 "poll",
                 Duration::from_micros(250),
                 metrics::plugin_calls::Ending::Returned,
-                Some(1 << 22),
+                1 << 22,
             );
             counters.plugin.record(
                 "commit",
                 Duration::from_micros(90),
                 metrics::plugin_calls::Ending::Returned,
-                Some(1 << 22),
+                1 << 22,
             );
         }
         connectors.push(metrics::ConnectorView {

@@ -180,7 +180,7 @@ impl HerderLoop {
                 // A connector's start, as Connect counts one: its plugin gave task configs, or not.
                 let startups = &self.worker().task_metrics().startups;
                 let outcome = if configs.is_ok() { &startups.connector_success } else { &startups.connector_failure };
-                crate::metrics::tasks::StartupCounts::count(outcome);
+                crate::metrics::tasks::TaskCounters::add(outcome, 1);
                 self.take_generated(&name, from, configs, forwards);
             }
             Request::Health(answer) => {

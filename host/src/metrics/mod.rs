@@ -74,9 +74,77 @@ fn state_name(state: State) -> &'static str {
     }
 }
 
-/// Each task's records and failures: Connect's source, sink and error groups.
+/// One series of every task (or of every source or sink task): its family, and its value from
+/// the task's counts and window.
+struct TaskSeries {
+    family: &'static str,
+    kind: Kind,
+    help: &'static str,
+    /// The tasks of this kind only; every task when none.
+    of: Option<ConnectorKind>,
+    value: fn(&tasks::TaskCounters, &tasks::Window) -> f64,
+}
+
+const fn series(
+    family: &'static str,
+    kind: Kind,
+    of: Option<ConnectorKind>,
+    help: &'static str,
+    value: fn(&tasks::TaskCounters, &tasks::Window) -> f64,
+) -> TaskSeries {
+    TaskSeries { family, kind, help, of, value }
+}
+
+const SOURCE: Option<ConnectorKind> = Some(ConnectorKind::Source);
+const SINK: Option<ConnectorKind> = Some(ConnectorKind::Sink);
+const EVERY: Option<ConnectorKind> = None;
+
+fn load(count: &std::sync::atomic::AtomicU64) -> f64 {
+    count.load(std::sync::atomic::Ordering::Relaxed) as f64
+}
+
+/// Connect's task groups: `source-task-metrics`, `sink-task-metrics`, `connector-task-metrics`
+/// and `task-error-metrics`, under Strimzi's names.
+#[rustfmt::skip]
+const TASK_SERIES: &[TaskSeries] = &[
+    series("kafka_connect_source_task_source_record_poll_total", Kind::Counter, SOURCE, "Records the task's poll returned", |c, _| c.read() as f64),
+    series("kafka_connect_source_task_source_record_poll_rate", Kind::Gauge, SOURCE, "Records the task's poll returned, a second", |_, w| w.read_rate),
+    series("kafka_connect_source_task_source_record_write_total", Kind::Counter, SOURCE, "Records written to Kafka (acknowledged), after transforms", |c, _| c.written() as f64),
+    series("kafka_connect_source_task_source_record_write_rate", Kind::Gauge, SOURCE, "Records written to Kafka (acknowledged), after transforms, a second", |_, w| w.written_rate),
+    series("kafka_connect_source_task_poll_batch_avg_time_ms", Kind::Gauge, SOURCE, "The average time in milliseconds the task's poll took", |_, w| w.batch_ms.avg),
+    series("kafka_connect_source_task_poll_batch_max_time_ms", Kind::Gauge, SOURCE, "The longest time in milliseconds the task's poll took", |_, w| w.batch_ms.max),
+    series("kafka_connect_sink_task_sink_record_read_total", Kind::Counter, SINK, "Records read from Kafka, before transforms", |c, _| c.read() as f64),
+    series("kafka_connect_sink_task_sink_record_read_rate", Kind::Gauge, SINK, "Records read from Kafka, before transforms, a second", |_, w| w.read_rate),
+    series("kafka_connect_sink_task_sink_record_send_total", Kind::Counter, SINK, "Records handed to the task's put, after transforms", |c, _| c.written() as f64),
+    series("kafka_connect_sink_task_sink_record_send_rate", Kind::Gauge, SINK, "Records handed to the task's put, after transforms, a second", |_, w| w.written_rate),
+    series("kafka_connect_sink_task_put_batch_avg_time_ms", Kind::Gauge, SINK, "The average time in milliseconds the task's put took", |_, w| w.batch_ms.avg),
+    series("kafka_connect_sink_task_put_batch_max_time_ms", Kind::Gauge, SINK, "The longest time in milliseconds the task's put took", |_, w| w.batch_ms.max),
+    // A commit Wharf starts is carried out: none is skipped.
+    series("kafka_connect_sink_task_partition_count", Kind::Gauge, SINK, "The partitions assigned to the task", |c, _| load(&c.partitions)),
+    series("kafka_connect_sink_task_offset_commit_seq_no", Kind::Gauge, SINK, "The offset commits the task started", |c, _| load(&c.commits_started)),
+    series("kafka_connect_sink_task_offset_commit_completion_total", Kind::Counter, SINK, "The offset commits the task completed", |c, _| c.commit_time.count() as f64),
+    series("kafka_connect_sink_task_offset_commit_completion_rate", Kind::Gauge, SINK, "The offset commits the task completed, a second", |_, w| w.commit_rate),
+    series("kafka_connect_sink_task_offset_commit_skip_total", Kind::Counter, SINK, "The offset commits skipped", |_, _| 0.0),
+    series("kafka_connect_sink_task_offset_commit_skip_rate", Kind::Gauge, SINK, "The offset commits skipped, a second", |_, _| 0.0),
+    series("kafka_connect_connector_task_running_ratio", Kind::Gauge, EVERY, "The part of the last minute the task ran", |_, w| w.running_ratio),
+    // A paused Wharf task is stopped: it has no series while it is paused.
+    series("kafka_connect_connector_task_pause_ratio", Kind::Gauge, EVERY, "The part of the last minute the task was paused", |_, _| 0.0),
+    series("kafka_connect_connector_task_batch_size_avg", Kind::Gauge, EVERY, "The average records of the task's batches", |_, w| w.batch_size.avg),
+    series("kafka_connect_connector_task_batch_size_max", Kind::Gauge, EVERY, "The most records of one of the task's batches", |_, w| w.batch_size.max),
+    series("kafka_connect_connector_task_offset_commit_avg_time_ms", Kind::Gauge, EVERY, "The average time in milliseconds the task's offset commits took", |_, w| w.commit_ms.avg),
+    series("kafka_connect_connector_task_offset_commit_max_time_ms", Kind::Gauge, EVERY, "The longest time in milliseconds one of the task's offset commits took", |_, w| w.commit_ms.max),
+    series("kafka_connect_task_error_total_record_failures", Kind::Gauge, EVERY, "Record processing failures of the task", |c, _| load(&c.failures)),
+    series("kafka_connect_task_error_total_record_errors", Kind::Gauge, EVERY, "Records that failed, with no retry left", |c, _| load(&c.failures)),
+    series("kafka_connect_task_error_total_records_skipped", Kind::Gauge, EVERY, "Records skipped under errors.tolerance=all", |c, _| load(&c.skipped)),
+    series("kafka_connect_task_error_total_retries", Kind::Gauge, EVERY, "Operations retried after a retriable error", |c, _| load(&c.retries)),
+    series("kafka_connect_task_error_total_errors_logged", Kind::Gauge, EVERY, "Failures written to the log (errors.log.enable)", |c, _| load(&c.errors_logged)),
+    series("kafka_connect_task_error_deadletterqueue_produce_requests", Kind::Gauge, EVERY, "Records handed to the dead-letter queue", |c, _| load(&c.dlq_requests)),
+    series("kafka_connect_task_error_deadletterqueue_produce_failures", Kind::Gauge, EVERY, "Records the dead-letter queue could not take", |c, _| load(&c.dlq_failures)),
+    series("kafka_connect_task_error_last_error_timestamp", Kind::Gauge, EVERY, "When a record last failed, in milliseconds since the epoch (0 before the first)", |c, _| load(&c.last_error_ms)),
+];
+
+/// Each task's series of Connect's task groups (`TASK_SERIES`).
 fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<tasks::TaskCounters>)]) {
-    use std::sync::atomic::Ordering::Relaxed;
     let now = std::time::Instant::now();
     // A task's window is read once per scrape: each reading records the scrape.
     let rows: Vec<(&str, String, &tasks::TaskCounters, tasks::Window)> = tasks
@@ -85,156 +153,12 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
             (connector.as_str(), task.to_string(), counters.as_ref(), counters.window(now))
         })
         .collect();
-    // Each group's two counts: what came in (index 0) and what went out (1), as totals and rates.
-    type Sides<'a> = [(&'a str, &'a str); 2];
-    let groups: [(ConnectorKind, &str, Sides); 2] = [
-        (
-            ConnectorKind::Source,
-            "kafka_connect_source_task_source_record_",
-            [
-                ("poll", "Records the task's poll returned"),
-                ("write", "Records written to Kafka (acknowledged), after transforms"),
-            ],
-        ),
-        (
-            ConnectorKind::Sink,
-            "kafka_connect_sink_task_sink_record_",
-            [
-                ("read", "Records read from Kafka, before transforms"),
-                ("send", "Records handed to the task's put, after transforms"),
-            ],
-        ),
-    ];
-    for (kind, prefix, sides) in groups {
-        for (side, (name, help)) in sides.into_iter().enumerate() {
-            let (total, rate) = (format!("{prefix}{name}_total"), format!("{prefix}{name}_rate"));
-            out.family(&total, Kind::Counter, help);
-            for (connector, task, counters, _) in rows.iter().filter(|row| row.2.kind == kind) {
-                let count = if side == 0 { counters.read() } else { counters.written() };
-                out.sample(&total, &[("connector", connector), ("task", task)], count as f64);
-            }
-            out.family(&rate, Kind::Gauge, &format!("{help}, a second"));
-            for (connector, task, _, window) in rows.iter().filter(|row| row.2.kind == kind) {
-                let per_second = if side == 0 { window.read_rate } else { window.written_rate };
-                out.sample(&rate, &[("connector", connector), ("task", task)], per_second);
-            }
-        }
-    }
-    // The plugin's batches: a source's polls, a sink's puts.
-    let batches: [(ConnectorKind, &str, &str); 2] = [
-        (ConnectorKind::Source, "kafka_connect_source_task_poll_batch_", "poll"),
-        (ConnectorKind::Sink, "kafka_connect_sink_task_put_batch_", "put"),
-    ];
-    for (kind, prefix, call) in batches {
-        for (measure, help) in [("avg", "The average time"), ("max", "The longest time")] {
-            let family = format!("{prefix}{measure}_time_ms");
-            out.family(&family, Kind::Gauge, &format!("{help} in milliseconds the task's {call} took"));
-            for (connector, task, _, window) in rows.iter().filter(|row| row.2.kind == kind) {
-                let ms = if measure == "avg" { window.batch_ms.avg } else { window.batch_ms.max };
-                out.sample(&family, &[("connector", connector), ("task", task)], ms);
-            }
-        }
-    }
-    // connector-task-metrics: the batches' sizes and the offset commits' times, of every task.
-    type Pick = fn(&tasks::Window) -> f64;
-    let spreads: [(&str, &str, Pick); 6] = [
-        ("kafka_connect_connector_task_running_ratio", "The part of the last minute the task ran", |w| w.running_ratio),
-        // A paused Wharf task is stopped: it has no series while it is paused.
-        ("kafka_connect_connector_task_pause_ratio", "The part of the last minute the task was paused", |_| 0.0),
-        ("kafka_connect_connector_task_batch_size_avg", "The average records of the task's batches", |w| {
-            w.batch_size.avg
-        }),
-        ("kafka_connect_connector_task_batch_size_max", "The most records of one of the task's batches", |w| {
-            w.batch_size.max
-        }),
-        (
-            "kafka_connect_connector_task_offset_commit_avg_time_ms",
-            "The average time in milliseconds the task's offset commits took",
-            |w| w.commit_ms.avg,
-        ),
-        (
-            "kafka_connect_connector_task_offset_commit_max_time_ms",
-            "The longest time in milliseconds one of the task's offset commits took",
-            |w| w.commit_ms.max,
-        ),
-    ];
-    for (family, help, pick) in spreads {
-        out.family(family, Kind::Gauge, help);
-        for (connector, task, _, window) in &rows {
-            out.sample(family, &[("connector", connector), ("task", task)], pick(window));
-        }
-    }
-    // sink-task-metrics: partitions and offset commits. A commit Wharf starts is carried out, so
-    // none is skipped.
-    type SinkPick = fn(&tasks::TaskCounters, &tasks::Window) -> f64;
-    let sink: [(&str, Kind, &str, SinkPick); 6] = [
-        ("kafka_connect_sink_task_partition_count", Kind::Gauge, "The partitions assigned to the task", |c, _| {
-            c.partitions.load(Relaxed) as f64
-        }),
-        ("kafka_connect_sink_task_offset_commit_seq_no", Kind::Gauge, "The offset commits the task started", |c, _| {
-            c.commits_started.load(Relaxed) as f64
-        }),
-        (
-            "kafka_connect_sink_task_offset_commit_completion_total",
-            Kind::Counter,
-            "The offset commits the task completed",
-            |c, _| c.commit_time.count() as f64,
-        ),
-        (
-            "kafka_connect_sink_task_offset_commit_completion_rate",
-            Kind::Gauge,
-            "The offset commits the task completed, a second",
-            |_, w| w.commit_rate,
-        ),
-        ("kafka_connect_sink_task_offset_commit_skip_total", Kind::Counter, "The offset commits skipped", |_, _| 0.0),
-        (
-            "kafka_connect_sink_task_offset_commit_skip_rate",
-            Kind::Gauge,
-            "The offset commits skipped, a second",
-            |_, _| 0.0,
-        ),
-    ];
-    for (family, kind, help, pick) in sink {
-        out.family(family, kind, help);
-        for (connector, task, counters, window) in rows.iter().filter(|row| row.2.kind == ConnectorKind::Sink) {
-            out.sample(family, &[("connector", connector), ("task", task)], pick(counters, window));
-        }
-    }
-    type Count = fn(&tasks::TaskCounters) -> u64;
-    let errors: [(&str, &str, Count); 8] = [
-        ("kafka_connect_task_error_total_record_failures", "Record processing failures of the task", |c| {
-            c.failures.load(Relaxed)
-        }),
-        ("kafka_connect_task_error_total_record_errors", "Records that failed, with no retry left", |c| {
-            c.failures.load(Relaxed)
-        }),
-        ("kafka_connect_task_error_total_records_skipped", "Records skipped under errors.tolerance=all", |c| {
-            c.skipped.load(Relaxed)
-        }),
-        ("kafka_connect_task_error_total_retries", "Operations retried after a retriable error", |c| {
-            c.retries.load(Relaxed)
-        }),
-        ("kafka_connect_task_error_total_errors_logged", "Failures written to the log (errors.log.enable)", |c| {
-            c.errors_logged.load(Relaxed)
-        }),
-        ("kafka_connect_task_error_deadletterqueue_produce_requests", "Records handed to the dead-letter queue", |c| {
-            c.dlq_requests.load(Relaxed)
-        }),
-        (
-            "kafka_connect_task_error_deadletterqueue_produce_failures",
-            "Records the dead-letter queue could not take",
-            |c| c.dlq_failures.load(Relaxed),
-        ),
-        (
-            "kafka_connect_task_error_last_error_timestamp",
-            "When a record last failed, in milliseconds since the epoch (0 before the first)",
-            |c| c.last_error_ms.load(Relaxed),
-        ),
-    ];
-    for (family, help, pick) in errors {
-        out.family(family, Kind::Gauge, help);
-        for (connector, task, counters, _) in &rows {
-            out.sample(family, &[("connector", connector), ("task", task)], pick(counters) as f64);
+    for series in TASK_SERIES {
+        out.family(series.family, series.kind, series.help);
+        for (connector, task, counters, window) in
+            rows.iter().filter(|row| series.of.is_none_or(|kind| row.2.kind == kind))
+        {
+            out.sample(series.family, &[("connector", connector), ("task", task)], (series.value)(counters, window));
         }
     }
 }

@@ -42,8 +42,8 @@ pub struct PluginCalls {
 
 impl PluginCalls {
     /// A call ended (a few relaxed atomics: one call per batch on the record path), leaving the
-    /// instance with `memory_bytes` of linear memory when it is known.
-    pub fn record(&self, call: &str, took: Duration, ending: Ending, memory_bytes: Option<usize>) {
+    /// instance with `memory_bytes` of linear memory.
+    pub fn record(&self, call: &str, took: Duration, ending: Ending, memory_bytes: usize) {
         let index = CALLS.iter().position(|c| *c == call).unwrap_or(CALLS.len());
         let histogram = &self.calls[index];
         let seconds = took.as_secs_f64();
@@ -59,9 +59,7 @@ impl PluginCalls {
                 self.traps.fetch_add(1, Ordering::Relaxed);
             }
         }
-        if let Some(bytes) = memory_bytes {
-            self.memory_bytes.store(bytes as u64, Ordering::Relaxed);
-        }
+        self.memory_bytes.store(memory_bytes as u64, Ordering::Relaxed);
     }
 }
 
@@ -123,12 +121,10 @@ mod tests {
     #[test]
     fn calls_fill_a_cumulative_histogram_by_kind() {
         let calls = PluginCalls::default();
-        calls.record("poll", Duration::from_micros(500), Ending::Returned, Some(1 << 20));
-        calls.record("poll", Duration::from_millis(30), Ending::Returned, Some(2 << 20));
-        calls.record("poll", Duration::from_secs(9), Ending::DeadlineHit, Some(2 << 20));
-        calls.record("commit", Duration::from_millis(2), Ending::Trapped, Some(3 << 20));
-        // An open of another instance leaves the memory as the last call saw it.
-        calls.record("open", Duration::from_millis(2), Ending::Returned, None);
+        calls.record("poll", Duration::from_micros(500), Ending::Returned, 1 << 20);
+        calls.record("poll", Duration::from_millis(30), Ending::Returned, 2 << 20);
+        calls.record("poll", Duration::from_secs(9), Ending::DeadlineHit, 2 << 20);
+        calls.record("commit", Duration::from_millis(2), Ending::Trapped, 3 << 20);
         let mut out = Exposition::default();
         render(&mut out, &[("c", "0".to_string(), &calls)]);
         let text = out.into_text();

@@ -270,12 +270,6 @@ pub struct StartupCounts {
     pub task_failure: AtomicU64,
 }
 
-impl StartupCounts {
-    pub fn count(count: &AtomicU64) {
-        count.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
 /// The counts of the tasks this worker runs, by connector and task. A task's are kept from its
 /// start until the worker stops it (a failed task's stay, as Connect keeps its metric groups);
 /// a restarted task starts from zero.

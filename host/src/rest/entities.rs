@@ -71,19 +71,15 @@ pub(super) struct StateInfo {
     #[serde(skip_serializing_if = "is_zero")]
     pub records_skipped: u64,
     /// Automatic restarts in a row of a task (`auto.restart.*`), Wharf's own.
-    #[serde(skip_serializing_if = "is_zero_u32")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub auto_restarts: u32,
     /// The plugin's version (Connect 4.1), when the worker that wrote the state had it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn is_zero_u32(n: &u32) -> bool {
-    *n == 0
+fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
+    *n == N::default()
 }
 
 /// The trace, with a last line saying how often the task was restarted automatically in a row.

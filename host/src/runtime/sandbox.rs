@@ -53,6 +53,8 @@ pub struct Grants {
     /// plugin speaks TLS to them (`wasi:tls`); other servers' must chain to the public
     /// authorities and name the server.
     pub tls: Vec<crate::config::connector::ServerTls>,
+    /// Told of every call into the instance, its `open` included (the worker's metrics).
+    pub observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl Grants {
@@ -73,6 +75,7 @@ impl Grants {
             // Such an instance has no network at all.
             max_sockets: 0,
             tls: Vec::new(),
+            observer: None,
         }
     }
 }
@@ -108,7 +111,7 @@ pub struct TaskState {
     /// The last line the plugin reported through `progress.report`, until the task takes it.
     progress: Option<String>,
     /// Told of every call into the plugin once it ended (the worker's metrics).
-    pub(crate) observer: Option<std::sync::Arc<dyn CallObserver>>,
+    pub(crate) observer: Option<Arc<dyn CallObserver>>,
 }
 
 /// What became of one call into a plugin.
@@ -297,7 +300,7 @@ impl TaskState {
             putting: None,
             tolerate_errant: false,
             progress: None,
-            observer: None,
+            observer: grants.observer.clone(),
         })
     }
 

@@ -42,7 +42,7 @@ pub mod validation;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
-use crate::metrics::tasks::StartupCounts;
+use crate::metrics::tasks::TaskCounters;
 use crate::runtime::CallOutcome;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -728,7 +728,7 @@ impl Worker {
             tracing::error!("task {task} not started: {message}");
             let failed = Status { restartable, ..reporter.status(State::Failed, Some(message)) };
             self.status.put_task(&config.name, id, failed);
-            StartupCounts::count(&self.task_metrics.startups.task_failure);
+            TaskCounters::add(&self.task_metrics.startups.task_failure, 1);
             None
         };
         let fail = |message: String| fail_as(message, true);
@@ -806,7 +806,7 @@ impl Worker {
         });
         match spawned {
             Ok(thread) => {
-                StartupCounts::count(&self.task_metrics.startups.task_success);
+                TaskCounters::add(&self.task_metrics.startups.task_success, 1);
                 Some(thread)
             }
             Err(e) => fail(format!("the system refused a thread for the task ({e}); restart the task to try again")),
@@ -1006,22 +1006,11 @@ impl crate::runtime::CallObserver for CountCalls {
             CallOutcome::DeadlineHit => Ending::DeadlineHit,
             CallOutcome::Trapped => Ending::Trapped,
         };
-        self.0.plugin.record(call, took, ending, Some(memory_bytes));
+        self.0.plugin.record(call, took, ending, memory_bytes);
     }
 }
 
 impl Opener {
-    /// An `open` of the task's plugin took `took` (its instance is not observed yet).
-    fn count_open(&self, took: std::time::Duration, opened: Result<(), &PluginError>) {
-        use crate::metrics::plugin_calls::Ending;
-        let ending = match opened {
-            Ok(()) | Err(PluginError::Retriable(_) | PluginError::Fatal(_)) => Ending::Returned,
-            Err(PluginError::Timeout { .. }) => Ending::DeadlineHit,
-            Err(_) => Ending::Trapped,
-        };
-        self.counters.plugin.record("open", took, ending, None);
-    }
-
     fn grants(&self) -> Grants {
         let offsets = self.offsets.clone();
         let connector = self.connector.name.clone();
@@ -1040,6 +1029,7 @@ impl Opener {
             secrets: self.connector.secrets.clone(),
             max_sockets: self.max_sockets,
             tls: self.connector.tls.clone(),
+            observer: Some(Arc::new(CountCalls(self.counters.clone()))),
         }
     }
 
@@ -1056,7 +1046,13 @@ impl Opener {
                 };
                 let instance = found
                     .plugin
-                    .open_transform(&self.runtime, self.grants(), &found.settings, &self.connector.limits)
+                    // A transform plugin's calls are not the task's plugin's.
+                    .open_transform(
+                        &self.runtime,
+                        Grants { observer: None, ..self.grants() },
+                        &found.settings,
+                        &self.connector.limits,
+                    )
                     .map_err(|e| e.to_string())?;
                 Ok(Box::new(PluginTransform(Some(instance))) as Box<dyn wharf_connect::transform::BatchApply>)
             })
@@ -1066,21 +1062,17 @@ impl Opener {
     }
 
     fn open_source(&self) -> Result<crate::runtime::SourceInstance, TaskFailure> {
-        let started = std::time::Instant::now();
-        let opened = self.plugin.open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits);
-        self.count_open(started.elapsed(), opened.as_ref().map(|_| ()));
-        let mut instance = opened.map_err(|e| TaskFailure::from_open(&e))?;
-        instance.observe(Arc::new(CountCalls(self.counters.clone())));
-        Ok(instance)
+        self.plugin
+            .open_source(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
+            .map_err(|e| TaskFailure::from_open(&e))
     }
 
     fn open_sink(&self) -> Result<crate::runtime::SinkInstance, TaskFailure> {
-        let started = std::time::Instant::now();
-        let opened = self.plugin.open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits);
-        self.count_open(started.elapsed(), opened.as_ref().map(|_| ()));
-        let mut instance = opened.map_err(|e| TaskFailure::from_open(&e))?;
+        let mut instance = self
+            .plugin
+            .open_sink(&self.runtime, self.grants(), &self.task_config, &self.connector.limits)
+            .map_err(|e| TaskFailure::from_open(&e))?;
         instance.tolerate_errant(self.connector.errors.tolerate_all);
-        instance.observe(Arc::new(CountCalls(self.counters.clone())));
         Ok(instance)
     }
 

@@ -60,11 +60,6 @@ impl SinkInstance {
         self.store.data_mut().take_progress()
     }
 
-    /// Tells `observer` of every call into the instance from now on.
-    pub fn observe(&mut self, observer: std::sync::Arc<dyn crate::runtime::CallObserver>) {
-        self.store.data_mut().observer = Some(observer);
-    }
-
     pub fn max_records_per_call(&self) -> u32 {
         self.limits.max_records_per_call
     }

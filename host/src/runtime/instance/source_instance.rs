@@ -64,11 +64,6 @@ impl SourceInstance {
         }
     }
 
-    /// Tells `observer` of every call into the instance from now on.
-    pub fn observe(&mut self, observer: std::sync::Arc<dyn crate::runtime::CallObserver>) {
-        self.store.data_mut().observer = Some(observer);
-    }
-
     /// The line the plugin reported through `progress.report` since the last call, if any.
     pub fn take_progress(&mut self) -> Option<String> {
         self.store.data_mut().take_progress()
