@@ -330,16 +330,22 @@ fn connects_metric_names_and_labels_under_strimzis_rules_are_wharfs() {
         &[format!("-javaagent:{agent}=127.0.0.1:{exporter_port}:{}", rules.display())],
     ));
     let prometheus = Prometheus::scraping_jobs(&[("wharf", worker.port), ("kafka-connect", exporter_port)]);
-    // Both workers' tasks run, and their sinks have consumed (their consumers' byte counts exist).
+    // Both workers' tasks run, and their sinks have consumed (their consumers' byte counts
+    // exist); Connect's groups show once its tasks have registered theirs, which on a busy
+    // machine may be some scrapes after its task statuses: every group Wharf shows is waited for.
+    let wharf = worker.wait("Wharf's metrics", Duration::from_secs(60), || {
+        let shapes = shapes(&prometheus, "wharf");
+        shapes.iter().any(|s| s.starts_with("kafka_consumer_incoming_byte_total")).then_some(shapes)
+    });
+    let groups = |shapes: &std::collections::BTreeSet<String>| -> std::collections::BTreeSet<&'static str> {
+        shapes.iter().filter_map(|s| connect_group(s)).filter(|g| *g != "app-info").collect()
+    };
     let connect = worker.wait("Kafka Connect's metrics through the JMX exporter", Duration::from_secs(120), || {
         let shapes = shapes(&prometheus, "kafka-connect");
         let running =
             prometheus.query(r#"kafka_connect_connector_task_status{job="kafka-connect",status="running"}"#).len();
-        (running == 2 && shapes.iter().any(|s| s.starts_with("kafka_consumer_incoming_byte_total"))).then_some(shapes)
-    });
-    let wharf = worker.wait("Wharf's metrics", Duration::from_secs(60), || {
-        let shapes = shapes(&prometheus, "wharf");
-        shapes.iter().any(|s| s.starts_with("kafka_consumer_incoming_byte_total")).then_some(shapes)
+        let consumed = shapes.iter().any(|s| s.starts_with("kafka_consumer_incoming_byte_total"));
+        (running == 2 && consumed && groups(&shapes).is_superset(&groups(&wharf))).then_some(shapes)
     });
 
     let mut differences = Vec::new();
