@@ -399,6 +399,14 @@ impl Worker {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
+    /// The value of one series of `GET /metrics` (its name and its labels as written, such as
+    /// `connector="x",task="0"`), if the worker serves it.
+    pub fn metric(&self, name: &str, labels: &str) -> Option<f64> {
+        let (_, body, _) = self.call("GET", "/metrics", None);
+        let series = format!("{name}{{{labels}}} ");
+        body.as_str()?.lines().find_map(|line| line.strip_prefix(&series)?.trim().parse().ok())
+    }
+
     /// Sends a request with an optional JSON body; returns the status code, body and headers.
     pub fn call(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value, Vec<(String, String)>) {
         self.call_as(self.authorization.as_deref(), method, path, body)

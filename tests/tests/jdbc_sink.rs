@@ -272,6 +272,15 @@ fn a_row_the_database_refuses_goes_to_the_dead_letter_queue_and_the_others_are_w
     assert_eq!(dead.len(), 1);
     assert!(String::from_utf8_lossy(&dead[0]).contains("too cheap"));
     assert_eq!(worker.task_state_now(&connector, 0).0, "RUNNING");
+    // The sink's own metrics: two rows written, one refused, a put time for each put.
+    let task = format!(r#"connector="{connector}",task="0""#);
+    let written = worker.wait("the sink's metrics", Duration::from_secs(30), || {
+        worker.metric("kafka_connect_plugins_jdbc_sink_rows_written_total", &task).filter(|n| *n >= 2.0)
+    });
+    assert_eq!(written, 2.0);
+    assert_eq!(worker.metric("kafka_connect_plugins_jdbc_sink_rows_refused_total", &task), Some(1.0));
+    let puts = worker.metric("kafka_connect_plugins_jdbc_sink_put_seconds_count", &task).unwrap_or_default();
+    assert!(puts >= 1.0, "{puts}");
 }
 
 #[test]

@@ -582,6 +582,56 @@ fn python_javascript_and_c_sources_write_structs_with_schemas_through_json_conve
     assert_eq!(written[0], written[2], "the SDKs hand over the same data, so JsonConverter writes the same bytes");
 }
 
+/// The orders sources of Python, JavaScript and C each keep metrics of their own through their
+/// SDK (contract 0.1.7): a counter, a gauge and a histogram, served with the task's labels and
+/// the SDK's tag; and a registration past `wasm.max.plugin.metrics` fails each task with the
+/// host's reason.
+#[test]
+fn every_sdks_plugin_metrics_are_served_and_their_limit_holds() {
+    let mut s = Standalone::new(&[]);
+    let sources = [("py-orders-source", "python"), ("js-orders-source", "javascript"), ("c-orders-source", "c")];
+    for (class, _) in sources {
+        for (name, limit) in [(class.to_string(), "100"), (format!("{class}-limited"), "2")] {
+            s.add_connector(
+                &name,
+                &[
+                    ("connector.class", class.into()),
+                    ("topic", unique("metered")),
+                    ("count", "30".into()),
+                    ("value.converter", "org.apache.kafka.connect.json.JsonConverter".into()),
+                    ("wasm.max.plugin.metrics", limit.into()),
+                ],
+            );
+        }
+    }
+    let worker = s.start();
+    for (class, sdk) in sources {
+        let labels = |more: &str| format!(r#"connector="{class}",task="0",sdk="{sdk}"{more}"#);
+        let made = worker.wait(&format!("{class}'s orders counted"), Duration::from_secs(90), || {
+            worker.metric("kafka_connect_plugins_orders_made_total", &labels("")).filter(|n| *n >= 30.0)
+        });
+        assert_eq!(made, 30.0, "{class}");
+        let next = worker.wait(&format!("{class}'s gauge"), Duration::from_secs(30), || {
+            worker.metric("kafka_connect_plugins_next_order_id", &labels("")).filter(|n| *n >= 30.0)
+        });
+        assert_eq!(next, 30.0, "{class}");
+        let histogram = "kafka_connect_plugins_order_lines";
+        // Orders have 1, 2 or 3 lines in turn.
+        for (le, expected) in [("1.0", 10.0), ("2.0", 20.0), ("3.0", 30.0), ("+Inf", 30.0)] {
+            let bucket = worker.metric(&format!("{histogram}_bucket"), &labels(&format!(r#",le="{le}""#)));
+            assert_eq!(bucket, Some(expected), "{class}, le={le}");
+        }
+        assert_eq!(worker.metric(&format!("{histogram}_sum"), &labels("")), Some(60.0), "{class}");
+        assert_eq!(worker.metric(&format!("{histogram}_count"), &labels("")), Some(30.0), "{class}");
+
+        let limited = format!("{class}-limited");
+        worker.wait_task_state(&limited, 0, "FAILED");
+        let trace = failed_trace(&worker, &limited);
+        assert!(trace.contains("wasm.max.plugin.metrics"), "{class}: {trace}");
+        assert!(trace.contains("order_lines is not registered"), "{class}: {trace}");
+    }
+}
+
 /// While Kafka takes no records, the host holds each source's records back and asks it about
 /// once a second to keep its connections alive (`poll` with 0 records, contract 0.1.6): each
 /// SDK answers without reading, and every task keeps running.

@@ -191,6 +191,19 @@ fn a_debezium_config_snapshots_then_streams_inserts_updates_and_deletes() {
     assert_eq!(tombstone.0["payload"], serde_json::json!({"id": 1}));
     assert_eq!(tombstone.1, Value::Null);
 
+    // The source's own metrics (brought up to date about every second): the snapshot's two rows,
+    // the three changes streamed, and how far behind the stream is.
+    let task = format!(r#"connector="{connector}",task="0""#);
+    let metric = |name: &str| worker.metric(&format!("kafka_connect_plugins_postgres_cdc_{name}"), &task);
+    worker.wait("the streamed changes in the source's metrics", Duration::from_secs(30), || {
+        metric("streaming_events_total").filter(|n| *n >= 3.0)
+    });
+    assert_eq!(metric("snapshot_rows_scanned_total"), Some(2.0));
+    assert_eq!(metric("snapshot_running"), Some(0.0));
+    assert_eq!(metric("snapshot_remaining_tables"), Some(0.0));
+    assert!(metric("streaming_wal_bytes_behind").is_some_and(|b| b >= 0.0));
+    assert!(metric("streaming_milliseconds_behind_source").is_some_and(|ms| ms >= 0.0));
+
     worker.terminate();
     // slot.drop.on.stop=true: the slot is gone with the task.
     assert_eq!(sql(&format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{slot}'")), ["0"]);

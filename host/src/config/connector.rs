@@ -937,6 +937,8 @@ impl<'a> Reading<'a> {
                 as usize,
             log_lines_per_second: self.limit(&C::WASM_LOG_LINES_PER_SECOND, worker_limits.log_lines_per_second as u64)
                 as u32,
+            max_plugin_metrics: self.limit(&C::WASM_MAX_PLUGIN_METRICS, worker_limits.max_plugin_metrics as u64)
+                as usize,
             fs_inline: worker_limits.fs_inline,
             max_schema_depth: self.limit(&C::WASM_MAX_SCHEMA_DEPTH, worker_limits.max_schema_depth as u64) as usize,
             max_schema_nodes: self.limit(&C::WASM_MAX_SCHEMA_NODES, worker_limits.max_schema_nodes),

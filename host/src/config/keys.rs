@@ -346,6 +346,7 @@ pub const WORKER_KEYS: &[Key] = &[
     worker::WASM_INSTANCE_RECYCLE_RECORDS,
     worker::WASM_LOG_LINE_MAX_BYTES,
     worker::WASM_LOG_LINES_PER_SECOND,
+    worker::WASM_MAX_PLUGIN_METRICS,
     worker::WASM_COMPILE_THREADS,
     worker::WASM_FS_INLINE,
     worker::WASM_CACHE_DIR,
@@ -523,6 +524,7 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     connector::WASM_INSTANCE_RECYCLE_RECORDS,
     connector::WASM_LOG_LINE_MAX_BYTES,
     connector::WASM_LOG_LINES_PER_SECOND,
+    connector::WASM_MAX_PLUGIN_METRICS,
 ];
 
 pub fn worker_key(name: &str) -> Option<&'static Key> {
@@ -667,6 +669,7 @@ pub mod worker {
     pub const WASM_INSTANCE_RECYCLE_RECORDS: Key = key("wasm.instance.recycle.records", Long, Number(0), Low, "Sandbox", Every, "Records after which a task's plugin instance (and the transform plugins of its chain) is replaced by a fresh one, at a flush boundary: what the old one handled is stored first, a source's offsets and a sink's flush. For a plugin whose language runtime keeps something of every call; state the plugin holds only in its own memory is not carried over. 0 never replaces it.").checked(AtLeast(0));
     pub const WASM_LOG_LINE_MAX_BYTES: Key = key("wasm.log.line.max.bytes", Int, Number(8192), Low, "Sandbox", Every, "The longest line a plugin may log; longer ones are cut.").checked(Between(256, 1 << 20));
     pub const WASM_LOG_LINES_PER_SECOND: Key = key("wasm.log.lines.per.second", Int, Number(500), Low, "Sandbox", Every, "Lines one instance may log in a second; more are counted and dropped.").checked(AtLeast(1));
+    pub const WASM_MAX_PLUGIN_METRICS: Key = key("wasm.max.plugin.metrics", Int, Number(100), Low, "Sandbox", Every, "Metrics one task's plugin may register of its own (contract 0.1.7 metrics, served as kafka_connect_plugins_*); a registration beyond it is refused to the plugin. 0 refuses every one.").checked(Between(0, 10_000));
     pub const WASM_COMPILE_THREADS: Key = key("wasm.compile.threads", Int, Number(2), Low, "Sandbox", Every, "Plugin files compiled at once, each on a thread of its own beside the worker's work (a component not in wasm.cache.dir takes seconds to compile); plugins already loaded and their connectors go on meanwhile, and a connector whose plugin is still compiling waits for it.").checked(Between(1, 64));
     pub const WASM_FS_INLINE: Key = key("wasm.fs.inline", Boolean, Text("true"), Low, "Sandbox", Every, "Whether a plugin's file system calls (open, stat, reads and writes at an offset, directory listings) run on its task's own thread; streamed reads and writes always run on the plugin I/O pool. true spares each call two hand-offs between threads (an idle file source costs half as much); a call on a file system that stops answering (a hung network mount) then holds its task past wasm.call.timeout.ms until the system answers. Set false when granted folders live on network file systems, so that such a call still ends at its deadline.");
     pub const WASM_CACHE_DIR: Key = key("wasm.cache.dir", Str, Unset, Low, "Sandbox", Every, "A private folder for compiled plugins ($WHARF_CACHE/compiled, or ~/.cache/wharf/compiled, when unset).");
@@ -765,6 +768,7 @@ pub mod connector {
     pub const WASM_INSTANCE_RECYCLE_RECORDS: Key = key("wasm.instance.recycle.records", Long, Worker, Low, "Sandbox", Every, "Records after which each task's plugin instance is replaced by a fresh one at a flush boundary (the worker's when unset; 0 never).").checked(AtLeast(0));
     pub const WASM_LOG_LINE_MAX_BYTES: Key = key("wasm.log.line.max.bytes", Int, Worker, Low, "Sandbox", Every, "Longest log line (at most the worker's).").checked(AtLeast(1));
     pub const WASM_LOG_LINES_PER_SECOND: Key = key("wasm.log.lines.per.second", Int, Worker, Low, "Sandbox", Every, "Most log lines a second (at most the worker's).").checked(AtLeast(1));
+    pub const WASM_MAX_PLUGIN_METRICS: Key = key("wasm.max.plugin.metrics", Int, Worker, Low, "Sandbox", Every, "Metrics each task's plugin may register of its own (at most the worker's).").checked(AtLeast(0));
 }
 
 #[cfg(test)]

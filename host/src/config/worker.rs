@@ -97,6 +97,8 @@ pub struct WasmLimits {
     /// `wasm.log.lines.per.second`: lines one instance may log in a second; more are counted and
     /// dropped.
     pub log_lines_per_second: u32,
+    /// `wasm.max.plugin.metrics`: metrics one task's plugin may register of its own.
+    pub max_plugin_metrics: usize,
     /// `wasm.fs.inline`: file system calls run on the task's thread rather than the I/O pool.
     pub fs_inline: bool,
     /// `wasm.max.schema.depth`: levels one schema of a plugin's data batch may nest.
@@ -123,6 +125,7 @@ impl Default for WasmLimits {
             ceiling: GrantCeiling::default(),
             log_line_max_bytes: 8192,
             log_lines_per_second: 500,
+            max_plugin_metrics: 100,
             fs_inline: true,
             max_schema_depth: 64,
             max_schema_nodes: 100_000,
@@ -734,6 +737,7 @@ impl Reader<'_> {
             },
             log_line_max_bytes: self.number(&W::WASM_LOG_LINE_MAX_BYTES)? as usize,
             log_lines_per_second: self.number(&W::WASM_LOG_LINES_PER_SECOND)?.min(u32::MAX as u64) as u32,
+            max_plugin_metrics: self.number(&W::WASM_MAX_PLUGIN_METRICS)? as usize,
             fs_inline: self.boolean(&W::WASM_FS_INLINE)?,
             max_schema_depth: self.number(&W::WASM_MAX_SCHEMA_DEPTH)? as usize,
             max_schema_nodes: self.number(&W::WASM_MAX_SCHEMA_NODES)?,

@@ -11,12 +11,14 @@
 //! commits (`source-task-metrics`, `sink-task-metrics`, `connector-task-metrics`: totals, rates,
 //! averages and maxima) and failures (`task-error-metrics`), from the counts the tasks keep
 //! (`tasks`). And a cluster member's rebalances (`connect-worker-rebalance-metrics`), and the task
-//! producers' and sink consumers' bytes and connections (`clients`). Of Wharf's own family, only
-//! the automatic restarts so far.
+//! producers' and sink consumers' bytes and connections (`clients`). Of Wharf's own family, each
+//! task's calls into its plugin (`plugin_calls`) and its automatic restarts; and the metrics each
+//! task's plugin keeps of its own (`plugin_metrics`, `kafka_connect_plugins_*`).
 
 pub mod clients;
 pub mod exposition;
 pub mod plugin_calls;
+pub mod plugin_metrics;
 pub mod tasks;
 
 use exposition::{Exposition, Kind};
@@ -424,6 +426,12 @@ pub fn render(view: &WorkerView, format: exposition::Format) -> String {
         .map(|((connector, task), counters)| (connector.as_str(), task.to_string(), &counters.plugin))
         .collect();
     plugin_calls::render(&mut out, &plugin_calls);
+    let plugin_metrics: Vec<(&str, String, &plugin_metrics::PluginMetrics)> = view
+        .tasks
+        .iter()
+        .map(|((connector, task), counters)| (connector.as_str(), task.to_string(), &counters.plugin_metrics))
+        .collect();
+    plugin_metrics::render(&mut out, &plugin_metrics);
     if let Some(rebalance) = &view.rebalance {
         rebalance_families(&mut out, rebalance);
     }

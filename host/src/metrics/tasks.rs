@@ -55,6 +55,8 @@ pub struct TaskCounters {
     pub partitions: AtomicU64,
     /// The task's calls into its plugin (Wharf's own family).
     pub plugin: super::plugin_calls::PluginCalls,
+    /// The metrics the task's plugin registered of its own.
+    pub plugin_metrics: super::plugin_metrics::PluginMetrics,
     /// When the task's thread ended (it failed); its running ratio falls from then on.
     ended: OnceLock<Instant>,
     /// A source's records Kafka acknowledged, as its producer counts them.
@@ -166,6 +168,7 @@ impl TaskCounters {
             commits_started: AtomicU64::new(0),
             partitions: AtomicU64::new(0),
             plugin: Default::default(),
+            plugin_metrics: Default::default(),
             ended: OnceLock::new(),
             acked: OnceLock::new(),
             samples: Mutex::new(VecDeque::from([start])),

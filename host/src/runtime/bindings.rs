@@ -25,6 +25,7 @@ pub(super) mod sink {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
             "wharf:connector/progress": super::source::wharf::connector::progress,
+            "wharf:connector/metrics": super::source::wharf::connector::metrics,
         },
     });
 }
@@ -39,6 +40,7 @@ pub(super) mod data_source {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
             "wharf:connector/progress": super::source::wharf::connector::progress,
+            "wharf:connector/metrics": super::source::wharf::connector::metrics,
         },
     });
 }
@@ -53,6 +55,7 @@ pub(super) mod data_sink {
             "wharf:connector/types": super::source::wharf::connector::types,
             "wharf:connector/host": super::source::wharf::connector::host,
             "wharf:connector/progress": super::source::wharf::connector::progress,
+            "wharf:connector/metrics": super::source::wharf::connector::metrics,
             "wharf:connector/data": super::data_source::wharf::connector::data,
             "wharf:connector/errant-records": super::sink::wharf::connector::errant_records,
         },
@@ -104,6 +107,7 @@ pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch,
 pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 pub(super) use sink::wharf::connector::errant_records as wit_errant;
 pub(super) use source::wharf::connector::host as wit_host;
+pub(super) use source::wharf::connector::metrics as wit_metrics;
 pub(super) use source::wharf::connector::progress as wit_progress;
 pub(super) use source::wharf::connector::types as wit;
 pub(super) use transform::exports::wharf::connector::transformer::{TransformBatch, TransformRecord, TransformedBatch};

@@ -41,4 +41,4 @@ mod wit_convert;
 pub use engine::{LoadedFrom, Runtime};
 pub use instance::{Plugin, PluginError, Put, SinkInstance, SourceInstance};
 pub use registry::PluginRegistry;
-pub use sandbox::{CallObserver, CallOutcome, ErrantReport, Grants, OffsetLookup};
+pub use sandbox::{CallOutcome, ErrantReport, Grants, OffsetLookup, PluginMetric, PluginMetricKind, TaskObserver};

@@ -11,7 +11,7 @@ use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{wit, wit_errant, wit_host, wit_progress};
+use super::bindings::{wit, wit_errant, wit_host, wit_metrics, wit_progress};
 use super::http_out::HttpGrant;
 use super::network::{self, socket_room};
 use super::plugin_log::{LogLevel, PluginLog};
@@ -53,8 +53,9 @@ pub struct Grants {
     /// plugin speaks TLS to them (`wasi:tls`); other servers' must chain to the public
     /// authorities and name the server.
     pub tls: Vec<crate::config::connector::ServerTls>,
-    /// Told of every call into the instance, its `open` included (the worker's metrics).
-    pub observer: Option<Arc<dyn CallObserver>>,
+    /// Told of every call into the instance, its `open` included, and keeper of the metrics
+    /// the plugin registers (the worker's metrics); none for instances outside a task.
+    pub observer: Option<Arc<dyn TaskObserver>>,
 }
 
 impl Grants {
@@ -110,8 +111,9 @@ pub struct TaskState {
     pub(crate) tolerate_errant: bool,
     /// The last line the plugin reported through `progress.report`, until the task takes it.
     progress: Option<String>,
-    /// Told of every call into the plugin once it ended (the worker's metrics).
-    pub(crate) observer: Option<Arc<dyn CallObserver>>,
+    /// Told of every call into the plugin once it ended, and keeper of the plugin's own
+    /// metrics (the worker's metrics).
+    pub(crate) observer: Option<Arc<dyn TaskObserver>>,
 }
 
 /// What became of one call into a plugin.
@@ -126,10 +128,34 @@ pub enum CallOutcome {
 }
 
 /// Told of each call into a task's plugin instance as it ends: which call, how long it took,
-/// what became of it, and the bytes of linear memory the instance holds after it. Called on the
-/// task's thread; it must be cheap.
-pub trait CallObserver: Send + Sync {
+/// what became of it, and the bytes of linear memory the instance holds after it; and keeper of
+/// the metrics the plugin registers of its own (`metrics`, contract 0.1.7). Called on the task's
+/// thread; it must be cheap.
+pub trait TaskObserver: Send + Sync {
     fn call_ended(&self, call: &'static str, took: std::time::Duration, outcome: CallOutcome, memory_bytes: usize);
+
+    /// The plugin registers a metric: its handle, or what is wrong with it.
+    fn register_metric(&self, metric: PluginMetric) -> Result<u32, String>;
+
+    /// The plugin records values into the metrics it registered, by handle.
+    fn record_metrics(&self, values: &[(u32, f64)]);
+}
+
+/// A metric a plugin registers (`metrics.register`), as it gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginMetric {
+    pub name: String,
+    pub description: String,
+    pub kind: PluginMetricKind,
+    pub tags: Vec<(String, String)>,
+    pub buckets: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginMetricKind {
+    Counter,
+    Gauge,
+    Histogram,
 }
 
 /// The records of the `put` under way, by topic (an index into `topics`), partition and offset,
@@ -540,6 +566,32 @@ impl wit_host::Host for TaskState {
 impl wit_progress::Host for TaskState {
     fn report(&mut self, line: String) {
         self.progress = Some(cut_to(line, MAX_PROGRESS_BYTES));
+    }
+}
+
+impl wit_metrics::Host for TaskState {
+    fn register(&mut self, metric: wit_metrics::Metric) -> Result<u32, String> {
+        let Some(observer) = &self.observer else {
+            return Err("metrics are kept for a task's instance only: this instance runs no task".to_string());
+        };
+        let kind = match metric.kind {
+            wit_metrics::MetricKind::Counter => PluginMetricKind::Counter,
+            wit_metrics::MetricKind::Gauge => PluginMetricKind::Gauge,
+            wit_metrics::MetricKind::Histogram => PluginMetricKind::Histogram,
+        };
+        observer.register_metric(PluginMetric {
+            name: metric.name,
+            description: metric.description,
+            kind,
+            tags: metric.tags,
+            buckets: metric.buckets,
+        })
+    }
+
+    fn update(&mut self, values: Vec<(u32, f64)>) {
+        if let Some(observer) = &self.observer {
+            observer.record_metrics(&values);
+        }
     }
 }
 

@@ -995,10 +995,14 @@ struct Opener {
     counters: Arc<crate::metrics::tasks::TaskCounters>,
 }
 
-/// Counts each call into a task's plugin in the task's metrics.
-struct CountCalls(Arc<crate::metrics::tasks::TaskCounters>);
+/// Counts each call into a task's plugin in the task's metrics, and keeps the metrics the plugin
+/// registers there, at most `limit` (`wasm.max.plugin.metrics`).
+struct TaskMetrics {
+    counters: Arc<crate::metrics::tasks::TaskCounters>,
+    limit: usize,
+}
 
-impl crate::runtime::CallObserver for CountCalls {
+impl crate::runtime::TaskObserver for TaskMetrics {
     fn call_ended(&self, call: &'static str, took: std::time::Duration, outcome: CallOutcome, memory_bytes: usize) {
         use crate::metrics::plugin_calls::Ending;
         let ending = match outcome {
@@ -1006,7 +1010,29 @@ impl crate::runtime::CallObserver for CountCalls {
             CallOutcome::DeadlineHit => Ending::DeadlineHit,
             CallOutcome::Trapped => Ending::Trapped,
         };
-        self.0.plugin.record(call, took, ending, memory_bytes);
+        self.counters.plugin.record(call, took, ending, memory_bytes);
+    }
+
+    fn register_metric(&self, metric: crate::runtime::PluginMetric) -> Result<u32, String> {
+        use crate::metrics::plugin_metrics::{MetricKind, MetricSpec};
+        use crate::runtime::PluginMetricKind;
+        let kind = match metric.kind {
+            PluginMetricKind::Counter => MetricKind::Counter,
+            PluginMetricKind::Gauge => MetricKind::Gauge,
+            PluginMetricKind::Histogram => MetricKind::Histogram,
+        };
+        let spec = MetricSpec {
+            name: metric.name,
+            description: metric.description,
+            kind,
+            tags: metric.tags,
+            buckets: metric.buckets,
+        };
+        self.counters.plugin_metrics.register(spec, self.limit)
+    }
+
+    fn record_metrics(&self, values: &[(u32, f64)]) {
+        self.counters.plugin_metrics.record(values);
     }
 }
 
@@ -1029,7 +1055,10 @@ impl Opener {
             secrets: self.connector.secrets.clone(),
             max_sockets: self.max_sockets,
             tls: self.connector.tls.clone(),
-            observer: Some(Arc::new(CountCalls(self.counters.clone()))),
+            observer: Some(Arc::new(TaskMetrics {
+                counters: self.counters.clone(),
+                limit: self.connector.limits.max_plugin_metrics,
+            })),
         }
     }
 

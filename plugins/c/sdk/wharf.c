@@ -118,6 +118,48 @@ void wharf_log(wharf_level level, const char *format, ...) {
     wharf_connector_host_log((wharf_connector_host_level_t)level, &message);
 }
 
+#if !defined(WHARF_TRANSFORM)
+int64_t wharf_metric(const char *name, const char *description, wharf_metric_kind kind, const wharf_tag *tags,
+                     size_t tags_len, const double *buckets, size_t buckets_len) {
+    if (!name || (tags_len && !tags) || (buckets_len && !buckets)) {
+        wharf_error("wharf_metric takes a name, and its tags and buckets with their counts");
+        return -1;
+    }
+    wharf_connector_metrics_metric_t metric;
+    W(string_set)(&metric.name, name);
+    W(string_set)(&metric.description, description ? description : "");
+    metric.kind = (wharf_connector_metrics_metric_kind_t)kind;
+    metric.tags.len = tags_len;
+    metric.tags.ptr = tags_len ? calloc(tags_len, sizeof *metric.tags.ptr) : NULL;
+    if (tags_len && !metric.tags.ptr) {
+        wharf_error("out of memory registering the metric %s", name);
+        return -1;
+    }
+    for (size_t i = 0; i < tags_len; i++) {
+        W(string_set)(&metric.tags.ptr[i].f0, tags[i].name ? tags[i].name : "");
+        W(string_set)(&metric.tags.ptr[i].f1, tags[i].value ? tags[i].value : "");
+    }
+    metric.buckets.ptr = (double *)buckets;
+    metric.buckets.len = buckets_len;
+    uint32_t handle = 0;
+    wstring refused;
+    bool registered = wharf_connector_metrics_register(&metric, &handle, &refused);
+    free(metric.tags.ptr);
+    if (registered) return handle;
+    wharf_error("%.*s", (int)refused.len, (const char *)refused.ptr);
+    W(string_free)(&refused);
+    return -1;
+}
+
+void wharf_metric_update(int64_t metric, double value) {
+    if (metric < 0 || metric > UINT32_MAX) return;
+    W(tuple2_u32_f64_t) one = {.f0 = (uint32_t)metric, .f1 = value};
+    W(list_tuple2_u32_f64_t) values = {.ptr = &one, .len = 1};
+    wharf_connector_metrics_update(&values);
+}
+
+#endif
+
 /* Turns a plugin function's return code into the host's error; true when it succeeded. */
 static bool outcome(int code, const char *what, wharf_connector_types_connector_error_t *err) {
     if (code == WHARF_OK) {

@@ -92,6 +92,35 @@ void wharf_error(const char *format, ...);
 /* Writes a line to the worker's log, tagged with the connector and task (printf-style). */
 void wharf_log(wharf_level level, const char *format, ...);
 
+/* ---- Metrics of the task's own (contract 0.1.7) ----
+ *
+ * Served by the worker as kafka_connect_plugins_<name>{connector, task, <tags>} while the task
+ * runs: register them in open, update them as the task works. Not in transform builds. */
+#if !defined(WHARF_TRANSFORM)
+typedef enum {
+    WHARF_COUNTER = 0,   /* grows by each update (served with _total at the end of its name) */
+    WHARF_GAUGE = 1,     /* set by each update */
+    WHARF_HISTOGRAM = 2, /* observes each update, counted in the first bucket it fits */
+} wharf_metric_kind;
+
+typedef struct {
+    const char *name;
+    const char *value;
+} wharf_tag;
+
+/* Registers a metric: a name of letters, digits and '_' ('-' and '.' read as '_'), a one-line
+ * description, at most 8 tags, and for a histogram its rising bucket bounds (none, NULL and 0,
+ * for Prometheus's defaults). Returns its handle (0 or more); registering the same name and tags
+ * again returns the same one. Returns -1 with the host's reason as the error message, as
+ * wharf_error sets it (a name the host refuses, or wasm.max.plugin.metrics reached), so that open
+ * may return WHARF_FAIL, or log it and go on: updates of -1 are ignored. */
+int64_t wharf_metric(const char *name, const char *description, wharf_metric_kind kind, const wharf_tag *tags,
+                     size_t tags_len, const double *buckets, size_t buckets_len);
+
+/* Adds to a counter, sets a gauge, or observes a value into a histogram. */
+void wharf_metric_update(int64_t metric, double value);
+#endif
+
 /* ---- Sources ---- */
 
 /* The records one poll returns. */

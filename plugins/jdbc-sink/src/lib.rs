@@ -8,7 +8,8 @@
 //! - `rows`: records as rows (table, operation, key and value columns);
 //! - `dialect`: each database's types, values and statements;
 //! - `db`: one session over either database, through the wire protocols of `wharf-db-wire`;
-//! - `writer`: a put's rows into the database, in one transaction.
+//! - `writer`: a put's rows into the database, in one transaction;
+//! - `metrics`: the sink's own metrics (rows written and refused, put times).
 
 // The native build runs the unit tests only; the component is where every item is used.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -17,6 +18,7 @@ use wharf_sdk::*;
 
 mod db;
 mod dialect;
+mod metrics;
 mod rows;
 mod settings;
 mod writer;
@@ -87,6 +89,7 @@ impl SinkTask for JdbcSinkTask {
         );
         let connector = config.get("name").unwrap_or("jdbc-sink");
         let writer = writer::Writer::new(settings.clone(), connector, call_timeout_ms);
+        metrics::register();
         Ok(JdbcSinkTask { settings, writer, skipped: Vec::new() })
     }
 
@@ -101,7 +104,10 @@ impl SinkTask for JdbcSinkTask {
                         log(Level::Info, &format!("skipping {what}; said once"));
                     }
                 }
-                Err(reason) => report_errant(&record.topic, record.partition, record.offset, &reason)?,
+                Err(reason) => {
+                    metrics::refused();
+                    report_errant(&record.topic, record.partition, record.offset, &reason)?
+                }
             }
         }
         if self.settings.reduce {

@@ -98,8 +98,13 @@ impl Writer {
                 )));
             }
         }
+        let started = Instant::now();
+        let count = rows.len();
+        let refused = REFUSED.with(std::cell::Cell::get);
         match self.write(rows) {
             Ok(()) => {
+                let refused = REFUSED.with(std::cell::Cell::get).saturating_sub(refused);
+                crate::metrics::put(count.saturating_sub(refused as usize), started.elapsed());
                 self.failures = 0;
                 self.last_failure = None;
                 Ok(())
@@ -602,8 +607,15 @@ fn refused(dialect: Dialect, row: &Row, e: &DbError) -> String {
     )
 }
 
+thread_local! {
+    /// Rows reported as errant so far, so that a put knows how many it wrote.
+    static REFUSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Reports a row the sink could not write; with `errors.tolerance=none` that fails the task.
 fn errant(row: &Row, reason: &str) -> Result<(), Failure> {
+    REFUSED.with(|refused| refused.set(refused.get() + 1));
+    crate::metrics::refused();
     report_errant(&row.topic, row.partition, row.offset, reason).map_err(|e| {
         Failure::Fatal(match e {
             ConnectorError::Fatal(m) | ConnectorError::Retriable(m) => m,

@@ -25,7 +25,7 @@
 // A transform plugin (the transform world) exports `transformer` from defineTransform: its
 // `apply(record)` returns the record, changed or not, or null to drop it.
 
-import * as host from 'wharf:connector/host@0.1.6';
+import * as host from 'wharf:connector/host@0.1.7';
 
 /** A passing problem (a network blip, a busy server): the host retries the call later. */
 export class RetriableError extends Error {

@@ -154,8 +154,25 @@ pub struct Capture {
     last_heartbeat: Instant,
     reconnects: u32,
     streamed: u64,
+    /// Rows the snapshots of this task run read.
+    snapshot_rows: u64,
     /// The end of the server's WAL, as its last message said.
     server_end: Lsn,
+}
+
+/// Where the capture stands, in figures (the task's metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Figures {
+    /// Rows the snapshot read, changes streamed, since the task started.
+    pub snapshot_rows: u64,
+    pub streamed: u64,
+    pub snapshot_running: bool,
+    /// Tables the running snapshot has still to read (the one being read included).
+    pub snapshot_tables_left: u64,
+    /// Streaming: bytes of WAL between what was read and the server's end.
+    pub wal_bytes_behind: u64,
+    /// Streaming: how long ago the last change read was committed, in ms.
+    pub ms_behind_source: Option<f64>,
 }
 
 fn fatal(message: String) -> ConnectorError {
@@ -187,6 +204,7 @@ impl Capture {
             last_heartbeat: Instant::now(),
             reconnects: 0,
             streamed: 0,
+            snapshot_rows: 0,
             server_end: Lsn(0),
         }
     }
@@ -565,6 +583,7 @@ impl Capture {
                 snap.rows_of_current += 1;
                 snap.rows += 1;
             }
+            self.snapshot_rows += got as u64;
             if got < want {
                 db.simple("CLOSE wharf_snapshot").map_err(Failure::from)?;
                 if let Some(held) = &mut snap.held {
@@ -918,6 +937,30 @@ impl Capture {
                 log(Level::Warn, &format!("could not send status to PostgreSQL while waiting: {}", e.message()));
             }
         }
+    }
+
+    /// Where the capture stands, in figures: the snapshot's rows and tables, the changes
+    /// streamed, the stream's lag.
+    pub fn figures(&self) -> Figures {
+        let mut figures = Figures { snapshot_rows: self.snapshot_rows, streamed: self.streamed, ..Figures::default() };
+        match &self.phase {
+            Phase::Snapshot(s) => {
+                figures.snapshot_running = true;
+                figures.snapshot_tables_left = s.tables.len() as u64 + u64::from(s.current.is_some());
+            }
+            Phase::Stream => {
+                let read = self.position.lsn_proc.or(self.position.lsn).unwrap_or(0);
+                figures.wal_bytes_behind = self.server_end.0.saturating_sub(read);
+                if self.position.ts_us != 0 {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_micros() as i64);
+                    figures.ms_behind_source = Some((now - self.position.ts_us).max(0) as f64 / 1e3);
+                }
+            }
+            Phase::Setup | Phase::Finished => {}
+        }
+        figures
     }
 
     /// What the task reports of itself: the phase, the snapshot's progress, the stream's lag.

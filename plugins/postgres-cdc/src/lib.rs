@@ -10,7 +10,8 @@
 //! - `pgoutput`: the replication stream's messages;
 //! - `values`: PostgreSQL's values as Kafka Connect data, as Debezium maps them;
 //! - `events`: change events, their schemas and their offsets;
-//! - `capture`: setup, snapshot and streaming, a bounded step each poll.
+//! - `capture`: setup, snapshot and streaming, a bounded step each poll;
+//! - `metrics`: the source's own metrics, after Debezium's snapshot and streaming figures.
 
 // The native build runs the unit tests only; the component is where every item is used.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -20,6 +21,7 @@ use wharf_sdk::*;
 mod capture;
 mod catalog;
 mod events;
+mod metrics;
 /// Public for the benchmark, whose ceiling decodes the same stream natively.
 pub mod pgoutput;
 mod settings;
@@ -29,6 +31,8 @@ mod values;
 const DEFAULT_CALL_TIMEOUT_MS: u64 = 5_000;
 /// How often the task's progress goes to its status (`progress.report`).
 const PROGRESS_REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often the task's metrics are brought up to date: about as often as a scrape could see.
+const METRICS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// How often the task's progress goes to the log while it reads.
 const PROGRESS_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -74,6 +78,9 @@ impl Connector for PostgresCdc {
 
 struct PostgresCdcTask {
     capture: capture::Capture,
+    metrics: Option<metrics::Metrics>,
+    /// None until the first update of the metrics.
+    last_metrics: Option<std::time::Instant>,
     /// None until the first report.
     last_report: Option<std::time::Instant>,
     last_log: std::time::Instant,
@@ -112,6 +119,8 @@ impl SourceTask for PostgresCdcTask {
         let connector = config.get("name").unwrap_or("postgres-cdc").to_string();
         Ok(PostgresCdcTask {
             capture: capture::Capture::new(settings, &connector, call_timeout_ms),
+            metrics: metrics::Metrics::register(),
+            last_metrics: None,
             last_report: None,
             last_log: std::time::Instant::now(),
         })
@@ -142,6 +151,12 @@ impl PostgresCdcTask {
     /// Progress into the task's status every `PROGRESS_REPORT_EVERY`, and the log every
     /// `PROGRESS_LOG_EVERY`.
     fn report(&mut self) {
+        if let Some(metrics) = &mut self.metrics {
+            if self.last_metrics.is_none_or(|at| at.elapsed() >= METRICS_EVERY) {
+                self.last_metrics = Some(std::time::Instant::now());
+                metrics.update(self.capture.figures());
+            }
+        }
         if self.last_report.is_some_and(|at| at.elapsed() < PROGRESS_REPORT_EVERY) {
             return;
         }

@@ -101,6 +101,7 @@ pub mod bindings {
 }
 
 pub mod data;
+pub mod metrics;
 pub mod net;
 #[cfg(feature = "serde")]
 mod serde_value;

@@ -1,7 +1,8 @@
 /* c-orders-source: makes up orders, each a struct with a schema (com.example.Order: decimals,
  * dates, a timestamp, an array of structs, an optional field), for the worker's converters to
  * write; `count` orders in all (-1: without end), resuming after the last one stored. It shows
- * the SDK's data builder: schemas built once, values built into the batch. */
+ * the SDK's data builder: schemas built once, values built into the batch; and metrics of its
+ * own: orders made, the next order's id, lines per order. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,6 +55,7 @@ typedef struct {
     const char *topic;
     long long count;
     long long next;
+    int64_t made, next_id, lines;
 } orders;
 
 /* 2024-01-02T09:30:00Z */
@@ -97,6 +99,15 @@ int wharf_source_open(const wharf_config *config, void **state) {
     t->count = count ? strtoll(count, NULL, 10) : -1;
     int64_t stored;
     t->next = wharf_committed_offset("orders", "made up", "id", &stored) ? stored + 1 : 0;
+    const wharf_tag sdk[] = {{"sdk", "c"}};
+    const double per_order[] = {1, 2, 3};
+    t->made = wharf_metric("orders-made", "Orders made", WHARF_COUNTER, sdk, 1, NULL, 0);
+    t->next_id = wharf_metric("next-order-id", "The id of the next order", WHARF_GAUGE, sdk, 1, NULL, 0);
+    t->lines = wharf_metric("order-lines", "Lines per order", WHARF_HISTOGRAM, sdk, 1, per_order, 3);
+    if (t->made < 0 || t->next_id < 0 || t->lines < 0) {
+        free(t);
+        return WHARF_FAIL;
+    }
     *state = t;
     return WHARF_OK;
 }
@@ -115,8 +126,11 @@ int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch) {
             added = wharf_batch_add_header(batch, "origin", wharf_part_data(string_schema, origin));
         }
         if (added != WHARF_OK) return added;
+        wharf_metric_update(t->made, 1);
+        wharf_metric_update(t->lines, (double)(t->next % 3 + 1));
         t->next++;
     }
+    wharf_metric_update(t->next_id, (double)t->next);
     return WHARF_OK;
 }
 

@@ -1,8 +1,10 @@
 // js-orders-source: makes up orders, each a struct with a schema (com.example.Order: decimals,
 // dates, a timestamp, an array of structs, an optional field), for the worker's converters to
 // write; `count` orders in all (-1: without end), resuming after the last one stored. It shows
-// the SDK's data model: a Schema built once, values as plain objects.
+// the SDK's data model: a Schema built once, values as plain objects; and metrics of its own:
+// orders made, the next order's id, lines per order.
 import { committedOffset, Data, defineSource, Schema } from '../../sdk/wharf-sdk.js';
+import { counter, gauge, histogram } from '../../sdk/wharf-metrics.js';
 
 const LINE = Schema.struct('com.example.OrderLine', [['sku', Schema.string()], ['quantity', Schema.int32()]]);
 const ORDER = Schema.struct('com.example.Order', [
@@ -38,6 +40,10 @@ class OrdersTask {
     this.count = Number(config.count ?? '-1');
     const stored = committedOffset(PARTITION);
     this.next = stored ? Number(stored.id) + 1 : 0;
+    const sdk = { sdk: 'javascript' };
+    this.made = counter('orders-made', 'Orders made', sdk);
+    this.nextId = gauge('next-order-id', 'The id of the next order', sdk);
+    this.lines = histogram('order-lines', 'Lines per order', sdk, [1, 2, 3]);
   }
 
   poll(maxRecords) {
@@ -51,8 +57,11 @@ class OrdersTask {
         sourcePartition: PARTITION,
         sourceOffset: { id: this.next },
       });
+      this.made.update(1);
+      this.lines.update(this.next % 3 + 1);
       this.next += 1;
     }
+    this.nextId.update(this.next);
     return records;
   }
 }

@@ -1,7 +1,8 @@
 """py-orders-source: makes up orders, each a struct with a schema (`com.example.Order`: decimals,
 dates, a timestamp, an array of structs, an optional field), for the worker's converters to
 write; `count` orders in all (-1: without end), resuming after the last one stored. It shows the
-SDK's data model: `Schema` built once, values as Python's own types."""
+SDK's data model: `Schema` built once, values as Python's own types; and metrics of its own:
+orders made, the next order's id, lines per order."""
 
 import datetime
 from decimal import Decimal
@@ -46,6 +47,10 @@ class OrdersTask(SourceTask):
         self.count = int(config.get("count", "-1"))
         stored = wharf_sdk.committed_offset(PARTITION)
         self.next = int(stored["id"]) + 1 if stored else 0
+        sdk = {"sdk": "python"}
+        self.made = wharf_sdk.counter("orders-made", "Orders made", sdk)
+        self.next_id = wharf_sdk.gauge("next-order-id", "The id of the next order", sdk)
+        self.lines = wharf_sdk.histogram("order-lines", "Lines per order", sdk, buckets=[1, 2, 3])
 
     def poll(self, max_records):
         records = []
@@ -60,7 +65,10 @@ class OrdersTask(SourceTask):
                     source_offset={"id": self.next},
                 )
             )
+            self.made.update(1)
+            self.lines.update(self.next % 3 + 1)
             self.next += 1
+        self.next_id.update(self.next)
         return records
 
 

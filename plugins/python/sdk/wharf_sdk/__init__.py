@@ -8,7 +8,8 @@ transform plugin is one class: subclass `wharf_sdk.transform.Transform` and hand
 
 Configs arrive as plain `dict`s of strings; records are the dataclasses below; an exception a
 task raises fails the task with its message, unless it is a `RetriableError`, which makes the
-host call again later. A sink reports a record it cannot write with `report_errant`. Built for
+host call again later. A sink reports a record it cannot write with `report_errant`; a task
+keeps metrics of its own with `counter`, `gauge` and `histogram`. Built for
 the `data-source` and `data-sink` worlds, keys, values and header values carry Kafka Connect's
 data model (`wharf_sdk.data`: `Schema`, `Data`, and Python's own types for values); for `source`
 and `sink`, bytes.
@@ -31,7 +32,11 @@ __all__ = [
     "TransformRecord",
     "committed_offset",
     "committed_offsets",
+    "counter",
+    "gauge",
+    "histogram",
     "log",
+    "Metric",
     "report_errant",
 ]
 
@@ -167,6 +172,63 @@ def committed_offsets(partitions: List[OffsetMap]) -> List[Optional[OffsetMap]]:
 def committed_offset(partition: OffsetMap) -> Optional[OffsetMap]:
     """The stored offset of one source partition, or None."""
     return committed_offsets([partition])[0]
+
+
+class Metric:
+    """A metric the task registered (`counter`, `gauge`, `histogram`): `update(value)` adds to a
+    counter, sets a gauge, or observes a value into a histogram."""
+
+    def __init__(self, handle: int):
+        self._handle = handle
+
+    def update(self, value: float) -> None:
+        from wit_world.imports import metrics
+
+        metrics.update([(self._handle, float(value))])
+
+
+def _register(name: str, description: str, kind: str, tags: Optional[Dict[str, str]], buckets) -> Metric:
+    try:
+        from wit_world.imports import metrics
+    except ImportError:
+        raise FatalError(
+            "metrics are for sources and sinks of wharf:connector 0.1.7 or later: this world has no metrics interface"
+        ) from None
+    from componentize_py_types import Err
+
+    spec = metrics.Metric(
+        name=name,
+        description=description,
+        kind=metrics.MetricKind[kind],
+        tags=[(str(k), str(v)) for k, v in (tags or {}).items()],
+        buckets=[float(b) for b in (buckets or [])],
+    )
+    try:
+        return Metric(metrics.register(spec))
+    except Err as e:
+        raise FatalError(e.value) from None
+
+
+def counter(name: str, description: str = "", tags: Optional[Dict[str, str]] = None) -> Metric:
+    """Registers a count that only grows, served by the worker as
+    `kafka_connect_plugins_<name>_total{connector, task, <tags>}` while the task runs. The name is
+    letters, digits and `_` (`-` and `.` read as `_`); at most 8 tags. Registering the same name
+    and tags again gives the same metric. Raises `FatalError` with the host's reason when it
+    refuses the name, a tag, or one more metric than `wasm.max.plugin.metrics`."""
+    return _register(name, description, "COUNTER", tags, None)
+
+
+def gauge(name: str, description: str = "", tags: Optional[Dict[str, str]] = None) -> Metric:
+    """Registers a value that goes up and down, as `counter` does (served without `_total`)."""
+    return _register(name, description, "GAUGE", tags, None)
+
+
+def histogram(
+    name: str, description: str = "", tags: Optional[Dict[str, str]] = None, buckets: Optional[List[float]] = None
+) -> Metric:
+    """Registers how values spread, as `counter` does, counted in buckets of the given rising
+    upper bounds (at most 32; Prometheus's defaults, 0.005 to 10, when none)."""
+    return _register(name, description, "HISTOGRAM", tags, buckets)
 
 
 def report_errant(record: Union[SinkRecord, Tuple[str, int, int]], reason: str) -> None:

@@ -10,8 +10,9 @@ wit_bindgen::generate!({
     export_macro_name: "export_data_source_with_connections_world",
     default_bindings_module: "wharf_sdk::bindings::data_source",
     with: {
-        "wharf:connector/types@0.1.6": wharf_sdk_source_world::wharf::connector::types,
-        "wharf:connector/host@0.1.6": wharf_sdk_source_world::wharf::connector::host,
-        "wharf:connector/progress@0.1.6": wharf_sdk_source_world::wharf::connector::progress,
+        "wharf:connector/types@0.1.7": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.7": wharf_sdk_source_world::wharf::connector::host,
+        "wharf:connector/progress@0.1.7": wharf_sdk_source_world::wharf::connector::progress,
+        "wharf:connector/metrics@0.1.7": wharf_sdk_source_world::wharf::connector::metrics,
     },
 });
