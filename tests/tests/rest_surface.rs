@@ -447,6 +447,13 @@ fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
     });
     assert_eq!(value(&text, "kafka_connect_sink_task_sink_record_send_total", sink0), 0.0, "{text}");
     assert_eq!(value(&text, "kafka_connect_task_error_total_records_skipped", gen0), 0.0, "{text}");
+    // Wharf's own: the records that crossed the sandbox's boundary (counted as the plugin's poll
+    // returns, before the poll count, so at least as many) and their bytes; none reached the
+    // sink's put.
+    let crossed = value(&text, "wharf_task_plugin_records_total", gen0);
+    assert!(crossed >= value(&text, "kafka_connect_source_task_source_record_poll_total", gen0), "{text}");
+    assert!(value(&text, "wharf_task_plugin_bytes_total", gen0) > crossed, "{text}");
+    assert_eq!(value(&text, "wharf_task_plugin_records_total", sink0), 0.0, "{text}");
     let (code, _, _) = worker.call("PUT", "/connectors/gen/pause", None);
     assert_eq!(code, 202);
     worker.wait_task_state("gen", 0, "PAUSED");

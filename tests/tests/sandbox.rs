@@ -192,6 +192,14 @@ fn tcp_is_refused_unless_the_address_is_granted() {
         (log.contains("refused TcpConnect") && log.contains(&address) && log.contains("[elsewhere|task-0]"))
             .then_some(())
     });
+    // Each refusal is counted in the task's metrics; the granted connect and lookup are not.
+    let refusals = |connector: &str| {
+        worker.metric("wharf_task_grants_refused_total", &format!(r#"connector="{connector}",task="0""#))
+    };
+    for name in ["elsewhere", "lookup-other"] {
+        assert!(refusals(name).is_some_and(|n| n >= 1.0), "{name}: {:?}", refusals(name));
+    }
+    assert_eq!(refusals("lookup-granted"), Some(0.0));
     worker.wait("the granted connection's record", Duration::from_secs(30), || {
         (topic_count(&allowed_topic) >= 1).then_some(())
     });

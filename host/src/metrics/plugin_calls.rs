@@ -1,6 +1,7 @@
 //! Wharf's own metric family, of what only a WebAssembly host can tell: each task's calls into
-//! its plugin (how long each kind took, as a histogram), the deadlines and traps they hit, and the
-//! linear memory its instance holds. Recorded on the task's thread once per call with relaxed
+//! its plugin (how long each kind took, as a histogram), the deadlines and traps they hit, the
+//! linear memory its instance holds, the records and bytes that crossed the sandbox's boundary,
+//! and what its grants made the host refuse. Recorded on the task's thread once per call with relaxed
 //! atomics, read when scraped.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,6 +39,9 @@ pub struct PluginCalls {
     deadlines: AtomicU64,
     traps: AtomicU64,
     memory_bytes: AtomicU64,
+    records: AtomicU64,
+    bytes: AtomicU64,
+    refusals: AtomicU64,
 }
 
 impl PluginCalls {
@@ -60,6 +64,17 @@ impl PluginCalls {
             }
         }
         self.memory_bytes.store(memory_bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Records crossed the boundary (once per batch).
+    pub fn crossed(&self, records: usize, bytes: usize) {
+        self.records.fetch_add(records as u64, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// The host refused the plugin something its grants do not allow.
+    pub fn refused(&self) {
+        self.refusals.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -92,7 +107,7 @@ pub fn render(out: &mut Exposition, tasks: &[(&str, String, &PluginCalls)]) {
         }
     }
     type Pick = fn(&PluginCalls) -> u64;
-    let families: [(&str, Kind, &str, Pick); 3] = [
+    let families: [(&str, Kind, &str, Pick); 6] = [
         ("wharf_task_plugin_deadlines_total", Kind::Counter, "Calls that ran past wasm.call.timeout.ms", |c| {
             c.deadlines.load(Ordering::Relaxed)
         }),
@@ -104,6 +119,24 @@ pub fn render(out: &mut Exposition, tasks: &[(&str, String, &PluginCalls)]) {
             Kind::Gauge,
             "Bytes of linear memory the task's plugin instance holds, after its last call",
             |c| c.memory_bytes.load(Ordering::Relaxed),
+        ),
+        (
+            "wharf_task_plugin_records_total",
+            Kind::Counter,
+            "Records that crossed the sandbox's boundary: returned by a source's poll, handed to a sink's put",
+            |c| c.records.load(Ordering::Relaxed),
+        ),
+        (
+            "wharf_task_plugin_bytes_total",
+            Kind::Counter,
+            "Bytes of those records, as wasm.max.bytes.per.call counts them (topics, keys, values, headers, partitions and offsets)",
+            |c| c.bytes.load(Ordering::Relaxed),
+        ),
+        (
+            "wharf_task_grants_refused_total",
+            Kind::Counter,
+            "Connects, name lookups, HTTP requests and sockets the host refused the plugin under its grants",
+            |c| c.refusals.load(Ordering::Relaxed),
         ),
     ];
     for (family, kind, help, pick) in families {

@@ -68,14 +68,14 @@ impl WasiHttpHooks for HttpGrant {
         let authority = target.as_ref().map(|(host, port)| format!("{host}:{port}"));
         let addresses = authority.as_ref().and_then(|a| self.pinned.get(a)).cloned();
         let (Some((host, _)), Some(addresses)) = (target, addresses) else {
-            self.log.host_warning(&format!(
+            self.log.refused(&format!(
                 "refused HTTP request to {}: not granted in wasm.http.allow",
                 authority.as_deref().unwrap_or("(no authority)")
             ));
             return Box::new(std::future::ready(Err(Error::HttpRequestDenied)));
         };
         if let Err(why) = socket_room(self.max_sockets) {
-            self.log.host_warning(&format!("refused HTTP request to {host}: {why}"));
+            self.log.refused(&format!("refused HTTP request to {host}: {why}"));
             return Box::new(std::future::ready(Err(Error::HttpRequestDenied)));
         }
         Box::new(send_pinned(request, options, host, tls, addresses))

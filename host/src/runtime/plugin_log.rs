@@ -28,6 +28,8 @@ pub struct PluginLog {
     max_line_bytes: usize,
     lines_per_second: u32,
     budget: Arc<Mutex<Budget>>,
+    /// Told of each refusal (the task's metrics).
+    on_refusal: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 struct Budget {
@@ -46,7 +48,14 @@ impl PluginLog {
             max_line_bytes,
             lines_per_second,
             budget: Arc::new(Mutex::new(Budget { window_started: Instant::now(), used: 0, dropped: 0 })),
+            on_refusal: None,
         }
+    }
+
+    /// The log, telling `on_refusal` of each refusal it writes.
+    pub fn telling_refusals(mut self, on_refusal: Option<Arc<dyn Fn() + Send + Sync>>) -> Self {
+        self.on_refusal = on_refusal;
+        self
     }
 
     /// The log, with `secrets` shown as their references in every line.
@@ -107,10 +116,13 @@ impl PluginLog {
         }
     }
 
-    /// A warning of the host's about what this instance tried (a refused lookup, connect or
-    /// request). The plugin chooses what it names and how often, so these lines share the
-    /// plugin's budget and bounds.
-    pub fn host_warning(&self, message: &str) {
+    /// The host's warning about what this instance tried and was refused (a lookup, a connect,
+    /// a request), counted. The plugin chooses what it names and how often, so these lines
+    /// share the plugin's budget and bounds.
+    pub fn refused(&self, message: &str) {
+        if let Some(tell) = &self.on_refusal {
+            tell();
+        }
         self.line(LogLevel::Warn, "", message.as_bytes(), 0);
     }
 

@@ -139,6 +139,14 @@ pub trait TaskObserver: Send + Sync {
 
     /// The plugin records values into the metrics it registered, by handle.
     fn record_metrics(&self, values: &[(u32, f64)]);
+
+    /// Records crossed the sandbox's boundary: a source's `poll` returned them, or a sink's
+    /// `put` was handed them; `bytes` as `wasm.max.bytes.per.call` counts them.
+    fn crossed(&self, records: usize, bytes: usize);
+
+    /// The host refused the plugin something its grants do not allow (a connect, a name
+    /// lookup, an HTTP request, a socket past the worker's budget).
+    fn refused(&self);
 }
 
 /// A metric a plugin registers (`metrics.register`), as it gave it.
@@ -280,8 +288,13 @@ impl ResourceLimiter for MemoryCap {
 
 impl TaskState {
     pub fn new(grants: Grants) -> anyhow::Result<Self> {
+        let refusals = grants
+            .observer
+            .clone()
+            .map(|observer| -> Arc<dyn Fn() + Send + Sync> { Arc::new(move || observer.refused()) });
         let log = PluginLog::new(&grants.label, grants.log_line_max_bytes, grants.log_lines_per_second)
-            .hiding(&grants.secrets);
+            .hiding(&grants.secrets)
+            .telling_refusals(refusals);
         let stderr = StderrTail::new(log.clone());
         let mut builder = WasiCtxBuilder::new();
         builder.allow_blocking_current_thread(grants.fs_inline);
@@ -396,7 +409,7 @@ fn grant_network(builder: &mut WasiCtxBuilder, log: &PluginLog, connect: &[Strin
                 _ => false,
             };
             if !permitted {
-                log.host_warning(&format!("refused {usage:?} to {address}: not granted in wasm.net.connect"));
+                log.refused(&format!("refused {usage:?} to {address}: not granted in wasm.net.connect"));
             }
             permitted
         })
@@ -467,9 +480,7 @@ mod lookup {
         ) -> Result<Resource<ResolveAddressStream>, SocketError> {
             let literal = name.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok();
             if !literal && !self.names.iter().any(|granted| granted.eq_ignore_ascii_case(&name)) {
-                self.log.host_warning(&format!(
-                    "refused a name lookup of {name:?}: not a host granted in wasm.net.connect"
-                ));
+                self.log.refused(&format!("refused a name lookup of {name:?}: not a host granted in wasm.net.connect"));
                 return Err(ErrorCode::PermanentResolverFailure.into());
             }
             Host::resolve_addresses(&mut self.sockets, network, name)
@@ -484,7 +495,7 @@ mod lookup {
             family: network::IpAddressFamily,
         ) -> Result<Resource<wasmtime_wasi::p2::bindings::sockets::tcp::TcpSocket>, SocketError> {
             if let Err(why) = super::socket_room(self.max_sockets) {
-                self.log.host_warning(&format!("refused a new TCP socket: {why}"));
+                self.log.refused(&format!("refused a new TCP socket: {why}"));
                 return Err(ErrorCode::NewSocketLimit.into());
             }
             wasmtime_wasi::p2::bindings::sockets::tcp_create_socket::Host::create_tcp_socket(&mut self.sockets, family)

@@ -1034,6 +1034,14 @@ impl crate::runtime::TaskObserver for TaskMetrics {
     fn record_metrics(&self, values: &[(u32, f64)]) {
         self.counters.plugin_metrics.record(values);
     }
+
+    fn crossed(&self, records: usize, bytes: usize) {
+        self.counters.plugin.crossed(records, bytes);
+    }
+
+    fn refused(&self) {
+        self.counters.plugin.refused();
+    }
 }
 
 impl Opener {

@@ -523,6 +523,13 @@ fn call<T>(
     ended
 }
 
+/// Tells the instance's observer, if it has one, that records crossed the boundary.
+fn crossed(store: &Store<TaskState>, records: usize, bytes: usize) {
+    if let Some(observer) = &store.data().observer {
+        observer.crossed(records, bytes);
+    }
+}
+
 /// Tells the instance's observer, if it has one, that a call ended.
 fn observe(store: &Store<TaskState>, name: &'static str, started: std::time::Instant, outcome: CallOutcome) {
     if let Some(observer) = &store.data().observer {

@@ -124,7 +124,7 @@ impl SinkInstance {
                 });
             }
             if chunk_bytes + bytes > max {
-                self.put_chunk(std::mem::take(&mut chunk))?;
+                self.put_chunk(std::mem::take(&mut chunk), chunk_bytes)?;
                 chunk_bytes = 0;
             }
             chunk_bytes += bytes;
@@ -133,10 +133,12 @@ impl SinkInstance {
         if chunk.is_empty() {
             return Ok(());
         }
-        self.put_chunk(chunk)
+        self.put_chunk(chunk, chunk_bytes)
     }
 
-    fn put_chunk(&mut self, records: Vec<SinkRecord>) -> Result<(), PluginError> {
+    /// Puts one chunk of `bytes` (as `wasm.max.bytes.per.call` counts them).
+    fn put_chunk(&mut self, records: Vec<SinkRecord>, bytes: usize) -> Result<(), PluginError> {
+        crossed(&self.store, records.len(), bytes);
         match &self.task {
             SinkTask::Bytes(bindings, task) => {
                 let task = *task;

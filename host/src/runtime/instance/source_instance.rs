@@ -96,6 +96,7 @@ impl SourceInstance {
                 if bytes > max_bytes {
                     return Err(too_large(bytes));
                 }
+                crossed(&self.store, records.len(), bytes);
                 records.into_iter().map(wit_convert::source_record_from_wit).collect()
             }
             SourceTask::Data(bindings, task) => {
@@ -110,6 +111,7 @@ impl SourceInstance {
                 if bytes > max_bytes {
                     return Err(too_large(bytes));
                 }
+                crossed(&self.store, batch.records.len(), bytes);
                 wit_convert::source_batch_from_wit(batch, &mut self.schemas, schema_bounds(&self.limits)).map_err(
                     |e| PluginError::Fatal(format!("the plugin's poll returned a batch that breaks the contract: {e}")),
                 )?
