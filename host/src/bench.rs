@@ -315,6 +315,7 @@ pub fn scrape(tasks: u32) {
         tasks: registry.all(),
         startups: Default::default(),
         rebalance: None,
+        plugin_loads: Default::default(),
     };
     let mut times = Vec::new();
     let mut bytes = 0;

@@ -403,7 +403,7 @@ impl Worker {
     /// `connector="x",task="0"`), if the worker serves it.
     pub fn metric(&self, name: &str, labels: &str) -> Option<f64> {
         let (_, body, _) = self.call("GET", "/metrics", None);
-        let series = format!("{name}{{{labels}}} ");
+        let series = if labels.is_empty() { format!("{name} ") } else { format!("{name}{{{labels}}} ") };
         body.as_str()?.lines().find_map(|line| line.strip_prefix(&series)?.trim().parse().ok())
     }
 

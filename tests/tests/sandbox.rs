@@ -88,6 +88,32 @@ fn a_plugin_that_loops_forever_fails_on_the_call_deadline() {
     assert_healthy(&worker, &healthy);
 }
 
+/// A task whose plugin does not come back from a call is left behind once
+/// `task.shutdown.graceful.timeout.ms` has passed, and the worker counts it.
+#[test]
+fn a_task_that_does_not_stop_in_time_is_counted_past_its_stop_deadline() {
+    let mut w = Standalone::new(&[
+        ("task.shutdown.graceful.timeout.ms", "500".into()),
+        ("wasm.call.timeout.ms", "60000".into()),
+    ]);
+    misbehaver(&mut w, "napper", "read", &[("sleep.in", "poll".into())]);
+    let worker = w.start();
+    worker.wait_task_state("napper", 0, "RUNNING");
+    assert_eq!(worker.metric("wharf_worker_tasks_past_stop_deadline_total", ""), Some(0.0));
+    let (code, answer, _) = worker.call("DELETE", "/connectors/napper", None);
+    assert_eq!(code, 204, "{answer}");
+    let late = worker.wait("the task left behind, counted", Duration::from_secs(30), || {
+        worker.metric("wharf_worker_tasks_past_stop_deadline_total", "").filter(|n| *n >= 1.0)
+    });
+    assert_eq!(late, 1.0);
+    // The plugins it loaded, each counted once by where its code came from.
+    let loads: f64 = ["cache", "compiled"]
+        .iter()
+        .filter_map(|from| worker.metric("wharf_worker_plugin_loads_total", &format!(r#"from="{from}""#)))
+        .sum();
+    assert!(loads >= 1.0, "{loads}");
+}
+
 #[test]
 fn a_plugin_that_allocates_past_its_cap_fails_with_the_cap_named() {
     let mut w = Standalone::new(&[]);

@@ -266,8 +266,20 @@ impl Herder {
     }
 
     /// The worker's starts of connectors and tasks, for its metrics.
-    pub fn startups(&self) -> Arc<crate::metrics::tasks::StartupCounts> {
+    pub fn startups(&self) -> Arc<crate::metrics::tasks::WorkerCounts> {
         self.worker.task_metrics().startups.clone()
+    }
+
+    /// The plugin files this worker loaded, for its metrics.
+    pub fn plugin_loads(&self) -> crate::metrics::PluginLoads {
+        use std::sync::atomic::Ordering::Relaxed;
+        let loads = &self.worker.registry().loads;
+        crate::metrics::PluginLoads {
+            from_cache: loads.from_cache.load(Relaxed),
+            compiled: loads.compiled.load(Relaxed),
+            failed: loads.failed.load(Relaxed),
+            compile_seconds: loads.compile_us.load(Relaxed) as f64 / 1e6,
+        }
     }
 
     /// The counts of the tasks this worker runs, for its metrics.

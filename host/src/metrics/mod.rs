@@ -37,9 +37,40 @@ pub struct WorkerView {
     /// The counts of the tasks this worker runs, by connector and task.
     pub tasks: Vec<((String, u32), std::sync::Arc<tasks::TaskCounters>)>,
     /// The worker's starts of connectors and tasks.
-    pub startups: std::sync::Arc<tasks::StartupCounts>,
+    pub startups: std::sync::Arc<tasks::WorkerCounts>,
     /// A member of a cluster: its group's rebalances.
     pub rebalance: Option<RebalanceView>,
+    /// The plugin files the worker loaded.
+    pub plugin_loads: PluginLoads,
+}
+
+/// The plugin files a worker loaded since it started, by where their code came from, and the
+/// seconds compiles took (Wharf's own).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PluginLoads {
+    pub from_cache: u64,
+    pub compiled: u64,
+    pub failed: u64,
+    pub compile_seconds: f64,
+}
+
+/// Wharf's own worker series: plugin loads, compile time, tasks past their stop deadline.
+fn wharf_worker_families(out: &mut Exposition, loads: &PluginLoads, counts: &tasks::WorkerCounts) {
+    const LOADS: &str = "wharf_worker_plugin_loads_total";
+    out.family(
+        LOADS,
+        Kind::Counter,
+        "Plugin files loaded, by where their code came from (the compile cache, compiled now) or failed",
+    );
+    for (from, count) in [("cache", loads.from_cache), ("compiled", loads.compiled), ("failed", loads.failed)] {
+        out.sample(LOADS, &[("from", from)], count as f64);
+    }
+    const COMPILE: &str = "wharf_worker_plugin_compile_seconds_total";
+    out.family(COMPILE, Kind::Counter, "Seconds spent compiling plugin files not in the compile cache");
+    out.sample(COMPILE, &[], loads.compile_seconds);
+    const LATE: &str = "wharf_worker_tasks_past_stop_deadline_total";
+    out.family(LATE, Kind::Counter, "Tasks that had not stopped within task.shutdown.graceful.timeout.ms");
+    out.sample(LATE, &[], counts.past_stop_deadline.load(std::sync::atomic::Ordering::Relaxed) as f64);
 }
 
 /// Where the worker's group stands (Connect's `connect-worker-rebalance-metrics`).
@@ -167,7 +198,7 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
 
 /// The worker's starts of connectors and tasks (`connect-worker-metrics`): totals, and the part
 /// of the attempts that succeeded or failed (0 before the first, as Connect shows it).
-fn startup_families(out: &mut Exposition, startups: &tasks::StartupCounts) {
+fn startup_families(out: &mut Exposition, startups: &tasks::WorkerCounts) {
     use std::sync::atomic::Ordering::Relaxed;
     let counts = [
         ("connector", startups.connector_success.load(Relaxed), startups.connector_failure.load(Relaxed)),
@@ -419,6 +450,7 @@ pub fn render(view: &WorkerView, format: exposition::Format) -> String {
     }
 
     startup_families(&mut out, &view.startups);
+    wharf_worker_families(&mut out, &view.plugin_loads, &view.startups);
     task_families(&mut out, &view.tasks);
     let plugin_calls: Vec<(&str, String, &plugin_calls::PluginCalls)> = view
         .tasks
@@ -498,11 +530,12 @@ mod tests {
                 ConnectorView { name: "new".into(), class: "c.New".into(), kind: None, status: None },
             ],
             tasks: Vec::new(),
-            startups: std::sync::Arc::new(tasks::StartupCounts {
+            startups: std::sync::Arc::new(tasks::WorkerCounts {
                 connector_success: 3.into(),
                 connector_failure: 1.into(),
                 ..Default::default()
             }),
+            plugin_loads: PluginLoads { from_cache: 2, compiled: 1, failed: 0, compile_seconds: 1.5 },
             rebalance: Some(RebalanceView {
                 rebalancing: false,
                 epoch: 3,
@@ -526,6 +559,10 @@ mod tests {
         assert!(has("kafka_connect_worker_connector_startup_attempts_total 4"), "{text}");
         assert!(has("kafka_connect_worker_connector_startup_failure_percentage 0.25"), "{text}");
         assert!(has("kafka_connect_worker_task_startup_success_percentage 0"), "{text}");
+        assert!(has(r#"wharf_worker_plugin_loads_total{from="cache"} 2"#), "{text}");
+        assert!(has(r#"wharf_worker_plugin_loads_total{from="compiled"} 1"#), "{text}");
+        assert!(has("wharf_worker_plugin_compile_seconds_total 1.5"), "{text}");
+        assert!(has("wharf_worker_tasks_past_stop_deadline_total 0"), "{text}");
         assert!(has("kafka_connect_worker_connector_count 1"), "{text}");
         assert!(has("kafka_connect_worker_task_count 2"), "{text}");
         assert!(has(r#"kafka_connect_worker_connector_paused_task_count{connector="theirs"} 1"#), "{text}");

@@ -2,7 +2,7 @@
 //! `task-error-metrics` give them: added to on the record path with a relaxed atomic add per
 //! batch, read when scraped. Rates, average and longest batch times are worked out at the scrape
 //! from the counts of earlier scrapes within `RATE_WINDOW`. And the worker's starts of connectors
-//! and tasks (`StartupCounts`, Connect's `connect-worker-metrics` startup attributes).
+//! and tasks (`WorkerCounts`, Connect's `connect-worker-metrics` startup attributes).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -264,13 +264,15 @@ impl TaskCounters {
 }
 
 /// The worker's starts of connectors (the generation of their task configs) and of tasks (their
-/// threads, once the config's checks passed), since it started.
+/// threads, once the config's checks passed), and its tasks that stopped late, since it started.
 #[derive(Default)]
-pub struct StartupCounts {
+pub struct WorkerCounts {
     pub connector_success: AtomicU64,
     pub connector_failure: AtomicU64,
     pub task_success: AtomicU64,
     pub task_failure: AtomicU64,
+    /// Tasks that had not stopped by `task.shutdown.graceful.timeout.ms` (Wharf's own).
+    pub past_stop_deadline: AtomicU64,
 }
 
 /// The counts of the tasks this worker runs, by connector and task. A task's are kept from its
@@ -279,7 +281,7 @@ pub struct StartupCounts {
 pub struct TaskRegistry {
     tasks: Mutex<BTreeMap<(String, u32), Arc<TaskCounters>>>,
     /// Starts of connectors and tasks.
-    pub startups: Arc<StartupCounts>,
+    pub startups: Arc<WorkerCounts>,
     /// The span the tasks' rates, averages and maxima cover.
     window: Duration,
 }

@@ -762,6 +762,7 @@ async fn metrics(State(state): State<Shared>, headers: axum::http::HeaderMap) ->
         connectors,
         tasks: herder.task_metrics(),
         startups: herder.startups(),
+        plugin_loads: herder.plugin_loads(),
         rebalance: herder.membership().map(|m| crate::metrics::RebalanceView {
             rebalancing: m.leader.is_none(),
             epoch: m.generation,

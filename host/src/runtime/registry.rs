@@ -103,6 +103,8 @@ struct Compiles {
 type Listener = Box<dyn Fn() + Send + Sync>;
 
 pub struct PluginRegistry {
+    /// The plugin files loaded since the worker started, for its metrics.
+    pub loads: LoadCounts,
     folders: Vec<PathBuf>,
     catalogue: RwLock<Catalogue>,
     compiles: Mutex<Compiles>,
@@ -114,12 +116,37 @@ pub struct PluginRegistry {
 
 pub use wharf_connect::model::{parse_version, parse_version_requirement};
 
+/// The plugin files a worker loaded: their code from the compile cache, or compiled; or failed
+/// (not a component, not a plugin); and the time compiles took.
+#[derive(Default)]
+pub struct LoadCounts {
+    pub from_cache: std::sync::atomic::AtomicU64,
+    pub compiled: std::sync::atomic::AtomicU64,
+    pub failed: std::sync::atomic::AtomicU64,
+    pub compile_us: std::sync::atomic::AtomicU64,
+}
+
+impl LoadCounts {
+    fn count(&self, loaded: &Option<Arc<Plugin>>, from: Option<LoadedFrom>, compile: Duration) {
+        use std::sync::atomic::Ordering::Relaxed;
+        match (loaded, from) {
+            (Some(_), Some(LoadedFrom::Cache)) => self.from_cache.fetch_add(1, Relaxed),
+            (Some(_), Some(LoadedFrom::Compiled)) => {
+                self.compile_us.fetch_add(compile.as_micros().min(u128::from(u64::MAX)) as u64, Relaxed);
+                self.compiled.fetch_add(1, Relaxed)
+            }
+            _ => self.failed.fetch_add(1, Relaxed),
+        };
+    }
+}
+
 impl PluginRegistry {
     /// Loads every `.wasm` file below the given folders: those in the compile cache before this
     /// returns, the others on at most `compile_threads` threads of their own. A file that fails
     /// is reported and skipped; it never stops the worker.
     pub fn scan(runtime: &Arc<Runtime>, folders: &[PathBuf], compile_threads: usize) -> Arc<PluginRegistry> {
         let registry = Arc::new(PluginRegistry {
+            loads: LoadCounts::default(),
             folders: folders.to_vec(),
             catalogue: RwLock::default(),
             compiles: Mutex::default(),
@@ -212,11 +239,13 @@ impl PluginRegistry {
                 Ok(Some((component, entry))) => {
                     let component = Ok((component, LoadedFrom::Cache, Some(entry)));
                     let loaded = load(runtime, &path, stamp, component, Instant::now());
+                    self.loads.count(&loaded.1, Some(LoadedFrom::Cache), Duration::ZERO);
                     self.catalogue.write_locked().take(path, loaded);
                 }
                 Ok(None) => self.queue(runtime, path, stamp),
                 Err(e) => {
                     let loaded = load(runtime, &path, stamp, Err(e), Instant::now());
+                    self.loads.count(&loaded.1, None, Duration::ZERO);
                     self.catalogue.write_locked().take(path, loaded);
                 }
             }
@@ -488,7 +517,12 @@ fn compile_thread(registry: std::sync::Weak<PluginRegistry>, runtime: Arc<Runtim
             }
         };
         let Some((path, stamp, since)) = next else { return };
-        let loaded = load(&runtime, &path, stamp, runtime.load_component_apart(&path), since);
+        let started = Instant::now();
+        let component = runtime.load_component_apart(&path);
+        let took = started.elapsed();
+        let from = component.as_ref().ok().map(|(_, from, _)| *from);
+        let loaded = load(&runtime, &path, stamp, component, since);
+        this.loads.count(&loaded.1, from, took);
         this.compiled(path, stamp, loaded);
     }
 }

@@ -856,6 +856,7 @@ impl Worker {
                 stopped.push(task);
                 continue;
             };
+            self.task_metrics.startups.past_stop_deadline.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if patience.is_zero() {
                 tracing::warn!("task {task} did not stop within {} ms; leaving it behind", timeout.as_millis());
                 continue;
