@@ -955,6 +955,17 @@ pub fn rest_call(port: u16, method: &str, path: &str, body: Option<&Value>) -> (
 /// JsonConverter, and the plugins of `plugin_path` besides those on its classpath; its log goes
 /// to `connect.log` in `dir`.
 pub fn start_connect_distributed(dir: &Path, group: &str, port: u16, plugin_path: Option<&str>) -> KillOnDrop {
+    start_connect_distributed_with(dir, group, port, plugin_path, &[])
+}
+
+/// `start_connect_distributed`, with more options for `java` (a `-javaagent:`, say).
+pub fn start_connect_distributed_with(
+    dir: &Path,
+    group: &str,
+    port: u16,
+    plugin_path: Option<&str>,
+    java_options: &[String],
+) -> KillOnDrop {
     let classpath = std::env::var("CONNECT_CLASSPATH").expect("CONNECT_CLASSPATH is not set: run ./run test");
     let worker = dir.join("connect-distributed.properties");
     let mut settings = connect_settings(plugin_path);
@@ -964,7 +975,9 @@ pub fn start_connect_distributed(dir: &Path, group: &str, port: u16, plugin_path
     write_properties(&worker, &settings);
     let log = fs::File::create(dir.join("connect.log")).unwrap();
     let child = Command::new("java")
-        .args(["-Xms64M", "-Xmx512M", "-cp", &classpath, "org.apache.kafka.connect.cli.ConnectDistributed"])
+        .args(["-Xms64M", "-Xmx512M", "-cp", &classpath])
+        .args(java_options)
+        .arg("org.apache.kafka.connect.cli.ConnectDistributed")
         .arg(&worker)
         .stdout(Stdio::null())
         .stderr(log)

@@ -382,6 +382,72 @@ fn connects_metric_names_and_labels_under_strimzis_rules_are_wharfs() {
     );
 }
 
+/// A distributed Kafka Connect 4.1.1 worker's rebalance and coordinator groups, through the JMX
+/// exporter under Strimzi's rules, beside a distributed Wharf worker's, each the one member of a
+/// group of its own running one source: the series' names and label names are the same, but for
+/// the differences `docs/operations.md` lists.
+#[test]
+fn a_cluster_members_groups_are_connects_under_strimzis_rules() {
+    let wharf = Distributed::new(&[]).start();
+    create(&wharf, "gen", json!({"connector.class": "datagen", "topic": unique("cluster-compare"), "rate": "5"}));
+    wharf.wait_task_state("gen", 0, "RUNNING");
+
+    let dir = tempfile::tempdir().unwrap();
+    let agent = std::env::var("JMX_EXPORTER_JAR").expect("JMX_EXPORTER_JAR is not set: run ./run test");
+    let rules = workspace().join("tests/metrics/connect-jmx-rules.yaml");
+    let (exporter_port, rest_port) = (free_port(), free_port());
+    let _connect = start_connect_distributed_with(
+        dir.path(),
+        &unique("connect-compare"),
+        rest_port,
+        None,
+        &[format!("-javaagent:{agent}=127.0.0.1:{exporter_port}:{}", rules.display())],
+    );
+    let rest = |method: &str, path: &str, body: Option<Value>| -> (u16, Value) {
+        rest_call(rest_port, method, path, body.as_ref())
+    };
+    wait_for("Kafka Connect's REST API", Duration::from_secs(120), || (rest("GET", "/", None).0 == 200).then_some(()));
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a\nb\n").unwrap();
+    let source = json!({"name": "src", "config": {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "file": input.display().to_string(), "topic": unique("cluster-compare-connect")}});
+    let created = wait_for("the connector in Kafka Connect", Duration::from_secs(60), || {
+        let (code, body) = rest("POST", "/connectors", Some(source.clone()));
+        (code == 201 || code == 409).then_some(body)
+    });
+    let prometheus = Prometheus::scraping_jobs(&[("wharf", wharf.port), ("kafka-connect", exporter_port)]);
+    let cluster_groups = ["connect-worker-rebalance-metrics", "connect-coordinator-metrics"];
+    let of_the_cluster = |shapes: std::collections::BTreeSet<String>| -> std::collections::BTreeSet<String> {
+        shapes.into_iter().filter(|s| connect_group(s).is_some_and(|g| cluster_groups.contains(&g))).collect()
+    };
+    let ours = wharf.wait("Wharf's cluster metrics", Duration::from_secs(60), || {
+        let shapes = of_the_cluster(shapes(&prometheus, "wharf"));
+        (shapes.iter().any(|s| s.starts_with("kafka_connect_coordinator_"))).then_some(shapes)
+    });
+    let theirs = wharf.wait("Kafka Connect's cluster metrics", Duration::from_secs(120), || {
+        let shapes = of_the_cluster(shapes(&prometheus, "kafka-connect"));
+        let running = prometheus.query(r#"kafka_connect_connector_task_status{job="kafka-connect",status="running"}"#);
+        let groups: std::collections::BTreeSet<&str> = shapes.iter().filter_map(|s| connect_group(s)).collect();
+        (!running.is_empty() && groups.len() == cluster_groups.len()).then_some(shapes)
+    });
+    let mut differences: Vec<String> = theirs
+        .difference(&ours)
+        .map(|s| format!("{} only in Connect: {s}", connect_group(s).unwrap_or_default()))
+        .chain(ours.difference(&theirs).map(|s| format!("only in Wharf: {s}")))
+        .collect();
+    differences.sort();
+    let documented: Vec<String> = DOCUMENTED_CLUSTER_DIFFERENCES.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        differences, documented,
+        "the differences from Connect's cluster metrics changed: docs/operations.md lists them (created: {created})"
+    );
+}
+
+/// What `a_cluster_members_groups_are_connects_under_strimzis_rules` finds different, as
+/// docs/operations.md explains it.
+const DOCUMENTED_CLUSTER_DIFFERENCES: &[&str] = &[];
+
 /// What `connects_metric_names_and_labels_under_strimzis_rules_are_wharfs` finds different, as
 /// docs/operations.md explains it: Connect's active counts of records (which come with the
 /// exporter's `_objectname` label), and Wharf's worker app-info, which a Connect 4.1.1 worker does

@@ -477,7 +477,13 @@ fn metrics_show_the_workers_connectors_and_tasks_under_strimzis_names() {
             .filter(|(labels, _)| labels.contains("skipper"))
             .filter_map(|(_, v)| v.parse::<f64>().ok())
             .sum();
-        (read > 0.0).then_some(())
+        // Wharf's own figures of the same consumer: its round trips to the broker.
+        let round_trip = samples(&text, "wharf_client_round_trip_avg_seconds")
+            .iter()
+            .filter(|(labels, _)| labels.contains("skipper") && labels.contains(r#"client="consumer""#))
+            .filter_map(|(_, v)| v.parse::<f64>().ok())
+            .fold(0.0, f64::max);
+        (read > 0.0 && round_trip > 0.0).then_some(())
     });
     let version = samples(&text, "kafka_connect_version");
     assert_eq!(version.len(), 1, "{text}");

@@ -1,6 +1,7 @@
 //! The worker's Kafka clients as Strimzi's dashboard reads Connect's: bytes sent and received and
-//! open broker connections of each task producer and sink consumer, from librdkafka's
-//! statistics (`statistics.interval.ms`, `STATISTICS_INTERVAL_MS` unless the config sets it).
+//! open broker connections of each task producer and sink consumer; and for Wharf's own family
+//! their queues (messages and bytes waiting, requests in flight), round trips to the brokers and
+//! producers' batches; from librdkafka's statistics (`statistics.interval.ms`, `STATISTICS_INTERVAL_MS` unless the config sets it).
 //! A client's figures go when the client does: the registry holds them weakly.
 
 use std::collections::HashMap;
@@ -29,6 +30,17 @@ pub struct ClientFigures {
     pub sent_bytes: AtomicU64,
     pub received_bytes: AtomicU64,
     pub connections: AtomicU64,
+    /// Messages and bytes waiting in the client's queues (a producer's not yet acknowledged).
+    pub queued_messages: AtomicU64,
+    pub queued_bytes: AtomicU64,
+    /// Requests sent to the brokers and not yet answered.
+    pub in_flight: AtomicU64,
+    /// The brokers' average and worst 99th-percentile round trip, in µs (0 before the first).
+    pub rtt_avg_us: AtomicU64,
+    pub rtt_p99_us: AtomicU64,
+    /// A producer's average batch, in bytes and messages, over its topics.
+    pub batch_bytes_avg: AtomicU64,
+    pub batch_messages_avg: AtomicU64,
 }
 
 /// What the figures are read from, of librdkafka's statistics (the rest is skipped).
@@ -38,12 +50,51 @@ struct Statistics {
     tx_bytes: i64,
     rx_bytes: i64,
     #[serde(default)]
+    msg_cnt: i64,
+    #[serde(default)]
+    msg_size: i64,
+    #[serde(default)]
     brokers: HashMap<String, Broker>,
+    #[serde(default)]
+    topics: HashMap<String, Topic>,
 }
 
 #[derive(serde::Deserialize)]
 struct Broker {
     state: String,
+    #[serde(default)]
+    waitresp_cnt: i64,
+    #[serde(default)]
+    rtt: Window,
+}
+
+#[derive(serde::Deserialize)]
+struct Topic {
+    #[serde(default)]
+    batchsize: Window,
+    #[serde(default)]
+    batchcnt: Window,
+}
+
+/// One of librdkafka's rolling windows (`rtt`, `batchsize`, `batchcnt`): only what is read.
+#[derive(serde::Deserialize, Default)]
+struct Window {
+    #[serde(default)]
+    avg: i64,
+    #[serde(default)]
+    p99: i64,
+    #[serde(default)]
+    cnt: i64,
+}
+
+/// The average of the windows that saw something, as a whole number (0 when none did).
+fn average<'a>(windows: impl Iterator<Item = &'a Window>, pick: fn(&Window) -> i64) -> u64 {
+    let (sum, count) = windows.filter(|w| w.cnt > 0).fold((0i64, 0i64), |(s, c), w| (s.saturating_add(pick(w)), c + 1));
+    if count == 0 {
+        0
+    } else {
+        (sum / count).max(0) as u64
+    }
 }
 
 impl ClientFigures {
@@ -55,6 +106,16 @@ impl ClientFigures {
         self.received_bytes.store(statistics.rx_bytes.max(0) as u64, Ordering::Relaxed);
         let up = statistics.brokers.values().filter(|b| b.state == "UP").count();
         self.connections.store(up as u64, Ordering::Relaxed);
+        self.queued_messages.store(statistics.msg_cnt.max(0) as u64, Ordering::Relaxed);
+        self.queued_bytes.store(statistics.msg_size.max(0) as u64, Ordering::Relaxed);
+        let in_flight: i64 = statistics.brokers.values().map(|b| b.waitresp_cnt.max(0)).sum();
+        self.in_flight.store(in_flight as u64, Ordering::Relaxed);
+        self.rtt_avg_us.store(average(statistics.brokers.values().map(|b| &b.rtt), |w| w.avg), Ordering::Relaxed);
+        let p99 = statistics.brokers.values().filter(|b| b.rtt.cnt > 0).map(|b| b.rtt.p99.max(0)).max();
+        self.rtt_p99_us.store(p99.unwrap_or(0) as u64, Ordering::Relaxed);
+        let batches = || statistics.topics.values();
+        self.batch_bytes_avg.store(average(batches().map(|t| &t.batchsize), |w| w.avg), Ordering::Relaxed);
+        self.batch_messages_avg.store(average(batches().map(|t| &t.batchcnt), |w| w.avg), Ordering::Relaxed);
     }
 
     /// None until the first statistics arrived.
@@ -76,6 +137,13 @@ pub fn register(kind: ClientKind) -> Arc<ClientFigures> {
         sent_bytes: AtomicU64::new(0),
         received_bytes: AtomicU64::new(0),
         connections: AtomicU64::new(0),
+        queued_messages: AtomicU64::new(0),
+        queued_bytes: AtomicU64::new(0),
+        in_flight: AtomicU64::new(0),
+        rtt_avg_us: AtomicU64::new(0),
+        rtt_p99_us: AtomicU64::new(0),
+        batch_bytes_avg: AtomicU64::new(0),
+        batch_messages_avg: AtomicU64::new(0),
     });
     let mut all = clients().locked();
     all.retain(|c| c.strong_count() > 0);
@@ -102,13 +170,28 @@ mod tests {
         assert_eq!(figures.client_id(), None);
         figures.update(
             br#"{"name": "p#producer-1", "client_id": "wharf-w-producer-1", "type": "producer", "tx_bytes": 1234,
-                 "rx_bytes": 56, "brokers": {"127.0.0.1:9092/1": {"state": "UP", "nodeid": 1},
-                 "127.0.0.1:9092/bootstrap": {"state": "INIT", "nodeid": -1}}, "topics": {}}"#,
+                 "rx_bytes": 56, "msg_cnt": 7, "msg_size": 700,
+                 "brokers": {"127.0.0.1:9092/1": {"state": "UP", "nodeid": 1, "waitresp_cnt": 2,
+                                                  "rtt": {"avg": 1500, "p99": 4000, "cnt": 10}},
+                             "127.0.0.1:9092/2": {"state": "UP", "nodeid": 2, "waitresp_cnt": 1,
+                                                  "rtt": {"avg": 500, "p99": 9000, "cnt": 3}},
+                             "127.0.0.1:9092/bootstrap": {"state": "INIT", "nodeid": -1,
+                                                          "rtt": {"avg": 0, "p99": 0, "cnt": 0}}},
+                 "topics": {"t": {"batchsize": {"avg": 16000, "cnt": 4}, "batchcnt": {"avg": 160, "cnt": 4}},
+                            "u": {"batchsize": {"avg": 0, "cnt": 0}, "batchcnt": {"avg": 0, "cnt": 0}}}}"#,
         );
         assert_eq!(figures.client_id(), Some("wharf-w-producer-1"));
         assert_eq!(figures.sent_bytes.load(Ordering::Relaxed), 1234);
         assert_eq!(figures.received_bytes.load(Ordering::Relaxed), 56);
-        assert_eq!(figures.connections.load(Ordering::Relaxed), 1);
+        assert_eq!(figures.connections.load(Ordering::Relaxed), 2);
+        assert_eq!(figures.queued_messages.load(Ordering::Relaxed), 7);
+        assert_eq!(figures.queued_bytes.load(Ordering::Relaxed), 700);
+        assert_eq!(figures.in_flight.load(Ordering::Relaxed), 3);
+        // The brokers that saw round trips: their average, and the worst 99th percentile.
+        assert_eq!(figures.rtt_avg_us.load(Ordering::Relaxed), 1000);
+        assert_eq!(figures.rtt_p99_us.load(Ordering::Relaxed), 9000);
+        assert_eq!(figures.batch_bytes_avg.load(Ordering::Relaxed), 16000);
+        assert_eq!(figures.batch_messages_avg.load(Ordering::Relaxed), 160);
         figures.update(b"not json");
         assert_eq!(figures.sent_bytes.load(Ordering::Relaxed), 1234);
         assert!(live().iter().any(|c| Arc::ptr_eq(c, &figures)));

@@ -265,6 +265,55 @@ fn client_families(out: &mut Exposition, live: &[std::sync::Arc<clients::ClientF
     }
 }
 
+/// Wharf's own figures of the Kafka clients: queues, requests in flight, round trips, batches.
+fn wharf_client_families(out: &mut Exposition, live: &[std::sync::Arc<clients::ClientFigures>]) {
+    use std::sync::atomic::Ordering::Relaxed;
+    type Pick = fn(&clients::ClientFigures) -> f64;
+    let families: [(&str, &str, Pick); 7] = [
+        (
+            "wharf_client_queued_messages",
+            "Messages waiting in the client's queues (a producer's: not yet acknowledged)",
+            |c| c.queued_messages.load(Relaxed) as f64,
+        ),
+        ("wharf_client_queued_bytes", "Bytes of the messages waiting in the client's queues", |c| {
+            c.queued_bytes.load(Relaxed) as f64
+        }),
+        ("wharf_client_requests_in_flight", "Requests sent to the brokers and not answered yet", |c| {
+            c.in_flight.load(Relaxed) as f64
+        }),
+        (
+            "wharf_client_round_trip_avg_seconds",
+            "The brokers' average round trip, over librdkafka's last statistics window",
+            |c| c.rtt_avg_us.load(Relaxed) as f64 / 1e6,
+        ),
+        (
+            "wharf_client_round_trip_p99_seconds",
+            "The worst broker's 99th percentile round trip, over the same window",
+            |c| c.rtt_p99_us.load(Relaxed) as f64 / 1e6,
+        ),
+        ("wharf_client_batch_avg_bytes", "A producer's average batch, in bytes", |c| {
+            c.batch_bytes_avg.load(Relaxed) as f64
+        }),
+        ("wharf_client_batch_avg_messages", "A producer's average batch, in messages", |c| {
+            c.batch_messages_avg.load(Relaxed) as f64
+        }),
+    ];
+    for (family, help, pick) in families {
+        out.family(family, Kind::Gauge, help);
+        // Only producers batch.
+        let batches = family.contains("_batch_");
+        for client in live.iter().filter(|c| !batches || c.kind == clients::ClientKind::Producer) {
+            let kind = match client.kind {
+                clients::ClientKind::Producer => "producer",
+                clients::ClientKind::Consumer => "consumer",
+            };
+            if let Some(id) = client.client_id() {
+                out.sample(family, &[("clientid", id), ("client", kind)], pick(client));
+            }
+        }
+    }
+}
+
 /// The group's rebalances as this worker saw them.
 fn rebalance_families(out: &mut Exposition, rebalance: &RebalanceView) {
     const P: &str = "kafka_connect_worker_rebalance_";
@@ -467,7 +516,9 @@ pub fn render(view: &WorkerView, format: exposition::Format) -> String {
     if let Some(rebalance) = &view.rebalance {
         rebalance_families(&mut out, rebalance);
     }
-    client_families(&mut out, &clients::live());
+    let live = clients::live();
+    client_families(&mut out, &live);
+    wharf_client_families(&mut out, &live);
 
     if view.distributed {
         out.family(

@@ -70,6 +70,9 @@ struct Options {
     /// `--only wharf`, `--only datagen` or `--only scale`: one engine's workloads, or the scale
     /// sections, printed, not written to a file (for profiling one workload).
     only: Option<String>,
+    /// `--baseline PATH`: a `wharf` of an earlier commit, whose throughput section 12 sets beside
+    /// this build's.
+    baseline: Option<PathBuf>,
     scale: scale::Sizes,
     /// The tasks of section 8's cluster.
     cluster_tasks: usize,
@@ -94,10 +97,22 @@ fn options() -> Options {
     let only = value("--only");
     if let Some(only) = &only {
         assert!(
-            ["wharf", "datagen", "scale", "languages", "jdbc", "cdc"].contains(&only.as_str()),
-            "--only takes wharf, datagen, scale, languages, jdbc or cdc, not {only}"
+            ["wharf", "datagen", "scale", "languages", "jdbc", "cdc", "baseline"].contains(&only.as_str()),
+            "--only takes wharf, datagen, scale, languages, jdbc, cdc or baseline, not {only}"
         );
     }
+    let baseline = value("--baseline").map(PathBuf::from);
+    if let Some(baseline) = &baseline {
+        assert!(
+            baseline.is_file(),
+            "--baseline {}: no such file (a wharf binary of the commit to compare with)",
+            baseline.display()
+        );
+    }
+    assert!(
+        only.as_deref() != Some("baseline") || baseline.is_some(),
+        "--only baseline takes --baseline PATH: ./run bench --baseline COMMIT builds it"
+    );
     let scale = if smoke {
         scale::Sizes {
             tasks: vec![1, 10],
@@ -137,6 +152,7 @@ fn options() -> Options {
         lines,
         runs,
         out,
+        baseline,
         boundary_seconds: if smoke { 0.2 } else { 1.0 },
         only,
         scale,
@@ -562,10 +578,16 @@ fn utc_now() -> String {
         .unwrap_or_default()
 }
 
+/// The `wharf` section 12 runs in place of this build's, while it runs the baseline's.
+static WHARF_IN_PLACE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
 /// The `wharf` built beside this harness: the release build for a measured run, the debug build
 /// that the test suite already made for `--smoke`, which checks that the harness works and times
 /// nothing.
 fn wharf_binary() -> std::path::PathBuf {
+    if let Some(in_place) = WHARF_IN_PLACE.lock().ok().and_then(|w| w.clone()) {
+        return in_place;
+    }
     std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join("wharf")))
@@ -606,10 +628,17 @@ fn main() {
         eprintln!("section 10 written to {}", options.out.display());
         return;
     }
+    if options.only.as_deref() == Some("baseline") {
+        let section = baseline_section(&options, &input);
+        println!("{section}");
+        replace_sections(&options.out, BASELINE_HEADING, None, &section);
+        eprintln!("section 12 written to {}", options.out.display());
+        return;
+    }
     if options.only.as_deref() == Some("cdc") {
         let section = cdc_section(&options);
         println!("{section}");
-        replace_sections(&options.out, CDC_HEADING, None, &section);
+        replace_sections(&options.out, CDC_HEADING, Some(BASELINE_HEADING), &section);
         eprintln!("section 11 written to {}", options.out.display());
         return;
     }
@@ -737,6 +766,9 @@ fn main() {
     report.push_str(&languages_section(&options));
     report.push_str(&jdbc_section(&options));
     report.push_str(&cdc_section(&options));
+    if options.baseline.is_some() {
+        report.push_str(&baseline_section(&options, &input));
+    }
     println!("{report}");
     if let Some(parent) = options.out.parent() {
         fs::create_dir_all(parent).unwrap();
@@ -767,6 +799,72 @@ const JDBC_HEADING: &str = "\n## 10. The SQL sink into PostgreSQL";
 /// Section 10.
 fn jdbc_section(options: &Options) -> String {
     jdbc::section(&options.jdbc, JDBC_HEADING, &utc_now(), &machine(), BUILD)
+}
+
+/// Where section 12 begins in the results file.
+const BASELINE_HEADING: &str = "\n## 12. Beside an earlier commit";
+
+/// Section 12: workloads 1 and 2 with this build's `wharf` and with `--baseline`'s, in turns
+/// (the first of each round alternating), median of `--runs`; then what one scrape of 1,000 tasks
+/// costs this build. What the baseline lacks (the metrics of every task, for one) this build's
+/// figures pay for.
+fn baseline_section(options: &Options, input: &Path) -> String {
+    let Some(baseline) = options.baseline.clone() else { return String::new() };
+    let mut ours = Samples::default();
+    let mut theirs = Samples::default();
+    for run in 1..=options.runs {
+        let order = if run % 2 == 1 { [true, false] } else { [false, true] };
+        for baseline_first in order {
+            let (label, samples) =
+                if baseline_first { ("the baseline", &mut theirs) } else { ("this build", &mut ours) };
+            eprintln!("run {run}/{}: {label} moving {} lines", options.runs, options.lines);
+            if let Ok(mut in_place) = WHARF_IN_PLACE.lock() {
+                *in_place = baseline_first.then(|| baseline.clone());
+            }
+            run_pipeline(Engine::Wharf, Converters::Plain, input, options.lines, samples);
+        }
+    }
+    if let Ok(mut in_place) = WHARF_IN_PLACE.lock() {
+        *in_place = None;
+    }
+    let scrape = Command::new(wharf_binary())
+        .args(["bench", "scrape", "--tasks", "1000"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let head = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(workspace())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let rows: [(&str, &Vec<f64>, &Vec<f64>); 3] = [
+        ("1. file source → topic, records/s", &ours.source_rate, &theirs.source_rate),
+        ("2. topic → file sink, records/s", &ours.sink_rate, &theirs.sink_rate),
+        ("4. peak RSS during workload 1, MiB", &ours.peak_mib, &theirs.peak_mib),
+    ];
+    let mut section = format!(
+        "{BASELINE_HEADING}\n\n{}; {}; Wharf {} builds, distributed worker, {} lines of 100 bytes; median of {} \
+         run(s) each, the two builds in turns. This build: commit {head}; the baseline: {}.\n\n\
+         | figure | this build | the baseline | this / baseline |\n|---|---:|---:|---:|\n",
+        utc_now(),
+        machine(),
+        BUILD,
+        options.lines,
+        options.runs,
+        baseline.display()
+    );
+    for (name, this, that) in rows {
+        section.push_str(&format!(
+            "| {name} | {} | {} | {:.3} |\n",
+            cell(this),
+            cell(that),
+            median(this) / median(that)
+        ));
+    }
+    section.push_str(&format!("\n{scrape}\n"));
+    section
 }
 
 /// Where section 11 begins in the results file.
