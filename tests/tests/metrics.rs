@@ -444,8 +444,7 @@ fn a_cluster_members_groups_are_connects_under_strimzis_rules() {
     );
 }
 
-/// What `a_cluster_members_groups_are_connects_under_strimzis_rules` finds different, as
-/// docs/operations.md explains it.
+/// What `a_cluster_members_groups_are_connects_under_strimzis_rules` finds different: nothing.
 const DOCUMENTED_CLUSTER_DIFFERENCES: &[&str] = &[];
 
 /// What `connects_metric_names_and_labels_under_strimzis_rules_are_wharfs` finds different, as

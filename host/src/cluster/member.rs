@@ -265,15 +265,25 @@ impl Member {
         };
         let timeout = self.rebalance_call_timeout();
         let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+        let asked = std::time::Instant::now();
         let joined = connection.join(&request, timeout);
-        let Some(joined) = self.answered(joined, "joining") else { return Next::Rediscover };
+        let took = asked.elapsed();
+        let Some(joined) = self.answered(joined, "joining") else {
+            self.view.update(|m| m.rebalances.fail());
+            return Next::Rediscover;
+        };
+        self.view.update(|m| m.rebalances.answered(false, took));
         match joined.error {
             None => {}
+            // The protocol's first step, not a failure.
             Some(ResponseError::MemberIdRequired) => {
                 self.member_id = joined.member_id;
                 return Next::Rejoin;
             }
-            Some(e) => return self.on_group_error(e, "JoinGroup"),
+            Some(e) => {
+                self.view.update(|m| m.rebalances.fail());
+                return self.on_group_error(e, "JoinGroup");
+            }
         }
         self.member_id = joined.member_id;
         self.generation = joined.generation;
@@ -298,9 +308,16 @@ impl Member {
 
         let timeout = self.rebalance_call_timeout();
         let Some(connection) = self.coordinator.as_mut() else { return Next::Rediscover };
+        let asked = std::time::Instant::now();
         let synced = connection.sync(&self.config.group_id, self.generation, &self.member_id, assignments, timeout);
-        let Some(synced) = self.answered(synced, "syncing with") else { return Next::Rediscover };
+        let took = asked.elapsed();
+        let Some(synced) = self.answered(synced, "syncing with") else {
+            self.view.update(|m| m.rebalances.fail());
+            return Next::Rediscover;
+        };
+        self.view.update(|m| m.rebalances.answered(true, took));
         if let Some(e) = synced.error {
+            self.view.update(|m| m.rebalances.fail());
             return self.on_group_error(e, "SyncGroup");
         }
         let assignment: Assignment = match serde_json::from_slice(&synced.assignment) {
@@ -466,6 +483,7 @@ impl Member {
         let connection = self.coordinator.as_mut().ok_or_else(|| WireError::new("no coordinator connection"))?;
         let answer = connection.heartbeat(&self.config.group_id, self.generation, &self.member_id, timeout)?;
         self.heard();
+        self.view.update(|m| m.rebalances.heartbeat());
         Ok(answer)
     }
 

@@ -58,7 +58,8 @@ pub struct Membership {
     pub rebalances: Rebalances,
 }
 
-/// How this worker's rebalances went (Connect's `connect-worker-rebalance-metrics`).
+/// How this worker's rebalances went (Connect's `connect-worker-rebalance-metrics`), and its
+/// calls to the group coordinator (`connect-coordinator-metrics`).
 #[derive(Debug, Clone, Default)]
 pub struct Rebalances {
     /// When the rebalance under way began; none between rebalances.
@@ -68,12 +69,45 @@ pub struct Rebalances {
     pub total_ms: u64,
     pub max_ms: u64,
     pub last_completed: Option<std::time::Instant>,
+    /// Attempts that ended without an assignment (an error of the coordinator's, or no answer).
+    pub failed: u64,
+    /// JoinGroup and SyncGroup calls answered, and the milliseconds they took together.
+    pub joins: u64,
+    pub join_ms: u64,
+    pub syncs: u64,
+    pub sync_ms: u64,
+    /// Heartbeats answered, and when the last was.
+    pub heartbeats: u64,
+    pub last_heartbeat: Option<std::time::Instant>,
 }
 
 impl Rebalances {
     /// A rebalance begins (a join); one already under way goes on.
     pub fn begin(&mut self) {
         self.started.get_or_insert_with(std::time::Instant::now);
+    }
+
+    /// A JoinGroup (`sync` false) or SyncGroup call was answered after `took`.
+    pub fn answered(&mut self, sync: bool, took: std::time::Duration) {
+        let ms = took.as_millis().min(u128::from(u64::MAX)) as u64;
+        if sync {
+            self.syncs += 1;
+            self.sync_ms = self.sync_ms.saturating_add(ms);
+        } else {
+            self.joins += 1;
+            self.join_ms = self.join_ms.saturating_add(ms);
+        }
+    }
+
+    /// A heartbeat was answered.
+    pub fn heartbeat(&mut self) {
+        self.heartbeats += 1;
+        self.last_heartbeat = Some(std::time::Instant::now());
+    }
+
+    /// The attempt under way ended without an assignment.
+    pub fn fail(&mut self) {
+        self.failed += 1;
     }
 
     /// The rebalance under way ended with an assignment.

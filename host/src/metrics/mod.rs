@@ -84,6 +84,68 @@ pub struct RebalanceView {
     pub total_ms: u64,
     pub max_ms: u64,
     pub last_completed: Option<std::time::Instant>,
+    /// Its calls to the group coordinator (`connect-coordinator-metrics`).
+    pub coordinator: CoordinatorCalls,
+}
+
+/// A member's calls to its group coordinator since the worker started: attempts to rebalance
+/// that failed, JoinGroup and SyncGroup calls answered and the milliseconds they took, heartbeats
+/// answered and when the last was.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoordinatorCalls {
+    pub failed: u64,
+    pub joins: u64,
+    pub join_ms: u64,
+    pub syncs: u64,
+    pub sync_ms: u64,
+    pub heartbeats: u64,
+    pub last_heartbeat: Option<std::time::Instant>,
+}
+
+/// Connect's coordinator figures of the group (`connect-coordinator-metrics` beside the
+/// assignment): totals since the worker started, averages over them, and how long ago.
+fn coordinator_families(out: &mut Exposition, client: &[(&str, &str)], rebalance: &RebalanceView) {
+    let calls = &rebalance.coordinator;
+    let average = |total: u64, count: u64| if count == 0 { f64::NAN } else { total as f64 / count as f64 };
+    let ago = |at: Option<std::time::Instant>| at.map_or(-1.0, |at| at.elapsed().as_secs() as f64);
+    let families: [(&str, Kind, &str, f64); 11] = [
+        ("failed_rebalance_total", Kind::Counter, "Rebalance attempts that failed", calls.failed as f64),
+        ("heartbeat_total", Kind::Counter, "Heartbeats the coordinator answered", calls.heartbeats as f64),
+        ("join_total", Kind::Counter, "JoinGroup calls the coordinator answered", calls.joins as f64),
+        ("join_time_avg", Kind::Gauge, "The average JoinGroup call, in ms", average(calls.join_ms, calls.joins)),
+        ("sync_total", Kind::Counter, "SyncGroup calls the coordinator answered", calls.syncs as f64),
+        ("sync_time_avg", Kind::Gauge, "The average SyncGroup call, in ms", average(calls.sync_ms, calls.syncs)),
+        ("rebalance_total", Kind::Counter, "Rebalances completed", rebalance.completed as f64),
+        (
+            "rebalance_latency_total",
+            Kind::Counter,
+            "Milliseconds the completed rebalances took",
+            rebalance.total_ms as f64,
+        ),
+        (
+            "rebalance_latency_avg",
+            Kind::Gauge,
+            "The average completed rebalance, in ms",
+            average(rebalance.total_ms, rebalance.completed),
+        ),
+        (
+            "last_rebalance_seconds_ago",
+            Kind::Gauge,
+            "Seconds since the last rebalance completed (-1 before the first)",
+            ago(rebalance.last_completed),
+        ),
+        (
+            "last_heartbeat_seconds_ago",
+            Kind::Gauge,
+            "Seconds since the last heartbeat was answered (-1 before the first)",
+            ago(calls.last_heartbeat),
+        ),
+    ];
+    for (suffix, kind, help, value) in families {
+        let family = format!("kafka_connect_coordinator_{suffix}");
+        out.family(&family, kind, help);
+        out.sample(&family, client, value);
+    }
 }
 
 /// A connector whose config exists.
@@ -533,6 +595,9 @@ pub fn render(view: &WorkerView, format: exposition::Format) -> String {
             "The number of tasks assigned to this worker",
         );
         out.sample("kafka_connect_coordinator_assigned_tasks", &client, task_count as f64);
+        if let Some(rebalance) = &view.rebalance {
+            coordinator_families(&mut out, &client, rebalance);
+        }
     }
     out.into_text()
 }
@@ -595,6 +660,7 @@ mod tests {
                 total_ms: 300,
                 max_ms: 200,
                 last_completed: None,
+                coordinator: CoordinatorCalls { joins: 2, join_ms: 30, ..Default::default() },
             }),
         };
         let text = render(&view, exposition::Format::Text);
@@ -618,6 +684,9 @@ mod tests {
         assert!(has("kafka_connect_worker_task_count 2"), "{text}");
         assert!(has(r#"kafka_connect_worker_connector_paused_task_count{connector="theirs"} 1"#), "{text}");
         assert!(has(r#"kafka_connect_coordinator_assigned_tasks{clientid="w1"} 2"#), "{text}");
+        assert!(has(r#"kafka_connect_coordinator_join_time_avg{clientid="w1"} 15"#), "{text}");
+        assert!(has(r#"kafka_connect_coordinator_rebalance_latency_avg{clientid="w1"} 150"#), "{text}");
+        assert!(has(r#"kafka_connect_coordinator_last_heartbeat_seconds_ago{clientid="w1"} -1"#), "{text}");
         assert!(has(r#"kafka_connect_start_time_seconds{clientid="w1"} 1.5"#), "{text}");
         assert!(has("kafka_connect_worker_rebalance_rebalancing 0"), "{text}");
         assert!(has("kafka_connect_worker_rebalance_epoch 3"), "{text}");

@@ -771,6 +771,15 @@ async fn metrics(State(state): State<Shared>, headers: axum::http::HeaderMap) ->
             total_ms: m.rebalances.total_ms,
             max_ms: m.rebalances.max_ms,
             last_completed: m.rebalances.last_completed,
+            coordinator: crate::metrics::CoordinatorCalls {
+                failed: m.rebalances.failed,
+                joins: m.rebalances.joins,
+                join_ms: m.rebalances.join_ms,
+                syncs: m.rebalances.syncs,
+                sync_ms: m.rebalances.sync_ms,
+                heartbeats: m.rebalances.heartbeats,
+                last_heartbeat: m.rebalances.last_heartbeat,
+            },
         }),
     };
     ([(header::CONTENT_TYPE, format.content_type())], crate::metrics::render(&view, format)).into_response()
