@@ -272,10 +272,9 @@ impl Member {
             self.view.update(|m| m.rebalances.fail());
             return Next::Rediscover;
         };
-        self.view.update(|m| m.rebalances.answered(false, took));
         match joined.error {
-            None => {}
-            // The protocol's first step, not a failure.
+            None => self.view.update(|m| m.rebalances.answered(false, took)),
+            // The protocol's first step: neither a join nor a failure.
             Some(ResponseError::MemberIdRequired) => {
                 self.member_id = joined.member_id;
                 return Next::Rejoin;
@@ -315,7 +314,9 @@ impl Member {
             self.view.update(|m| m.rebalances.fail());
             return Next::Rediscover;
         };
-        self.view.update(|m| m.rebalances.answered(true, took));
+        if synced.error.is_none() {
+            self.view.update(|m| m.rebalances.answered(true, took));
+        }
         if let Some(e) = synced.error {
             self.view.update(|m| m.rebalances.fail());
             return self.on_group_error(e, "SyncGroup");

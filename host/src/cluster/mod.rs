@@ -71,7 +71,8 @@ pub struct Rebalances {
     pub last_completed: Option<std::time::Instant>,
     /// Attempts that ended without an assignment (an error of the coordinator's, or no answer).
     pub failed: u64,
-    /// JoinGroup and SyncGroup calls answered, and the milliseconds they took together.
+    /// JoinGroup and SyncGroup calls answered without an error, and the milliseconds they took
+    /// together.
     pub joins: u64,
     pub join_ms: u64,
     pub syncs: u64,

@@ -74,6 +74,17 @@ struct Topic {
     batchsize: Window,
     #[serde(default)]
     batchcnt: Window,
+    #[serde(default)]
+    partitions: HashMap<String, Partition>,
+}
+
+/// A consumer's partition: the messages fetched and not yet read, and their bytes.
+#[derive(serde::Deserialize)]
+struct Partition {
+    #[serde(default)]
+    fetchq_cnt: i64,
+    #[serde(default)]
+    fetchq_size: i64,
 }
 
 /// One of librdkafka's rolling windows (`rtt`, `batchsize`, `batchcnt`): only what is read.
@@ -106,8 +117,18 @@ impl ClientFigures {
         self.received_bytes.store(statistics.rx_bytes.max(0) as u64, Ordering::Relaxed);
         let up = statistics.brokers.values().filter(|b| b.state == "UP").count();
         self.connections.store(up as u64, Ordering::Relaxed);
-        self.queued_messages.store(statistics.msg_cnt.max(0) as u64, Ordering::Relaxed);
-        self.queued_bytes.store(statistics.msg_size.max(0) as u64, Ordering::Relaxed);
+        // A producer's queue is its own; a consumer's, the messages fetched into its partitions'
+        // queues and not read yet.
+        let (queued, queued_bytes) = match self.kind {
+            ClientKind::Producer => (statistics.msg_cnt, statistics.msg_size),
+            ClientKind::Consumer => {
+                statistics.topics.values().flat_map(|t| t.partitions.values()).fold((0i64, 0i64), |(n, b), p| {
+                    (n.saturating_add(p.fetchq_cnt.max(0)), b.saturating_add(p.fetchq_size.max(0)))
+                })
+            }
+        };
+        self.queued_messages.store(queued.max(0) as u64, Ordering::Relaxed);
+        self.queued_bytes.store(queued_bytes.max(0) as u64, Ordering::Relaxed);
         let in_flight: i64 = statistics.brokers.values().map(|b| b.waitresp_cnt.max(0)).sum();
         self.in_flight.store(in_flight as u64, Ordering::Relaxed);
         self.rtt_avg_us.store(average(statistics.brokers.values().map(|b| &b.rtt), |w| w.avg), Ordering::Relaxed);
@@ -199,5 +220,18 @@ mod tests {
         drop(figures);
         assert!(weak.upgrade().is_none());
         assert!(!live().iter().any(|c| c.client_id() == Some("wharf-w-producer-1")));
+    }
+
+    #[test]
+    fn a_consumers_queue_is_what_its_partitions_fetched_and_it_has_not_read() {
+        let figures = register(ClientKind::Consumer);
+        figures.update(
+            br#"{"client_id": "c", "tx_bytes": 1, "rx_bytes": 2, "msg_cnt": 0, "msg_size": 0,
+                 "topics": {"t": {"partitions": {"0": {"fetchq_cnt": 5, "fetchq_size": 500},
+                                                 "1": {"fetchq_cnt": 2, "fetchq_size": 200},
+                                                 "-1": {"fetchq_cnt": 0, "fetchq_size": 0}}}}}"#,
+        );
+        assert_eq!(figures.queued_messages.load(Ordering::Relaxed), 7);
+        assert_eq!(figures.queued_bytes.load(Ordering::Relaxed), 700);
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Registration checks what Prometheus would refuse (a name, a label) and holds each task to
 //! `wasm.max.plugin.metrics`; recording is a relaxed atomic store per value, the metric found by
-//! its handle in the task's list.
+//! its handle in the task's list, which one `update` call locks once (uncontended but for scrapes).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -136,19 +136,31 @@ impl PluginMetrics {
         };
         let mut metrics = self.metrics.locked();
         for (handle, metric) in metrics.iter().enumerate() {
-            if metric.family.strip_suffix("_total").unwrap_or(&metric.family)
-                != family.strip_suffix("_total").unwrap_or(&family)
-            {
-                continue;
-            }
-            if metric.kind != spec.kind {
+            if stem(&metric.family) == stem(&family) && metric.kind != spec.kind {
                 return Err(format!(
                     "the metric {name} is registered as a {} already; register it as one, or choose another name",
                     kind_word(metric.kind)
                 ));
             }
-            if metric.tags == tags {
-                return Ok(handle as u32);
+            if metric.family == family {
+                if metric.tags == tags {
+                    return Ok(handle as u32);
+                }
+                continue;
+            }
+            // Names Prometheus would read as one: `x` and `x_total`, or a histogram's own series.
+            let histogram_series = |histogram: &str, other: &str| {
+                ["_bucket", "_sum", "_count"].iter().any(|end| format!("{histogram}{end}") == other)
+            };
+            if stem(&metric.family) == stem(&family)
+                || (metric.kind == MetricKind::Histogram && histogram_series(&metric.family, &family))
+                || (spec.kind == MetricKind::Histogram && histogram_series(&family, &metric.family))
+            {
+                return Err(format!(
+                    "the metric {name} would be served under a name its {} {} uses already; choose another name",
+                    kind_word(metric.kind),
+                    metric.family.strip_prefix(PREFIX).unwrap_or(&metric.family)
+                ));
             }
         }
         if metrics.len() >= limit {
@@ -196,6 +208,11 @@ impl PluginMetrics {
     }
 }
 
+/// A family's name without a counter's `_total`: what OpenMetrics names its family.
+fn stem(family: &str) -> &str {
+    family.strip_suffix("_total").unwrap_or(family)
+}
+
 fn kind_word(kind: MetricKind) -> &'static str {
     match kind {
         MetricKind::Counter => "counter",
@@ -236,9 +253,9 @@ fn cut(text: &str, max: usize) -> &str {
 }
 
 /// Every task's plugin metrics, family by family: a name several tasks use is one family, of
-/// the kind and help the first of them gave it (a metric of another kind under that name is left
-/// out); names that would clash with another family's samples (a histogram's `_count`) are left
-/// out too.
+/// the kind and help the first of them gave it (a metric of another kind under that name, or
+/// under a name OpenMetrics reads as the same, `x` beside `x_total`, is left out); names that
+/// would clash with another family's samples (a histogram's `_count`) are left out too.
 pub fn render(out: &mut Exposition, tasks: &[(&str, String, &PluginMetrics)]) {
     type Row = (usize, Arc<Metric>);
     let mut families: BTreeMap<String, Vec<Row>> = BTreeMap::new();
@@ -247,6 +264,11 @@ pub fn render(out: &mut Exposition, tasks: &[(&str, String, &PluginMetrics)]) {
             families.entry(metric.family.clone()).or_default().push((index, metric.clone()));
         }
     }
+    // The first family of each stem keeps it.
+    let mut stems: BTreeMap<&str, &str> = BTreeMap::new();
+    for family in families.keys() {
+        stems.entry(stem(family)).or_insert(family);
+    }
     let taken: std::collections::BTreeSet<String> = families
         .iter()
         .filter(|(_, rows)| rows.first().is_some_and(|(_, m)| m.kind == MetricKind::Histogram))
@@ -254,7 +276,7 @@ pub fn render(out: &mut Exposition, tasks: &[(&str, String, &PluginMetrics)]) {
         .collect();
     for (family, rows) in &families {
         let Some((_, first)) = rows.first() else { continue };
-        if taken.contains(family) {
+        if taken.contains(family) || stems.get(stem(family)).is_some_and(|owner| *owner != family.as_str()) {
             continue;
         }
         let kind = match first.kind {
@@ -348,6 +370,15 @@ kafka_connect_plugins_write_seconds_count{connector="sink",task="0"} 3
         let kind = metrics.register(spec("rows", MetricKind::Gauge, &[]), 10).unwrap_err();
         assert!(kind.contains("registered as a counter"), "{kind}");
         assert_eq!(metrics.len(), 2);
+        // A gauge `level` and a gauge `level_total` would be one family to OpenMetrics; a gauge
+        // named as a histogram's own series would hide in it.
+        let gauges = PluginMetrics::default();
+        gauges.register(spec("level", MetricKind::Gauge, &[]), 10).unwrap();
+        let twin = gauges.register(spec("level_total", MetricKind::Gauge, &[]), 10).unwrap_err();
+        assert!(twin.contains("uses already"), "{twin}");
+        gauges.register(spec("depth", MetricKind::Histogram, &[]), 10).unwrap();
+        let hidden = gauges.register(spec("depth_count", MetricKind::Gauge, &[]), 10).unwrap_err();
+        assert!(hidden.contains("histogram depth"), "{hidden}");
     }
 
     #[test]
@@ -382,5 +413,15 @@ kafka_connect_plugins_write_seconds_count{connector="sink",task="0"} 3
         let text = out.into_text();
         assert!(!text.contains(r#"task="1""#), "{text}");
         assert_eq!(text.matches("# TYPE").count(), 1, "{text}");
+        // A counter `x` (served as `x_total`) in one task, a gauge `x` in another: OpenMetrics
+        // would name both families `x`, so only the first is served.
+        let c = PluginMetrics::default();
+        c.register(spec("x", MetricKind::Counter, &[]), 10).unwrap();
+        let d = PluginMetrics::default();
+        d.register(spec("x", MetricKind::Gauge, &[]), 10).unwrap();
+        let mut out = Exposition::new(super::super::exposition::Format::OpenMetrics);
+        render(&mut out, &[("c", "0".to_string(), &c), ("c", "1".to_string(), &d)]);
+        let text = out.into_text();
+        assert_eq!(text.matches("# TYPE kafka_connect_plugins_x ").count(), 1, "{text}");
     }
 }

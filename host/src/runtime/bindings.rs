@@ -107,7 +107,6 @@ pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch,
 pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
 pub(super) use sink::wharf::connector::errant_records as wit_errant;
 pub(super) use source::wharf::connector::host as wit_host;
-pub(super) use source::wharf::connector::metrics as wit_metrics;
 pub(super) use source::wharf::connector::progress as wit_progress;
 pub(super) use source::wharf::connector::types as wit;
 pub(super) use transform::exports::wharf::connector::transformer::{TransformBatch, TransformRecord, TransformedBatch};

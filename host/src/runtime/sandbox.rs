@@ -11,7 +11,7 @@ use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{wit, wit_errant, wit_host, wit_metrics, wit_progress};
+use super::bindings::{wit, wit_errant, wit_host, wit_progress};
 use super::http_out::HttpGrant;
 use super::network::{self, socket_room};
 use super::plugin_log::{LogLevel, PluginLog};
@@ -580,30 +580,135 @@ impl wit_progress::Host for TaskState {
     }
 }
 
-impl wit_metrics::Host for TaskState {
-    fn register(&mut self, metric: wit_metrics::Metric) -> Result<u32, String> {
-        let Some(observer) = &self.observer else {
-            return Err("metrics are kept for a task's instance only: this instance runs no task".to_string());
-        };
-        let kind = match metric.kind {
-            wit_metrics::MetricKind::Counter => PluginMetricKind::Counter,
-            wit_metrics::MetricKind::Gauge => PluginMetricKind::Gauge,
-            wit_metrics::MetricKind::Histogram => PluginMetricKind::Histogram,
-        };
-        observer.register_metric(PluginMetric {
-            name: metric.name,
-            description: metric.description,
-            kind,
-            tags: metric.tags,
-            buckets: metric.buckets,
-        })
-    }
+/// The interface name of the `metrics` import, which `link_metrics` defines (the contract's
+/// version: later 0.1 plugins' imports are matched to it by semver).
+const METRICS_INTERFACE: &str = "wharf:connector/metrics@0.1.7";
 
-    fn update(&mut self, values: Vec<(u32, f64)>) {
-        if let Some(observer) = &self.observer {
-            observer.record_metrics(&values);
+/// The most tags one metric may have, bucket bounds a histogram, and bytes a name, tag or
+/// description (Prometheus's own rules are checked by the worker).
+pub const MAX_METRIC_TAGS: usize = 8;
+pub const MAX_METRIC_BUCKETS: usize = 32;
+pub const MAX_METRIC_TEXT_BYTES: usize = 256;
+/// Values `update` hands the worker at a time, however many the plugin passed.
+const METRIC_UPDATES_AT_ONCE: usize = 256;
+
+/// `metrics.register`'s argument, read lazily: its strings and lists stay in the plugin's memory
+/// until their lengths are checked.
+#[derive(wasmtime::component::ComponentType, wasmtime::component::Lift)]
+#[component(record)]
+struct MetricArg {
+    name: wasmtime::component::WasmStr,
+    description: wasmtime::component::WasmStr,
+    kind: MetricKindArg,
+    tags: wasmtime::component::WasmList<(wasmtime::component::WasmStr, wasmtime::component::WasmStr)>,
+    buckets: wasmtime::component::WasmList<f64>,
+}
+
+// Its variants are made by the derived `Lift` from the plugin's value, which rustc does not see.
+#[allow(dead_code)]
+#[derive(wasmtime::component::ComponentType, wasmtime::component::Lift, Clone, Copy)]
+#[component(enum)]
+#[repr(u8)]
+enum MetricKindArg {
+    #[component(name = "counter")]
+    Counter,
+    #[component(name = "gauge")]
+    Gauge,
+    #[component(name = "histogram")]
+    Histogram,
+}
+
+/// Defines the `metrics` import (contract 0.1.7) by hand rather than through the bindings: the
+/// generated ones copy every argument before the host sees it, and a plugin's tags may all point
+/// at one large string, which would make the host copy it once per tag. Here a count or a length
+/// is checked before anything is copied, and `update` reads its values in place.
+pub(super) fn link_metrics(linker: &mut wasmtime::component::Linker<TaskState>) -> anyhow::Result<()> {
+    let mut metrics = linker.instance(METRICS_INTERFACE)?;
+    metrics.func_wrap("register", |mut store, (metric,): (MetricArg,)| Ok((register_metric(&mut store, metric)?,)))?;
+    metrics.func_wrap("update", |mut store, (values,): (wasmtime::component::WasmList<(u32, f64)>,)| {
+        let Some(observer) = store.data().observer.clone() else { return Ok(()) };
+        let mut chunk = Vec::with_capacity(values.len().min(METRIC_UPDATES_AT_ONCE));
+        for value in values.iter(&mut store)? {
+            chunk.push(value?);
+            if chunk.len() == METRIC_UPDATES_AT_ONCE {
+                observer.record_metrics(&chunk);
+                chunk.clear();
+            }
         }
+        if !chunk.is_empty() {
+            observer.record_metrics(&chunk);
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// A string of the plugin's, at most `MAX_METRIC_TEXT_BYTES` long, or why not.
+fn metric_text(
+    store: &wasmtime::StoreContextMut<'_, TaskState>,
+    text: &wasmtime::component::WasmStr,
+    what: &str,
+) -> wasmtime::Result<Result<String, String>> {
+    let text = text.to_str(store)?;
+    if text.len() > MAX_METRIC_TEXT_BYTES {
+        return Ok(Err(format!("{what} is {} bytes long; at most {MAX_METRIC_TEXT_BYTES} are allowed", text.len())));
     }
+    Ok(Ok(text.into_owned()))
+}
+
+/// `metrics.register`: the metric read within its bounds and handed to the task's observer. An
+/// error of the plugin's own making is its answer; memory that cannot be read traps.
+fn register_metric(
+    store: &mut wasmtime::StoreContextMut<'_, TaskState>,
+    metric: MetricArg,
+) -> wasmtime::Result<Result<u32, String>> {
+    let Some(observer) = store.data().observer.clone() else {
+        return Ok(Err("metrics are kept for a task's instance only: this instance runs no task".to_string()));
+    };
+    let name = match metric_text(store, &metric.name, "the metric's name")? {
+        Ok(name) => name,
+        Err(why) => return Ok(Err(why)),
+    };
+    if metric.tags.len() > MAX_METRIC_TAGS {
+        return Ok(Err(format!(
+            "the metric {name:?} has {} tags; at most {MAX_METRIC_TAGS} are allowed",
+            metric.tags.len()
+        )));
+    }
+    if metric.buckets.len() > MAX_METRIC_BUCKETS {
+        return Ok(Err(format!(
+            "the histogram {name:?} has {} bucket bounds; at most {MAX_METRIC_BUCKETS} are allowed",
+            metric.buckets.len()
+        )));
+    }
+    // A description is help text: a long one is cut, not refused.
+    let description = metric.description.to_str(&*store)?;
+    let mut end = description.len().min(MAX_METRIC_TEXT_BYTES);
+    while !description.is_char_boundary(end) {
+        end -= 1;
+    }
+    let description = description[..end].to_string();
+    let mut tags = Vec::with_capacity(metric.tags.len());
+    for index in 0..metric.tags.len() {
+        let Some(tag) = metric.tags.get(&mut *store, index) else { break };
+        let (key, value) = tag?;
+        let key = match metric_text(store, &key, "a tag's name")? {
+            Ok(key) => key,
+            Err(why) => return Ok(Err(format!("{why} (metric {name:?})"))),
+        };
+        let value = match metric_text(store, &value, &format!("the value of the tag {key:?}"))? {
+            Ok(value) => value,
+            Err(why) => return Ok(Err(format!("{why} (metric {name:?})"))),
+        };
+        tags.push((key, value));
+    }
+    let buckets = metric.buckets.iter(&mut *store)?.collect::<wasmtime::Result<Vec<f64>>>()?;
+    let kind = match metric.kind {
+        MetricKindArg::Counter => PluginMetricKind::Counter,
+        MetricKindArg::Gauge => PluginMetricKind::Gauge,
+        MetricKindArg::Histogram => PluginMetricKind::Histogram,
+    };
+    Ok(observer.register_metric(PluginMetric { name, description, kind, tags, buckets }))
 }
 
 impl TaskState {

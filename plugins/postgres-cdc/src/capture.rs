@@ -156,6 +156,8 @@ pub struct Capture {
     streamed: u64,
     /// Rows the snapshots of this task run read.
     snapshot_rows: u64,
+    /// How far behind the server the last change read was, in ms, when it was read.
+    lag_ms: Option<f64>,
     /// The end of the server's WAL, as its last message said.
     server_end: Lsn,
 }
@@ -171,7 +173,7 @@ pub struct Figures {
     pub snapshot_tables_left: u64,
     /// Streaming: bytes of WAL between what was read and the server's end.
     pub wal_bytes_behind: u64,
-    /// Streaming: how long ago the last change read was committed, in ms.
+    /// Streaming: how long before it was read the last change read was committed, in ms.
     pub ms_behind_source: Option<f64>,
 }
 
@@ -205,6 +207,7 @@ impl Capture {
             reconnects: 0,
             streamed: 0,
             snapshot_rows: 0,
+            lag_ms: None,
             server_end: Lsn(0),
         }
     }
@@ -910,6 +913,7 @@ impl Capture {
                     let create = self.events.change(&table, "c", None, after, key, &self.position);
                     self.pending.push_back(create);
                     self.streamed += 1;
+                    self.note_lag();
                     return Ok(());
                 }
             }
@@ -922,6 +926,7 @@ impl Capture {
             self.pending.push_back(self.events.tombstone(&table, key, &self.position));
         }
         self.streamed += 1;
+        self.note_lag();
         Ok(())
     }
 
@@ -941,6 +946,18 @@ impl Capture {
 
     /// Where the capture stands, in figures: the snapshot's rows and tables, the changes
     /// streamed, the stream's lag.
+    /// Notes how long ago the change just read was committed, as Debezium's
+    /// MilliSecondsBehindSource measures it when it processes a change (so it stays where it was
+    /// while nothing changes).
+    fn note_lag(&mut self) {
+        if self.position.ts_us == 0 {
+            return;
+        }
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
+        self.lag_ms = Some((now - self.position.ts_us).max(0) as f64 / 1e3);
+    }
+
     pub fn figures(&self) -> Figures {
         let mut figures = Figures { snapshot_rows: self.snapshot_rows, streamed: self.streamed, ..Figures::default() };
         match &self.phase {
@@ -951,12 +968,7 @@ impl Capture {
             Phase::Stream => {
                 let read = self.position.lsn_proc.or(self.position.lsn).unwrap_or(0);
                 figures.wal_bytes_behind = self.server_end.0.saturating_sub(read);
-                if self.position.ts_us != 0 {
-                    let now = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_micros() as i64);
-                    figures.ms_behind_source = Some((now - self.position.ts_us).max(0) as f64 / 1e3);
-                }
+                figures.ms_behind_source = self.lag_ms;
             }
             Phase::Setup | Phase::Finished => {}
         }

@@ -50,7 +50,7 @@ impl Metrics {
                 )?,
                 ms_behind_source: Gauge::register(
                     "postgres-cdc-streaming-milliseconds-behind-source",
-                    "How long ago the last change read was committed on the server, in milliseconds",
+                    "How long before it was read the last change read was committed on the server, in milliseconds",
                     &[],
                 )?,
                 sent: Figures::default(),

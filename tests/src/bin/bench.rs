@@ -853,7 +853,10 @@ fn baseline_section(options: &Options, input: &Path) -> String {
         BUILD,
         options.lines,
         options.runs,
-        baseline.display()
+        baseline
+            .parent()
+            .and_then(|p| p.file_name())
+            .map_or_else(|| baseline.display().to_string(), |c| format!("commit {}", c.to_string_lossy()))
     );
     for (name, this, that) in rows {
         section.push_str(&format!(
