@@ -598,6 +598,44 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
     values
 }
 
+/// Every record value a consumer of `isolation.level` (read_committed or read_uncommitted)
+/// reads in a topic from the start to the end of each partition now. Under read_committed the
+/// end is the last stable offset: records of open or aborted transactions are never read, and
+/// the markers that end transactions take offsets of their own, so counting offsets does not
+/// count records.
+pub fn topic_values_as(topic: &str, isolation: &str) -> Vec<Vec<u8>> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", unique("reader"))
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .set("isolation.level", isolation)
+        .create()
+        .unwrap();
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10)).unwrap();
+    let partitions: Vec<i32> = metadata.topics()[0].partitions().iter().map(|p| p.id()).collect();
+    let mut list = TopicPartitionList::new();
+    for p in &partitions {
+        list.add_partition_offset(topic, *p, Offset::Beginning).unwrap();
+    }
+    consumer.assign(&list).unwrap();
+    let mut values = Vec::new();
+    let mut ended = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ended.len() < partitions.len() {
+        assert!(Instant::now() < deadline, "could not read {topic} to its end");
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(message)) => values.push(message.payload().unwrap_or_default().to_vec()),
+            Some(Err(rdkafka::error::KafkaError::PartitionEOF(p))) => {
+                ended.insert(p);
+            }
+            Some(Err(e)) => panic!("reading {topic}: {e}"),
+            None => {}
+        }
+    }
+    values
+}
+
 /// A partition's low and high offsets. A topic just created may have no leader yet for a moment
 /// (`NotLeaderForPartition`, `LeaderNotAvailable`): asked again until it has, for up to 30 s.
 fn watermarks<C: rdkafka::consumer::ConsumerContext>(

@@ -155,6 +155,8 @@ pub struct ConnectorConfig {
     pub client_overrides: ClientOverrides,
     /// `auto.restart.*`: whether and how often the worker restarts FAILED tasks by itself.
     pub auto_restart: AutoRestart,
+    /// Sources: `exactly.once.support` and `transaction.boundary*` (KIP-618).
+    pub exactly_once: ExactlyOnce,
     /// Every key as given (and stored), in order, `${provider:path:key}` references and all.
     pub raw: Vec<(String, String)>,
     /// The keys as the plugin is given them: `raw` with its references resolved.
@@ -188,6 +190,36 @@ impl AutoRestart {
         let units = n.saturating_mul(n).saturating_add(n).min(Self::MAX_BACKOFF_UNITS);
         self.backoff_unit.saturating_mul(units as u32)
     }
+}
+
+/// A source connector's exactly-once settings (KIP-618). They act only on a worker with
+/// `exactly.once.source.support=enabled`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExactlyOnce {
+    /// `exactly.once.support=required`: refuse the connector unless the worker and the plugin
+    /// can give exactly-once delivery.
+    pub required: bool,
+    /// `transaction.boundary`.
+    pub boundary: TransactionBoundary,
+    /// `transaction.boundary.interval.ms`; none takes the worker's `offset.flush.interval.ms`.
+    pub interval: Option<Duration>,
+}
+
+impl Default for ExactlyOnce {
+    fn default() -> Self {
+        ExactlyOnce { required: false, boundary: TransactionBoundary::Poll, interval: None }
+    }
+}
+
+/// Where a transactional source task's transactions end (`transaction.boundary`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionBoundary {
+    /// After every batch the plugin's `poll` returns.
+    Poll,
+    /// Every `transaction.boundary.interval.ms`.
+    Interval,
+    /// When the plugin asks.
+    Connector,
 }
 
 impl Default for AutoRestart {
@@ -450,6 +482,7 @@ impl ConnectorConfig {
         let trust = r.tls_trust(&worker_limits.ceiling);
         let limits = r.limits(worker_limits);
         let auto_restart = r.auto_restart();
+        let exactly_once = r.exactly_once();
         let mut problems = r.problems;
         match problems.len() {
             0 => {}
@@ -475,6 +508,7 @@ impl ConnectorConfig {
             errors,
             client_overrides,
             auto_restart,
+            exactly_once,
             resolved: raw.clone(),
             secrets: super::providers::Secrets::default(),
             raw,
@@ -878,6 +912,45 @@ impl<'a> Reading<'a> {
                 None
             }
         }
+    }
+
+    /// Group "Exactly Once Support", and `offsets.storage.topic`, which Wharf cannot honour yet.
+    fn exactly_once(&mut self) -> ExactlyOnce {
+        let default = ExactlyOnce::default();
+        let required = match self.checked(&C::EXACTLY_ONCE_SUPPORT) {
+            None => false,
+            Some(read) => self.note(read.map(|read| read == Checked::Word("required")), false),
+        };
+        let boundary = match self.checked(&C::TRANSACTION_BOUNDARY) {
+            None => default.boundary,
+            Some(read) => {
+                let read = read.map(|read| match read {
+                    Checked::Word("interval") => TransactionBoundary::Interval,
+                    Checked::Word("connector") => TransactionBoundary::Connector,
+                    _ => TransactionBoundary::Poll,
+                });
+                self.note(read, default.boundary)
+            }
+        };
+        let interval = match self.checked(&C::TRANSACTION_BOUNDARY_INTERVAL_MS) {
+            None => None,
+            Some(read) => {
+                let read = read.map(|read| match read {
+                    Number(ms) => Some(Duration::from_millis(ms.max(0) as u64)),
+                    _ => None,
+                });
+                self.note(read, None)
+            }
+        };
+        if let Some(topic) = self.get(&C::OFFSETS_STORAGE_TOPIC).filter(|t| !t.is_empty()) {
+            let message = format!(
+                "offsets.storage.topic={topic}: Wharf does not yet keep a connector's source offsets in a topic of \
+                 its own; every connector's offsets are in the worker's offset.storage.topic. Remove the key (the \
+                 connector then starts from the offsets stored there)"
+            );
+            self.problems.push(self.invalid(C::OFFSETS_STORAGE_TOPIC.name, message));
+        }
+        ExactlyOnce { required, boundary, interval }
     }
 
     /// Group "Automatic Restart".
@@ -1330,6 +1403,31 @@ mod tests {
         let err = parse(&[("name", "a"), ("connector.class", "x"), ("transforms", "t")]).unwrap_err();
         assert_eq!(err.key(), Some("transforms.t.type"));
         assert!(err.to_string().contains("transforms.t.type is required"), "{err}");
+    }
+
+    #[test]
+    fn exactly_once_settings_are_read_and_a_connectors_own_offsets_topic_is_refused() {
+        let base = [("name", "a"), ("connector.class", "x")];
+        assert_eq!(parse(&base).unwrap().exactly_once, ExactlyOnce::default());
+        let given = parse(&[
+            base[0],
+            base[1],
+            ("exactly.once.support", "REQUIRED"),
+            ("transaction.boundary", "interval"),
+            ("transaction.boundary.interval.ms", "2500"),
+        ])
+        .unwrap();
+        let want = ExactlyOnce {
+            required: true,
+            boundary: TransactionBoundary::Interval,
+            interval: Some(Duration::from_millis(2500)),
+        };
+        assert_eq!(given.exactly_once, want);
+        let err = parse(&[base[0], base[1], ("offsets.storage.topic", "a-offsets")]).unwrap_err();
+        assert_eq!(err.key(), Some("offsets.storage.topic"));
+        assert!(err.to_string().contains("worker's offset.storage.topic. Remove the key"), "{err}");
+        let err = parse(&[base[0], base[1], ("transaction.boundary", "batch")]).unwrap_err();
+        assert!(err.to_string().contains("use poll, interval or connector"), "{err}");
     }
 
     /// The key table drives the parser: a value that a host key's definition refuses is refused

@@ -331,6 +331,7 @@ pub const WORKER_KEYS: &[Key] = &[
     worker::OFFSET_STORAGE_FILE_FILENAME,
     worker::OFFSET_FLUSH_INTERVAL_MS,
     worker::OFFSET_FLUSH_TIMEOUT_MS,
+    worker::EXACTLY_ONCE_SOURCE_SUPPORT,
     worker::TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     worker::KEY_CONVERTER,
     worker::VALUE_CONVERTER,
@@ -398,8 +399,8 @@ pub const WORKER_KEYS: &[Key] = &[
 
 /// Kafka Connect 4.1 worker keys that Wharf accepts from a Connect worker file and does not act
 /// on, each with what it does in Connect and why it does nothing here: a worker logs one line for
-/// each it is given, once, at start. (`exactly.once.source.support` and
-/// `response.http.headers.config` are refused when set to something Wharf would silently not do.)
+/// each it is given, once, at start. (`response.http.headers.config` and `admin.listeners` are
+/// refused when set to something Wharf would silently not do.)
 #[rustfmt::skip]
 pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
     ("plugin.discovery", "chooses how Connect finds plugin classes in plugin.path (service loading or class scanning); Wharf finds plugins by their .wasm files and needs no discovery mode"),
@@ -409,7 +410,6 @@ pub const CONNECT_ONLY_WORKER_KEYS: &[(&str, &str)] = &[
     ("value.converter.plugin.version", "chooses the version of the value converter's plugin; Wharf's converters are built in and have one version"),
     ("header.converter.plugin.version", "chooses the version of the header converter's plugin; Wharf's converters are built in and have one version"),
     ("admin.listeners", "serves the /admin endpoints on listeners of their own, or, empty, turns them off; Wharf serves /admin/loggers on its one listener, and turns it off when admin.listeners is empty"),
-    ("exactly.once.source.support", "turns on exactly-once delivery for source connectors; Wharf's sources deliver at least once, which disabled, Connect's default, also means"),
     ("response.http.headers.config", "adds headers to every REST response; Wharf adds none, and an empty value asks for none"),
     ("client.id", "names the Java clients of Connect's worker (its group member and its internal topics' clients); Wharf names its clients after the worker and task"),
     ("metadata.max.age.ms", "sets how often the worker's own Java clients refresh metadata; Wharf's internal clients keep librdkafka's setting"),
@@ -457,10 +457,6 @@ pub fn looks_secret(key: &str) -> bool {
 pub fn connect_only_refusal(name: &str, value: &str) -> Option<String> {
     let value = value.trim();
     match name {
-        "exactly.once.source.support" if !value.eq_ignore_ascii_case("disabled") => Some(format!(
-            "exactly.once.source.support={value}: Wharf has no exactly-once delivery for source connectors yet (its \
-             sources deliver at least once); set it to disabled, Kafka Connect's default, or remove it"
-        )),
         "response.http.headers.config" if !value.is_empty() => Some(format!(
             "response.http.headers.config={value}: Wharf does not add headers to REST responses; remove the key, or \
              put the headers in a proxy in front of the worker"
@@ -506,6 +502,10 @@ pub const CONNECTOR_KEYS: &[Key] = &[
     connector::ERRORS_DEADLETTERQUEUE_TOPIC_NAME,
     connector::ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR,
     connector::ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE,
+    connector::EXACTLY_ONCE_SUPPORT,
+    connector::TRANSACTION_BOUNDARY,
+    connector::TRANSACTION_BOUNDARY_INTERVAL_MS,
+    connector::OFFSETS_STORAGE_TOPIC,
     connector::AUTO_RESTART_ENABLE,
     connector::AUTO_RESTART_MAX_RESTARTS,
     connector::AUTO_RESTART_BACKOFF_UNIT_MS,
@@ -680,6 +680,7 @@ pub mod worker {
     pub const WHARF_BOOTSTRAP_TIMEOUT_MS: Key = key("wharf.bootstrap.timeout.ms", Long, Number(15_000), Low, "Wharf", Every, "How long to wait for the Kafka cluster to answer at start.").checked(Millis);
     pub const WHARF_TASKS_MAX_PER_CONNECTOR: Key = key("wharf.tasks.max.per.connector", Int, Number(256), Medium, "Wharf", Every, "The highest tasks.max a connector may ask for.").checked(AtLeast(1));
     pub const WHARF_TASKS_MAX_PER_WORKER: Key = key("wharf.tasks.max.per.worker", Int, Number(1024), Medium, "Wharf", Every, "Tasks this worker runs at once; tasks beyond it fail.").checked(AtLeast(1));
+    pub const EXACTLY_ONCE_SOURCE_SUPPORT: Key = key("exactly.once.source.support", Str, Text("disabled"), High, "Exactly Once", Every, "Whether source tasks write their records and source offsets in one Kafka transaction each (KIP-618): disabled delivers at least once; preparing is the middle step of a rolling upgrade (the config topic is written in transactions, as Wharf always writes it; tasks deliver at least once); enabled runs every source task in transactions under transactional.id <group.id>-<connector>-<task>, reads offsets read_committed, and refuses to start when Kafka refuses transactions. Distributed workers only: a standalone worker takes disabled alone.").checked(OneOf(&["disabled", "preparing", "enabled"]));
     pub const WHARF_AUTO_RESTART_ENABLE: Key = key("wharf.auto.restart.enable", Boolean, Text("false"), Medium, "Wharf", Every, "Whether the FAILED tasks of connectors that do not set auto.restart.enable are restarted automatically: at once, then after 2, 6, 12, 20, 30, 42 and 56 back-off units, then every 60.");
     pub const METRICS_SAMPLE_WINDOW_MS: Key = key("metrics.sample.window.ms", Long, Number(30_000), Low, "Metrics", Every, "One sample of the rates, averages and maxima GET /metrics serves, in milliseconds: they cover metrics.num.samples of them.").checked(AtLeast(1));
     pub const METRICS_NUM_SAMPLES: Key = key("metrics.num.samples", Int, Number(2), Low, "Metrics", Every, "How many samples of metrics.sample.window.ms the rates, averages and maxima GET /metrics serves cover.").checked(Between(1, 1000));
@@ -750,6 +751,10 @@ pub mod connector {
     pub const ERRORS_DEADLETTERQUEUE_TOPIC_NAME: Key = key("errors.deadletterqueue.topic.name", Str, Text(""), Medium, "Error Handling", Sink, "The topic a sink writes skipped records to, as they were read; none when empty.");
     pub const ERRORS_DEADLETTERQUEUE_TOPIC_REPLICATION_FACTOR: Key = key("errors.deadletterqueue.topic.replication.factor", Short, Signed(3), Medium, "Error Handling", Sink, "The replication factor of the dead-letter queue topic when the worker creates it.").checked(BrokerDefaultOrPositive);
     pub const ERRORS_DEADLETTERQUEUE_CONTEXT_HEADERS_ENABLE: Key = key("errors.deadletterqueue.context.headers.enable", Boolean, Text("false"), Medium, "Error Handling", Sink, "Whether records in the dead-letter queue carry __connect.errors.* headers saying where and why they failed.");
+    pub const EXACTLY_ONCE_SUPPORT: Key = key("exactly.once.support", Str, Text("requested"), Medium, "Exactly Once Support", Source, "requested or required. With required, the connector is refused unless the worker has exactly.once.source.support=enabled and the plugin says it gives exactly-once delivery with this config; with requested it is not checked. Either way, a worker with exactly-once support enabled runs every source task in transactions.").checked(OneOf(&["requested", "required"]));
+    pub const TRANSACTION_BOUNDARY: Key = key("transaction.boundary", Str, Text("poll"), Medium, "Exactly Once Support", Source, "Where a task's transactions end when the worker has exactly-once support enabled: poll commits after every batch the plugin returns; interval every transaction.boundary.interval.ms; connector when the plugin asks (only for a plugin that says it can define transaction boundaries).").checked(OneOf(&["poll", "interval", "connector"]));
+    pub const TRANSACTION_BOUNDARY_INTERVAL_MS: Key = key("transaction.boundary.interval.ms", Long, Unset, Low, "Exactly Once Support", Source, "With transaction.boundary=interval, how often a task commits its transaction, in milliseconds (the worker's offset.flush.interval.ms when unset); ignored under the other boundaries.").checked(Millis);
+    pub const OFFSETS_STORAGE_TOPIC: Key = key("offsets.storage.topic", Str, Unset, Low, "Offsets Topic", Source, "In Kafka Connect, a topic of the connector's own for its source offsets. Wharf keeps every connector's offsets in the worker's offset.storage.topic and refuses this key until it can honour it.");
     pub const AUTO_RESTART_ENABLE: Key = key("auto.restart.enable", Boolean, Worker, Medium, "Automatic Restart", Every, "Whether the worker restarts the connector's FAILED tasks by itself (the worker's wharf.auto.restart.enable when unset): at once, then after n²+n back-off units (2, 6, 12, ...), at most 60 apart. Failures of the config's checks and a plugin's fatal refusal to open are not restarted.");
     pub const AUTO_RESTART_MAX_RESTARTS: Key = key("auto.restart.max.restarts", Int, Signed(-1), Medium, "Automatic Restart", Every, "How many automatic restarts in a row a task gets before it stays FAILED; -1 has no limit. The count starts over once a task has run for one back-off unit, or is restarted through the REST API.").checked(AtLeast(-1));
     pub const AUTO_RESTART_BACKOFF_UNIT_MS: Key = key("auto.restart.backoff.unit.ms", Long, Number(60_000), Low, "Automatic Restart", Every, "The back-off unit of automatic restarts, in milliseconds: the n-th restart in a row waits n²-n units, at most 60.").checked(AtLeast(1));

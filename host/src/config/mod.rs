@@ -20,7 +20,7 @@ pub use converters::{ConverterChoice, ConverterOverrides, Converters};
 pub use providers::ConfigProviders;
 pub use reserved::ReservedTopics;
 pub use tolerance::{DeadLetterQueue, ErrorPolicy, RetryTimeout};
-pub use worker::{Mode, WasmLimits, WorkerConfig};
+pub use worker::{ExactlyOnceSource, Mode, WasmLimits, WorkerConfig};
 
 /// The converters, transforms and predicates built into the worker, by full class name, with the
 /// type Kafka Connect's plugin list gives each (`converter`, `header_converter`,

@@ -28,6 +28,18 @@ pub enum Mode {
 }
 
 /// Where a distributed worker keeps its state, and the cluster it joins.
+/// `exactly.once.source.support` (KIP-618), with Kafka Connect's rolling-upgrade steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactlyOnceSource {
+    /// Source tasks deliver at least once.
+    Disabled,
+    /// The step between: the leader writes the config topic in transactions (as a Wharf leader
+    /// always does), and tasks deliver at least once.
+    Preparing,
+    /// Every source task writes its records and offsets in transactions of its own.
+    Enabled,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DistributedConfig {
     pub group_id: String,
@@ -198,6 +210,8 @@ pub struct WorkerConfig {
     /// `wharf.auto.restart.enable`: whether connectors that do not set `auto.restart.enable`
     /// have their FAILED tasks restarted automatically.
     pub auto_restart_enable: bool,
+    /// `exactly.once.source.support`: whether source tasks run in transactions.
+    pub exactly_once_source: ExactlyOnceSource,
     /// `metrics.sample.window.ms` × `metrics.num.samples`: the span the rates, averages and maxima
     /// of `GET /metrics` cover.
     pub metrics_window: Duration,
@@ -416,6 +430,7 @@ impl WorkerConfig {
             tasks_max_per_connector: reader.number(&W::WHARF_TASKS_MAX_PER_CONNECTOR)?.min(u32::MAX as u64) as u32,
             tasks_max_per_worker: reader.number(&W::WHARF_TASKS_MAX_PER_WORKER)?.min(u32::MAX as u64) as u32,
             auto_restart_enable: reader.boolean(&W::WHARF_AUTO_RESTART_ENABLE)?,
+            exactly_once_source: reader.exactly_once_source(mode)?,
             log_json: reader.word(&W::WHARF_LOG_FORMAT)? == "json",
             metrics_window: {
                 // The recording level is checked; every series is recorded at INFO.
@@ -595,6 +610,29 @@ impl Reader<'_> {
     /// One of `SIGNATURE_ALGORITHMS`, by its Java name.
     fn algorithm(&self, key: &Key) -> Result<String, WorkerConfigError> {
         key.word(self.text(key)).map(String::from).map_err(|m| self.invalid(key.name, m))
+    }
+
+    /// `exactly.once.source.support`; a standalone worker takes `disabled` alone, as Kafka
+    /// Connect's standalone mode has no exactly-once sources.
+    fn exactly_once_source(&self, mode: Mode) -> Result<ExactlyOnceSource, WorkerConfigError> {
+        let key = &W::EXACTLY_ONCE_SOURCE_SUPPORT;
+        let support = match self.word(key)? {
+            "preparing" => ExactlyOnceSource::Preparing,
+            "enabled" => ExactlyOnceSource::Enabled,
+            _ => ExactlyOnceSource::Disabled,
+        };
+        if mode == Mode::Standalone && support != ExactlyOnceSource::Disabled {
+            return Err(self.invalid(
+                key.name,
+                format!(
+                    "exactly.once.source.support={}: standalone mode does not support exactly-once source \
+                     connectors, as in Kafka Connect (its offsets live in a file, outside Kafka's transactions); run \
+                     `wharf distributed` for exactly-once delivery, or set it to disabled",
+                    self.text(key)
+                ),
+            ));
+        }
+        Ok(support)
     }
 
     /// A boolean key (`true` or `false`, any case), or its default.
@@ -1067,16 +1105,38 @@ mod tests {
         let c = distributed(&more).unwrap();
         assert!(c.unused.is_empty(), "{:?}", c.unused);
         // The metrics keys are Wharf's too: they set the window of GET /metrics.
-        assert_eq!(c.unacted.len(), 5, "{:?}", c.unacted);
+        assert_eq!(c.unacted.len(), 4, "{:?}", c.unacted);
+        assert_eq!(c.exactly_once_source, ExactlyOnceSource::Disabled);
         assert_eq!(c.metrics_window, Duration::from_secs(60));
         let principal = distributed(&format!("{distributed_file}connector.client.config.override.policy=Principal\n"));
         assert_eq!(principal.unwrap().wasm.client_overrides.policy, crate::config::clients::OverridePolicy::Principal);
     }
 
     #[test]
+    fn exactly_once_source_support_takes_connects_three_steps_in_distributed_mode() {
+        for (value, want) in [
+            ("disabled", ExactlyOnceSource::Disabled),
+            ("Preparing", ExactlyOnceSource::Preparing),
+            ("enabled", ExactlyOnceSource::Enabled),
+        ] {
+            let c = distributed(&format!("{DISTRIBUTED}exactly.once.source.support={value}\n")).unwrap();
+            assert_eq!(c.exactly_once_source, want, "{value}");
+        }
+        assert_eq!(distributed(DISTRIBUTED).unwrap().exactly_once_source, ExactlyOnceSource::Disabled);
+        let err = distributed(&format!("{DISTRIBUTED}exactly.once.source.support=on\n")).unwrap_err().to_string();
+        assert!(err.contains("use disabled, preparing or enabled"), "{err}");
+    }
+
+    #[test]
     fn connect_settings_wharf_would_silently_not_honour_are_refused() {
-        let err = config(&format!("{MINIMAL}exactly.once.source.support=enabled\n")).unwrap_err().to_string();
-        assert!(err.contains("exactly.once.source.support=enabled") && err.contains("set it to disabled"), "{err}");
+        for value in ["enabled", "preparing"] {
+            let err = config(&format!("{MINIMAL}exactly.once.source.support={value}\n")).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("exactly.once.source.support={value}: standalone mode does not support"))
+                    && err.contains("set it to disabled"),
+                "{err}"
+            );
+        }
         let err = config(&format!("{MINIMAL}response.http.headers.config=add X-Frame-Options: DENY\n"))
             .unwrap_err()
             .to_string();

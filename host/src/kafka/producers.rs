@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, KafkaResult};
-use rdkafka::producer::{BaseRecord, DeliveryResult, ProducerContext};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, ProducerContext};
 use rdkafka::ClientContext;
 
 use crate::sync::Unpoisoned;
@@ -147,7 +147,7 @@ impl ProducerPool {
             .collect();
         let mut producers = self.producers.locked();
         if let Some(shared) = producers.get(&key).and_then(Weak::upgrade) {
-            return Ok(TaskProducer { shared, deliveries: Arc::default() });
+            return Ok(TaskProducer { shared, deliveries: Arc::default(), bookkeeping: Arc::default() });
         }
         producers.retain(|_, p| p.strong_count() > 0);
         let n = self.made.fetch_add(1, Ordering::Relaxed) + 1;
@@ -164,7 +164,24 @@ impl ProducerPool {
         if producers.len() < MAX_SHARED_CONFIGS {
             producers.insert(key, Arc::downgrade(&shared));
         }
-        Ok(TaskProducer { shared, deliveries: Arc::default() })
+        Ok(TaskProducer { shared, deliveries: Arc::default(), bookkeeping: Arc::default() })
+    }
+
+    /// A producer for one task alone, never shared: a transactional task's, whose
+    /// `transactional.id` is its own (`config` sets it).
+    pub fn own(&self, config: &ClientConfig) -> KafkaResult<TaskProducer> {
+        let mut config = config.clone();
+        if config.get("statistics.interval.ms").is_none() {
+            config.set("statistics.interval.ms", crate::metrics::clients::STATISTICS_INTERVAL_MS);
+        }
+        let figures = crate::metrics::clients::register(crate::metrics::clients::ClientKind::Producer);
+        let producer = super::polled::PolledProducer::create(&config, Routed { figures })?;
+        self.made.fetch_add(1, Ordering::Relaxed);
+        Ok(TaskProducer {
+            shared: Arc::new(Shared { producer, key: Vec::new() }),
+            deliveries: Arc::default(),
+            bookkeeping: Arc::default(),
+        })
     }
 
     /// Producers in use now.
@@ -187,6 +204,9 @@ impl ProducerPool {
 pub struct TaskProducer {
     shared: Arc<Shared>,
     deliveries: Arc<Deliveries>,
+    /// The task's own bookkeeping records (a transactional task's offsets), counted apart from
+    /// its records.
+    bookkeeping: Arc<Deliveries>,
 }
 
 /// A record on its way to the shared producer, carrying its task's account.
@@ -215,6 +235,25 @@ impl TaskProducer {
 
     pub fn deliveries(&self) -> &Deliveries {
         &self.deliveries
+    }
+
+    /// A record of the task's bookkeeping for `topic`, counted apart from its records.
+    pub fn bookkeeping_record<'a>(&self, topic: &'a str) -> Record<'a> {
+        BaseRecord::with_opaque_to(topic, self.bookkeeping.clone())
+    }
+
+    /// Hands a bookkeeping record to the producer, as `send` does a record.
+    #[allow(clippy::result_large_err)]
+    pub fn send_bookkeeping<'a>(&self, record: Record<'a>) -> Result<(), Refused<'a>> {
+        self.bookkeeping.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.shared.producer.send(record).inspect_err(|_| {
+            self.bookkeeping.in_flight.fetch_sub(1, Ordering::AcqRel);
+        })
+    }
+
+    /// The producer itself, for a transactional task's transactions (`own` made it).
+    pub fn transactions(&self) -> &BaseProducer<Routed> {
+        &self.shared.producer
     }
 }
 

@@ -14,7 +14,7 @@ use crate::cluster::member::{Member, MemberConfig, Participant};
 use crate::cluster::security::WireSecurity;
 use crate::cluster::{ClusterView, Work};
 use crate::config::keys::worker as W;
-use crate::config::WorkerConfig;
+use crate::config::{ExactlyOnceSource, WorkerConfig};
 use crate::herder::Herder;
 use crate::kafka::admin::{self, TopicSpec};
 use crate::kafka::client_config;
@@ -81,6 +81,25 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         c.set("allow.auto.create.topics", "false");
         c
     };
+    // Under exactly-once support, offsets of transactions not committed are never read.
+    let offsets_consumer = {
+        let mut c = consumer.clone();
+        if worker.exactly_once_source == ExactlyOnceSource::Enabled {
+            if let Some(given) = c.get("isolation.level").filter(|given| *given != "read_committed") {
+                tracing::warn!(
+                    "The value '{given}' for the 'isolation.level' property will be ignored as it cannot be \
+                     overridden for the worker's offset consumer when exactly-once source support is enabled. The \
+                     value 'read_committed' will be used instead."
+                );
+            }
+            c.set("isolation.level", "read_committed");
+        }
+        c
+    };
+    if worker.exactly_once_source == ExactlyOnceSource::Enabled {
+        let (worker, group) = (worker.clone(), d.group_id.clone());
+        tokio::task::spawn_blocking(move || probe_transactions(&worker, &group)).await??;
+    }
     tokio::task::spawn_blocking(move || -> Result<Stores> {
         tracing::info!("reading the config topic {}", d.config_topic);
         let config_log = Arc::new(KafkaConfigLog::start(
@@ -91,7 +110,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         )?);
         config_log.claim(&d.group_id, &d.config_topic)?;
         tracing::info!("reading the offset topic {} ({} partitions)", d.offset_topic, partitions[1]);
-        let offsets = KafkaOffsetStore::start(&producer, &consumer, &d.offset_topic, partitions[1])?;
+        let offsets = KafkaOffsetStore::start(&producer, &offsets_consumer, &d.offset_topic, partitions[1])?;
         tracing::info!("reading the status topic {} ({} partitions)", d.status_topic, partitions[2]);
         let status = KafkaStatusStore::start(&producer, &consumer, &d.status_topic, partitions[2])?;
         let view = Arc::new(ClusterView::default());
@@ -123,6 +142,54 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         })
     })
     .await?
+}
+
+/// The transactional id with which a worker that has exactly-once support enabled checks, as it
+/// starts, that Kafka lets it use transactions. Task ids end in a task number; this one cannot
+/// be a task's.
+fn probe_transactional_id(group_id: &str) -> String {
+    format!("{group_id}-exactly-once-probe")
+}
+
+/// Initialises a transactional producer as the source tasks' will be, so that a worker whose
+/// tasks could not run transactionally refuses to start, naming what to change: the ACLs of its
+/// principal, or the brokers' transaction settings.
+fn probe_transactions(worker: &WorkerConfig, group_id: &str) -> Result<()> {
+    use rdkafka::producer::{BaseProducer, Producer};
+    use rdkafka::types::RDKafkaErrorCode as Code;
+    let id = probe_transactional_id(group_id);
+    let mut config = crate::kafka::producer_config(worker, &[], &format!("wharf-{group_id}-exactly-once-probe"));
+    config.set("transactional.id", &id).set("enable.idempotence", "true");
+    let producer: BaseProducer = config.create().map_err(|e| {
+        anyhow::anyhow!("exactly.once.source.support=enabled: cannot create a transactional producer: {e}")
+    })?;
+    tracing::info!("exactly.once.source.support=enabled: checking that Kafka lets this worker use transactions");
+    let timeout = crate::storage::kafka::STORE_TIMEOUT;
+    let Err(e) = producer.init_transactions(timeout) else {
+        return Ok(());
+    };
+    let what = match e.rdkafka_error_code() {
+        Some(Code::TransactionalIdAuthorizationFailed) => format!(
+            "the worker's principal may not use transactional ids: grant it Write and Describe on TransactionalId \
+             {group_id}- (a prefixed ACL covers every source task's id, {group_id}-<connector>-<task>)"
+        ),
+        Some(Code::ClusterAuthorizationFailed) => {
+            "the worker's principal may not write idempotently: grant it IdempotentWrite on the Cluster".into()
+        }
+        Some(Code::InvalidTransactionTimeout) => "producer.transaction.timeout.ms is above the brokers' \
+            transaction.max.timeout.ms (15 minutes by default); lower it"
+            .into(),
+        _ => format!(
+            "Kafka's transaction coordinator did not answer within {} s: the brokers' \
+             transaction.state.log.replication.factor (3 by default) must be at most the number of brokers, and \
+             transaction.state.log.min.isr at most that; check the brokers' logs",
+            timeout.as_secs()
+        ),
+    };
+    anyhow::bail!(
+        "exactly.once.source.support=enabled, and Kafka refused transactional id {id}: {what} ({e}). Or set \
+         exactly.once.source.support=disabled to deliver at least once"
+    )
 }
 
 /// What the group membership asks of a distributed worker.

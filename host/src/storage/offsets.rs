@@ -39,6 +39,35 @@ pub trait OffsetStore: Send + Sync {
 
     /// Stores (`Some`) or forgets (`None`) the offsets of these source partitions, all or none.
     fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError>;
+
+    /// The topic that holds the offsets and its partition count, for a task that writes its
+    /// offsets itself, in the transaction of its records; none for a store that is no topic.
+    fn topic(&self) -> Option<(String, i32)> {
+        None
+    }
+
+    /// Offsets a task wrote itself, in a transaction now committed: kept here as `put` keeps
+    /// them, without writing them again.
+    fn committed(&self, _connector: &str, _offsets: &[(OffsetMap, OffsetMap)]) {}
+
+    /// Waits until everything written to the store so far can be read here: a task that takes
+    /// over from another worker then opens on the offsets that one committed last.
+    fn catch_up(&self) -> Result<(), OffsetStoreError> {
+        Ok(())
+    }
+}
+
+/// One offset as a record of the offset topic: the topic's partition for its key (as the Java
+/// producer picks it), the key and the value (none forgets the source partition).
+pub fn offset_record(
+    connector: &str,
+    partition: &OffsetMap,
+    offset: Option<&OffsetMap>,
+    partitions: i32,
+) -> (i32, String, Option<Vec<u8>>) {
+    let key = offset_key(connector, partition);
+    let target = crate::kafka::partitioner::partition_for_key(key.as_bytes(), partitions);
+    (target, key, offset.and_then(|o| serde_json::to_vec(&map_to_json(o)).ok()))
 }
 
 /// The changes of `put`, as `change` takes them.

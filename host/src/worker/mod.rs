@@ -348,6 +348,9 @@ impl Worker {
                 })
             }));
         }
+        if plugin.info.kind == PluginKind::Source {
+            problems.extend(self.exactly_once_problems(config, &plugin));
+        }
         if let Some(queue) = &config.errors.dead_letter_queue {
             if let Some(why) = self.reserved.dead_letter_reason(&queue.topic) {
                 problems.push(on(C::ERRORS_DEADLETTERQUEUE_TOPIC_NAME.name, dead_letter_refusal(&queue.topic, why)));
@@ -362,6 +365,46 @@ impl Worker {
             }));
         }
         Ok((plugin, problems))
+    }
+
+    /// What a source connector's exactly-once settings ask that this worker or the plugin
+    /// cannot give, on the keys Kafka Connect puts them on, in its words.
+    fn exactly_once_problems(&self, config: &ConnectorConfig, plugin: &Plugin) -> Vec<ConfigProblem> {
+        use crate::config::connector::TransactionBoundary;
+        let on = |name: &str, message: String| ConfigProblem { name: name.to_string(), message };
+        let mut problems = Vec::new();
+        let plugin_name = format!("{} {}", plugin.info.name, plugin.info.version);
+        if config.exactly_once.required {
+            if self.config.exactly_once_source != crate::config::ExactlyOnceSource::Enabled {
+                problems.push(on(
+                    C::EXACTLY_ONCE_SUPPORT.name,
+                    "This worker does not have exactly-once source support enabled. Set \
+                     exactly.once.source.support=enabled in the config of every worker of the cluster (a distributed \
+                     worker), or exactly.once.support=requested here"
+                        .into(),
+                ));
+            } else {
+                problems.push(on(
+                    C::EXACTLY_ONCE_SUPPORT.name,
+                    format!(
+                        "The connector does not implement the API required for preflight validation of exactly-once \
+                         source support: plugin {plugin_name} does not say whether it gives exactly-once delivery. \
+                         Consult its documentation to learn whether it does, then set exactly.once.support=requested \
+                         (which skips this check; its tasks still run in transactions)"
+                    ),
+                ));
+            }
+        }
+        if config.exactly_once.boundary == TransactionBoundary::Connector {
+            problems.push(on(
+                C::TRANSACTION_BOUNDARY.name,
+                format!(
+                    "The connector does not support connector-defined transaction boundaries: plugin {plugin_name} \
+                     does not say that it can define them. Set transaction.boundary to poll or interval"
+                ),
+            ));
+        }
+        problems
     }
 
     /// Problems with the transform plugins a connector's chain names: each must be a transform
@@ -1236,15 +1279,29 @@ impl TaskSetup {
         let task_client_id = format!("wharf-{}", self.task);
         let config = kafka::producer_config(&self.worker, &self.connector.client_overrides.producer, &task_client_id);
         let shared_client_id = format!("wharf-{}-producer", self.worker.worker_id());
-        let producer = match self.producers.producer_for(&config, &task_client_id, &shared_client_id) {
-            Ok(p) => p,
-            Err(e) => {
-                return failed(TaskFailure::new(format!(
-                    "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
-                )))
-            }
+        let transactional = self.transactional();
+        let producer = match &transactional {
+            Some(settings) => match self.transactional_producer(config, &settings.id) {
+                Ok(p) => p,
+                Err(failure) => return failed(failure),
+            },
+            None => match self.producers.producer_for(&config, &task_client_id, &shared_client_id) {
+                Ok(p) => p,
+                Err(e) => {
+                    return failed(TaskFailure::new(format!(
+                        "cannot create the Kafka producer (check the worker's producer.* settings): {e}"
+                    )))
+                }
+            },
         };
         let opener = &self.opener;
+        if transactional.is_some() {
+            // The offsets the task's previous run committed, wherever it ran: its producer, just
+            // fenced, can commit nothing more.
+            if let Err(e) = opener.offsets.catch_up() {
+                return failed(TaskFailure::new(e.to_string()));
+            }
+        }
         let instance = match opener.open_source() {
             Ok(i) => i,
             Err(failure) => return failed(failure),
@@ -1281,8 +1338,69 @@ impl TaskSetup {
                 &self.worker,
                 &self.connector.client_overrides.admin,
             ),
+            transactional,
         }
         .run()
+    }
+
+    /// A source task's transactional settings when the worker has exactly-once support enabled
+    /// (a distributed worker whose offsets are on a topic); none otherwise.
+    fn transactional(&self) -> Option<source::Transactional> {
+        use crate::config::connector::TransactionBoundary;
+        let cluster = self.worker.distributed.as_ref()?;
+        if self.worker.exactly_once_source != crate::config::ExactlyOnceSource::Enabled {
+            return None;
+        }
+        let (offsets_topic, offsets_partitions) = self.opener.offsets.topic()?;
+        let settings = &self.connector.exactly_once;
+        let interval = match settings.boundary {
+            TransactionBoundary::Interval => Some(settings.interval.unwrap_or(self.worker.offset_flush_interval)),
+            // Refused when the connector is checked: no plugin can define boundaries yet.
+            TransactionBoundary::Poll | TransactionBoundary::Connector => None,
+        };
+        Some(source::Transactional {
+            id: format!("{}-{}-{}", cluster.group_id, self.connector.name, self.task.task),
+            interval,
+            offsets_topic,
+            offsets_partitions,
+        })
+    }
+
+    /// The task's own transactional producer, its transactions initialised: Kafka fences every
+    /// earlier producer under the same id (the task's previous run, here or on another worker)
+    /// and aborts its open transaction. A connector's own `transactional.id` or
+    /// `enable.idempotence` is overwritten, as Kafka Connect overwrites them.
+    fn transactional_producer(
+        &self,
+        mut config: rdkafka::ClientConfig,
+        id: &str,
+    ) -> Result<kafka::producers::TaskProducer, TaskFailure> {
+        use rdkafka::producer::Producer;
+        for (key, forced) in [("transactional.id", id), ("enable.idempotence", "true")] {
+            if let Some(given) = config.get(key).filter(|given| *given != forced) {
+                tracing::warn!(
+                    task = self.task.to_string(),
+                    "The value '{given}' for the '{key}' property will be ignored as it cannot be overridden for \
+                     connectors when exactly-once source support is enabled. The value '{forced}' will be used instead."
+                );
+            }
+            config.set(key, forced);
+        }
+        let producer = self.producers.own(&config).map_err(|e| {
+            TaskFailure::new(format!(
+                "cannot create the task's transactional producer (transactional.id {id}; check the worker's \
+                 producer.* settings): {e}"
+            ))
+        })?;
+        producer.transactions().init_transactions(crate::storage::kafka::STORE_TIMEOUT).map_err(|e| {
+            TaskFailure::new(format!(
+                "cannot start the task's transactions: Kafka did not initialise transactional.id {id} within {} s \
+                 ({e}); the worker's principal needs Write and Describe on that TransactionalId and IdempotentWrite \
+                 on the cluster",
+                crate::storage::kafka::STORE_TIMEOUT.as_secs()
+            ))
+        })?;
+        Ok(producer)
     }
 
     /// Records the topics the task uses, when the worker tracks them.

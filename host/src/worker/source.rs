@@ -6,14 +6,23 @@
 //! sending, and knows which records reached the producer, so only their offsets are stored.
 //! The producer is the worker's, shared with every task of the same producer settings
 //! (`kafka::producers`); the task counts its own records and waits only for them.
+//!
+//! Under `exactly.once.source.support=enabled` a task is transactional (`Transactional`): it has
+//! a producer of its own under `transactional.id` `<group.id>-<connector>-<task>`, and the send
+//! thread writes its records and then their source offsets (to the offset topic) in one
+//! transaction, committed at the connector's `transaction.boundary`: after every batch, or every
+//! interval. A record or an offset of a transaction that is not committed is never visible to a
+//! `read_committed` consumer, and a task that takes over reads the offsets of the last commit.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header as KafkaHeader, OwnedHeaders};
+use rdkafka::producer::Producer;
 
 use super::recycle::Recycler;
 use super::tolerance::{RecordFailure, Retry, Stage};
@@ -42,6 +51,21 @@ const SEND_AHEAD_BATCHES: usize = 2;
 const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(1);
 /// The step in which the task waits for room in the send thread's queue.
 const HAND_OVER_STEP: Duration = Duration::from_millis(1);
+/// How long a transactional task's commit (or abort) may wait for Kafka: the producer's default
+/// `transaction.timeout.ms`, after which the broker aborts the transaction by itself.
+const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A transactional task's settings (`exactly.once.source.support=enabled`).
+pub(super) struct Transactional {
+    /// The producer's `transactional.id`, for messages.
+    pub id: String,
+    /// `transaction.boundary=interval`: commit this often; none commits after every batch
+    /// (`poll`).
+    pub interval: Option<Duration>,
+    /// The offset topic and its partition count: the task writes its offsets there itself.
+    pub offsets_topic: String,
+    pub offsets_partitions: i32,
+}
 
 pub(super) struct SourceTaskRun {
     pub connector: String,
@@ -67,6 +91,8 @@ pub(super) struct SourceTaskRun {
     pub tracked: super::topics::TopicTracker,
     /// Creates each topic the task writes to before its first record (`topic.creation.*`).
     pub creator: super::topic_creation::TopicCreator,
+    /// Set when the task writes in transactions (`producer` is then its own).
+    pub transactional: Option<Transactional>,
 }
 
 /// Latest offset of each source partition since the last flush, in the order partitions were
@@ -213,6 +239,18 @@ struct Sender {
     given_up: bool,
     tracked: super::topics::TopicTracker,
     creator: super::topic_creation::TopicCreator,
+    /// A transactional task's transaction.
+    transaction: Option<Transaction>,
+}
+
+/// The send thread's side of a transactional task.
+struct Transaction {
+    settings: Transactional,
+    connector: String,
+    /// A transaction is open: something was sent since the last commit.
+    open: bool,
+    /// Kafka fenced the producer: another run of the task opened the same transactional id.
+    fenced: Arc<AtomicBool>,
 }
 
 impl Sender {
@@ -238,12 +276,57 @@ impl Sender {
                 }
             }
         }
+        // A transaction still open when the task ends (it failed, or was stopped without its
+        // last commit) is aborted: nothing of it is ever visible to read_committed consumers.
+        self.abort();
+    }
+
+    /// Opens a transaction unless one is open (or the task is not transactional); false when
+    /// Kafka refused, which fails the task.
+    fn begin(&mut self) -> bool {
+        let Some(transaction) = &mut self.transaction else { return true };
+        if transaction.open {
+            return true;
+        }
+        match self.producer.transactions().begin_transaction() {
+            Ok(()) => {
+                transaction.open = true;
+                true
+            }
+            Err(e) => {
+                let message = transaction.refusal("begin a transaction", &e);
+                self.producer.deliveries().fail(message);
+                self.given_up = true;
+                false
+            }
+        }
+    }
+
+    fn abort(&mut self) {
+        let Some(transaction) = &mut self.transaction else { return };
+        if !transaction.open {
+            return;
+        }
+        transaction.open = false;
+        if let Err(e) = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT) {
+            // A fenced producer's transaction is aborted by its successor; otherwise the broker
+            // aborts it after transaction.timeout.ms.
+            tracing::warn!(
+                task = self.label.as_str(),
+                "could not abort the open transaction of transactional.id {} (Kafka aborts it by itself after the \
+                 producer's transaction.timeout.ms); nothing of it is visible to read_committed consumers: {e}",
+                transaction.settings.id
+            );
+        }
     }
 
     fn send(&mut self, record: SourceRecord) {
         if let Err(why) = self.creator.ensure(&record.topic) {
             self.producer.deliveries().fail(why);
             self.given_up = true;
+            return;
+        }
+        if !self.begin() {
             return;
         }
         self.tracked.used(&record.topic);
@@ -306,6 +389,9 @@ impl Sender {
     }
 
     fn flush(&mut self) -> Flushed {
+        if self.transaction.is_some() {
+            return self.commit();
+        }
         if !self.producer.deliveries().wait_all(self.flush_timeout) {
             tracing::warn!(
                 task = self.label.as_str(),
@@ -319,6 +405,94 @@ impl Sender {
         let flushed = Flushed { sent: self.sent, offsets: self.pending.take(), timed_out: false };
         self.sent = 0;
         flushed
+    }
+
+    /// A transactional task's flush: the source offsets of the records sent since the last
+    /// commit go to the offset topic in the same transaction, which is then committed. Offsets
+    /// are answered only once Kafka committed them; a commit Kafka refuses is aborted and fails
+    /// the task (its failure is kept in the deliveries), and nothing of it is visible.
+    fn commit(&mut self) -> Flushed {
+        let sent = std::mem::take(&mut self.sent);
+        let nothing = Flushed { sent, offsets: Vec::new(), timed_out: false };
+        if self.given_up {
+            // The failure is kept; the open transaction is aborted when the thread ends.
+            return nothing;
+        }
+        let offsets = self.pending.take();
+        let open = self.transaction.as_ref().is_some_and(|t| t.open);
+        if !open && offsets.is_empty() {
+            return nothing;
+        }
+        if !self.begin() {
+            return nothing;
+        }
+        let Some(transaction) = &self.transaction else { return nothing };
+        let (topic, partitions) = (&transaction.settings.offsets_topic, transaction.settings.offsets_partitions);
+        for (partition, offset) in &offsets {
+            let (target, key, value) =
+                crate::storage::offsets::offset_record(&transaction.connector, partition, Some(offset), partitions);
+            let mut record = self.producer.bookkeeping_record(topic).key(key.as_bytes()).partition(target);
+            if let Some(value) = value.as_deref() {
+                record = record.payload(value);
+            }
+            loop {
+                match self.producer.send_bookkeeping(record) {
+                    Ok(()) => break,
+                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
+                        record = returned;
+                        std::thread::sleep(QUEUE_FULL_BACKOFF);
+                    }
+                    Err((error, _)) => {
+                        let message = transaction.refusal("write the source offsets to the offset topic", &error);
+                        self.producer.deliveries().fail(message);
+                        self.given_up = true;
+                        return nothing;
+                    }
+                }
+            }
+        }
+        // Flushed first: the commit's own wait for outstanding records sleeps in steps of 100 ms
+        // (see `kafka::flush`).
+        let committed = crate::kafka::flush(self.producer.transactions(), TRANSACTION_TIMEOUT)
+            .and_then(|()| self.producer.transactions().commit_transaction(TRANSACTION_TIMEOUT));
+        let Some(transaction) = &mut self.transaction else { return nothing };
+        transaction.open = false;
+        match committed {
+            Ok(()) => Flushed { sent, offsets, timed_out: false },
+            Err(e) => {
+                let message = transaction.refusal("commit its transaction", &e);
+                if !transaction.fenced.load(Ordering::Relaxed) {
+                    let _ = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT);
+                }
+                self.producer.deliveries().fail(message);
+                self.given_up = true;
+                nothing
+            }
+        }
+    }
+}
+
+impl Transaction {
+    /// What a refused transactional step says, noting when Kafka fenced the producer.
+    fn refusal(&self, step: &str, e: &KafkaError) -> String {
+        let fenced = matches!(e, KafkaError::Transaction(t) if t.is_fatal());
+        if fenced {
+            self.fenced.store(true, Ordering::Relaxed);
+            format!(
+                "the task could not {step}: Kafka fenced its producer (transactional.id {}), since another run of the \
+                 task opened the same transactional id (on another worker, or after a restart); nothing this run sent \
+                 since its last commit is visible to read_committed consumers, and the other run goes on from the \
+                 offsets last committed ({e})",
+                self.settings.id
+            )
+        } else {
+            format!(
+                "the task could not {step} (transactional.id {}); the transaction is aborted, so nothing of it is \
+                 visible to read_committed consumers, and the task, restarted, polls its records again from the \
+                 offsets last committed ({e})",
+                self.settings.id
+            )
+        }
     }
 }
 
@@ -343,8 +517,22 @@ impl SourceTaskRun {
             counters,
             tracked,
             creator,
+            transactional,
         } = self;
         counters.count_acked(producer.deliveries().acked_counter());
+        let fenced = Arc::new(AtomicBool::new(false));
+        // Under transaction.boundary=interval the interval takes the place of the flush interval.
+        let (commit_each_batch, flush_interval) = match &transactional {
+            Some(t) => (t.interval.is_none(), t.interval.unwrap_or(flush_interval)),
+            None => (false, flush_interval),
+        };
+        let transaction = transactional.map(|settings| Transaction {
+            settings,
+            connector: connector.clone(),
+            open: false,
+            fenced: fenced.clone(),
+        });
+        let transactional = transaction.is_some();
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
         let sender = Sender {
@@ -357,6 +545,7 @@ impl SourceTaskRun {
             given_up: false,
             tracked,
             creator,
+            transaction,
         };
         let send_thread =
             match std::thread::Builder::new().name(format!("{label}-send")).spawn(move || sender.run(requests)) {
@@ -383,10 +572,18 @@ impl SourceTaskRun {
             running,
             counters,
             unflushed: false,
+            transactional,
+            commit_each_batch,
+            fenced,
         };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
-        let flushed = task.flush();
+        // A transactional task that failed commits nothing more, as Kafka Connect's: its open
+        // transaction is aborted as the send thread ends.
+        let flushed = match transactional && outcome.is_err() {
+            true => Ok(()),
+            false => task.flush(),
+        };
         let Polling { instance, to_send, producer, .. } = task;
         drop(to_send);
         let _ = send_thread.join();
@@ -422,6 +619,12 @@ struct Polling {
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
     /// Kafka acknowledged in full.
     unflushed: bool,
+    /// The task writes in transactions: the send thread writes the offsets it commits.
+    transactional: bool,
+    /// `transaction.boundary=poll`: every batch is committed before the next poll.
+    commit_each_batch: bool,
+    /// Set by the send thread when Kafka fenced the task's transactional producer.
+    fenced: Arc<AtomicBool>,
 }
 
 impl Polling {
@@ -433,7 +636,7 @@ impl Polling {
                 return Ok(());
             }
             if let Some(failure) = self.producer.deliveries().failure() {
-                return Err(TaskFailure::new(failure));
+                return Err(self.failure(failure));
             }
             if last_flush.elapsed() >= flush_interval {
                 self.flush()?;
@@ -517,6 +720,19 @@ impl Polling {
             let records = self.convert(transformed)?;
             self.hand_over(ToSend::Records(records))?;
             self.unflushed = true;
+            if self.commit_each_batch {
+                self.flush()?;
+                last_flush = Instant::now();
+            }
+        }
+    }
+
+    /// A failure the send thread kept; a task whose producer another run of it fenced was
+    /// superseded (that run reports the task).
+    fn failure(&self, message: String) -> TaskFailure {
+        match self.fenced.load(Ordering::Relaxed) {
+            true => TaskFailure::superseded(message),
+            false => TaskFailure::new(message),
         }
     }
 
@@ -689,13 +905,16 @@ impl Polling {
         }
         self.unflushed = false;
         if let Some(failure) = self.producer.deliveries().failure() {
-            return Err(TaskFailure::new(failure));
+            return Err(self.failure(failure));
         }
         if flushed.sent == 0 && flushed.offsets.is_empty() {
             self.counters.commit_time.record_time(started.elapsed());
             return Ok(());
         }
-        if !flushed.offsets.is_empty() {
+        if self.transactional {
+            // Written by the send thread, in the transaction it committed.
+            self.offsets.committed(&self.connector, &flushed.offsets);
+        } else if !flushed.offsets.is_empty() {
             self.offsets.put(&self.connector, &flushed.offsets).map_err(|e| TaskFailure::new(e.to_string()))?;
             tracing::debug!(
                 task = self.label.as_str(),

@@ -52,6 +52,10 @@ const LOGGER_CLUSTER_PREFIX: &str = "logger-cluster-";
 /// Kafka Connect's record of the session key: `{"key": base64, "algorithm", "creation-timestamp"}`.
 const SESSION_KEY: &str = "session-key";
 
+/// Kafka Connect's record of a connector's task count after its zombies were fenced:
+/// `tasks-fencing-<connector>`, `{"task-count": N}`.
+const TASK_COUNT_PREFIX: &str = "tasks-fencing-";
+
 /// The record that marks which cluster (`group.id`) a config topic belongs to.
 pub const OWNER_KEY: &str = "wharf-cluster-owner";
 
@@ -110,6 +114,15 @@ impl ConfigReplay {
                     let state = TargetState::parse(state).ok_or_else(|| format!("unknown state {state}"))?;
                     self.targets.insert(name.to_string(), state);
                 }
+            }
+        } else if let Some(name) = key.strip_prefix(TASK_COUNT_PREFIX) {
+            // Kafka Connect's record of the task count a connector's zombies were fenced for
+            // (exactly-once sources): read and checked; a worker fences by each task's own
+            // transactional id when the task starts.
+            check_name(name)?;
+            if let Some(v) = parsed {
+                let count = v["task-count"].as_u64().ok_or("no \"task-count\" number")?;
+                u32::try_from(count).map_err(|_| format!("a task count of {count} is out of range"))?;
             }
         } else if let Some(rest) = key.strip_prefix("task-") {
             let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
@@ -407,17 +420,29 @@ mod tests {
         assert_eq!(replay.snapshot().connectors.keys().collect::<Vec<_>>(), ["x"]);
     }
 
+    #[test]
+    fn connects_task_count_records_of_fenced_connectors_are_read() {
+        let mut replay = ConfigReplay::default();
+        assert_eq!(apply(&mut replay, "tasks-fencing-orders", r#"{"task-count":3}"#), Ok(()));
+        assert_eq!(replay.apply("tasks-fencing-orders", None), Ok(()));
+        let problem = apply(&mut replay, "tasks-fencing-orders", r#"{"tasks":3}"#).unwrap_err();
+        assert!(problem.contains("task-count"), "{problem}");
+        // Not taken for a task config of a connector named "s-fencing".
+        let config = r#"{"properties":{"connector.class":"datagen","topic":"t"}}"#;
+        assert_eq!(apply(&mut replay, "task-orders-0", config), Ok(()));
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
 
         /// Any key and value, and values shaped like the topic's own records, replay without a panic.
         #[test]
         fn no_config_record_makes_the_replay_panic(
-            prefix in proptest::sample::select(vec!["connector-", "task-", "commit-", "target-state-", "wharf-cluster-owner", ""]),
+            prefix in proptest::sample::select(vec!["connector-", "task-", "commit-", "target-state-", "tasks-fencing-", "wharf-cluster-owner", ""]),
             rest in "\\PC{0,12}",
             value in proptest::option::of(proptest::prelude::prop_oneof![
                 proptest::prelude::any::<Vec<u8>>(),
-                "\\{\"(properties|tasks|state|state.v2|group.id)\": ?(\\{\\}|\\[\\]|null|-?[0-9]{1,20}|\"[A-Z]{0,8}\"|\\{\"name\":\"[a-z ]{0,3}\"\\})\\}"
+                "\\{\"(properties|tasks|task-count|state|state.v2|group.id)\": ?(\\{\\}|\\[\\]|null|-?[0-9]{1,20}|\"[A-Z]{0,8}\"|\\{\"name\":\"[a-z ]{0,3}\"\\})\\}"
                     .prop_map(String::into_bytes),
             ]),
         ) {

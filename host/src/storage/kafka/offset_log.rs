@@ -7,12 +7,10 @@ use rdkafka::ClientConfig;
 use serde_json::Value;
 
 use crate::kafka::log::{KafkaLog, LogRecord};
-use crate::kafka::partitioner::partition_for_key;
 use crate::storage::offsets::{self, map_from_json, map_to_json, offset_key, OffsetStore, OffsetStoreError};
 use crate::sync::Unpoisoned;
 use wharf_connect::model::OffsetMap;
 
-use super::json_bytes;
 use super::writer::{LogWriter, STORE_TIMEOUT};
 
 /// Source offsets on the offset topic.
@@ -22,7 +20,7 @@ pub struct KafkaOffsetStore {
     /// Offset key JSON → offset value JSON.
     entries: Arc<Mutex<BTreeMap<String, Value>>>,
     writer: LogWriter,
-    _log: KafkaLog,
+    log: KafkaLog,
 }
 
 impl KafkaOffsetStore {
@@ -45,7 +43,7 @@ impl KafkaOffsetStore {
         };
         log.read_to_end(STORE_TIMEOUT)?;
         let writer = LogWriter::new(producer, topic)?;
-        Ok(KafkaOffsetStore { topic: topic.to_string(), partitions, entries, writer, _log: log })
+        Ok(KafkaOffsetStore { topic: topic.to_string(), partitions, entries, writer, log })
     }
 }
 
@@ -74,11 +72,7 @@ impl KafkaOffsetStore {
     ) -> Result<(), OffsetStoreError> {
         let records: Vec<(i32, String, Option<Vec<u8>>)> = changes
             .clone()
-            .map(|(partition, offset)| {
-                let key = offset_key(connector, partition);
-                let target = partition_for_key(key.as_bytes(), self.partitions);
-                (target, key, offset.and_then(|o| json_bytes(map_to_json(o))))
-            })
+            .map(|(partition, offset)| offsets::offset_record(connector, partition, offset, self.partitions))
             .collect();
         self.writer
             .write(&records)
@@ -110,6 +104,24 @@ impl OffsetStore for KafkaOffsetStore {
 
     fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError> {
         self.apply(connector, offsets::changes(changes))
+    }
+
+    fn topic(&self) -> Option<(String, i32)> {
+        Some((self.topic.clone(), self.partitions))
+    }
+
+    fn committed(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) {
+        let mut entries = self.entries.locked();
+        for (partition, offset) in offsets {
+            entries.insert(offset_key(connector, partition), map_to_json(offset));
+        }
+    }
+
+    fn catch_up(&self) -> Result<(), OffsetStoreError> {
+        self.log.read_to_end(STORE_TIMEOUT).map_err(|e| OffsetStoreError::Kafka {
+            topic: self.topic.clone(),
+            message: format!("cannot read the offsets committed so far: {e}"),
+        })
     }
 }
 

@@ -1,0 +1,215 @@
+//! Exactly-once sources (KIP-618) on the real broker: workers with
+//! `exactly.once.source.support=enabled` write each source task's records and offsets in one
+//! transaction, so that a `read_committed` consumer sees every line once, whatever kills the
+//! workers; the settings are checked as Kafka Connect checks them; a worker that Kafka would not
+//! let use transactions refuses to start, saying why.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wharf_e2e::*;
+
+fn exactly_once(delay_ms: u64) -> Vec<(&'static str, String)> {
+    let mut settings = quick_failover(delay_ms);
+    settings.push(("exactly.once.source.support", "enabled".into()));
+    settings
+}
+
+/// Appends numbered lines to `path` in small chunks until stopped, counting them in `written`.
+fn feed(path: &Path, stop: Arc<AtomicBool>, written: Arc<AtomicUsize>) -> std::thread::JoinHandle<()> {
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut next = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let mut file = OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            let chunk: String = (next..next + 50).map(|i| format!("line-{i:09}\n")).collect();
+            file.write_all(chunk.as_bytes()).unwrap();
+            next += 50;
+            written.store(next, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    })
+}
+
+/// How many times each line arrived, as a consumer of `isolation` reads the topic now (the
+/// values are JSON strings that hold the line).
+fn line_counts(topic: &str, isolation: &str) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for value in topic_values_as(topic, isolation) {
+        let text = String::from_utf8_lossy(&value);
+        let line = text.trim_matches('"').to_string();
+        *counts.entry(line).or_default() += 1;
+    }
+    counts
+}
+
+/// The worker (its REST port) that reports running task 0 of `connector`.
+fn runner(worker: &Worker, connector: &str) -> Option<String> {
+    let status = worker.get(&format!("/connectors/{connector}/status"))?;
+    let task = &status["tasks"][0];
+    (task["state"] == "RUNNING").then(|| task["worker_id"].as_str().map(String::from))?
+}
+
+#[test]
+fn every_line_arrives_once_for_read_committed_consumers_across_kill_9s() {
+    let settings = exactly_once(1000);
+    let d = Distributed::new(&settings);
+    let homes: Vec<Distributed> = [0, 1].iter().map(|_| d.again(&settings)).collect();
+    let clusters: Vec<&Distributed> = [&d, &homes[0], &homes[1]].into_iter().collect();
+    let mut workers: Vec<Worker> = clusters.iter().map(|c| c.start()).collect();
+    let data = tempfile::tempdir().unwrap();
+    let input = data.path().join("in.txt");
+    // Two sources of the same lines: one commits after every batch it polls, the other every
+    // second, so that a kill almost always finds a transaction open.
+    let boundaries = [("poll", unique("eos-poll"), None), ("interval", unique("eos-interval"), Some("1000"))];
+    let (stop_feed, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let feeder = feed(&input, stop_feed.clone(), written.clone());
+    for (name, topic, interval) in &boundaries {
+        create_topic(topic, 3, "delete");
+        let mut config = json!({
+            "connector.class": "file-source",
+            "file": input.display().to_string(),
+            "topic": topic,
+            "wasm.fs.read": data.path().display().to_string(),
+            "transaction.boundary": name,
+        });
+        if let Some(ms) = interval {
+            config["transaction.boundary.interval.ms"] = json!(ms);
+        }
+        let (code, answer) = create(&workers[0], name, &config);
+        assert_eq!(code, 201, "{answer}");
+    }
+
+    // Three times: kill -9 the worker that runs one of the tasks while lines keep coming, wait
+    // until another runs it, and start the killed one again.
+    for (round, connector) in ["interval", "poll", "interval"].into_iter().enumerate() {
+        let watcher = &workers[(round + 1) % 3];
+        let running = watcher.wait("the source task RUNNING", Duration::from_secs(60), || runner(watcher, connector));
+        let victim = workers.iter().position(|w| format!("127.0.0.1:{}", w.port) == running).unwrap();
+        // Let it commit a few transactions of its own first.
+        let before = written.load(Ordering::Relaxed);
+        wait_for("more lines written", Duration::from_secs(30), || {
+            (written.load(Ordering::Relaxed) >= before + 1000).then_some(())
+        });
+        workers[victim].kill_9();
+        let survivor = &workers[(victim + 1) % 3];
+        survivor.wait("the task RUNNING on another worker", Duration::from_secs(60), || {
+            runner(survivor, connector).filter(|now| *now != running)
+        });
+        println!("round {round}: killed {running}, which ran {connector}-0, mid-stream; the task runs elsewhere");
+        workers[victim] = clusters[victim].start();
+    }
+
+    stop_feed.store(true, Ordering::Relaxed);
+    feeder.join().unwrap();
+    let total = written.load(Ordering::Relaxed);
+    for (name, topic, _) in &boundaries {
+        let counts = workers[0].wait("every line committed", Duration::from_secs(120), || {
+            let counts = line_counts(topic, "read_committed");
+            (counts.len() >= total).then_some(counts)
+        });
+        let read: usize = counts.values().sum();
+        let duplicates = read - counts.len();
+        let missing = (0..total).filter(|i| !counts.contains_key(&format!("line-{i:09}"))).count();
+        let uncommitted: usize = line_counts(topic, "read_uncommitted").values().sum();
+        // Each transaction ends with a marker, which takes an offset of its own.
+        let offsets = topic_count(topic);
+        println!(
+            "transaction.boundary={name}: {total} lines through 3 kill -9s; read_committed read {read} records \
+             ({duplicates} duplicates, {missing} missing), read_uncommitted {uncommitted} (the aborted transactions' \
+             records among them); {} offsets hold transaction markers",
+            offsets - uncommitted as i64
+        );
+        assert_eq!(counts.len(), total, "{name}: lines that were never written arrived");
+        assert_eq!((duplicates, missing), (0, 0), "{name}");
+        assert!(offsets > uncommitted as i64, "{name}: no transaction markers, so no transactions");
+        if *name == "interval" {
+            assert!(uncommitted > read, "{name}: no kill found a transaction open, so nothing was aborted");
+        }
+    }
+}
+
+#[test]
+fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
+    let data = tempfile::tempdir().unwrap();
+    let source = |extra: &[(&str, &str)]| {
+        let mut config = json!({
+            "name": "checked",
+            "connector.class": "file-source",
+            "file": data.path().join("in.txt").display().to_string(),
+            "topic": unique("eos-checks"),
+            "wasm.fs.read": data.path().display().to_string(),
+        });
+        for (key, value) in extra {
+            config[*key] = Value::String(value.to_string());
+        }
+        config
+    };
+    // The message Kafka Connect puts on a key, from the validate answer.
+    let refusal = |worker: &Worker, config: &Value, key: &str| -> String {
+        let (code, answer, _) =
+            worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&config.to_string()));
+        assert_eq!(code, 200, "{answer}");
+        let entry = answer["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == key);
+        let errors = entry.map(|e| e["value"]["errors"].clone()).unwrap_or(Value::Null);
+        errors.as_array().map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    };
+
+    // Without exactly-once support on the worker, required is refused, requested is not.
+    let plain = Distributed::new(&[]);
+    let worker = plain.start();
+    let required = source(&[("exactly.once.support", "required")]);
+    let message = refusal(&worker, &required, "exactly.once.support");
+    assert!(message.contains("This worker does not have exactly-once source support enabled"), "{message}");
+    let (code, answer) = create(&worker, "checked", &required);
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer.to_string().contains("exactly-once source support enabled"), "{answer}");
+    assert_eq!(refusal(&worker, &source(&[("exactly.once.support", "requested")]), "exactly.once.support"), "");
+    drop(worker);
+
+    // With it: a plugin that does not say whether it gives exactly-once fails the preflight
+    // check, and one that cannot define transaction boundaries may not be asked to.
+    let enabled = Distributed::new(&exactly_once(2000));
+    let worker = enabled.start();
+    let message = refusal(&worker, &required, "exactly.once.support");
+    assert!(message.contains("does not implement the API required for preflight validation"), "{message}");
+    let message = refusal(&worker, &source(&[("transaction.boundary", "connector")]), "transaction.boundary");
+    assert!(message.contains("does not support connector-defined transaction boundaries"), "{message}");
+    let message = refusal(&worker, &source(&[("offsets.storage.topic", "own-offsets")]), "offsets.storage.topic");
+    assert!(message.contains("offsets.storage.topic=own-offsets"), "{message}");
+    let interval = source(&[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", "200")]);
+    let (code, answer) = create(&worker, "checked", &interval);
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("checked", 0, "RUNNING");
+    drop(worker);
+
+    // Standalone mode has no exactly-once sources, as in Kafka Connect.
+    let standalone = Standalone::new(&[("exactly.once.source.support", "enabled".into())]);
+    let (status, log) = standalone.run_to_failure();
+    assert!(!status.success());
+    assert!(log.contains("standalone mode does not support exactly-once source connectors"), "{log}");
+}
+
+#[test]
+fn a_worker_kafka_would_not_let_use_transactions_refuses_to_start_and_says_why() {
+    // The brokers take transactions of at most transaction.max.timeout.ms (15 minutes).
+    let mut settings = exactly_once(2000);
+    settings.push(("producer.transaction.timeout.ms", "3600000".into()));
+    let (status, log) = Distributed::new(&settings).run_to_failure();
+    assert!(!status.success());
+    assert!(
+        log.contains("exactly.once.source.support=enabled, and Kafka refused transactional id")
+            && log.contains("transaction.max.timeout.ms")
+            && log.contains("exactly.once.source.support=disabled"),
+        "{log}"
+    );
+    // The same worker without exactly-once support starts.
+    let worker = Distributed::new(&[("producer.transaction.timeout.ms", "3600000".into())]).start();
+    assert!(worker.get("/").is_some());
+}
