@@ -213,3 +213,103 @@ fn a_worker_kafka_would_not_let_use_transactions_refuses_to_start_and_says_why()
     let worker = Distributed::new(&[("producer.transaction.timeout.ms", "3600000".into())]).start();
     assert!(worker.get("/").is_some());
 }
+
+#[test]
+fn a_lower_task_count_fences_every_earlier_task_and_the_count_is_recorded_as_connect_records_it() {
+    let d = Distributed::new(&exactly_once(2000));
+    let worker = d.start();
+    let topic = unique("eos-datagen");
+    let config = |tasks: &str| json!({"connector.class": "datagen", "topic": topic, "rate": "50", "tasks.max": tasks});
+    let (code, answer) = create(&worker, "gen", config("3"));
+    assert_eq!(code, 201, "{answer}");
+    for task in 0..3 {
+        worker.wait_task_state("gen", task, "RUNNING");
+    }
+    let (code, answer, _) = worker.call("PUT", "/connectors/gen/config", Some(&config("2").to_string()));
+    assert_eq!(code, 200, "{answer}");
+    worker.wait("the three earlier tasks fenced", Duration::from_secs(60), || {
+        let log = worker.log();
+        let fencing = log.find("connector gen: fencing the transactional producers of its 3 earlier task(s)")?;
+        log[fencing..]
+            .contains("connector gen: earlier tasks fenced; 2 task(s) may now write in transactions")
+            .then_some(())
+    });
+    for task in 0..2 {
+        worker.wait_task_state("gen", task, "RUNNING");
+    }
+    // Kafka Connect's record, last written for the new generation.
+    let counts: Vec<Option<String>> = topic_records(&d.topics[0])
+        .into_iter()
+        .filter(|(_, key, _)| key == "tasks-fencing-gen")
+        .map(|(_, _, value)| value)
+        .collect();
+    assert_eq!(counts.last(), Some(&Some(r#"{"task-count":2}"#.to_string())), "{counts:?}");
+    // The endpoint is the workers' own: a request no member signed is refused.
+    let (code, answer, _) = worker.call("PUT", "/connectors/gen/fence", None);
+    assert_eq!(code, 403, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or("").contains("Internal request missing required signature"));
+}
+
+#[test]
+fn a_worker_paused_past_its_session_finds_its_task_fenced_and_nothing_it_sent_since_is_read() {
+    // The task's transactions last two seconds, so that one is open when its worker is paused;
+    // the pause (about 8 s) is far below the producer's transaction.timeout.ms (60 s), so that
+    // fencing, not the broker's timeout, ends it.
+    let settings = exactly_once(500);
+    let d = Distributed::new(&settings);
+    let other = d.again(&settings);
+    let workers = [d.start(), other.start()];
+    let data = tempfile::tempdir().unwrap();
+    let (input, topic) = (data.path().join("in.txt"), unique("eos-zombie"));
+    create_topic(&topic, 1, "delete");
+    let config = json!({
+        "connector.class": "file-source",
+        "file": input.display().to_string(),
+        "topic": topic,
+        "wasm.fs.read": data.path().display().to_string(),
+        "transaction.boundary": "interval",
+        "transaction.boundary.interval.ms": "2000",
+    });
+    let (stop_feed, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let feeder = feed(&input, stop_feed.clone(), written.clone());
+    let (code, answer) = create(&workers[0], "src", &config);
+    assert_eq!(code, 201, "{answer}");
+    let running = workers[0].wait("the task RUNNING", Duration::from_secs(60), || runner(&workers[0], "src"));
+    let paused = workers.iter().position(|w| format!("127.0.0.1:{}", w.port) == running).unwrap();
+    let survivor = &workers[1 - paused];
+    wait_for("a few transactions", Duration::from_secs(30), || (written.load(Ordering::Relaxed) >= 2000).then_some(()));
+
+    // SAFETY: signals to our own child process.
+    unsafe { libc::kill(workers[paused].pid(), libc::SIGSTOP) };
+    survivor.wait("the task RUNNING on the other worker", Duration::from_secs(60), || {
+        runner(survivor, "src").filter(|now| *now != running)
+    });
+    let taken_over = written.load(Ordering::Relaxed);
+    wait_for("the successor at work", Duration::from_secs(30), || {
+        (written.load(Ordering::Relaxed) >= taken_over + 1000).then_some(())
+    });
+    // SAFETY: as above.
+    unsafe { libc::kill(workers[paused].pid(), libc::SIGCONT) };
+    let fenced = format!("Kafka fenced the task's transactional producer (transactional.id {}-src-0)", d.group);
+    workers[paused].wait("the paused worker's task fenced", Duration::from_secs(60), || {
+        workers[paused].log().contains(&fenced).then_some(())
+    });
+
+    stop_feed.store(true, Ordering::Relaxed);
+    feeder.join().unwrap();
+    let total = written.load(Ordering::Relaxed);
+    let counts = survivor.wait("every line committed", Duration::from_secs(120), || {
+        let counts = line_counts(&topic, "read_committed");
+        (counts.len() >= total).then_some(counts)
+    });
+    let read: usize = counts.values().sum();
+    let uncommitted: usize = line_counts(&topic, "read_uncommitted").values().sum();
+    println!(
+        "{total} lines; read_committed read {read}, read_uncommitted {uncommitted} (the fenced worker's open \
+         transaction among them)"
+    );
+    assert_eq!((read, counts.len()), (total, total), "duplicates or lines never written");
+    assert!(uncommitted > read, "the paused worker had no open transaction to lose");
+    // The paused worker stays in the cluster; the task runs once.
+    survivor.wait("the task RUNNING once", Duration::from_secs(60), || runner(survivor, "src"));
+}

@@ -99,6 +99,9 @@ pub struct Herder {
     events: SyncSender<Event>,
     /// Task-config generations started so far (a count for measurements and tests).
     generations: AtomicU64,
+    /// One fencing at a time on the leader: a second request for a connector waits, then finds
+    /// the first one's task-count record and has nothing to fence.
+    fencing: Mutex<()>,
 }
 
 /// Events that may wait for the herder's thread at once; more requests are refused as busy.
@@ -156,7 +159,16 @@ impl Herder {
             writing: Mutex::new(()),
             events,
             generations: AtomicU64::new(0),
+            fencing: Mutex::new(()),
         });
+        {
+            // Weak: the worker the herder holds must not keep the herder alive.
+            let weak = Arc::downgrade(&herder);
+            herder.worker.set_fencer(Arc::new(move |name: &str| match weak.upgrade() {
+                Some(herder) => herder.fence_zombies(name).map_err(|e| e.to_string()),
+                None => Err("the worker is shutting down".into()),
+            }));
+        }
         let herder_loop = HerderLoop::new(herder.clone(), received, change_queued);
         (herder, herder_loop)
     }
@@ -521,6 +533,81 @@ impl Herder {
         // is itself sending task configs to this worker.
         self.store.changes().notify();
         Ok(())
+    }
+
+    /// Fences the transactional producers of a source connector's earlier tasks, if its task
+    /// configs changed since the last fencing, then records the task count (Kafka Connect's
+    /// `PUT /connectors/{name}/fence`). A follower asks the leader. Blocking: fencing initialises
+    /// a producer per earlier task, and the record is a config-topic transaction.
+    pub fn fence_zombies(&self, name: &str) -> Result<(), HerderError> {
+        if self.connector_kind(name)? != ConnectorKind::Source {
+            return Err(HerderError::BadConfig(format!("Connector {name} is not a source connector")));
+        }
+        match self.standing.place().task_configs_go() {
+            place::Destination::StoreAsLeader => {}
+            place::Destination::Leader(url) => return self.fence_on_leader(name, &url),
+            place::Destination::NoLeader => {
+                return Err(HerderError::NotLeader(format!(
+                    "the cluster has no leader to fence connector {name}'s earlier tasks yet (a rebalance is under \
+                     way); retry shortly"
+                )))
+            }
+            place::Destination::Store => {
+                return Err(HerderError::BadConfig(
+                    "Kafka Connect in standalone mode does not support exactly-once source connectors.".into(),
+                ))
+            }
+        }
+        let _one_at_a_time = self.fencing.locked();
+        let entry = self.require(name)?;
+        if !entry.fencing.pending {
+            return Ok(());
+        }
+        let current = entry.tasks.as_ref().map_or(0, Vec::len) as u32;
+        if let Some(previous) = entry.fencing.task_count.filter(|previous| !(*previous == 1 && current == 1)) {
+            let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
+            self.worker.fence_producers(&config, previous).map_err(HerderError::Kafka)?;
+        }
+        if self.require(name)?.tasks != entry.tasks {
+            return Err(HerderError::NotLeader(
+                "Fencing failed because new task configurations were generated for the connector; retry".into(),
+            ));
+        }
+        self.store.put_task_count(name, current)?;
+        tracing::info!("connector {name}: earlier tasks fenced; {current} task(s) may now write in transactions");
+        Ok(())
+    }
+
+    /// Asks the leader at `leader_url` to fence a connector's earlier tasks, signed with the
+    /// cluster's session key as every request between workers is.
+    fn fence_on_leader(&self, name: &str, leader_url: &str) -> Result<(), HerderError> {
+        let config = self.worker.config();
+        let Some(d) = &config.distributed else {
+            return Err(HerderError::Bug("a worker outside a cluster has a leader".into()));
+        };
+        crate::peer::ForwardRules::new(config.rest_scheme(), &config.advertised, &d.forward_allowed_urls)
+            .check(leader_url)
+            .map_err(HerderError::BadConfig)?;
+        let path = format!("/connectors/{}/fence", crate::peer::path_segment(name));
+        let headers = match self.store.snapshot().session_key {
+            Some(key) => {
+                crate::peer::sign_request(&key, &d.signature_algorithm, "PUT", &path, b"").map_err(HerderError::Bug)?
+            }
+            None => {
+                return Err(HerderError::NotLeader(
+                    "the cluster has no session key yet to sign the request to fence with; retry shortly".into(),
+                ))
+            }
+        };
+        let url = format!("{leader_url}{path}");
+        match crate::peer::send("PUT", &url, None, self.worker.id(), &headers) {
+            Ok((status, _)) if (200..300).contains(&status) => Ok(()),
+            Ok((status, body)) => Err(HerderError::NotLeader(format!(
+                "the leader at {leader_url} answered {status} to fencing connector {name}'s earlier tasks: {}",
+                String::from_utf8_lossy(&body)
+            ))),
+            Err(e) => Err(HerderError::NotLeader(format!("cannot ask the leader to fence: {e}"))),
+        }
     }
 
     /// Whether a connector is a source or a sink, which its plugin says.

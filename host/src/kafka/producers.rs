@@ -27,6 +27,9 @@ pub struct Deliveries {
     /// Records Kafka acknowledged (shared with the task's metrics).
     acked: Arc<AtomicU64>,
     refused: AtomicU64,
+    /// Kafka refused a record because a newer producer under the same transactional id fenced
+    /// this one (a transactional task's).
+    fenced: std::sync::atomic::AtomicBool,
     failure: Mutex<Option<String>>,
     lock: Mutex<()>,
     settled: Condvar,
@@ -37,6 +40,9 @@ impl Deliveries {
         if let Err((error, message)) = result {
             use rdkafka::Message;
             self.refused.fetch_add(1, Ordering::Relaxed);
+            if fenced(error) {
+                self.fenced.store(true, Ordering::Relaxed);
+            }
             self.fail(format!("Kafka did not accept a record for topic {}: {error}", message.topic()));
         } else {
             self.acked.fetch_add(1, Ordering::Relaxed);
@@ -64,6 +70,11 @@ impl Deliveries {
         self.acked.clone()
     }
 
+    /// Whether Kafka refused a record because another producer fenced this one.
+    pub fn fenced(&self) -> bool {
+        self.fenced.load(Ordering::Relaxed)
+    }
+
     /// Records Kafka refused so far.
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
@@ -88,6 +99,14 @@ impl Deliveries {
         }
         true
     }
+}
+
+/// Whether Kafka refused something because a newer producer under the same transactional id
+/// fenced the one that asked.
+pub fn fenced(error: &KafkaError) -> bool {
+    use rdkafka::types::RDKafkaErrorCode::{Fenced, InvalidProducerEpoch, ProducerFenced};
+    matches!(error.rdkafka_error_code(), Some(Fenced | InvalidProducerEpoch | ProducerFenced))
+        || matches!(error, KafkaError::Transaction(t) if t.is_fatal() && t.code() == rdkafka::types::RDKafkaErrorCode::Fenced)
 }
 
 /// The context of a shared producer: each record carries its task's `Deliveries`; librdkafka's

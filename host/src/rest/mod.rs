@@ -95,6 +95,7 @@ pub fn router(state: Shared) -> Router {
             get(connector_config).put(put_connector_config).patch(patch_connector_config),
         )
         .route("/connectors/{name}/tasks", get(connector_tasks).post(put_task_configs))
+        .route("/connectors/{name}/fence", put(fence_zombies))
         .route("/connectors/{name}/pause", put(pause))
         .route("/connectors/{name}/resume", put(resume))
         .route("/connectors/{name}/stop", put(stop))
@@ -382,6 +383,22 @@ async fn put_task_configs(
     let entities::TaskConfigs(tasks) = entities::TaskConfigs::parse(&body)?;
     let herder = state.herder.clone();
     blocking(move || herder.put_task_configs(&name, tasks)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Kafka Connect's internal `PUT /connectors/{name}/fence`: a worker whose exactly-once source
+/// task is about to start asks the leader to fence the connector's earlier tasks. Signed by a
+/// member, as task configs are.
+async fn fence_zombies(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    signed: Option<axum::Extension<SignedByMember>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    check_task_configs_signature(&state, signed.is_some(), &headers, &body)?;
+    let herder = state.herder.clone();
+    blocking(move || herder.fence_zombies(&name)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

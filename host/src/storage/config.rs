@@ -18,6 +18,18 @@ pub struct ConnectorEntry {
     /// connector config): until they are, tasks running under the old config go on, and they
     /// restart once, when the task configs generated from the new config arrive.
     pub tasks_current: bool,
+    /// Where the fencing of the connector's earlier tasks stands (exactly-once sources).
+    pub fencing: Fencing,
+}
+
+/// Kafka Connect's bookkeeping of zombie fencing, from the config topic: the task count of the
+/// last `tasks-fencing-<connector>` record, and whether task configs were committed since.
+/// Before the first tasks of a new generation write in transactions, the leader fences every
+/// transactional producer of the `task_count` tasks before them, then records the new count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fencing {
+    pub task_count: Option<u32>,
+    pub pending: bool,
 }
 
 /// The replayed view of every connector.
@@ -49,6 +61,9 @@ pub trait ConfigStore: Send + Sync {
     /// Writes task configs and the commit record that makes them visible together.
     fn put_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), ConfigStoreError>;
     fn put_target_state(&self, name: &str, state: TargetState) -> Result<(), ConfigStoreError>;
+    /// Records the task count a connector's zombies were fenced for, which ends its pending
+    /// fencing (the leader only): Kafka Connect's `tasks-fencing-<connector>` record.
+    fn put_task_count(&self, name: &str, count: u32) -> Result<(), ConfigStoreError>;
     /// Distributes a new session key (the leader only).
     fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError>;
     /// Sets a log level on every worker of the cluster (`PUT /admin/loggers/{logger}?scope=cluster`):
@@ -124,6 +139,7 @@ impl ConfigStore for MemoryConfigStore {
                 target: TargetState::Started,
                 tasks: None,
                 tasks_current: false,
+                fencing: Fencing::default(),
             });
             if entry.config != *config {
                 entry.tasks_current = false;
@@ -148,6 +164,7 @@ impl ConfigStore for MemoryConfigStore {
             if let Some(entry) = s.connectors.get_mut(name) {
                 entry.tasks = Some(tasks.to_vec());
                 entry.tasks_current = true;
+                entry.fencing.pending = true;
             }
         });
         Ok(())
@@ -157,6 +174,15 @@ impl ConfigStore for MemoryConfigStore {
         self.update(|s| {
             if let Some(entry) = s.connectors.get_mut(name) {
                 entry.target = state;
+            }
+        });
+        Ok(())
+    }
+
+    fn put_task_count(&self, name: &str, count: u32) -> Result<(), ConfigStoreError> {
+        self.update(|s| {
+            if let Some(entry) = s.connectors.get_mut(name) {
+                entry.fencing = Fencing { task_count: Some(count), pending: false };
             }
         });
         Ok(())

@@ -28,6 +28,7 @@
 
 mod converting;
 mod dead_letter;
+pub mod fencing;
 mod membership;
 pub mod offsets;
 mod recycle;
@@ -58,6 +59,11 @@ use crate::runtime::{Grants, OffsetLookup, Plugin, PluginError, PluginRegistry, 
 use crate::storage::{OffsetStore, State, Status, StatusStore};
 use crate::sync::Unpoisoned;
 use wharf_connect::model::{ConfigProblem, ConnectorKind, PluginKind, TaskId};
+
+/// How long a transactional task asks the leader to fence its connector's earlier tasks (a
+/// rebalance may leave the cluster without a leader for a while), and the pause between asks.
+const FENCE_PATIENCE: Duration = Duration::from_secs(60);
+const FENCE_RETRY_PAUSE: Duration = Duration::from_secs(1);
 
 /// Why a task stopped working, as its status trace shows it.
 #[derive(Debug, Clone)]
@@ -199,6 +205,8 @@ pub struct Worker {
     members: Arc<membership::ParkedMembers>,
     /// The counts of the tasks this worker runs, for its metrics.
     task_metrics: Arc<crate::metrics::tasks::TaskRegistry>,
+    /// How transactional tasks ask the leader to fence their connector's earlier tasks.
+    fencer: std::sync::OnceLock<fencing::Fencer>,
 }
 
 /// One of the worker's task threads, counted while it lives (given back when dropped: when the
@@ -246,6 +254,7 @@ impl Worker {
             producers: Arc::default(),
             members: Arc::default(),
             task_metrics: Arc::new(crate::metrics::tasks::TaskRegistry::with_window(metrics_window)),
+            fencer: std::sync::OnceLock::new(),
         }
     }
 
@@ -837,6 +846,7 @@ impl Worker {
             producers: self.producers.clone(),
             members: self.members.clone(),
             counters,
+            fencer: self.fencer.get().cloned(),
         };
         let (connector_name, task_number) = (config.name.clone(), id);
         let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
@@ -1193,6 +1203,8 @@ struct TaskSetup {
     members: Arc<membership::ParkedMembers>,
     /// The task's counts, for the worker's metrics.
     counters: Arc<crate::metrics::tasks::TaskCounters>,
+    /// Asks the leader to fence the connector's earlier tasks (exactly-once sources).
+    fencer: Option<fencing::Fencer>,
 }
 
 impl TaskSetup {
@@ -1359,11 +1371,35 @@ impl TaskSetup {
             TransactionBoundary::Poll | TransactionBoundary::Connector => None,
         };
         Some(source::Transactional {
-            id: format!("{}-{}-{}", cluster.group_id, self.connector.name, self.task.task),
+            id: fencing::task_transactional_id(&cluster.group_id, &self.connector.name, self.task.task),
             interval,
             offsets_topic,
             offsets_partitions,
         })
+    }
+
+    /// Asks the leader to fence the connector's earlier tasks before this one writes, again while
+    /// the cluster has no leader or cannot fence yet, for up to `FENCE_PATIENCE`.
+    fn fence_earlier_tasks(&self) -> Result<(), TaskFailure> {
+        let Some(fencer) = &self.fencer else { return Ok(()) };
+        let deadline = Instant::now() + FENCE_PATIENCE;
+        loop {
+            let why = match fencer(&self.connector.name) {
+                Ok(()) => return Ok(()),
+                Err(why) => why,
+            };
+            if Instant::now() >= deadline || self.stop.is_stopped() {
+                return Err(TaskFailure::new(format!(
+                    "Cannot start source task {} with exactly-once support: the cluster's leader did not fence the \
+                     transactional producers of the connector's earlier tasks within {} s ({why}); restart the task \
+                     once the cluster has a leader",
+                    self.task,
+                    FENCE_PATIENCE.as_secs()
+                )));
+            }
+            tracing::info!(task = self.task.to_string(), "asking the leader again to fence earlier tasks ({why})");
+            self.stop.sleep(FENCE_RETRY_PAUSE);
+        }
     }
 
     /// The task's own transactional producer, its transactions initialised: Kafka fences every
@@ -1376,6 +1412,7 @@ impl TaskSetup {
         id: &str,
     ) -> Result<kafka::producers::TaskProducer, TaskFailure> {
         use rdkafka::producer::Producer;
+        self.fence_earlier_tasks()?;
         for (key, forced) in [("transactional.id", id), ("enable.idempotence", "true")] {
             if let Some(given) = config.get(key).filter(|given| *given != forced) {
                 tracing::warn!(

@@ -475,16 +475,9 @@ impl Sender {
 impl Transaction {
     /// What a refused transactional step says, noting when Kafka fenced the producer.
     fn refusal(&self, step: &str, e: &KafkaError) -> String {
-        let fenced = matches!(e, KafkaError::Transaction(t) if t.is_fatal());
-        if fenced {
+        if crate::kafka::producers::fenced(e) {
             self.fenced.store(true, Ordering::Relaxed);
-            format!(
-                "the task could not {step}: Kafka fenced its producer (transactional.id {}), since another run of the \
-                 task opened the same transactional id (on another worker, or after a restart); nothing this run sent \
-                 since its last commit is visible to read_committed consumers, and the other run goes on from the \
-                 offsets last committed ({e})",
-                self.settings.id
-            )
+            format!("the task could not {step}: {} ({e})", fenced_message(&self.settings.id))
         } else {
             format!(
                 "the task could not {step} (transactional.id {}); the transaction is aborted, so nothing of it is \
@@ -533,6 +526,7 @@ impl SourceTaskRun {
             fenced: fenced.clone(),
         });
         let transactional = transaction.is_some();
+        let transactional_id = transaction.as_ref().map(|t| t.settings.id.clone());
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
         let sender = Sender {
@@ -573,6 +567,7 @@ impl SourceTaskRun {
             counters,
             unflushed: false,
             transactional,
+            transactional_id,
             commit_each_batch,
             fenced,
         };
@@ -621,6 +616,8 @@ struct Polling {
     unflushed: bool,
     /// The task writes in transactions: the send thread writes the offsets it commits.
     transactional: bool,
+    /// Its producer's transactional id.
+    transactional_id: Option<String>,
     /// `transaction.boundary=poll`: every batch is committed before the next poll.
     commit_each_batch: bool,
     /// Set by the send thread when Kafka fenced the task's transactional producer.
@@ -728,11 +725,12 @@ impl Polling {
     }
 
     /// A failure the send thread kept; a task whose producer another run of it fenced was
-    /// superseded (that run reports the task).
+    /// superseded (that run reports the task), which its message says first.
     fn failure(&self, message: String) -> TaskFailure {
-        match self.fenced.load(Ordering::Relaxed) {
-            true => TaskFailure::superseded(message),
-            false => TaskFailure::new(message),
+        let fenced = self.fenced.load(Ordering::Relaxed) || self.producer.deliveries().fenced();
+        match (&self.transactional_id, fenced) {
+            (Some(id), true) => TaskFailure::superseded(format!("{} ({message})", fenced_message(id))),
+            _ => TaskFailure::new(message),
         }
     }
 
@@ -952,6 +950,16 @@ impl Polling {
         }
         Ok(())
     }
+}
+
+/// What a task whose transactional producer another run of it fenced says.
+fn fenced_message(id: &str) -> String {
+    format!(
+        "Kafka fenced the task's transactional producer (transactional.id {id}): another run of the task opened the \
+         same transactional id (on another worker, or after a restart) and took its place; nothing this run sent \
+         since its last commit is visible to read_committed consumers, and the other run goes on from the offsets \
+         last committed"
+    )
 }
 
 fn send_thread_gone() -> TaskFailure {

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use crate::config::connector::check_name;
 use crate::kafka::log::{KafkaLog, LogRecord};
 use crate::storage::config::{
-    ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Pairs, SessionKey, TargetState,
+    ChangeSignal, ConfigSnapshot, ConfigStore, ConfigStoreError, ConnectorEntry, Fencing, Pairs, SessionKey,
+    TargetState,
 };
 use crate::sync::Unpoisoned;
 
@@ -35,6 +36,8 @@ struct ConfigReplay {
     tasks_current: std::collections::BTreeSet<String>,
     /// Task configs written but not yet committed.
     pending: BTreeMap<String, BTreeMap<u32, Pairs>>,
+    /// Zombie fencing, per connector (`tasks-fencing-<connector>` and commits since).
+    fencing: BTreeMap<String, Fencing>,
     /// The `group.id` of the cluster that owns the topic, from its marker record.
     owner: Option<String>,
     session_key: Option<SessionKey>,
@@ -86,6 +89,7 @@ impl ConfigReplay {
                     self.tasks.remove(name);
                     self.tasks_current.remove(name);
                     self.pending.remove(name);
+                    self.fencing.remove(name);
                 }
                 Some(v) => {
                     let pairs = pairs_from_json(&v["properties"]).ok_or("no \"properties\" object of strings")?;
@@ -117,12 +121,12 @@ impl ConfigReplay {
             }
         } else if let Some(name) = key.strip_prefix(TASK_COUNT_PREFIX) {
             // Kafka Connect's record of the task count a connector's zombies were fenced for
-            // (exactly-once sources): read and checked; a worker fences by each task's own
-            // transactional id when the task starts.
+            // (exactly-once sources): it ends the fencing the last commit made pending.
             check_name(name)?;
             if let Some(v) = parsed {
                 let count = v["task-count"].as_u64().ok_or("no \"task-count\" number")?;
-                u32::try_from(count).map_err(|_| format!("a task count of {count} is out of range"))?;
+                let count = u32::try_from(count).map_err(|_| format!("a task count of {count} is out of range"))?;
+                self.fencing.insert(name.to_string(), Fencing { task_count: Some(count), pending: false });
             }
         } else if let Some(rest) = key.strip_prefix("task-") {
             let (name, id) = rest.rsplit_once('-').ok_or("no task number")?;
@@ -156,6 +160,7 @@ impl ConfigReplay {
                     Some(tasks) => {
                         self.tasks.insert(name.to_string(), tasks);
                         self.tasks_current.insert(name.to_string());
+                        self.fencing.entry(name.to_string()).or_default().pending = true;
                     }
                     None => return Err(format!("commit of {count} tasks without all their configs")),
                 }
@@ -176,6 +181,7 @@ impl ConfigReplay {
                     target: self.targets.get(name).copied().unwrap_or(TargetState::Started),
                     tasks: self.tasks.get(name).cloned(),
                     tasks_current: self.tasks_current.contains(name),
+                    fencing: self.fencing.get(name).cloned().unwrap_or_default(),
                 };
                 (name.clone(), entry)
             })
@@ -370,6 +376,10 @@ impl ConfigStore for KafkaConfigLog {
         self.write(&[(format!("target-state-{name}"), target_state_value(state))])
     }
 
+    fn put_task_count(&self, name: &str, count: u32) -> Result<(), ConfigStoreError> {
+        self.write(&[(format!("{TASK_COUNT_PREFIX}{name}"), json_bytes(json!({"task-count": count})))])
+    }
+
     fn put_session_key(&self, key: &SessionKey) -> Result<(), ConfigStoreError> {
         use base64::Engine;
         let value = json!({
@@ -423,12 +433,21 @@ mod tests {
     #[test]
     fn connects_task_count_records_of_fenced_connectors_are_read() {
         let mut replay = ConfigReplay::default();
+        let config = r#"{"properties":{"connector.class":"datagen","topic":"t"}}"#;
+        assert_eq!(apply(&mut replay, "connector-orders", config), Ok(()));
+        let fencing = |replay: &ConfigReplay| replay.snapshot().connectors["orders"].fencing.clone();
+        assert_eq!(fencing(&replay), Fencing::default());
+        assert_eq!(apply(&mut replay, "task-orders-0", config), Ok(()));
+        assert_eq!(apply(&mut replay, "commit-orders", r#"{"tasks":1}"#), Ok(()));
+        assert_eq!(fencing(&replay), Fencing { task_count: None, pending: true });
         assert_eq!(apply(&mut replay, "tasks-fencing-orders", r#"{"task-count":3}"#), Ok(()));
+        assert_eq!(fencing(&replay), Fencing { task_count: Some(3), pending: false });
+        assert_eq!(apply(&mut replay, "commit-orders", r#"{"tasks":1}"#), Ok(()));
+        assert_eq!(fencing(&replay), Fencing { task_count: Some(3), pending: true });
         assert_eq!(replay.apply("tasks-fencing-orders", None), Ok(()));
         let problem = apply(&mut replay, "tasks-fencing-orders", r#"{"tasks":3}"#).unwrap_err();
         assert!(problem.contains("task-count"), "{problem}");
         // Not taken for a task config of a connector named "s-fencing".
-        let config = r#"{"properties":{"connector.class":"datagen","topic":"t"}}"#;
         assert_eq!(apply(&mut replay, "task-orders-0", config), Ok(()));
     }
 

@@ -1,0 +1,61 @@
+//! Zombie fencing of exactly-once source tasks (KIP-618). Each task writes under a transactional
+//! id of its own, `<group.id>-<connector>-<task>`; a producer that initialises an id fences every
+//! earlier producer under it, whose open transaction Kafka aborts and whose later commits it
+//! refuses. Before the first task of a new generation of a connector's task configs writes, the
+//! leader fences the ids of every task of the generation before (a task that no longer exists
+//! included), then records the new task count in the config topic (`tasks-fencing-<connector>`).
+
+use std::sync::Arc;
+
+use rdkafka::producer::{BaseProducer, Producer};
+
+use super::Worker;
+use crate::config::ConnectorConfig;
+use crate::kafka;
+use crate::storage::kafka::STORE_TIMEOUT;
+
+/// The transactional id of a source task under exactly-once support: Kafka Connect's.
+pub fn task_transactional_id(group_id: &str, connector: &str, task: u32) -> String {
+    format!("{group_id}-{connector}-{task}")
+}
+
+/// How a task asks the cluster's leader to fence its connector's earlier tasks, by connector
+/// name; the herder gives the worker one. The error says what went wrong.
+pub type Fencer = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+impl Worker {
+    /// Lets this worker's transactional tasks ask for fencing.
+    pub fn set_fencer(&self, fencer: Fencer) {
+        let _ = self.fencer.set(fencer);
+    }
+
+    /// Fences the transactional producers of tasks `0..count` of a connector, one after the
+    /// other, each within `STORE_TIMEOUT`: initialising an id bumps its epoch, so that whatever
+    /// producer held it can commit nothing more. Blocking; the leader calls it.
+    pub fn fence_producers(&self, connector: &ConnectorConfig, count: u32) -> Result<(), String> {
+        let Some(cluster) = &self.config.distributed else {
+            return Err("Kafka Connect in standalone mode does not support exactly-once source connectors.".into());
+        };
+        tracing::info!(
+            "connector {}: fencing the transactional producers of its {count} earlier task(s)",
+            connector.name
+        );
+        let client_id = format!("wharf-{}-fencer", cluster.group_id);
+        let base = kafka::producer_config(&self.config, &connector.client_overrides.producer, &client_id);
+        for task in 0..count {
+            let id = task_transactional_id(&cluster.group_id, &connector.name, task);
+            let mut config = base.clone();
+            config.set("transactional.id", &id).set("enable.idempotence", "true");
+            let producer: BaseProducer =
+                config.create().map_err(|e| format!("cannot create a producer to fence transactional.id {id}: {e}"))?;
+            producer.init_transactions(STORE_TIMEOUT).map_err(|e| {
+                format!(
+                    "cannot fence transactional.id {id}: Kafka did not initialise it within {} s ({e}); the worker's \
+                     principal needs Write and Describe on that TransactionalId",
+                    STORE_TIMEOUT.as_secs()
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
