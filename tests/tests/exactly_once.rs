@@ -237,6 +237,14 @@ fn a_lower_task_count_fences_every_earlier_task_and_the_count_is_recorded_as_con
     for task in 0..2 {
         worker.wait_task_state("gen", task, "RUNNING");
     }
+    // Each batch datagen returns is a transaction of its own (transaction.boundary=poll): the
+    // sizes of those committed are Connect's transaction-size metrics.
+    let labels = r#"connector="gen",task="0""#;
+    let (min, max, avg) = worker.wait("transaction sizes", Duration::from_secs(30), || {
+        let read = |what: &str| worker.metric(&format!("kafka_connect_source_task_transaction_size_{what}"), labels);
+        Some((read("min")?, read("max")?, read("avg")?)).filter(|(min, _, _)| *min > 0.0)
+    });
+    assert!(min >= 1.0 && min <= avg && avg <= max, "min {min}, avg {avg}, max {max}");
     // Kafka Connect's record, last written for the new generation.
     let counts: Vec<Option<String>> = topic_records(&d.topics[0])
         .into_iter()

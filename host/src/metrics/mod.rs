@@ -258,6 +258,33 @@ fn task_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<t
     }
 }
 
+/// A transactional source task's transaction sizes (Connect's `transaction-size-*` of
+/// `source-task-metrics`, which only its exactly-once tasks have).
+fn transaction_families(out: &mut Exposition, tasks: &[((String, u32), std::sync::Arc<tasks::TaskCounters>)]) {
+    let sized: Vec<(&str, String, (f64, f64, f64))> = tasks
+        .iter()
+        .filter_map(|((connector, task), counters)| {
+            counters.transactions.get().map(|sizes| (connector.as_str(), task.to_string(), sizes.read()))
+        })
+        .collect();
+    if sized.is_empty() {
+        return;
+    }
+    type Pick = fn(&(f64, f64, f64)) -> f64;
+    let families: [(&str, &str, Pick); 3] = [
+        ("min", "The records of the smallest transaction the task committed", |s| s.0),
+        ("max", "The records of the largest transaction the task committed", |s| s.1),
+        ("avg", "The average records of the transactions the task committed", |s| s.2),
+    ];
+    for (suffix, help, pick) in families {
+        let family = format!("kafka_connect_source_task_transaction_size_{suffix}");
+        out.family(&family, Kind::Gauge, help);
+        for (connector, task, sizes) in &sized {
+            out.sample(&family, &[("connector", connector), ("task", task)], pick(sizes));
+        }
+    }
+}
+
 /// The worker's starts of connectors and tasks (`connect-worker-metrics`): totals, and the part
 /// of the attempts that succeeded or failed (0 before the first, as Connect shows it).
 fn startup_families(out: &mut Exposition, startups: &tasks::WorkerCounts) {
@@ -563,6 +590,7 @@ pub fn render(view: &WorkerView, format: exposition::Format) -> String {
     startup_families(&mut out, &view.startups);
     wharf_worker_families(&mut out, &view.plugin_loads, &view.startups);
     task_families(&mut out, &view.tasks);
+    transaction_families(&mut out, &view.tasks);
     let plugin_calls: Vec<(&str, String, &plugin_calls::PluginCalls)> = view
         .tasks
         .iter()

@@ -61,8 +61,47 @@ pub struct TaskCounters {
     ended: OnceLock<Instant>,
     /// A source's records Kafka acknowledged, as its producer counts them.
     acked: OnceLock<Arc<AtomicU64>>,
+    /// A transactional source's committed transactions, by their records (exactly-once
+    /// sources); none for a task that is not transactional.
+    pub transactions: OnceLock<TransactionSizes>,
     /// The counts at earlier scrapes, oldest first.
     samples: Mutex<VecDeque<Sample>>,
+}
+
+/// The records of a transactional source task's committed transactions since it started:
+/// Kafka Connect's `transaction-size-min`, `-max` and `-avg` (an aborted transaction is not
+/// counted, as in Connect).
+#[derive(Default)]
+pub struct TransactionSizes {
+    count: AtomicU64,
+    total: AtomicU64,
+    /// `u64::MAX` before the first.
+    min: AtomicU64,
+    max: AtomicU64,
+}
+
+impl TransactionSizes {
+    pub fn new() -> Self {
+        TransactionSizes { min: AtomicU64::new(u64::MAX), ..Default::default() }
+    }
+
+    /// A transaction of `records` records was committed (once per commit, off the record path).
+    pub fn committed(&self, records: u64) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.total.fetch_add(records, Ordering::Relaxed);
+        self.min.fetch_min(records, Ordering::Relaxed);
+        self.max.fetch_max(records, Ordering::Relaxed);
+    }
+
+    /// (min, max, avg), each 0 before the first commit.
+    pub fn read(&self) -> (f64, f64, f64) {
+        let count = self.count.load(Ordering::Relaxed);
+        if count == 0 {
+            return (0.0, 0.0, 0.0);
+        }
+        let total = self.total.load(Ordering::Relaxed) as f64;
+        (self.min.load(Ordering::Relaxed) as f64, self.max.load(Ordering::Relaxed) as f64, total / count as f64)
+    }
 }
 
 /// The sum, count and longest of what a kind of event measured (the time a call took, the
@@ -171,6 +210,7 @@ impl TaskCounters {
             plugin_metrics: Default::default(),
             ended: OnceLock::new(),
             acked: OnceLock::new(),
+            transactions: OnceLock::new(),
             samples: Mutex::new(VecDeque::from([start])),
         }
     }

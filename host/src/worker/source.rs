@@ -249,6 +249,10 @@ struct Transaction {
     connector: String,
     /// A transaction is open: something was sent since the last commit.
     open: bool,
+    /// Records sent in the open transaction.
+    records: u64,
+    /// Where committed transactions are counted by their records (the task's metrics).
+    sizes: Arc<crate::metrics::tasks::TaskCounters>,
     /// Kafka fenced the producer: another run of the task opened the same transactional id.
     fenced: Arc<AtomicBool>,
 }
@@ -308,6 +312,7 @@ impl Sender {
             return;
         }
         transaction.open = false;
+        transaction.records = 0;
         if let Err(e) = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT) {
             // A fenced producer's transaction is aborted by its successor; otherwise the broker
             // aborts it after transaction.timeout.ms.
@@ -372,6 +377,9 @@ impl Sender {
             }
         }
         self.sent += 1;
+        if let Some(transaction) = &mut self.transaction {
+            transaction.records += 1;
+        }
         self.remember(record.source_partition, record.source_offset);
     }
 
@@ -457,8 +465,14 @@ impl Sender {
             .and_then(|()| self.producer.transactions().commit_transaction(TRANSACTION_TIMEOUT));
         let Some(transaction) = &mut self.transaction else { return nothing };
         transaction.open = false;
+        let records = std::mem::take(&mut transaction.records);
         match committed {
-            Ok(()) => Flushed { sent, offsets, timed_out: false },
+            Ok(()) => {
+                if let Some(sizes) = transaction.sizes.transactions.get() {
+                    sizes.committed(records);
+                }
+                Flushed { sent, offsets, timed_out: false }
+            }
             Err(e) => {
                 let message = transaction.refusal("commit its transaction", &e);
                 if !transaction.fenced.load(Ordering::Relaxed) {
@@ -523,6 +537,11 @@ impl SourceTaskRun {
             settings,
             connector: connector.clone(),
             open: false,
+            records: 0,
+            sizes: {
+                let _ = counters.transactions.set(crate::metrics::tasks::TransactionSizes::new());
+                counters.clone()
+            },
             fenced: fenced.clone(),
         });
         let transactional = transaction.is_some();
