@@ -721,6 +721,14 @@ pub fn produce(topic: &str, partition: i32, key: &str, value: &[u8]) {
     producer.flush(Duration::from_secs(10)).unwrap();
 }
 
+/// Writes a tombstone (a record with a key and no value) to partition 0 of a topic.
+pub fn produce_tombstone(topic: &str, key: &str) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
+    producer.send(BaseRecord::<str, [u8]>::to(topic).key(key).partition(0)).map_err(|(e, _)| e).unwrap();
+    producer.flush(Duration::from_secs(10)).unwrap();
+}
+
 /// Every record of a topic with its partition, key and value, read to the current end.
 pub fn topic_records(topic: &str) -> Vec<(i32, String, Option<String>)> {
     timed_topic_records(topic).into_iter().map(|r| (r.partition, r.key, r.value)).collect()

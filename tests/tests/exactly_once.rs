@@ -321,3 +321,88 @@ fn a_worker_paused_past_its_session_finds_its_task_fenced_and_nothing_it_sent_si
     // The paused worker stays in the cluster; the task runs once.
     survivor.wait("the task RUNNING once", Duration::from_secs(60), || runner(survivor, "src"));
 }
+
+#[test]
+fn kafka_connect_reads_a_config_topic_wharf_wrote_with_exactly_once_on() {
+    let d = Distributed::new(&exactly_once(2000));
+    let worker = d.start();
+    let data = tempfile::tempdir().unwrap();
+    let gen = |tasks: &str| json!({"connector.class": "datagen", "topic": unique("eos-copy"), "rate": "5", "tasks.max": tasks});
+    let lines = json!({
+        "connector.class": "file-source",
+        "file": data.path().join("in.txt").display().to_string(),
+        "topic": unique("eos-copy-lines"),
+        "wasm.fs.read": data.path().display().to_string(),
+    });
+    assert_eq!(create(&worker, "gen", gen("2")).0, 201);
+    assert_eq!(create(&worker, "lines", &lines).0, 201);
+    worker.wait_task_state("gen", 1, "RUNNING");
+    worker.wait_task_state("lines", 0, "RUNNING");
+    // A second generation of gen's tasks, fenced and recorded again.
+    let (code, answer, _) = worker.call("PUT", "/connectors/gen/config", Some(&gen("1").to_string()));
+    assert_eq!(code, 200, "{answer}");
+    let records = worker.wait("gen's second task count recorded", Duration::from_secs(60), || {
+        let records = topic_records(&d.topics[0]);
+        records
+            .iter()
+            .any(|(_, key, value)| key == "tasks-fencing-gen" && value.as_deref() == Some(r#"{"task-count":1}"#))
+            .then_some(records)
+    });
+    assert!(records.iter().any(|(_, key, _)| key == "tasks-fencing-lines"), "{records:?}");
+
+    // The records, as Wharf committed them, into the config topic of a Connect cluster of its own.
+    let group = unique("connect-eos-copy");
+    create_topic(&format!("{group}-configs"), 1, "compact");
+    for (_, key, value) in &records {
+        // A tombstone is copied as one: a record without a value.
+        match value {
+            Some(value) => produce(&format!("{group}-configs"), 0, key, value.as_bytes()),
+            None => produce_tombstone(&format!("{group}-configs"), key),
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    // Connect's INFO log into a file, through the Log4j config scripts/kafka-connect keeps.
+    let log_config = std::process::Command::new(workspace().join("scripts/kafka-connect")).arg("log-config").output();
+    let log_config = String::from_utf8_lossy(&log_config.unwrap().stdout).trim().to_string();
+    let log_file = dir.path().join("connect-worker.log");
+    let options =
+        [format!("-Dlog4j2.configurationFile={log_config}"), format!("-Dwharf.connect.log={}", log_file.display())];
+    let _connect = start_connect_distributed_with(dir.path(), &group, port, None, &options);
+    let listed = wait_for("Kafka Connect listing the connectors", Duration::from_secs(120), || {
+        let (code, answer) = rest_call(port, "GET", "/connectors", None);
+        let mut names: Vec<String> = answer.as_array()?.iter().filter_map(|n| n.as_str().map(String::from)).collect();
+        names.sort();
+        (code == 200 && !names.is_empty()).then_some(names)
+    });
+    assert_eq!(listed, ["gen", "lines"]);
+    let (_, config) = rest_call(port, "GET", "/connectors/gen/config", None);
+    assert_eq!(config["tasks.max"], "1", "{config}");
+    // Connect refuses Wharf's own record and cannot load Wharf's plugins; nothing else is wrong.
+    std::thread::sleep(Duration::from_secs(3));
+    let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+    // Each entry of the log: its first line and the lines of its stack trace.
+    let mut entries: Vec<String> = Vec::new();
+    for line in log.lines() {
+        match entries.last_mut() {
+            Some(entry) if !line.starts_with('[') => {
+                entry.push('\n');
+                entry.push_str(line);
+            }
+            _ => entries.push(line.to_string()),
+        }
+    }
+    let errors: Vec<&String> = entries
+        .iter()
+        .filter(|entry| entry.lines().next().is_some_and(|first| first.contains(" ERROR ")))
+        .filter(|entry| {
+            !(entry.contains("Discarding") && entry.contains("invalid key") && entry.contains("wharf-cluster-owner"))
+        })
+        // Wharf's plugins are no classes of Connect's: neither the connectors nor their tasks load.
+        .filter(|entry| !entry.contains("Failed to find any class that implements Connector and which name matches"))
+        .filter(|entry| !entry.contains("since it is not a recognizable type (source or sink)"))
+        .collect();
+    let errors: Vec<&str> = errors.iter().map(|e| e.as_str()).collect();
+    assert!(errors.is_empty(), "Kafka Connect's errors on Wharf's config topic:\n{}", errors.join("\n"));
+    assert!(log.contains("wharf-cluster-owner"), "Connect did not read Wharf's own record:\n{log}");
+}
