@@ -6,7 +6,8 @@
 //! prints sections 7 and 8 (many tasks on one worker; restart and join at scale, `scale.rs`);
 //! `--only languages` section 9 (Python and JavaScript plugins beside Rust, `languages.rs`);
 //! `--only jdbc` section 10 (the SQL sink into PostgreSQL beside Debezium's, `jdbc.rs`);
-//! `--only cdc` section 11 (change data capture from PostgreSQL beside Debezium's, `cdc.rs`).
+//! `--only cdc` section 11 (change data capture from PostgreSQL beside Debezium's, `cdc.rs`);
+//! `--only eos` section 13 (a source with exactly-once support on and off, on both engines).
 //!
 //! Settings that make the comparison fair, for both engines: one task, string/byte pass-through
 //! converters (and, for the `j` rows and row `1t`, JsonConverter with schemas for keys and values
@@ -97,8 +98,8 @@ fn options() -> Options {
     let only = value("--only");
     if let Some(only) = &only {
         assert!(
-            ["wharf", "datagen", "scale", "languages", "jdbc", "cdc", "baseline"].contains(&only.as_str()),
-            "--only takes wharf, datagen, scale, languages, jdbc, cdc or baseline, not {only}"
+            ["wharf", "datagen", "scale", "languages", "jdbc", "cdc", "baseline", "eos"].contains(&only.as_str()),
+            "--only takes wharf, datagen, scale, languages, jdbc, cdc, baseline or eos, not {only}"
         );
     }
     let baseline = value("--baseline").map(PathBuf::from);
@@ -294,6 +295,20 @@ impl Worker {
         let status = response.status().as_u16();
         let text = response.body_mut().read_to_string().unwrap_or_default();
         assert!(status == 201, "creating {name} answered {status}: {text}");
+    }
+
+    /// The byte position the source connector `source` last committed in its file; 0 before
+    /// the first commit (KIP-875's `GET /connectors/{name}/offsets`, the same on both engines).
+    fn committed_position(&self) -> u64 {
+        let Ok(mut response) = ureq::get(&self.url("/connectors/source/offsets")).call() else { return 0 };
+        let Ok(answer) = response.body_mut().read_json::<Value>() else { return 0 };
+        answer["offsets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o["offset"]["position"].as_u64())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Resident memory now and at its peak, in KiB.
@@ -610,36 +625,43 @@ fn main() {
         // whose other sections keep the date of theirs.
         let sections = scale_sections(&options);
         println!("{sections}");
-        replace_sections(&options.out, SCALE_HEADING, Some(LANGUAGES_HEADING), &sections);
+        replace_sections(&options.out, SCALE_HEADING, &[LANGUAGES_HEADING], &sections);
         eprintln!("sections 7 and 8 written to {}", options.out.display());
         return;
     }
     if options.only.as_deref() == Some("languages") {
         let section = languages_section(&options);
         println!("{section}");
-        replace_sections(&options.out, LANGUAGES_HEADING, Some(JDBC_HEADING), &section);
+        replace_sections(&options.out, LANGUAGES_HEADING, &[JDBC_HEADING], &section);
         eprintln!("section 9 written to {}", options.out.display());
         return;
     }
     if options.only.as_deref() == Some("jdbc") {
         let section = jdbc_section(&options);
         println!("{section}");
-        replace_sections(&options.out, JDBC_HEADING, Some(CDC_HEADING), &section);
+        replace_sections(&options.out, JDBC_HEADING, &[CDC_HEADING], &section);
         eprintln!("section 10 written to {}", options.out.display());
         return;
     }
     if options.only.as_deref() == Some("baseline") {
         let section = baseline_section(&options, &input);
         println!("{section}");
-        replace_sections(&options.out, BASELINE_HEADING, None, &section);
+        replace_sections(&options.out, BASELINE_HEADING, &[EOS_HEADING], &section);
         eprintln!("section 12 written to {}", options.out.display());
         return;
     }
     if options.only.as_deref() == Some("cdc") {
         let section = cdc_section(&options);
         println!("{section}");
-        replace_sections(&options.out, CDC_HEADING, Some(BASELINE_HEADING), &section);
+        replace_sections(&options.out, CDC_HEADING, &[BASELINE_HEADING, EOS_HEADING], &section);
         eprintln!("section 11 written to {}", options.out.display());
+        return;
+    }
+    if options.only.as_deref() == Some("eos") {
+        let section = eos_section(&options, &input);
+        println!("{section}");
+        replace_sections(&options.out, EOS_HEADING, &[], &section);
+        eprintln!("section 13 written to {}", options.out.display());
         return;
     }
     if let Some(only) = options.only.as_deref() {
@@ -769,6 +791,7 @@ fn main() {
     if options.baseline.is_some() {
         report.push_str(&baseline_section(&options, &input));
     }
+    report.push_str(&eos_section(&options, &input));
     println!("{report}");
     if let Some(parent) = options.out.parent() {
         fs::create_dir_all(parent).unwrap();
@@ -783,12 +806,13 @@ const SCALE_HEADING: &str = "\n## 7. Many tasks on one worker";
 /// Where section 9 begins in the results file.
 const LANGUAGES_HEADING: &str = "\n## 9. Plugins in Python and JavaScript";
 
-/// Puts `sections` in the results file in place of the text from `from` up to `until` (or the
-/// end); the other sections keep theirs, and their date.
-fn replace_sections(out: &Path, from: &str, until: Option<&str>, sections: &str) {
+/// Puts `sections` in the results file in place of the text from `from` up to the first of the
+/// later headings `until` that the file has (or the end); the other sections keep theirs, and
+/// their date.
+fn replace_sections(out: &Path, from: &str, until: &[&str], sections: &str) {
     let written = fs::read_to_string(out).unwrap_or_default();
     let start = written.find(from).unwrap_or(written.len());
-    let end = until.and_then(|u| written[start..].find(u).map(|at| start + at)).unwrap_or(written.len());
+    let end = until.iter().filter_map(|u| written[start..].find(u).map(|at| start + at)).min().unwrap_or(written.len());
     let (before, after) = (written[..start].trim_end(), &written[end..]);
     fs::write(out, format!("{before}\n{}\n{after}", sections.trim_end())).unwrap();
 }
@@ -868,6 +892,67 @@ fn baseline_section(options: &Options, input: &Path) -> String {
     }
     section.push_str(&format!("\n{scrape}\n"));
     section
+}
+
+/// Where section 13 begins in the results file.
+const EOS_HEADING: &str = "\n## 13. Exactly-once sources";
+
+/// Workload 1 with `exactly.once.source.support` disabled and enabled (its default
+/// `transaction.boundary=poll`), on both engines, in turns; each run is timed from the connector's
+/// creation until the offset it committed is the end of the file (records of open transactions
+/// count for nothing until their commit).
+fn eos_section(options: &Options, input: &Path) -> String {
+    let settings = ["disabled", "enabled"];
+    // [engine][setting] → records a second.
+    let mut rates: [[Vec<f64>; 2]; 2] = Default::default();
+    let end = fs::metadata(input).map(|m| m.len()).unwrap_or(0);
+    for run in 1..=options.runs {
+        for (e, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
+            for (s, setting) in settings.into_iter().enumerate() {
+                eprintln!(
+                    "run {run}/{}: {} moving {} lines, exactly.once.source.support={setting}",
+                    options.runs,
+                    engine.name(),
+                    options.lines
+                );
+                let dir = tempfile::tempdir().unwrap();
+                let extra = [("exactly.once.source.support", setting.to_string())];
+                let mut worker = start_in_group(engine, dir.path(), Converters::Plain, &unique("bench-eos"), &extra);
+                worker.wait_rest();
+                let data = dir.path().join("data");
+                fs::create_dir_all(&data).unwrap();
+                let local_input = data.join("input.txt");
+                fs::copy(input, &local_input).unwrap();
+                let started = Instant::now();
+                worker.create("source", source_config(engine, &data, &local_input, &unique("bench-eos")));
+                wait_until("the whole file's offset committed", Duration::from_secs(900), || {
+                    worker.committed_position() >= end
+                });
+                rates[e][s].push(options.lines as f64 / started.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let ratio = |e: usize| median(&rates[e][1]) / median(&rates[e][0]);
+    format!(
+        "{EOS_HEADING}\n\n{}; {}; Wharf {} build, one distributed worker per run; workload 1 ({} lines of 100 \
+         bytes), timed until the file's last offset is committed; median of {} run(s). Enabled runs every source \
+         task in transactions, one per batch its poll returns (transaction.boundary=poll), on both engines.\n\n\
+         | records/s | disabled | enabled | enabled / disabled |\n|---|---:|---:|---:|\n\
+         | Wharf | {} | {} | {:.2} |\n| Kafka Connect | {} | {} | {:.2} |\n\n\
+         What exactly-once costs Wharf beside what it costs Connect (Wharf's ratio over Connect's): {:.2}.\n",
+        utc_now(),
+        machine(),
+        BUILD,
+        options.lines,
+        options.runs,
+        cell(&rates[0][0]),
+        cell(&rates[0][1]),
+        ratio(0),
+        cell(&rates[1][0]),
+        cell(&rates[1][1]),
+        ratio(1),
+        ratio(0) / ratio(1),
+    )
 }
 
 /// Where section 11 begins in the results file.
