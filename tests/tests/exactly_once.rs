@@ -181,8 +181,8 @@ fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
     assert!(message.contains("does not implement the API required for preflight validation"), "{message}");
     let message = refusal(&worker, &source(&[("transaction.boundary", "connector")]), "transaction.boundary");
     assert!(message.contains("does not support connector-defined transaction boundaries"), "{message}");
-    let message = refusal(&worker, &source(&[("offsets.storage.topic", "own-offsets")]), "offsets.storage.topic");
-    assert!(message.contains("offsets.storage.topic=own-offsets"), "{message}");
+    let message = refusal(&worker, &source(&[("offsets.storage.topic", "")]), "offsets.storage.topic");
+    assert!(message.contains("String must be non-empty"), "{message}");
     let interval = source(&[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", "200")]);
     let (code, answer) = create(&worker, "checked", &interval);
     assert_eq!(code, 201, "{answer}");
@@ -215,7 +215,7 @@ fn a_worker_kafka_would_not_let_use_transactions_refuses_to_start_and_says_why()
 }
 
 #[test]
-fn a_lower_task_count_fences_every_earlier_task_and_the_count_is_recorded_as_connect_records_it() {
+fn a_lower_task_count_fences_the_tasks_it_no_longer_has_and_the_count_is_recorded_as_connect_records_it() {
     let d = Distributed::new(&exactly_once(2000));
     let worker = d.start();
     let topic = unique("eos-datagen");
@@ -227,9 +227,9 @@ fn a_lower_task_count_fences_every_earlier_task_and_the_count_is_recorded_as_con
     }
     let (code, answer, _) = worker.call("PUT", "/connectors/gen/config", Some(&config("2").to_string()));
     assert_eq!(code, 200, "{answer}");
-    worker.wait("the three earlier tasks fenced", Duration::from_secs(60), || {
+    worker.wait("the task the new generation no longer has fenced", Duration::from_secs(60), || {
         let log = worker.log();
-        let fencing = log.find("connector gen: fencing the transactional producers of its 3 earlier task(s)")?;
+        let fencing = log.find("connector gen: fencing the transactional producers of its tasks 2..3")?;
         log[fencing..]
             .contains("connector gen: earlier tasks fenced; 2 task(s) may now write in transactions")
             .then_some(())
@@ -405,4 +405,68 @@ fn kafka_connect_reads_a_config_topic_wharf_wrote_with_exactly_once_on() {
     let errors: Vec<&str> = errors.iter().map(|e| e.as_str()).collect();
     assert!(errors.is_empty(), "Kafka Connect's errors on Wharf's config topic:\n{}", errors.join("\n"));
     assert!(log.contains("wharf-cluster-owner"), "Connect did not read Wharf's own record:\n{log}");
+}
+
+#[test]
+fn a_connectors_own_offsets_topic_takes_over_from_the_workers_and_keeps_a_copy_there() {
+    let d = Distributed::new(&exactly_once(2000));
+    let worker = d.start();
+    let data = tempfile::tempdir().unwrap();
+    let (input, topic) = (data.path().join("in.txt"), unique("eos-own"));
+    create_topic(&topic, 1, "delete");
+    let write = |from: usize, to: usize| {
+        let mut file = OpenOptions::new().create(true).append(true).open(&input).unwrap();
+        file.write_all((from..to).map(|i| format!("line-{i:09}\n")).collect::<String>().as_bytes()).unwrap();
+    };
+    let committed = |lines: usize| {
+        worker.wait("the lines committed", Duration::from_secs(60), || {
+            let counts = line_counts(&topic, "read_committed");
+            (counts.values().sum::<usize>() >= lines).then_some(counts)
+        })
+    };
+    write(0, 1000);
+    let mut config = json!({
+        "connector.class": "file-source",
+        "file": input.display().to_string(),
+        "topic": topic,
+        "wasm.fs.read": data.path().display().to_string(),
+    });
+    assert_eq!(create(&worker, "src", &config).0, 201);
+    committed(1000);
+
+    // A topic of its own from now on: it is empty, so the task goes on from the offset stored in
+    // the worker's topic, and no line is read twice.
+    let own = unique("src-offsets");
+    config["offsets.storage.topic"] = json!(own);
+    let (code, answer, _) = worker.call("PUT", "/connectors/src/config", Some(&config.to_string()));
+    assert_eq!(code, 200, "{answer}");
+    worker.wait("the task restarted", Duration::from_secs(60), || {
+        worker.log().contains(&format!("reading the offset topic {own}")).then_some(())
+    });
+    worker.wait_task_state("src", 0, "RUNNING");
+    write(1000, 2000);
+    let counts = committed(2000);
+    assert_eq!((counts.len(), counts.values().sum::<usize>()), (2000, 2000), "lines read twice or lost");
+
+    // The offset is in the connector's topic, with a copy in the worker's, as Connect keeps them.
+    let end = std::fs::metadata(&input).unwrap().len();
+    let key = json!(["src", {"filename": input.display().to_string()}]).to_string();
+    let last = |topic: &str| {
+        topic_records(topic).into_iter().filter(|(_, k, _)| *k == key).filter_map(|(_, _, v)| v).next_back()
+    };
+    let position = worker.wait("the offset in the connector's own topic", Duration::from_secs(30), || {
+        last(&own).filter(|v| v.contains(&format!("\"position\":{end}")))
+    });
+    assert!(position.contains(&end.to_string()));
+    worker.wait("a copy in the worker's offset topic", Duration::from_secs(30), || {
+        last(&d.topics[1]).filter(|v| v.contains(&format!("\"position\":{end}")))
+    });
+    let offsets = worker.get("/connectors/src/offsets").unwrap();
+    assert_eq!(offsets["offsets"][0]["offset"]["position"], json!(end), "{offsets}");
+
+    // Neither another cluster's internal topics nor this one's config and status topics.
+    config["offsets.storage.topic"] = json!(d.topics[0]);
+    let (code, answer, _) = worker.call("PUT", "/connectors/src/config", Some(&config.to_string()));
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer["message"].as_str().unwrap_or("").contains("offsets.storage.topic names"), "{answer}");
 }

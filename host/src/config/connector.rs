@@ -157,6 +157,8 @@ pub struct ConnectorConfig {
     pub auto_restart: AutoRestart,
     /// Sources: `exactly.once.support` and `transaction.boundary*` (KIP-618).
     pub exactly_once: ExactlyOnce,
+    /// Sources: `offsets.storage.topic`, a topic of the connector's own for its offsets.
+    pub offsets_topic: Option<String>,
     /// Every key as given (and stored), in order, `${provider:path:key}` references and all.
     pub raw: Vec<(String, String)>,
     /// The keys as the plugin is given them: `raw` with its references resolved.
@@ -483,6 +485,7 @@ impl ConnectorConfig {
         let limits = r.limits(worker_limits);
         let auto_restart = r.auto_restart();
         let exactly_once = r.exactly_once();
+        let offsets_topic = r.offsets_topic();
         let mut problems = r.problems;
         match problems.len() {
             0 => {}
@@ -509,6 +512,7 @@ impl ConnectorConfig {
             client_overrides,
             auto_restart,
             exactly_once,
+            offsets_topic,
             resolved: raw.clone(),
             secrets: super::providers::Secrets::default(),
             raw,
@@ -914,7 +918,20 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// Group "Exactly Once Support", and `offsets.storage.topic`, which Wharf cannot honour yet.
+    /// `offsets.storage.topic`: a topic name, not empty when given (Kafka Connect's words).
+    fn offsets_topic(&mut self) -> Option<String> {
+        let topic = self.get(&C::OFFSETS_STORAGE_TOPIC)?;
+        if topic.is_empty() {
+            let message = "offsets.storage.topic: String must be non-empty; remove the key to keep the connector's \
+                           offsets in the worker's offset.storage.topic"
+                .to_string();
+            self.problems.push(self.invalid(C::OFFSETS_STORAGE_TOPIC.name, message));
+            return None;
+        }
+        Some(topic.to_string())
+    }
+
+    /// Group "Exactly Once Support".
     fn exactly_once(&mut self) -> ExactlyOnce {
         let default = ExactlyOnce::default();
         let required = match self.checked(&C::EXACTLY_ONCE_SUPPORT) {
@@ -942,14 +959,6 @@ impl<'a> Reading<'a> {
                 self.note(read, None)
             }
         };
-        if let Some(topic) = self.get(&C::OFFSETS_STORAGE_TOPIC).filter(|t| !t.is_empty()) {
-            let message = format!(
-                "offsets.storage.topic={topic}: Wharf does not yet keep a connector's source offsets in a topic of \
-                 its own; every connector's offsets are in the worker's offset.storage.topic. Remove the key (the \
-                 connector then starts from the offsets stored there)"
-            );
-            self.problems.push(self.invalid(C::OFFSETS_STORAGE_TOPIC.name, message));
-        }
         ExactlyOnce { required, boundary, interval }
     }
 
@@ -1406,7 +1415,7 @@ mod tests {
     }
 
     #[test]
-    fn exactly_once_settings_are_read_and_a_connectors_own_offsets_topic_is_refused() {
+    fn exactly_once_settings_and_a_connectors_own_offsets_topic_are_read() {
         let base = [("name", "a"), ("connector.class", "x")];
         assert_eq!(parse(&base).unwrap().exactly_once, ExactlyOnce::default());
         let given = parse(&[
@@ -1423,9 +1432,11 @@ mod tests {
             interval: Some(Duration::from_millis(2500)),
         };
         assert_eq!(given.exactly_once, want);
-        let err = parse(&[base[0], base[1], ("offsets.storage.topic", "a-offsets")]).unwrap_err();
+        let own = parse(&[base[0], base[1], ("offsets.storage.topic", "a-offsets")]).unwrap();
+        assert_eq!(own.offsets_topic.as_deref(), Some("a-offsets"));
+        let err = parse(&[base[0], base[1], ("offsets.storage.topic", " ")]).unwrap_err();
         assert_eq!(err.key(), Some("offsets.storage.topic"));
-        assert!(err.to_string().contains("worker's offset.storage.topic. Remove the key"), "{err}");
+        assert!(err.to_string().contains("String must be non-empty"), "{err}");
         let err = parse(&[base[0], base[1], ("transaction.boundary", "batch")]).unwrap_err();
         assert!(err.to_string().contains("use poll, interval or connector"), "{err}");
     }

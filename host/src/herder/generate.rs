@@ -163,7 +163,7 @@ impl HerderLoop {
         let deliver: Box<dyn FnOnce() -> Delivery + Send> = match to {
             place::Destination::NoLeader => return,
             place::Destination::Store | place::Destination::StoreAsLeader => {
-                Box::new(move || match herder.store.put_task_configs(&name, &tasks) {
+                Box::new(move || match herder.write_task_configs(&name, &tasks) {
                     Ok(()) => Delivery::Accepted,
                     Err(e @ ConfigStoreError::NotLeader(_)) if as_leader => {
                         tracing::info!("connector {name}: task configs wait for a leader ({})", herder.store_failed(e));

@@ -99,8 +99,9 @@ pub struct Herder {
     events: SyncSender<Event>,
     /// Task-config generations started so far (a count for measurements and tests).
     generations: AtomicU64,
-    /// One fencing at a time on the leader: a second request for a connector waits, then finds
-    /// the first one's task-count record and has nothing to fence.
+    /// One fencing at a time on the leader, and no task configs written during one: a second
+    /// request for a connector waits, then finds the first one's task-count record and has
+    /// nothing to fence, and a generation cannot begin between a fencing's check and its record.
     fencing: Mutex<()>,
 }
 
@@ -527,7 +528,7 @@ impl Herder {
         }
         let tasks: Vec<Pairs> = tasks.into_iter().map(canonical).collect();
         if entry.tasks.as_ref() != Some(&tasks) || !entry.tasks_current {
-            self.store.put_task_configs(name, &tasks).map_err(|e| self.store_failed(e))?;
+            self.write_task_configs(name, &tasks).map_err(|e| self.store_failed(e))?;
         }
         // The herder loop picks the change up; reconciling here could wait on a reconcile that
         // is itself sending task configs to this worker.
@@ -563,10 +564,13 @@ impl Herder {
         if !entry.fencing.pending {
             return Ok(());
         }
+        // A task of the new generation fences its predecessor of the same number itself, as it
+        // initialises its transactional id, before it writes; a task whose config did not change
+        // runs on unfenced. The leader fences the numbers the new generation no longer has.
         let current = entry.tasks.as_ref().map_or(0, Vec::len) as u32;
-        if let Some(previous) = entry.fencing.task_count.filter(|previous| !(*previous == 1 && current == 1)) {
+        if let Some(previous) = entry.fencing.task_count.filter(|previous| *previous > current) {
             let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
-            self.worker.fence_producers(&config, previous).map_err(HerderError::Kafka)?;
+            self.worker.fence_producers(&config, current..previous).map_err(HerderError::Kafka)?;
         }
         if self.require(name)?.tasks != entry.tasks {
             return Err(HerderError::NotLeader(
@@ -576,6 +580,12 @@ impl Herder {
         self.store.put_task_count(name, current)?;
         tracing::info!("connector {name}: earlier tasks fenced; {current} task(s) may now write in transactions");
         Ok(())
+    }
+
+    /// Writes a connector's task configs (and their commit record), never during a fencing.
+    fn write_task_configs(&self, name: &str, tasks: &[Pairs]) -> Result<(), ConfigStoreError> {
+        let _fencing = self.fencing.locked();
+        self.store.put_task_configs(name, tasks)
     }
 
     /// Asks the leader at `leader_url` to fence a connector's earlier tasks, signed with the
@@ -624,7 +634,11 @@ impl Herder {
     /// A connector's offsets: a source's from the offset store, a sink's from its consumer group.
     pub fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets, HerderError> {
         match self.connector_kind(name)? {
-            ConnectorKind::Source => Ok(ConnectorOffsets::Source(self.worker.source_offsets(name))),
+            ConnectorKind::Source => {
+                let entry = self.require(name)?;
+                let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
+                Ok(ConnectorOffsets::Source(self.worker.source_offsets(&config)?))
+            }
             ConnectorKind::Sink => {
                 let entry = self.require(name)?;
                 let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
@@ -648,7 +662,8 @@ impl Herder {
             )));
         }
         let kind = self.connector_kind(name)?;
-        Ok(self.worker.change_offsets(kind, name, change)?)
+        let config = self.parse(name, &entry.config).map_err(|e| HerderError::BadConfig(e.to_string()))?;
+        Ok(self.worker.change_offsets(kind, &config, change)?)
     }
 
     /// The instances of a connector that `POST /connectors/{name}/restart` covers, from their

@@ -153,6 +153,14 @@ async fn cleanup_policy(
     anyhow::bail!("cannot read cleanup.policy of topic '{topic}': {last_problem}")
 }
 
+/// The partitions of a topic that exists; an error for one that does not.
+pub fn topic_partitions(worker: &crate::config::WorkerConfig, topic: &str) -> anyhow::Result<i32> {
+    let mut config = super::client_config(worker, &worker.admin_overrides, &[]);
+    config.set("allow.auto.create.topics", "false");
+    let admin = admin_client(&config)?;
+    partition_count(&admin, topic)?.ok_or_else(|| anyhow::anyhow!("topic {topic} does not exist"))
+}
+
 /// The partition count of a topic, or none if it does not exist.
 fn partition_count(admin: &AdminClient<DefaultClientContext>, topic: &str) -> anyhow::Result<Option<i32>> {
     let metadata = admin

@@ -145,10 +145,11 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
 }
 
 /// The transactional id with which a worker that has exactly-once support enabled checks, as it
-/// starts, that Kafka lets it use transactions. Task ids end in a task number; this one cannot
-/// be a task's.
-fn probe_transactional_id(group_id: &str) -> String {
-    format!("{group_id}-exactly-once-probe")
+/// starts, that Kafka lets it use transactions: one per worker, so that workers starting
+/// together do not fence each other's. Task ids end in a task number; this one cannot be a
+/// task's.
+fn probe_transactional_id(group_id: &str, worker_id: &str) -> String {
+    format!("{group_id}-exactly-once-probe-{worker_id}")
 }
 
 /// Initialises a transactional producer as the source tasks' will be, so that a worker whose
@@ -157,7 +158,7 @@ fn probe_transactional_id(group_id: &str) -> String {
 fn probe_transactions(worker: &WorkerConfig, group_id: &str) -> Result<()> {
     use rdkafka::producer::{BaseProducer, Producer};
     use rdkafka::types::RDKafkaErrorCode as Code;
-    let id = probe_transactional_id(group_id);
+    let id = probe_transactional_id(group_id, &worker.worker_id());
     let mut config = crate::kafka::producer_config(worker, &[], &format!("wharf-{group_id}-exactly-once-probe"));
     config.set("transactional.id", &id).set("enable.idempotence", "true");
     let producer: BaseProducer = config.create().map_err(|e| {

@@ -50,10 +50,95 @@ pub trait OffsetStore: Send + Sync {
     /// them, without writing them again.
     fn committed(&self, _connector: &str, _offsets: &[(OffsetMap, OffsetMap)]) {}
 
+    /// Stores offsets as a copy that may be lost (a connector's offsets copied to the worker's
+    /// store), without waiting for the write; a failure is logged.
+    fn copy(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) {
+        if let Err(e) = self.put(connector, offsets) {
+            tracing::warn!("connector {connector}: could not copy its offsets: {e}");
+        }
+    }
+
     /// Waits until everything written to the store so far can be read here: a task that takes
     /// over from another worker then opens on the offsets that one committed last.
     fn catch_up(&self) -> Result<(), OffsetStoreError> {
         Ok(())
+    }
+}
+
+/// A connector's offsets in a topic of its own (`offsets.storage.topic`) over the worker's, as
+/// Kafka Connect's `ConnectorOffsetBackingStore`: a read takes the connector's own first and the
+/// worker's where it has none (offsets stored before the connector had a topic of its own); a
+/// write goes to the connector's own, then a copy to the worker's, which may fail with a warning.
+/// Forgetting goes to the worker's first, where it must succeed, so that no fallback brings a
+/// forgotten offset back.
+pub struct LayeredOffsetStore {
+    own: std::sync::Arc<dyn OffsetStore>,
+    global: std::sync::Arc<dyn OffsetStore>,
+}
+
+impl LayeredOffsetStore {
+    pub fn new(own: std::sync::Arc<dyn OffsetStore>, global: std::sync::Arc<dyn OffsetStore>) -> Self {
+        LayeredOffsetStore { own, global }
+    }
+
+    /// The copy to the worker's store, whose failure costs only the fallback.
+    fn copy_to_worker(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) {
+        if let Err(e) = self.global.put(connector, offsets) {
+            tracing::warn!(
+                "connector {connector}: could not copy its offsets to the worker's offset topic (its own topic has \
+                 them): {e}"
+            );
+        }
+    }
+}
+
+impl OffsetStore for LayeredOffsetStore {
+    fn get(&self, connector: &str, partition: &OffsetMap) -> Option<OffsetMap> {
+        self.own.get(connector, partition).or_else(|| self.global.get(connector, partition))
+    }
+
+    fn put(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) -> Result<(), OffsetStoreError> {
+        self.own.put(connector, offsets)?;
+        self.copy_to_worker(connector, offsets);
+        Ok(())
+    }
+
+    fn list(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
+        let mut merged: BTreeMap<String, (OffsetMap, OffsetMap)> = BTreeMap::new();
+        for (partition, offset) in self.global.list(connector).into_iter().chain(self.own.list(connector)) {
+            merged.insert(offset_key(connector, &partition), (partition, offset));
+        }
+        merged.into_values().collect()
+    }
+
+    fn change(&self, connector: &str, changes: &[(OffsetMap, Option<OffsetMap>)]) -> Result<(), OffsetStoreError> {
+        let forgets: Vec<(OffsetMap, Option<OffsetMap>)> =
+            changes.iter().filter(|(_, offset)| offset.is_none()).cloned().collect();
+        if !forgets.is_empty() {
+            self.global.change(connector, &forgets)?;
+        }
+        self.own.change(connector, changes)?;
+        let stores: Vec<(OffsetMap, OffsetMap)> =
+            changes.iter().filter_map(|(partition, offset)| Some((partition.clone(), offset.clone()?))).collect();
+        if !stores.is_empty() {
+            self.copy_to_worker(connector, &stores);
+        }
+        Ok(())
+    }
+
+    fn topic(&self) -> Option<(String, i32)> {
+        self.own.topic()
+    }
+
+    fn committed(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) {
+        self.own.committed(connector, offsets);
+        // After every transaction: the copy is not waited for.
+        self.global.copy(connector, offsets);
+    }
+
+    fn catch_up(&self) -> Result<(), OffsetStoreError> {
+        self.own.catch_up()?;
+        self.global.catch_up()
     }
 }
 
@@ -246,6 +331,28 @@ mod tests {
         assert_eq!(reopened.list("other"), Vec::new());
         reopened.change("src", &[(partition("/a"), None)]).unwrap();
         assert_eq!(FileOffsetStore::open(&path).unwrap().get("src", &partition("/a")), None);
+    }
+
+    #[test]
+    fn a_connectors_own_offsets_come_first_and_the_workers_are_the_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = std::sync::Arc::new(FileOffsetStore::open(&dir.path().join("own.json")).unwrap());
+        let global = std::sync::Arc::new(FileOffsetStore::open(&dir.path().join("global.json")).unwrap());
+        let at = |n: i64| vec![("position".to_string(), Scalar::Integer(n))];
+        // Stored before the connector had a topic of its own.
+        global.put("src", &[(partition("/a"), at(10)), (partition("/b"), at(20))]).unwrap();
+        let layered = LayeredOffsetStore::new(own.clone(), global.clone());
+        assert_eq!(layered.get("src", &partition("/a")), Some(at(10)));
+        layered.put("src", &[(partition("/a"), at(11))]).unwrap();
+        assert_eq!(own.get("src", &partition("/a")), Some(at(11)));
+        assert_eq!(global.get("src", &partition("/a")), Some(at(11)), "the copy");
+        own.put("src", &[(partition("/a"), at(12))]).unwrap();
+        assert_eq!(layered.get("src", &partition("/a")), Some(at(12)), "the connector's own wins");
+        assert_eq!(layered.list("src"), vec![(partition("/a"), at(12)), (partition("/b"), at(20))]);
+        // Forgotten in both, so that the fallback brings nothing back.
+        layered.change("src", &[(partition("/b"), None)]).unwrap();
+        assert_eq!(layered.get("src", &partition("/b")), None);
+        assert_eq!(global.get("src", &partition("/b")), None);
     }
 
     #[test]

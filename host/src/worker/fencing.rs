@@ -1,9 +1,12 @@
 //! Zombie fencing of exactly-once source tasks (KIP-618). Each task writes under a transactional
 //! id of its own, `<group.id>-<connector>-<task>`; a producer that initialises an id fences every
 //! earlier producer under it, whose open transaction Kafka aborts and whose later commits it
-//! refuses. Before the first task of a new generation of a connector's task configs writes, the
-//! leader fences the ids of every task of the generation before (a task that no longer exists
-//! included), then records the new task count in the config topic (`tasks-fencing-<connector>`).
+//! refuses. Each task of a new generation of a connector's task configs fences its predecessor of
+//! the same number as it initialises its id, before it writes; before the first one writes, the
+//! leader fences the numbers the new generation no longer has (its task count fell), then records
+//! the new task count in the config topic (`tasks-fencing-<connector>`). A task whose config did
+//! not change goes on running unfenced, where Kafka Connect restarts every task of a new
+//! generation.
 
 use std::sync::Arc;
 
@@ -29,20 +32,23 @@ impl Worker {
         let _ = self.fencer.set(fencer);
     }
 
-    /// Fences the transactional producers of tasks `0..count` of a connector, one after the
-    /// other, each within `STORE_TIMEOUT`: initialising an id bumps its epoch, so that whatever
-    /// producer held it can commit nothing more. Blocking; the leader calls it.
-    pub fn fence_producers(&self, connector: &ConnectorConfig, count: u32) -> Result<(), String> {
+    /// Fences the transactional producers of a connector's tasks of the numbers `tasks`, one
+    /// after the other, each within `STORE_TIMEOUT`: initialising an id bumps its epoch, so that
+    /// whatever producer held it can commit nothing more. Blocking; the leader calls it.
+    pub fn fence_producers(&self, connector: &ConnectorConfig, tasks: std::ops::Range<u32>) -> Result<(), String> {
         let Some(cluster) = &self.config.distributed else {
             return Err("Kafka Connect in standalone mode does not support exactly-once source connectors.".into());
         };
         tracing::info!(
-            "connector {}: fencing the transactional producers of its {count} earlier task(s)",
-            connector.name
+            "connector {}: fencing the transactional producers of its tasks {}..{}, which its new task configs no \
+             longer have",
+            connector.name,
+            tasks.start,
+            tasks.end
         );
         let client_id = format!("wharf-{}-fencer", cluster.group_id);
         let base = kafka::producer_config(&self.config, &connector.client_overrides.producer, &client_id);
-        for task in 0..count {
+        for task in tasks {
             let id = task_transactional_id(&cluster.group_id, &connector.name, task);
             let mut config = base.clone();
             config.set("transactional.id", &id).set("enable.idempotence", "true");

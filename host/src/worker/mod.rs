@@ -30,6 +30,7 @@ mod converting;
 mod dead_letter;
 pub mod fencing;
 mod membership;
+pub mod offset_topics;
 pub mod offsets;
 mod recycle;
 mod running;
@@ -207,6 +208,8 @@ pub struct Worker {
     task_metrics: Arc<crate::metrics::tasks::TaskRegistry>,
     /// How transactional tasks ask the leader to fence their connector's earlier tasks.
     fencer: std::sync::OnceLock<fencing::Fencer>,
+    /// Connectors' offset topics of their own (`offsets.storage.topic`).
+    offset_topics: Arc<offset_topics::OffsetTopics>,
 }
 
 /// One of the worker's task threads, counted while it lives (given back when dropped: when the
@@ -244,6 +247,7 @@ impl Worker {
                 auto_restarts: Arc::default(),
             },
             reserved: Arc::new(ReservedTopics::of(&config)),
+            offset_topics: Arc::new(offset_topics::OffsetTopics::new(config.clone(), offsets.clone())),
             config,
             runtime,
             registry,
@@ -359,6 +363,18 @@ impl Worker {
         }
         if plugin.info.kind == PluginKind::Source {
             problems.extend(self.exactly_once_problems(config, &plugin));
+            let workers = self.config.distributed.as_ref().map(|d| d.offset_topic.as_str());
+            if let Some(topic) = config.offsets_topic.as_deref().filter(|topic| Some(*topic) != workers) {
+                if let Some(why) = self.reserved.reason(topic) {
+                    problems.push(on(
+                        C::OFFSETS_STORAGE_TOPIC.name,
+                        format!(
+                            "offsets.storage.topic names \"{topic}\", {why}; name a topic of the connector's own, or \
+                             leave the key unset to keep its offsets in the worker's offset.storage.topic"
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(queue) = &config.errors.dead_letter_queue {
             if let Some(why) = self.reserved.dead_letter_reason(&queue.topic) {
@@ -847,6 +863,7 @@ impl Worker {
             members: self.members.clone(),
             counters,
             fencer: self.fencer.get().cloned(),
+            offset_topics: self.offset_topics.clone(),
         };
         let (connector_name, task_number) = (config.name.clone(), id);
         let spawned = crate::sync::Stoppable::spawn_with(format!("task-{task}"), stop, move || {
@@ -1205,6 +1222,8 @@ struct TaskSetup {
     counters: Arc<crate::metrics::tasks::TaskCounters>,
     /// Asks the leader to fence the connector's earlier tasks (exactly-once sources).
     fencer: Option<fencing::Fencer>,
+    /// Where a source connector with a topic of its own for its offsets finds them.
+    offset_topics: Arc<offset_topics::OffsetTopics>,
 }
 
 impl TaskSetup {
@@ -1286,8 +1305,14 @@ impl TaskSetup {
         tracing::info!(task = self.task.to_string(), "task running");
     }
 
-    fn run_source(self) -> TaskReport {
+    fn run_source(mut self) -> TaskReport {
         let failed = |failure: TaskFailure| TaskReport { outcome: Err(failure) };
+        // A connector's own offset topic (`offsets.storage.topic`), read to its end here, off the
+        // herder's thread.
+        match self.offset_topics.store_for(&self.connector) {
+            Ok(store) => self.opener.offsets = store,
+            Err(why) => return failed(TaskFailure::new(why)),
+        }
         let task_client_id = format!("wharf-{}", self.task);
         let config = kafka::producer_config(&self.worker, &self.connector.client_overrides.producer, &task_client_id);
         let shared_client_id = format!("wharf-{}-producer", self.worker.worker_id());
@@ -1423,6 +1448,12 @@ impl TaskSetup {
             }
             config.set(key, forced);
         }
+        // A run the worker gave up meanwhile (its task moved) must not fence the run that took
+        // its place.
+        let given_up = || TaskFailure::superseded("the task was stopped before it began writing".into());
+        if self.stop.is_stopped() {
+            return Err(given_up());
+        }
         let producer = self.producers.own(&config).map_err(|e| {
             TaskFailure::new(format!(
                 "cannot create the task's transactional producer (transactional.id {id}; check the worker's \
@@ -1437,6 +1468,9 @@ impl TaskSetup {
                 crate::storage::kafka::STORE_TIMEOUT.as_secs()
             ))
         })?;
+        if self.stop.is_stopped() {
+            return Err(given_up());
+        }
         Ok(producer)
     }
 

@@ -47,9 +47,10 @@ pub enum OffsetsError {
 const ELSEWHERE: &str = "A plugin that keeps offsets elsewhere as well must have those changed there";
 
 impl Worker {
-    /// A source connector's stored offsets, per source partition.
-    pub fn source_offsets(&self, connector: &str) -> Vec<(OffsetMap, OffsetMap)> {
-        self.offsets.list(connector)
+    /// A source connector's stored offsets, per source partition (in its own offset topic
+    /// first, then the worker's).
+    pub fn source_offsets(&self, config: &ConnectorConfig) -> Result<Vec<(OffsetMap, OffsetMap)>, OffsetsError> {
+        Ok(self.offset_topics.store_for(config).map_err(OffsetsError::Store)?.list(&config.name))
     }
 
     /// A sink connector's offsets: per topic partition of its topics, the next offset its
@@ -64,19 +65,22 @@ impl Worker {
     pub fn change_offsets(
         &self,
         kind: ConnectorKind,
-        name: &str,
+        config: &ConnectorConfig,
         change: OffsetsChange,
     ) -> Result<String, OffsetsError> {
+        let name = config.name.as_str();
         let store_error = |e: OffsetStoreError| OffsetsError::Store(e.to_string());
         let kafka_error = |e: anyhow::Error| OffsetsError::Kafka(format!("{e:#}"));
         match (kind, change) {
             (ConnectorKind::Source, OffsetsChange::Reset) => {
-                let forget: Vec<_> = self.offsets.list(name).into_iter().map(|(p, _)| (p, None)).collect();
-                self.offsets.change(name, &forget).map_err(store_error)?;
+                let store = self.offset_topics.store_for(config).map_err(OffsetsError::Store)?;
+                let forget: Vec<_> = store.list(name).into_iter().map(|(p, _)| (p, None)).collect();
+                store.change(name, &forget).map_err(store_error)?;
                 Ok(format!("The offsets Wharf keeps for connector {name} were reset. {ELSEWHERE}"))
             }
             (ConnectorKind::Source, OffsetsChange::Source(changes)) => {
-                self.offsets.change(name, &changes).map_err(store_error)?;
+                let store = self.offset_topics.store_for(config).map_err(OffsetsError::Store)?;
+                store.change(name, &changes).map_err(store_error)?;
                 Ok(format!("The offsets Wharf keeps for connector {name} were altered. {ELSEWHERE}"))
             }
             (ConnectorKind::Sink, OffsetsChange::Reset) => {

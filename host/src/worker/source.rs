@@ -54,6 +54,8 @@ const HAND_OVER_STEP: Duration = Duration::from_millis(1);
 /// How long a transactional task's commit (or abort) may wait for Kafka: the producer's default
 /// `transaction.timeout.ms`, after which the broker aborts the transaction by itself.
 const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+/// The pause before a commit Kafka answered "try again" is asked again.
+const COMMIT_RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// A transactional task's settings (`exactly.once.source.support=enabled`).
 pub(super) struct Transactional {
@@ -298,7 +300,7 @@ impl Sender {
                 true
             }
             Err(e) => {
-                let message = transaction.refusal("begin a transaction", &e);
+                let message = transaction.refusal("begin a transaction", &e, true);
                 self.producer.deliveries().fail(message);
                 self.given_up = true;
                 false
@@ -421,7 +423,8 @@ impl Sender {
     /// the task (its failure is kept in the deliveries), and nothing of it is visible.
     fn commit(&mut self) -> Flushed {
         let sent = std::mem::take(&mut self.sent);
-        let nothing = Flushed { sent, offsets: Vec::new(), timed_out: false };
+        // Nothing committed: the task thread then tells the plugin nothing either.
+        let nothing = Flushed { sent: 0, offsets: Vec::new(), timed_out: false };
         if self.given_up {
             // The failure is kept; the open transaction is aborted when the thread ends.
             return nothing;
@@ -451,7 +454,7 @@ impl Sender {
                         std::thread::sleep(QUEUE_FULL_BACKOFF);
                     }
                     Err((error, _)) => {
-                        let message = transaction.refusal("write the source offsets to the offset topic", &error);
+                        let message = transaction.refusal("write the source offsets to the offset topic", &error, true);
                         self.producer.deliveries().fail(message);
                         self.given_up = true;
                         return nothing;
@@ -460,9 +463,14 @@ impl Sender {
             }
         }
         // Flushed first: the commit's own wait for outstanding records sleeps in steps of 100 ms
-        // (see `kafka::flush`).
-        let committed = crate::kafka::flush(self.producer.transactions(), TRANSACTION_TIMEOUT)
-            .and_then(|()| self.producer.transactions().commit_transaction(TRANSACTION_TIMEOUT));
+        // (see `kafka::flush`). Nothing is committing yet if that fails, so it may be aborted.
+        let committed = match crate::kafka::flush(self.producer.transactions(), TRANSACTION_TIMEOUT) {
+            Err(e) => Err((e, true)),
+            Ok(()) => self.commit_retrying().map_err(|e| {
+                let abortable = matches!(&e, KafkaError::Transaction(t) if t.txn_requires_abort());
+                (e, abortable)
+            }),
+        };
         let Some(transaction) = &mut self.transaction else { return nothing };
         transaction.open = false;
         let records = std::mem::take(&mut transaction.records);
@@ -473,9 +481,9 @@ impl Sender {
                 }
                 Flushed { sent, offsets, timed_out: false }
             }
-            Err(e) => {
-                let message = transaction.refusal("commit its transaction", &e);
-                if !transaction.fenced.load(Ordering::Relaxed) {
+            Err((e, abortable)) => {
+                let message = transaction.refusal("commit its transaction", &e, abortable);
+                if abortable && !transaction.fenced.load(Ordering::Relaxed) {
                     let _ = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT);
                 }
                 self.producer.deliveries().fail(message);
@@ -484,14 +492,40 @@ impl Sender {
             }
         }
     }
+
+    /// Commits the open transaction, asking again while Kafka answers that it may (a
+    /// coordinator that moved, a commit that timed out) until `TRANSACTION_TIMEOUT`; a commit
+    /// still unconfirmed then may yet end either way, records and offsets together.
+    fn commit_retrying(&self) -> rdkafka::error::KafkaResult<()> {
+        let deadline = Instant::now() + TRANSACTION_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.producer.transactions().commit_transaction(left) {
+                Err(KafkaError::Transaction(t)) if t.is_retriable() && Instant::now() < deadline => {
+                    tracing::debug!(task = self.label.as_str(), "asking Kafka again to commit the transaction ({t})");
+                    std::thread::sleep(COMMIT_RETRY_PAUSE);
+                }
+                other => return other,
+            }
+        }
+    }
 }
 
 impl Transaction {
-    /// What a refused transactional step says, noting when Kafka fenced the producer.
-    fn refusal(&self, step: &str, e: &KafkaError) -> String {
+    /// What a refused transactional step says, noting when Kafka fenced the producer, and
+    /// whether the transaction is aborted or its end unconfirmed.
+    fn refusal(&self, step: &str, e: &KafkaError, aborted: bool) -> String {
         if crate::kafka::producers::fenced(e) {
             self.fenced.store(true, Ordering::Relaxed);
             format!("the task could not {step}: {} ({e})", fenced_message(&self.settings.id))
+        } else if !aborted {
+            format!(
+                "the task could not {step} (transactional.id {}): Kafka did not confirm its end within {} s, and it \
+                 ends whole either way, its records with their offsets; the task, restarted, goes on from the \
+                 offsets last committed ({e})",
+                self.settings.id,
+                TRANSACTION_TIMEOUT.as_secs()
+            )
         } else {
             format!(
                 "the task could not {step} (transactional.id {}); the transaction is aborted, so nothing of it is \
@@ -748,7 +782,13 @@ impl Polling {
     fn failure(&self, message: String) -> TaskFailure {
         let fenced = self.fenced.load(Ordering::Relaxed) || self.producer.deliveries().fenced();
         match (&self.transactional_id, fenced) {
-            (Some(id), true) => TaskFailure::superseded(format!("{} ({message})", fenced_message(id))),
+            // Stopped too: the worker gave the task up, and the run that took its place reports
+            // it. A task fenced while this worker still runs it (by a transaction that outlived
+            // transaction.timeout.ms, say) fails, and says so.
+            (Some(id), true) if self.stop.is_stopped() => {
+                TaskFailure::superseded(format!("{} ({message})", fenced_message(id)))
+            }
+            (Some(id), true) => TaskFailure::new(format!("{} ({message})", fenced_message(id))),
             _ => TaskFailure::new(message),
         }
     }

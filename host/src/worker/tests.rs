@@ -104,5 +104,9 @@ fn a_plugin_that_is_not_loaded_has_no_kind_and_no_secrets() {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     assert_eq!(f.worker.secret_keys(&config), vec!["connection.password", "producer.override.sasl.jaas.config"]);
-    assert!(f.worker.source_offsets("c").is_empty());
+    let config = connector(&f, &[("name", "c"), ("connector.class", "no-such-plugin")]);
+    assert!(f.worker.source_offsets(&config).unwrap().is_empty());
+    // A standalone worker keeps every connector's offsets in its file, as Kafka Connect's.
+    let own = connector(&f, &[("name", "c"), ("connector.class", "x"), ("offsets.storage.topic", "c-offsets")]);
+    assert!(f.worker.source_offsets(&own).unwrap().is_empty());
 }

@@ -117,6 +117,17 @@ impl OffsetStore for KafkaOffsetStore {
         }
     }
 
+    fn copy(&self, connector: &str, offsets: &[(OffsetMap, OffsetMap)]) {
+        for (partition, offset) in offsets {
+            let (target, key, value) = offsets::offset_record(connector, partition, Some(offset), self.partitions);
+            if let Err(e) = self.writer.send(target, &key, value.as_deref()) {
+                tracing::warn!("connector {connector}: could not copy an offset to topic {}: {e}", self.topic);
+                return;
+            }
+        }
+        self.committed(connector, offsets);
+    }
+
     fn catch_up(&self) -> Result<(), OffsetStoreError> {
         self.log.read_to_end(STORE_TIMEOUT).map_err(|e| OffsetStoreError::Kafka {
             topic: self.topic.clone(),
