@@ -604,8 +604,13 @@ pub fn topic_values(topic: &str) -> Vec<Vec<u8>> {
 /// the markers that end transactions take offsets of their own, so counting offsets does not
 /// count records.
 pub fn topic_values_as(topic: &str, isolation: &str) -> Vec<Vec<u8>> {
+    topic_values_at(&bootstrap(), topic, isolation)
+}
+
+/// `topic_values_as` on the brokers of `bootstrap` (a test's own broker, say).
+pub fn topic_values_at(bootstrap: &str, topic: &str, isolation: &str) -> Vec<Vec<u8>> {
     let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap())
+        .set("bootstrap.servers", bootstrap)
         .set("group.id", unique("reader"))
         .set("enable.auto.commit", "false")
         .set("enable.partition.eof", "true")
@@ -719,6 +724,54 @@ pub fn produce(topic: &str, partition: i32, key: &str, value: &[u8]) {
     let producer: BaseProducer = ClientConfig::new().set("bootstrap.servers", bootstrap()).create().unwrap();
     producer.send(BaseRecord::to(topic).key(key).payload(value).partition(partition)).map_err(|(e, _)| e).unwrap();
     producer.flush(Duration::from_secs(10)).unwrap();
+}
+
+/// A broker of a test's own (`scripts/kafka` on a free port and a folder of its own), for a test
+/// that restarts it: the suite's broker is shared by the tests that run beside it. Stopped when
+/// dropped.
+pub struct OwnBroker {
+    pub port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl OwnBroker {
+    pub fn start() -> Self {
+        let broker = OwnBroker { port: free_port(), dir: tempfile::tempdir().unwrap() };
+        broker.script("start");
+        broker
+    }
+
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Stops the broker and starts it again on its data.
+    pub fn restart(&self) {
+        self.script("restart");
+    }
+
+    fn script(&self, command: &str) {
+        let out = Command::new(workspace().join("scripts/kafka"))
+            .args([command, "--port", &self.port.to_string(), "--dir"])
+            .arg(self.dir.path().join("kafka"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scripts/kafka {command} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        let _ = Command::new(workspace().join("scripts/kafka"))
+            .args(["stop", "--port", &self.port.to_string(), "--dir"])
+            .arg(self.dir.path().join("kafka"))
+            .output();
+    }
 }
 
 /// Writes a tombstone (a record with a key and no value) to partition 0 of a topic.

@@ -49,6 +49,17 @@ fn line_counts(topic: &str, isolation: &str) -> BTreeMap<String, usize> {
     counts
 }
 
+/// How many times each line arrived on the brokers of `bootstrap`, as a consumer of `isolation`
+/// reads the topic now.
+fn line_counts_at(bootstrap: &str, topic: &str, isolation: &str) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for value in topic_values_at(bootstrap, topic, isolation) {
+        let line = String::from_utf8_lossy(&value).trim_matches('"').to_string();
+        *counts.entry(line).or_default() += 1;
+    }
+    counts
+}
+
 /// The worker (its REST port) that reports running task 0 of `connector`.
 fn runner(worker: &Worker, connector: &str) -> Option<String> {
     let status = worker.get(&format!("/connectors/{connector}/status"))?;
@@ -469,4 +480,48 @@ fn a_connectors_own_offsets_topic_takes_over_from_the_workers_and_keeps_a_copy_t
     let (code, answer, _) = worker.call("PUT", "/connectors/src/config", Some(&config.to_string()));
     assert_eq!(code, 400, "{answer}");
     assert!(answer["message"].as_str().unwrap_or("").contains("offsets.storage.topic names"), "{answer}");
+}
+
+#[test]
+fn every_line_arrives_once_across_a_broker_restart() {
+    let broker = OwnBroker::start();
+    let mut settings = exactly_once(1000);
+    settings.push(("bootstrap.servers", broker.bootstrap()));
+    let d = Distributed::new(&settings);
+    let other = d.again(&settings);
+    let workers = [d.start(), other.start()];
+    let data = tempfile::tempdir().unwrap();
+    let (input, topic) = (data.path().join("in.txt"), unique("eos-restart"));
+    let config = json!({
+        "connector.class": "file-source",
+        "file": input.display().to_string(),
+        "topic": topic,
+        "wasm.fs.read": data.path().display().to_string(),
+        "transaction.boundary": "interval",
+        "transaction.boundary.interval.ms": "500",
+        // A task that a commit failed while the broker was away comes back by itself.
+        "auto.restart.enable": "true",
+        "auto.restart.backoff.unit.ms": "1000",
+    });
+    let (stop_feed, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let feeder = feed(&input, stop_feed.clone(), written.clone());
+    assert_eq!(create(&workers[0], "src", &config).0, 201);
+    workers[0].wait_task_state("src", 0, "RUNNING");
+    wait_for("lines written", Duration::from_secs(30), || (written.load(Ordering::Relaxed) >= 2000).then_some(()));
+    broker.restart();
+    let after = written.load(Ordering::Relaxed);
+    wait_for("more lines written", Duration::from_secs(30), || {
+        (written.load(Ordering::Relaxed) >= after + 2000).then_some(())
+    });
+    stop_feed.store(true, Ordering::Relaxed);
+    feeder.join().unwrap();
+    let total = written.load(Ordering::Relaxed);
+    let counts = workers[0].wait("every line committed", Duration::from_secs(180), || {
+        let counts = line_counts_at(&broker.bootstrap(), &topic, "read_committed");
+        (counts.len() >= total).then_some(counts)
+    });
+    let read: usize = counts.values().sum();
+    let uncommitted: usize = line_counts_at(&broker.bootstrap(), &topic, "read_uncommitted").values().sum();
+    println!("{total} lines through a broker restart: read_committed read {read}, read_uncommitted {uncommitted}");
+    assert_eq!((read, counts.len()), (total, total), "duplicates or lines never written");
 }
