@@ -726,6 +726,29 @@ pub fn produce(topic: &str, partition: i32, key: &str, value: &[u8]) {
     producer.flush(Duration::from_secs(10)).unwrap();
 }
 
+/// Appends numbered lines (`line-000000042`) to `path`, 50 every 40 ms, until `stop`, counting
+/// them in `written`.
+pub fn feed(
+    path: &Path,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    written: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> std::thread::JoinHandle<()> {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut next = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let mut file = fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            let chunk: String = (next..next + 50).map(|i| format!("line-{i:09}\n")).collect();
+            file.write_all(chunk.as_bytes()).unwrap();
+            next += 50;
+            written.store(next, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    })
+}
+
 /// A broker of a test's own (`scripts/kafka` on a free port and a folder of its own), for a test
 /// that restarts it: the suite's broker is shared by the tests that run beside it. Stopped when
 /// dropped.

@@ -4,9 +4,6 @@
 //! task ever ran on two workers at the same time.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -209,22 +206,6 @@ fn starts(status_topic: &str, worker: &str) -> BTreeMap<String, usize> {
 
 fn now_secs() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
-}
-
-/// Appends numbered lines to `path` in small chunks until stopped; returns how many it wrote.
-fn feed(path: &Path, stop: Arc<AtomicBool>, written: Arc<AtomicUsize>) -> std::thread::JoinHandle<()> {
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
-        let mut next = 0;
-        while !stop.load(Ordering::Relaxed) {
-            let mut file = OpenOptions::new().create(true).append(true).open(&path).unwrap();
-            let chunk: String = (next..next + 50).map(|i| format!("line-{i:09}\n")).collect();
-            file.write_all(chunk.as_bytes()).unwrap();
-            next += 50;
-            written.store(next, Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(40));
-        }
-    })
 }
 
 #[test]

@@ -21,32 +21,24 @@ fn exactly_once(delay_ms: u64) -> Vec<(&'static str, String)> {
     settings
 }
 
-/// Appends numbered lines to `path` in small chunks until stopped, counting them in `written`.
-fn feed(path: &Path, stop: Arc<AtomicBool>, written: Arc<AtomicUsize>) -> std::thread::JoinHandle<()> {
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
-        let mut next = 0;
-        while !stop.load(Ordering::Relaxed) {
-            let mut file = OpenOptions::new().create(true).append(true).open(&path).unwrap();
-            let chunk: String = (next..next + 50).map(|i| format!("line-{i:09}\n")).collect();
-            file.write_all(chunk.as_bytes()).unwrap();
-            next += 50;
-            written.store(next, Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(40));
-        }
-    })
-}
-
 /// How many times each line arrived, as a consumer of `isolation` reads the topic now (the
 /// values are JSON strings that hold the line).
 fn line_counts(topic: &str, isolation: &str) -> BTreeMap<String, usize> {
-    let mut counts = BTreeMap::new();
-    for value in topic_values_as(topic, isolation) {
-        let text = String::from_utf8_lossy(&value);
-        let line = text.trim_matches('"').to_string();
-        *counts.entry(line).or_default() += 1;
+    line_counts_at(&bootstrap(), topic, isolation)
+}
+
+/// The file source's config for the lines of `input`, to `topic`, with `extra` settings.
+fn file_source(input: &Path, topic: &str, extra: &[(&str, &str)]) -> Value {
+    let mut config = json!({
+        "connector.class": "file-source",
+        "file": input.display().to_string(),
+        "topic": topic,
+        "wasm.fs.read": input.parent().map(|p| p.display().to_string()).unwrap_or_default(),
+    });
+    for (key, value) in extra {
+        config[*key] = json!(value);
     }
-    counts
+    config
 }
 
 /// How many times each line arrived on the brokers of `bootstrap`, as a consumer of `isolation`
@@ -281,14 +273,11 @@ fn a_worker_paused_past_its_session_finds_its_task_fenced_and_nothing_it_sent_si
     let data = tempfile::tempdir().unwrap();
     let (input, topic) = (data.path().join("in.txt"), unique("eos-zombie"));
     create_topic(&topic, 1, "delete");
-    let config = json!({
-        "connector.class": "file-source",
-        "file": input.display().to_string(),
-        "topic": topic,
-        "wasm.fs.read": data.path().display().to_string(),
-        "transaction.boundary": "interval",
-        "transaction.boundary.interval.ms": "2000",
-    });
+    let config = file_source(
+        &input,
+        &topic,
+        &[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", "2000")],
+    );
     let (stop_feed, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let feeder = feed(&input, stop_feed.clone(), written.clone());
     let (code, answer) = create(&workers[0], "src", &config);
@@ -492,17 +481,17 @@ fn every_line_arrives_once_across_a_broker_restart() {
     let workers = [d.start(), other.start()];
     let data = tempfile::tempdir().unwrap();
     let (input, topic) = (data.path().join("in.txt"), unique("eos-restart"));
-    let config = json!({
-        "connector.class": "file-source",
-        "file": input.display().to_string(),
-        "topic": topic,
-        "wasm.fs.read": data.path().display().to_string(),
-        "transaction.boundary": "interval",
-        "transaction.boundary.interval.ms": "500",
-        // A task that a commit failed while the broker was away comes back by itself.
-        "auto.restart.enable": "true",
-        "auto.restart.backoff.unit.ms": "1000",
-    });
+    // A task that a commit failed while the broker was away comes back by itself.
+    let config = file_source(
+        &input,
+        &topic,
+        &[
+            ("transaction.boundary", "interval"),
+            ("transaction.boundary.interval.ms", "500"),
+            ("auto.restart.enable", "true"),
+            ("auto.restart.backoff.unit.ms", "1000"),
+        ],
+    );
     let (stop_feed, written) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let feeder = feed(&input, stop_feed.clone(), written.clone());
     assert_eq!(create(&workers[0], "src", &config).0, 201);
