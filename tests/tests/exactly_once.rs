@@ -317,7 +317,11 @@ fn a_worker_paused_past_its_session_finds_its_task_fenced_and_nothing_it_sent_si
          transaction among them)"
     );
     assert_eq!((read, counts.len()), (total, total), "duplicates or lines never written");
-    assert!(uncommitted > read, "the paused worker had no open transaction to lose");
+    // Not asserted: a pause in the moment between a commit and the next record finds no open
+    // transaction (the fencing above holds either way).
+    if uncommitted == read {
+        println!("the paused worker had no open transaction when it was paused");
+    }
     // The paused worker stays in the cluster; the task runs once.
     survivor.wait("the task RUNNING once", Duration::from_secs(60), || runner(survivor, "src"));
 }
