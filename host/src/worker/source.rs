@@ -200,9 +200,6 @@ enum ToSend {
     Records(Vec<Outgoing>),
     /// Wait until Kafka acknowledged everything sent so far, then answer.
     Flush(mpsc::Sender<Flushed>),
-    /// A transactional task's commit after a batch (`transaction.boundary=poll`): the answer
-    /// comes back on the send thread's `committed` channel while the task polls the next batch.
-    Commit,
 }
 
 /// A polled record after the transforms: kept (changed or not), or dropped with its source
@@ -246,8 +243,6 @@ struct Sender {
     creator: super::topic_creation::TopicCreator,
     /// A transactional task's transaction.
     transaction: Option<Transaction>,
-    /// Where the answers to `ToSend::Commit` go, in order.
-    committed: mpsc::Sender<Flushed>,
 }
 
 /// The send thread's side of a transactional task.
@@ -258,9 +253,8 @@ struct Transaction {
     open: bool,
     /// Records sent in the open transaction.
     records: u64,
-    /// Where committed transactions are counted by their records and timed (the task's
-    /// metrics).
-    counters: Arc<crate::metrics::tasks::TaskCounters>,
+    /// Where committed transactions are counted by their records (the task's metrics).
+    sizes: Arc<crate::metrics::tasks::TaskCounters>,
     /// Kafka fenced the producer: another run of the task opened the same transactional id.
     fenced: Arc<AtomicBool>,
 }
@@ -285,10 +279,6 @@ impl Sender {
                 }
                 ToSend::Flush(answer) => {
                     let _ = answer.send(self.flush());
-                }
-                ToSend::Commit => {
-                    let committed = self.flush();
-                    let _ = self.committed.send(committed);
                 }
             }
         }
@@ -447,7 +437,6 @@ impl Sender {
         if !self.begin() {
             return nothing;
         }
-        let started = Instant::now();
         let Some(transaction) = &self.transaction else { return nothing };
         let (topic, partitions) = (&transaction.settings.offsets_topic, transaction.settings.offsets_partitions);
         for (partition, offset) in &offsets {
@@ -487,10 +476,9 @@ impl Sender {
         let records = std::mem::take(&mut transaction.records);
         match committed {
             Ok(()) => {
-                if let Some(sizes) = transaction.counters.transactions.get() {
+                if let Some(sizes) = transaction.sizes.transactions.get() {
                     sizes.committed(records);
                 }
-                transaction.counters.commit_time.record_time(started.elapsed());
                 Flushed { sent, offsets, timed_out: false }
             }
             Err((e, abortable)) => {
@@ -584,7 +572,7 @@ impl SourceTaskRun {
             connector: connector.clone(),
             open: false,
             records: 0,
-            counters: {
+            sizes: {
                 let _ = counters.transactions.set(crate::metrics::tasks::TransactionSizes::new());
                 counters.clone()
             },
@@ -594,9 +582,6 @@ impl SourceTaskRun {
         let transactional_id = transaction.as_ref().map(|t| t.settings.id.clone());
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
-        // At most one answer per request the send thread took: bounded by its queue, and read at
-        // every turn of the task's loop.
-        let (committed, commits) = mpsc::channel();
         let sender = Sender {
             label: label.clone(),
             producer: producer.clone(),
@@ -608,7 +593,6 @@ impl SourceTaskRun {
             tracked,
             creator,
             transaction,
-            committed,
         };
         let send_thread =
             match std::thread::Builder::new().name(format!("{label}-send")).spawn(move || sender.run(requests)) {
@@ -635,7 +619,6 @@ impl SourceTaskRun {
             running,
             counters,
             unflushed: false,
-            commits,
             transactional,
             transactional_id,
             commit_each_batch,
@@ -684,8 +667,6 @@ struct Polling {
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
     /// Kafka acknowledged in full.
     unflushed: bool,
-    /// The send thread's answers to `ToSend::Commit`, in order.
-    commits: Receiver<Flushed>,
     /// The task writes in transactions: the send thread writes the offsets it commits.
     transactional: bool,
     /// Its producer's transactional id.
@@ -704,7 +685,6 @@ impl Polling {
             if self.stop.is_stopped() {
                 return Ok(());
             }
-            self.take_commits()?;
             if let Some(failure) = self.producer.deliveries().failure() {
                 return Err(self.failure(failure));
             }
@@ -791,9 +771,7 @@ impl Polling {
             self.hand_over(ToSend::Records(records))?;
             self.unflushed = true;
             if self.commit_each_batch {
-                // Committed by the send thread while the plugin is polled for the next batch.
-                crate::metrics::tasks::TaskCounters::add(&self.counters.commits_started, 1);
-                self.hand_over(ToSend::Commit)?;
+                self.flush()?;
                 last_flush = Instant::now();
             }
         }
@@ -983,29 +961,11 @@ impl Polling {
             return Ok(());
         }
         self.unflushed = false;
-        // The commits of earlier batches came first.
-        self.take_commits()?;
-        if !self.transactional {
-            // A transactional task's commits are timed by the send thread, each as it commits.
-            self.counters.commit_time.record_time(started.elapsed());
-        }
-        self.apply(flushed)
-    }
-
-    /// The send thread's answers to the commits it was asked for so far, in order.
-    fn take_commits(&mut self) -> Result<(), TaskFailure> {
-        while let Ok(committed) = self.commits.try_recv() {
-            self.apply(committed)?;
-        }
-        Ok(())
-    }
-
-    /// Keeps the offsets of what the send thread flushed or committed, then tells the plugin.
-    fn apply(&mut self, flushed: Flushed) -> Result<(), TaskFailure> {
         if let Some(failure) = self.producer.deliveries().failure() {
             return Err(self.failure(failure));
         }
         if flushed.sent == 0 && flushed.offsets.is_empty() {
+            self.counters.commit_time.record_time(started.elapsed());
             return Ok(());
         }
         if self.transactional {
@@ -1021,6 +981,7 @@ impl Polling {
             );
         }
         self.instance.commit().map_err(|e| TaskFailure::from_plugin(&e))?;
+        self.counters.commit_time.record_time(started.elapsed());
         Ok(())
     }
 }
