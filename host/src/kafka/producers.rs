@@ -70,9 +70,15 @@ impl Deliveries {
         self.acked.clone()
     }
 
-    /// Whether Kafka refused a record because another producer fenced this one.
+    /// Whether Kafka refused a record, or a transactional call, because another producer
+    /// fenced this one.
     pub fn fenced(&self) -> bool {
         self.fenced.load(Ordering::Relaxed)
+    }
+
+    /// Kafka refused a transactional call because another producer fenced this one.
+    pub fn mark_fenced(&self) {
+        self.fenced.store(true, Ordering::Relaxed);
     }
 
     /// Records Kafka refused so far.
@@ -105,8 +111,8 @@ impl Deliveries {
 /// fenced the one that asked.
 pub fn fenced(error: &KafkaError) -> bool {
     use rdkafka::types::RDKafkaErrorCode::{Fenced, InvalidProducerEpoch, ProducerFenced};
+    // A transactional call's error too: its code is the transaction error's.
     matches!(error.rdkafka_error_code(), Some(Fenced | InvalidProducerEpoch | ProducerFenced))
-        || matches!(error, KafkaError::Transaction(t) if t.is_fatal() && t.code() == rdkafka::types::RDKafkaErrorCode::Fenced)
 }
 
 /// The context of a shared producer: each record carries its task's `Deliveries`; librdkafka's
@@ -245,10 +251,16 @@ impl TaskProducer {
     /// is offered again at once.
     #[allow(clippy::result_large_err)]
     pub fn send<'a>(&self, record: Record<'a>) -> Result<(), Refused<'a>> {
+        self.offer(&self.deliveries, record)
+    }
+
+    /// Hands `record`, counted in `counted`, to the producer.
+    #[allow(clippy::result_large_err)]
+    fn offer<'a>(&self, counted: &Deliveries, record: Record<'a>) -> Result<(), Refused<'a>> {
         // Counted first: the answer may come before `send` returns.
-        self.deliveries.in_flight.fetch_add(1, Ordering::AcqRel);
+        counted.in_flight.fetch_add(1, Ordering::AcqRel);
         self.shared.producer.send(record).inspect_err(|_| {
-            self.deliveries.in_flight.fetch_sub(1, Ordering::AcqRel);
+            counted.in_flight.fetch_sub(1, Ordering::AcqRel);
         })
     }
 
@@ -264,10 +276,7 @@ impl TaskProducer {
     /// Hands a bookkeeping record to the producer, as `send` does a record.
     #[allow(clippy::result_large_err)]
     pub fn send_bookkeeping<'a>(&self, record: Record<'a>) -> Result<(), Refused<'a>> {
-        self.bookkeeping.in_flight.fetch_add(1, Ordering::AcqRel);
-        self.shared.producer.send(record).inspect_err(|_| {
-            self.bookkeeping.in_flight.fetch_sub(1, Ordering::AcqRel);
-        })
+        self.offer(&self.bookkeeping, record)
     }
 
     /// The producer itself, for a transactional task's transactions (`own` made it).

@@ -173,6 +173,6 @@ async fn checked_task_configs(state: &RestState, request: Request) -> Result<Req
     let (parts, body) = request.into_parts();
     let body = read_body(&parts.headers, body, MAX_REQUEST_BODY).await?;
     let signed = parts.extensions.get::<SignedByMember>().is_some();
-    super::check_task_configs_signature(state, signed, &parts.headers, &body)?;
+    super::check_member_request(state, signed, &parts.headers, &body)?;
     Ok(Request::from_parts(parts, Body::from(body)))
 }

@@ -379,7 +379,7 @@ async fn put_task_configs(
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
-    check_task_configs_signature(&state, signed.is_some(), &headers, &body)?;
+    check_member_request(&state, signed.is_some(), &headers, &body)?;
     let entities::TaskConfigs(tasks) = entities::TaskConfigs::parse(&body)?;
     let herder = state.herder.clone();
     blocking(move || herder.put_task_configs(&name, tasks)).await?;
@@ -396,7 +396,7 @@ async fn fence_zombies(
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<StatusCode, ApiError> {
-    check_task_configs_signature(&state, signed.is_some(), &headers, &body)?;
+    check_member_request(&state, signed.is_some(), &headers, &body)?;
     let herder = state.herder.clone();
     blocking(move || herder.fence_zombies(&name)).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -451,12 +451,12 @@ fn signature_refusal(
     }
 }
 
-/// Only a worker of the cluster may hand the leader task configs: its request is signed with
-/// the session key the leader distributed (`signed`: `check_member_signature` found a request
+/// Only a worker of the cluster may make the requests workers make of each other (task configs
+/// for the leader, a fencing): its request is signed with the session key the leader distributed (`signed`: `check_member_signature` found a request
 /// signature right), or, with `wharf.inter.worker.legacy.signatures`, carries Kafka Connect's
 /// signature of the body alone, which a worker of an earlier release makes. A standalone worker
 /// takes them from no one.
-fn check_task_configs_signature(
+fn check_member_request(
     state: &RestState,
     signed: bool,
     headers: &axum::http::HeaderMap,
@@ -465,7 +465,9 @@ fn check_task_configs_signature(
     let forbidden = |message: String| ApiError::new(StatusCode::FORBIDDEN, message);
     let Some(distributed) = &state.herder.worker_config().distributed else {
         return Err(forbidden(
-            "This endpoint is for the workers of a cluster; a standalone worker makes its task configs itself".into(),
+            "This endpoint is for the workers of a cluster, which sign their requests to each other (task configs for \
+             the leader, a fencing of a connector's earlier tasks); a standalone worker takes none"
+                .into(),
         ));
     };
     if signed {

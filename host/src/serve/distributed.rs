@@ -146,8 +146,8 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
 
 /// The transactional id with which a worker that has exactly-once support enabled checks, as it
 /// starts, that Kafka lets it use transactions: one per worker, so that workers starting
-/// together do not fence each other's. Task ids end in a task number; this one cannot be a
-/// task's.
+/// together do not fence each other's. A task's id ends in `-<task number>`; this one ends in
+/// the worker's `:<port>`, so it is never a task's.
 fn probe_transactional_id(group_id: &str, worker_id: &str) -> String {
     format!("{group_id}-exactly-once-probe-{worker_id}")
 }

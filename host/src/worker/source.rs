@@ -15,7 +15,6 @@
 //! `read_committed` consumer, and a task that takes over reads the offsets of the last commit.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +27,7 @@ use super::recycle::Recycler;
 use super::tolerance::{RecordFailure, Retry, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
-use crate::kafka::producers::{ProducerPool, TaskProducer};
+use crate::kafka::producers::{Deliveries, ProducerPool, TaskProducer};
 use crate::runtime::SourceInstance;
 use crate::storage::OffsetStore;
 use wharf_connect::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
@@ -251,12 +250,8 @@ struct Transaction {
     connector: String,
     /// A transaction is open: something was sent since the last commit.
     open: bool,
-    /// Records sent in the open transaction.
-    records: u64,
     /// Where committed transactions are counted by their records (the task's metrics).
     sizes: Arc<crate::metrics::tasks::TaskCounters>,
-    /// Kafka fenced the producer: another run of the task opened the same transactional id.
-    fenced: Arc<AtomicBool>,
 }
 
 impl Sender {
@@ -300,7 +295,7 @@ impl Sender {
                 true
             }
             Err(e) => {
-                let message = transaction.refusal("begin a transaction", &e, true);
+                let message = transaction.refusal(self.producer.deliveries(), "begin a transaction", &e, true);
                 self.producer.deliveries().fail(message);
                 self.given_up = true;
                 false
@@ -314,7 +309,6 @@ impl Sender {
             return;
         }
         transaction.open = false;
-        transaction.records = 0;
         if let Err(e) = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT) {
             // A fenced producer's transaction is aborted by its successor; otherwise the broker
             // aborts it after transaction.timeout.ms.
@@ -379,9 +373,6 @@ impl Sender {
             }
         }
         self.sent += 1;
-        if let Some(transaction) = &mut self.transaction {
-            transaction.records += 1;
-        }
         self.remember(record.source_partition, record.source_offset);
     }
 
@@ -454,7 +445,12 @@ impl Sender {
                         std::thread::sleep(QUEUE_FULL_BACKOFF);
                     }
                     Err((error, _)) => {
-                        let message = transaction.refusal("write the source offsets to the offset topic", &error, true);
+                        let message = transaction.refusal(
+                            self.producer.deliveries(),
+                            "write the source offsets to the offset topic",
+                            &error,
+                            true,
+                        );
                         self.producer.deliveries().fail(message);
                         self.given_up = true;
                         return nothing;
@@ -473,17 +469,17 @@ impl Sender {
         };
         let Some(transaction) = &mut self.transaction else { return nothing };
         transaction.open = false;
-        let records = std::mem::take(&mut transaction.records);
         match committed {
             Ok(()) => {
+                // Every record sent since the last commit is in this transaction.
                 if let Some(sizes) = transaction.sizes.transactions.get() {
-                    sizes.committed(records);
+                    sizes.committed(sent);
                 }
                 Flushed { sent, offsets, timed_out: false }
             }
             Err((e, abortable)) => {
-                let message = transaction.refusal("commit its transaction", &e, abortable);
-                if abortable && !transaction.fenced.load(Ordering::Relaxed) {
+                let message = transaction.refusal(self.producer.deliveries(), "commit its transaction", &e, abortable);
+                if abortable && !self.producer.deliveries().fenced() {
                     let _ = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT);
                 }
                 self.producer.deliveries().fail(message);
@@ -514,9 +510,9 @@ impl Sender {
 impl Transaction {
     /// What a refused transactional step says, noting when Kafka fenced the producer, and
     /// whether the transaction is aborted or its end unconfirmed.
-    fn refusal(&self, step: &str, e: &KafkaError, aborted: bool) -> String {
+    fn refusal(&self, deliveries: &Deliveries, step: &str, e: &KafkaError, aborted: bool) -> String {
         if crate::kafka::producers::fenced(e) {
-            self.fenced.store(true, Ordering::Relaxed);
+            deliveries.mark_fenced();
             format!("the task could not {step}: {} ({e})", fenced_message(&self.settings.id))
         } else if !aborted {
             format!(
@@ -561,7 +557,6 @@ impl SourceTaskRun {
             transactional,
         } = self;
         counters.count_acked(producer.deliveries().acked_counter());
-        let fenced = Arc::new(AtomicBool::new(false));
         // Under transaction.boundary=interval the interval takes the place of the flush interval.
         let (commit_each_batch, flush_interval) = match &transactional {
             Some(t) => (t.interval.is_none(), t.interval.unwrap_or(flush_interval)),
@@ -571,14 +566,11 @@ impl SourceTaskRun {
             settings,
             connector: connector.clone(),
             open: false,
-            records: 0,
             sizes: {
                 let _ = counters.transactions.set(crate::metrics::tasks::TransactionSizes::new());
                 counters.clone()
             },
-            fenced: fenced.clone(),
         });
-        let transactional = transaction.is_some();
         let transactional_id = transaction.as_ref().map(|t| t.settings.id.clone());
         let producer = Arc::new(producer);
         let (to_send, requests) = mpsc::sync_channel(SEND_AHEAD_BATCHES);
@@ -619,16 +611,14 @@ impl SourceTaskRun {
             running,
             counters,
             unflushed: false,
-            transactional,
             transactional_id,
             commit_each_batch,
-            fenced,
         };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         // A transactional task that failed commits nothing more, as Kafka Connect's: its open
         // transaction is aborted as the send thread ends.
-        let flushed = match transactional && outcome.is_err() {
+        let flushed = match task.transactional_id.is_some() && outcome.is_err() {
             true => Ok(()),
             false => task.flush(),
         };
@@ -667,14 +657,11 @@ struct Polling {
     /// Records (or dropped records' offsets) went to the send thread since the last flush that
     /// Kafka acknowledged in full.
     unflushed: bool,
-    /// The task writes in transactions: the send thread writes the offsets it commits.
-    transactional: bool,
-    /// Its producer's transactional id.
+    /// A transactional task's producer's transactional id: the send thread writes the offsets
+    /// it commits.
     transactional_id: Option<String>,
     /// `transaction.boundary=poll`: every batch is committed before the next poll.
     commit_each_batch: bool,
-    /// Set by the send thread when Kafka fenced the task's transactional producer.
-    fenced: Arc<AtomicBool>,
 }
 
 impl Polling {
@@ -780,8 +767,7 @@ impl Polling {
     /// A failure the send thread kept; a task whose producer another run of it fenced was
     /// superseded (that run reports the task), which its message says first.
     fn failure(&self, message: String) -> TaskFailure {
-        let fenced = self.fenced.load(Ordering::Relaxed) || self.producer.deliveries().fenced();
-        match (&self.transactional_id, fenced) {
+        match (&self.transactional_id, self.producer.deliveries().fenced()) {
             // Stopped too: the worker gave the task up, and the run that took its place reports
             // it. A task fenced while this worker still runs it (by a transaction that outlived
             // transaction.timeout.ms, say) fails, and says so.
@@ -968,7 +954,7 @@ impl Polling {
             self.counters.commit_time.record_time(started.elapsed());
             return Ok(());
         }
-        if self.transactional {
+        if self.transactional_id.is_some() {
             // Written by the send thread, in the transaction it committed.
             self.offsets.committed(&self.connector, &flushed.offsets);
         } else if !flushed.offsets.is_empty() {
