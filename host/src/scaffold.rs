@@ -92,6 +92,8 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 ("sdk/wharf_sdk/sink.py", include_str!("../../plugins/python/sdk/wharf_sdk/sink.py")),
                 ("sdk/wharf_sdk/transform.py", include_str!("../../plugins/python/sdk/wharf_sdk/transform.py")),
                 ("sdk/wharf_sdk/data.py", include_str!("../../plugins/python/sdk/wharf_sdk/data.py")),
+                // For a source moved to an exactly-once world (docs/plugins/python.md).
+                ("sdk/wharf_sdk/transactions.py", include_str!("../../plugins/python/sdk/wharf_sdk/transactions.py")),
                 ("sdk/source_task.py", include_str!("../../plugins/python/sdk/source_task.py")),
                 ("sdk/sink_task.py", include_str!("../../plugins/python/sdk/sink_task.py")),
                 ("sdk/data_source_task.py", include_str!("../../plugins/python/sdk/data_source_task.py")),
@@ -124,6 +126,15 @@ fn files(lang: Lang, kind: Kind, name: &str) -> Vec<(String, String, bool)> {
                 files.push((
                     "sdk/wharf-sink.js".into(),
                     include_str!("../../plugins/js/sdk/wharf-sink.js").into(),
+                    false,
+                ));
+            }
+            if kind == Kind::Source {
+                // The transaction calls, for a source moved to an exactly-once world (a plain
+                // source's world lacks the import they need; docs/plugins/javascript.md).
+                files.push((
+                    "sdk/wharf-transactions.js".into(),
+                    include_str!("../../plugins/js/sdk/wharf-transactions.js").into(),
                     false,
                 ));
             }

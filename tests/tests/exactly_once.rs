@@ -176,14 +176,55 @@ fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
     assert_eq!(refusal(&worker, &source(&[("exactly.once.support", "requested")]), "exactly.once.support"), "");
     drop(worker);
 
-    // With it: a plugin that does not say whether it gives exactly-once fails the preflight
-    // check, and one that cannot define transaction boundaries may not be asked to.
+    // With it, the plugin is asked (contract 0.1.8): the file source says it gives exactly-once
+    // with a file to read; a plugin that does not say, or says it does not, fails the preflight
+    // check in Kafka Connect's words; one that cannot define transaction boundaries may not be
+    // asked to.
     let enabled = Distributed::new(&exactly_once(2000));
     let worker = enabled.start();
-    let message = refusal(&worker, &required, "exactly.once.support");
-    assert!(message.contains("does not implement the API required for preflight validation"), "{message}");
+    assert_eq!(refusal(&worker, &required, "exactly.once.support"), "");
     let message = refusal(&worker, &source(&[("transaction.boundary", "connector")]), "transaction.boundary");
+    assert!(
+        message.contains(
+            "The connector does not support connector-defined transaction boundaries with the given configuration."
+        ),
+        "{message}"
+    );
+    let transactor = |extra: &[(&str, &str)]| {
+        let mut config = json!({"name": "said", "connector.class": "test-transactor", "topic": unique("eos-said")});
+        for (key, value) in extra {
+            config[*key] = Value::String(value.to_string());
+        }
+        config
+    };
+    let said = |worker: &Worker, config: &Value, key: &str| -> String {
+        let (code, answer, _) =
+            worker.call("PUT", "/connector-plugins/test-transactor/config/validate", Some(&config.to_string()));
+        assert_eq!(code, 200, "{answer}");
+        let entry = answer["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == key);
+        let errors = entry.map(|e| e["value"]["errors"].clone()).unwrap_or(Value::Null);
+        errors.as_array().map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    };
+    let required_of =
+        |answer: &str| transactor(&[("exactly.once.support", "required"), ("answer.exactly.once", answer)]);
+    assert_eq!(said(&worker, &required_of("supported"), "exactly.once.support"), "");
+    let message = said(&worker, &required_of("none"), "exactly.once.support");
+    assert!(message.contains("does not implement the API required for preflight validation"), "{message}");
+    let message = said(&worker, &required_of("unsupported"), "exactly.once.support");
+    assert!(
+        message.contains("The connector does not support exactly-once semantics with the provided configuration."),
+        "{message}"
+    );
+    let boundaries = |answer: &str| transactor(&[("transaction.boundary", "connector"), ("answer.boundaries", answer)]);
+    assert_eq!(said(&worker, &boundaries("supported"), "transaction.boundary"), "");
+    let message = said(&worker, &boundaries("unsupported"), "transaction.boundary");
     assert!(message.contains("does not support connector-defined transaction boundaries"), "{message}");
+    // A plugin built before 0.1.8 does not say, and a create is refused as validate is.
+    let legacy = json!({"name": "legacy", "connector.class": "test-legacy", "topic": unique("eos-legacy"),
+        "exactly.once.support": "required"});
+    let (code, answer) = create(&worker, "legacy", &legacy);
+    assert_eq!(code, 400, "{answer}");
+    assert!(answer.to_string().contains("does not implement the API required for preflight validation"), "{answer}");
     let message = refusal(&worker, &source(&[("offsets.storage.topic", "")]), "offsets.storage.topic");
     assert!(message.contains("String must be non-empty"), "{message}");
     let interval = source(&[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", "200")]);
@@ -517,4 +558,110 @@ fn every_line_arrives_once_across_a_broker_restart() {
     let uncommitted: usize = line_counts_at(&broker.bootstrap(), &topic, "read_uncommitted").values().sum();
     println!("{total} lines through a broker restart: read_committed read {read}, read_uncommitted {uncommitted}");
     assert_eq!((read, counts.len()), (total, total), "duplicates or lines never written");
+}
+
+/// The numbers a consumer of `isolation` reads from `topic`, in order (the test transactor's
+/// values are the numbers as text).
+fn numbers(topic: &str, isolation: &str) -> Vec<i64> {
+    topic_values_as(topic, isolation)
+        .iter()
+        .filter_map(|v| String::from_utf8_lossy(v).trim_matches('"').parse().ok())
+        .collect()
+}
+
+/// What a source that defines its transactions (`transaction.boundary=connector`) commits and
+/// aborts: the transactor ends one after every ten records and aborts every third, so
+/// `read_committed` reads the other two thirds once each, and `read_uncommitted` every record;
+/// nothing is committed but what the plugin asks, and the aborted records are not polled again.
+#[test]
+fn a_source_that_defines_its_transactions_commits_and_aborts_where_it_asks() {
+    let cluster = Distributed::new(&exactly_once(2000));
+    let worker = cluster.start();
+    let topic = unique("eos-defined");
+    let config = json!({"connector.class": "test-transactor", "topic": topic, "count": "300",
+        "orders.per.transaction": "10", "abort.every.transaction": "3",
+        "transaction.boundary": "connector", "exactly.once.support": "required",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter"});
+    let (code, answer) = create(&worker, "defined", &config);
+    assert_eq!(code, 201, "{answer}");
+    worker.wait_task_state("defined", 0, "RUNNING");
+    let expected: Vec<i64> = (0..300).filter(|n| (n / 10 + 1) % 3 != 0).collect();
+    assert_eq!(expected.len(), 200);
+    worker.wait("200 committed records", Duration::from_secs(60), || {
+        (numbers(&topic, "read_committed").len() >= 200).then_some(())
+    });
+    // Settled: nothing more arrives, and no aborted record comes back on a later poll.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(numbers(&topic, "read_committed"), expected);
+    let all = numbers(&topic, "read_uncommitted");
+    assert_eq!(all, (0..300).collect::<Vec<i64>>(), "every record was sent once, the aborted ones too");
+
+    // Restarted, the task resumes after the last record of the last transaction, aborted or not.
+    let (code, _, _) = worker.call("POST", "/connectors/defined/restart?includeTasks=true", None);
+    assert!(code == 202 || code == 204, "restart answered {code}");
+    worker.wait_task_state("defined", 0, "RUNNING");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(numbers(&topic, "read_uncommitted").len(), 300, "the restarted task sent nothing again");
+    assert_eq!(worker.get("/connectors/defined/offsets").unwrap()["offsets"][0]["offset"]["next"], 299);
+}
+
+/// A plugin that breaks the transaction contract fails its task, saying how.
+#[test]
+fn a_source_that_asks_the_impossible_of_its_transactions_fails_saying_what() {
+    let cluster = Distributed::new(&exactly_once(2000));
+    let worker = cluster.start();
+    for (name, breaks, said) in [
+        ("both", "both", "both commit and abort its transaction after record 0"),
+        ("beyond", "beyond", "which returned 25 record(s)"),
+    ] {
+        let config = json!({"connector.class": "test-transactor", "topic": unique("eos-broken"),
+            "break": breaks, "transaction.boundary": "connector"});
+        let (code, answer) = create(&worker, name, &config);
+        assert_eq!(code, 201, "{answer}");
+        let trace = worker.wait_task_state(name, 0, "FAILED")["trace"].as_str().unwrap_or_default().to_string();
+        assert!(trace.contains(said), "{trace}");
+        assert!(trace.contains("transaction-context"), "{trace}");
+    }
+}
+
+/// The orders ids a consumer of `isolation` reads from `topic`, in order (JSON values, with or
+/// without their schema).
+fn order_ids(topic: &str, isolation: &str) -> Vec<i64> {
+    topic_values_as(topic, isolation)
+        .iter()
+        .filter_map(|v| serde_json::from_slice::<Value>(v).ok())
+        .filter_map(|v| v["payload"]["id"].as_i64().or_else(|| v["id"].as_i64()))
+        .collect()
+}
+
+/// The Python, JavaScript and C SDKs give their sources the same say over transactions as the
+/// Rust SDK: each language's orders example, told to end a transaction after every ten orders
+/// and abort every third, says it gives exactly-once delivery and can define its boundaries, and
+/// `read_committed` reads the same two thirds of its orders from each.
+#[test]
+fn sources_of_every_sdk_define_their_transactions_alike() {
+    let cluster = Distributed::new(&exactly_once(2000));
+    let worker = cluster.start();
+    let expected: Vec<i64> = (0..300).filter(|n| (n / 10 + 1) % 3 != 0).collect();
+    let mut topics = Vec::new();
+    for class in ["py-orders-source", "js-orders-source", "c-orders-source"] {
+        let topic = unique(class);
+        let config = json!({"connector.class": class, "topic": topic, "count": "300",
+            "orders.per.transaction": "10", "abort.every.transaction": "3",
+            "transaction.boundary": "connector", "exactly.once.support": "required",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter"});
+        let (code, answer) = create(&worker, class, &config);
+        assert_eq!(code, 201, "{class}: {answer}");
+        topics.push((class, topic));
+    }
+    for (class, topic) in &topics {
+        worker.wait(&format!("200 committed orders from {class}"), Duration::from_secs(120), || {
+            (order_ids(topic, "read_committed").len() >= 200).then_some(())
+        });
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    for (class, topic) in &topics {
+        assert_eq!(order_ids(topic, "read_committed"), expected, "{class}");
+        assert_eq!(order_ids(topic, "read_uncommitted"), (0..300).collect::<Vec<i64>>(), "{class}");
+    }
 }

@@ -103,8 +103,23 @@ pub(super) mod declared_tls {
     });
 }
 
+/// The `exactly-once` export and the `transaction-context` import (0.1.8 and later): the export
+/// is looked up apart as `grants` is; the import is linked for every plugin.
+pub(super) mod exactly_once {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "exactly-once-source",
+        exports: { default: async },
+        with: {
+            "wharf:connector/types": super::source::wharf::connector::types,
+        },
+    });
+}
+
 pub(super) use data_sink::exports::wharf::connector::data_sink_task::{SinkBatch, SinkRecord as DataSinkRecord};
 pub(super) use data_source::exports::wharf::connector::data_source_task::SourceBatch;
+pub(super) use exactly_once::exports::wharf::connector::exactly_once::Capability as WitCapability;
+pub(super) use exactly_once::wharf::connector::transaction_context as wit_transactions;
 pub(super) use sink::wharf::connector::errant_records as wit_errant;
 pub(super) use source::wharf::connector::host as wit_host;
 pub(super) use source::wharf::connector::progress as wit_progress;

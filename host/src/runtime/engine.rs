@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
-use super::bindings::{wit_errant, wit_host, wit_progress};
+use super::bindings::{wit_errant, wit_host, wit_progress, wit_transactions};
 use super::sandbox::{GrantedLookup, TaskState};
 
 /// How often the epoch advances. Call deadlines are rounded up to whole ticks.
@@ -150,6 +150,9 @@ impl Runtime {
         wit_progress::add_to_linker::<TaskState, HasSelf<TaskState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("cannot link the wharf:connector/progress interface")?;
+        wit_transactions::add_to_linker::<TaskState, HasSelf<TaskState>>(&mut linker, |state| state)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the wharf:connector/transaction-context interface")?;
         super::sandbox::link_metrics(&mut linker).context("cannot link the wharf:connector/metrics interface")?;
 
         let stop = Arc::new(crate::sync::Stop::default());

@@ -14,6 +14,8 @@
 //!   hit; `BatchWriter` lays out a data sink's or a transform's batch, each schema once.
 //! - `sandbox`: `TaskState`, what an instance's store holds (the WASI context, the memory cap,
 //!   the `host` and `errant-records` imports, the `put` under way), and the grants it is given.
+//! - `transactions`: what a source task asks of its transactions (`transaction-context`),
+//!   kept in its store until the source loop reads it with the batch.
 //! - `bindings`: the code generated from `wit/`, and nothing else; `wit_convert`: its types to the
 //!   domain's and back, and the sizes the per-call byte bound counts; `plugin_log` and `stderr`:
 //!   what a plugin writes to the worker's log; `http_out`: wasi:http requests to granted
@@ -36,9 +38,11 @@ pub mod registry;
 pub mod sandbox;
 mod stderr;
 pub mod tls;
+pub mod transactions;
 mod wit_convert;
 
 pub use engine::{LoadedFrom, Runtime};
 pub use instance::{Plugin, PluginError, Put, SinkInstance, SourceInstance};
 pub use registry::PluginRegistry;
 pub use sandbox::{CallOutcome, ErrantReport, Grants, OffsetLookup, PluginMetric, PluginMetricKind, TaskObserver};
+pub use transactions::{End, TransactionEnds};

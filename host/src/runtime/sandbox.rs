@@ -11,11 +11,12 @@ use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{wit, wit_errant, wit_host, wit_progress};
+use super::bindings::{wit, wit_errant, wit_host, wit_progress, wit_transactions};
 use super::http_out::HttpGrant;
 use super::network::{self, socket_room};
 use super::plugin_log::{LogLevel, PluginLog};
 use super::stderr::StderrTail;
+use super::transactions::End;
 use super::wit_convert::{offset_map_from_wit, offset_map_to_wit};
 use crate::config::{FolderGrant, WasmLimits};
 use crate::sync::Unpoisoned;
@@ -56,6 +57,9 @@ pub struct Grants {
     /// Told of every call into the instance, its `open` included, and keeper of the metrics
     /// the plugin registers (the worker's metrics); none for instances outside a task.
     pub observer: Option<Arc<dyn TaskObserver>>,
+    /// The task defines its own transactions (`transaction.boundary=connector` on a worker with
+    /// exactly-once source support): its `transaction-context` requests act.
+    pub defines_transactions: bool,
 }
 
 impl Grants {
@@ -77,6 +81,7 @@ impl Grants {
             max_sockets: 0,
             tls: Vec::new(),
             observer: None,
+            defines_transactions: false,
         }
     }
 }
@@ -114,6 +119,9 @@ pub struct TaskState {
     /// Told of every call into the plugin once it ended, and keeper of the plugin's own
     /// metrics (the worker's metrics).
     pub(crate) observer: Option<Arc<dyn TaskObserver>>,
+    /// What the plugin asked of its transactions (`transaction-context`, 0.1.8) since the host
+    /// last read it.
+    pub(crate) transactions: super::transactions::TransactionRequests,
 }
 
 /// What became of one call into a plugin.
@@ -340,6 +348,7 @@ impl TaskState {
             tolerate_errant: false,
             progress: None,
             observer: grants.observer.clone(),
+            transactions: super::transactions::TransactionRequests::new(grants.defines_transactions),
         })
     }
 
@@ -574,6 +583,29 @@ impl wit_host::Host for TaskState {
     }
 }
 
+/// `transaction-context` (0.1.8): the requests are kept for the source loop (`transactions`).
+impl wit_transactions::Host for TaskState {
+    fn defines_boundaries(&mut self) -> bool {
+        self.transactions.defines
+    }
+
+    fn commit(&mut self) {
+        self.transactions.ask_batch(End::Commit, self.log.label());
+    }
+
+    fn commit_after(&mut self, index: u32) {
+        self.transactions.ask_after(index, End::Commit, self.log.label());
+    }
+
+    fn abort(&mut self) {
+        self.transactions.ask_batch(End::Abort, self.log.label());
+    }
+
+    fn abort_after(&mut self, index: u32) {
+        self.transactions.ask_after(index, End::Abort, self.log.label());
+    }
+}
+
 impl wit_progress::Host for TaskState {
     fn report(&mut self, line: String) {
         self.progress = Some(cut_to(line, MAX_PROGRESS_BYTES));
@@ -582,7 +614,7 @@ impl wit_progress::Host for TaskState {
 
 /// The interface name of the `metrics` import, which `link_metrics` defines (the contract's
 /// version: later 0.1 plugins' imports are matched to it by semver).
-const METRICS_INTERFACE: &str = "wharf:connector/metrics@0.1.7";
+const METRICS_INTERFACE: &str = "wharf:connector/metrics@0.1.8";
 
 /// The most tags one metric may have, bucket bounds a histogram, and bytes a name, tag or
 /// description (Prometheus's own rules are checked by the worker).

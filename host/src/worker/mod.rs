@@ -306,6 +306,9 @@ impl Worker {
             problems.extend(
                 found.into_iter().map(|p| ConfigProblem { message: format!("\"{}\": {}", p.name, p.message), ..p }),
             );
+            if plugin.info.kind == PluginKind::Source {
+                problems.extend(exactly_once_answers(&mut instance, &plugin, &config.resolved));
+            }
         }
         refuse_problems(config, problems)?;
         Ok(plugin)
@@ -362,7 +365,7 @@ impl Worker {
             }));
         }
         if plugin.info.kind == PluginKind::Source {
-            problems.extend(self.exactly_once_problems(config, &plugin));
+            problems.extend(self.exactly_once_problems(config));
             let workers = self.config.distributed.as_ref().map(|d| d.offset_topic.as_str());
             if let Some(topic) = config.offsets_topic.as_deref().filter(|topic| Some(*topic) != workers) {
                 if let Some(why) = self.reserved.reason(topic) {
@@ -392,44 +395,21 @@ impl Worker {
         Ok((plugin, problems))
     }
 
-    /// What a source connector's exactly-once settings ask that this worker or the plugin
-    /// cannot give, on the keys Kafka Connect puts them on, in its words.
-    fn exactly_once_problems(&self, config: &ConnectorConfig, plugin: &Plugin) -> Vec<ConfigProblem> {
-        use crate::config::connector::TransactionBoundary;
-        let on = |name: &str, message: String| ConfigProblem { name: name.to_string(), message };
-        let mut problems = Vec::new();
-        let plugin_name = format!("{} {}", plugin.info.name, plugin.info.version);
-        if config.exactly_once.required {
-            if self.config.exactly_once_source != crate::config::ExactlyOnceSource::Enabled {
-                problems.push(on(
-                    C::EXACTLY_ONCE_SUPPORT.name,
-                    "This worker does not have exactly-once source support enabled. Set \
-                     exactly.once.source.support=enabled in the config of every worker of the cluster (a distributed \
-                     worker), or exactly.once.support=requested here"
-                        .into(),
-                ));
-            } else {
-                problems.push(on(
-                    C::EXACTLY_ONCE_SUPPORT.name,
-                    format!(
-                        "The connector does not implement the API required for preflight validation of exactly-once \
-                         source support: plugin {plugin_name} does not say whether it gives exactly-once delivery. \
-                         Consult its documentation to learn whether it does, then set exactly.once.support=requested \
-                         (which skips this check; its tasks still run in transactions)"
-                    ),
-                ));
-            }
+    /// What a source connector's exactly-once settings ask that this worker cannot give, on the
+    /// key Kafka Connect puts it on, in its words; the plugin's own answers are asked with its
+    /// `validate` (`exactly_once_answers`).
+    fn exactly_once_problems(&self, config: &ConnectorConfig) -> Vec<ConfigProblem> {
+        if !config.exactly_once.required || self.config.exactly_once_source == crate::config::ExactlyOnceSource::Enabled
+        {
+            return Vec::new();
         }
-        if config.exactly_once.boundary == TransactionBoundary::Connector {
-            problems.push(on(
-                C::TRANSACTION_BOUNDARY.name,
-                format!(
-                    "The connector does not support connector-defined transaction boundaries: plugin {plugin_name} \
-                     does not say that it can define them. Set transaction.boundary to poll or interval"
-                ),
-            ));
-        }
-        problems
+        vec![ConfigProblem {
+            name: C::EXACTLY_ONCE_SUPPORT.name.into(),
+            message: "This worker does not have exactly-once source support enabled. Set \
+                      exactly.once.source.support=enabled in the config of every worker of the cluster (a distributed \
+                      worker), or exactly.once.support=requested here"
+                .into(),
+        }]
     }
 
     /// Problems with the transform plugins a connector's chain names: each must be a transform
@@ -496,9 +476,12 @@ impl Worker {
         config: &Vec<(String, String)>,
         secrets: &crate::config::providers::Secrets,
     ) -> Result<Vec<wharf_connect::model::ConfigProblem>, crate::runtime::PluginError> {
-        plugin
-            .connector(&self.runtime, label, &self.config.wasm, secrets)
-            .and_then(|mut instance| instance.validate(config))
+        let mut instance = plugin.connector(&self.runtime, label, &self.config.wasm, secrets)?;
+        let mut problems = instance.validate(config)?;
+        if plugin.info.kind == PluginKind::Source {
+            problems.extend(exactly_once_answers(&mut instance, plugin, config));
+        }
+        Ok(problems)
     }
 
     /// Validates a connector and asks its plugin to split it into at most `tasks.max` task configs.
@@ -849,6 +832,10 @@ impl Worker {
             offsets: self.offsets.clone(),
             max_sockets: self.config.max_sockets_per_worker,
             counters: counters.clone(),
+            defines_transactions: self.config.distributed.is_some()
+                && self.config.exactly_once_source == crate::config::ExactlyOnceSource::Enabled
+                && plugin.info.kind == PluginKind::Source
+                && connector.exactly_once.boundary == crate::config::connector::TransactionBoundary::Connector,
         };
         let setup = TaskSetup {
             opener,
@@ -1038,6 +1025,52 @@ impl Drop for PluginTransform {
 
 /// The settings a transform plugin is opened with: the step's, then the defaults of the keys
 /// the plugin defines that the step does not set.
+/// What a source plugin answers to the exactly-once settings of `config` (its `exactly-once`
+/// export, 0.1.8), checked as Kafka Connect checks a connector's `exactlyOnceSupport` and
+/// `canDefineTransactionBoundaries`, on the same keys and in its words: asked only under
+/// `exactly.once.support=required` and `transaction.boundary=connector`.
+fn exactly_once_answers(
+    instance: &mut crate::runtime::instance::ConnectorInstance,
+    plugin: &Plugin,
+    config: &Vec<(String, String)>,
+) -> Vec<ConfigProblem> {
+    let asks = |key: &str, value: &str| {
+        config.iter().rev().find(|(k, _)| k == key).is_some_and(|(_, v)| v.trim().eq_ignore_ascii_case(value))
+    };
+    let unexpected = |e: crate::runtime::PluginError| format!("An unexpected error occurred during validation: {e}");
+    let plugin_name = format!("{} {}", plugin.info.name, plugin.info.version);
+    let mut problems = Vec::new();
+    if asks(C::EXACTLY_ONCE_SUPPORT.name, "required") {
+        let refusal = match instance.exactly_once_support(config) {
+            Ok(Some(true)) => None,
+            Ok(Some(false)) => {
+                Some("The connector does not support exactly-once semantics with the provided configuration.".into())
+            }
+            Ok(None) => Some(format!(
+                "The connector does not implement the API required for preflight validation of exactly-once source \
+                 support: plugin {plugin_name} does not say whether it gives exactly-once delivery (a plugin says so \
+                 from wharf:connector 0.1.8 on). Consult its documentation to learn whether it does, then set \
+                 exactly.once.support=requested (which skips this check; its tasks still run in transactions)"
+            )),
+            Err(e) => Some(unexpected(e)),
+        };
+        problems.extend(refusal.map(|message| ConfigProblem { name: C::EXACTLY_ONCE_SUPPORT.name.into(), message }));
+    }
+    if asks(C::TRANSACTION_BOUNDARY.name, "connector") {
+        let refusal = match instance.can_define_transaction_boundaries(config) {
+            Ok(true) => None,
+            Ok(false) => Some(format!(
+                "The connector does not support connector-defined transaction boundaries with the given \
+                 configuration. Please reconfigure it to use a different transaction boundary definition (plugin \
+                 {plugin_name}; set transaction.boundary to poll or interval)"
+            )),
+            Err(e) => Some(unexpected(e)),
+        };
+        problems.extend(refusal.map(|message| ConfigProblem { name: C::TRANSACTION_BOUNDARY.name.into(), message }));
+    }
+    problems
+}
+
 fn with_defaults(plugin: &Plugin, given: &[(String, String)]) -> Vec<(String, String)> {
     let mut settings = given.to_vec();
     for key in &plugin.info.config {
@@ -1064,6 +1097,9 @@ struct Opener {
     max_sockets: usize,
     /// The task's counts, which its instances' calls go into.
     counters: Arc<crate::metrics::tasks::TaskCounters>,
+    /// The task's plugin says where its transactions end (`transaction.boundary=connector` on a
+    /// distributed worker with exactly-once source support).
+    defines_transactions: bool,
 }
 
 /// Counts each call into a task's plugin in the task's metrics, and keeps the metrics the plugin
@@ -1138,6 +1174,7 @@ impl Opener {
                 counters: self.counters.clone(),
                 limit: self.connector.limits.max_plugin_metrics,
             })),
+            defines_transactions: self.defines_transactions,
         }
     }
 
@@ -1390,14 +1427,16 @@ impl TaskSetup {
         }
         let (offsets_topic, offsets_partitions) = self.opener.offsets.topic()?;
         let settings = &self.connector.exactly_once;
-        let interval = match settings.boundary {
-            TransactionBoundary::Interval => Some(settings.interval.unwrap_or(self.worker.offset_flush_interval)),
-            // Refused when the connector is checked: no plugin can define boundaries yet.
-            TransactionBoundary::Poll | TransactionBoundary::Connector => None,
+        let boundary = match settings.boundary {
+            TransactionBoundary::Poll => source::Boundary::Poll,
+            TransactionBoundary::Interval => {
+                source::Boundary::Interval(settings.interval.unwrap_or(self.worker.offset_flush_interval))
+            }
+            TransactionBoundary::Connector => source::Boundary::Connector,
         };
         Some(source::Transactional {
             id: fencing::task_transactional_id(&cluster.group_id, &self.connector.name, self.task.task),
-            interval,
+            boundary,
             offsets_topic,
             offsets_partitions,
         })

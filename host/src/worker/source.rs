@@ -11,7 +11,9 @@
 //! a producer of its own under `transactional.id` `<group.id>-<connector>-<task>`, and the send
 //! thread writes its records and then their source offsets (to the offset topic) in one
 //! transaction, committed at the connector's `transaction.boundary`: after every batch, or every
-//! interval. A record or an offset of a transaction that is not committed is never visible to a
+//! interval, or where the plugin asks (`transaction.boundary=connector`: the batch is handed over
+//! in pieces, each ended by the commit or abort the plugin asked for after its last record). A
+//! record or an offset of a transaction that is not committed is never visible to a
 //! `read_committed` consumer, and a task that takes over reads the offsets of the last commit.
 
 use std::collections::HashMap;
@@ -28,7 +30,7 @@ use super::tolerance::{RecordFailure, Retry, Stage};
 use super::{TaskFailure, TaskReport};
 use crate::config::ReservedTopics;
 use crate::kafka::producers::{Deliveries, ProducerPool, TaskProducer};
-use crate::runtime::SourceInstance;
+use crate::runtime::{End, SourceInstance, TransactionEnds};
 use crate::storage::OffsetStore;
 use wharf_connect::model::{OffsetMap, PolledRecord, Scalar, SourceRecord};
 
@@ -60,13 +62,26 @@ const COMMIT_RETRY_PAUSE: Duration = Duration::from_millis(100);
 pub(super) struct Transactional {
     /// The producer's `transactional.id`, for messages.
     pub id: String,
-    /// `transaction.boundary=interval`: commit this often; none commits after every batch
-    /// (`poll`).
-    pub interval: Option<Duration>,
+    /// Where its transactions end (`transaction.boundary`).
+    pub boundary: Boundary,
     /// The offset topic and its partition count: the task writes its offsets there itself.
     pub offsets_topic: String,
     pub offsets_partitions: i32,
 }
+
+/// Where a transactional task's transactions end (`transaction.boundary`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Boundary {
+    /// After every batch the plugin returns.
+    Poll,
+    /// Every so often (`transaction.boundary.interval.ms`).
+    Interval(Duration),
+    /// Where the plugin asks (`transaction-context`); the host commits nothing by itself.
+    Connector,
+}
+
+/// The flush interval of a task whose plugin ends its transactions: none comes.
+const NEVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 pub(super) struct SourceTaskRun {
     pub connector: String,
@@ -197,8 +212,9 @@ impl PendingOffsets {
 /// What the task thread asks of the send thread, in order.
 enum ToSend {
     Records(Vec<Outgoing>),
-    /// Wait until Kafka acknowledged everything sent so far, then answer.
-    Flush(mpsc::Sender<Flushed>),
+    /// Wait until Kafka acknowledged everything sent so far, then answer; a transactional
+    /// task's transaction ends as asked (a plain task's flush always commits).
+    Flush(mpsc::Sender<Flushed>, End),
 }
 
 /// A polled record after the transforms: kept (changed or not), or dropped with its source
@@ -272,8 +288,11 @@ impl Sender {
                         }
                     }
                 }
-                ToSend::Flush(answer) => {
+                ToSend::Flush(answer, End::Commit) => {
                     let _ = answer.send(self.flush());
+                }
+                ToSend::Flush(answer, End::Abort) => {
+                    let _ = answer.send(self.abort_as_asked());
                 }
             }
         }
@@ -413,6 +432,12 @@ impl Sender {
     /// are answered only once Kafka committed them; a commit Kafka refuses is aborted and fails
     /// the task (its failure is kept in the deliveries), and nothing of it is visible.
     fn commit(&mut self) -> Flushed {
+        self.commit_counted(true)
+    }
+
+    /// `commit`, its transaction counted in the task's transaction sizes unless it only holds
+    /// the offsets of an aborted one (`counted` false).
+    fn commit_counted(&mut self, counted: bool) -> Flushed {
         let sent = std::mem::take(&mut self.sent);
         // Nothing committed: the task thread then tells the plugin nothing either.
         let nothing = Flushed { sent: 0, offsets: Vec::new(), timed_out: false };
@@ -472,7 +497,7 @@ impl Sender {
         match committed {
             Ok(()) => {
                 // Every record sent since the last commit is in this transaction.
-                if let Some(sizes) = transaction.sizes.transactions.get() {
+                if let Some(sizes) = transaction.sizes.transactions.get().filter(|_| counted) {
                     sizes.committed(sent);
                 }
                 Flushed { sent, offsets, timed_out: false }
@@ -487,6 +512,42 @@ impl Sender {
                 nothing
             }
         }
+    }
+
+    /// The plugin asked to abort the open transaction (`transaction-context`): once Kafka
+    /// answered every record sent (an abort would purge those still queued, which then count
+    /// as refused), it is aborted, and then, as Kafka Connect does, the source offsets of its
+    /// records are committed in a transaction of their own, so that the plugin is not handed
+    /// them again: an aborted record is skipped for good.
+    fn abort_as_asked(&mut self) -> Flushed {
+        let nothing = Flushed { sent: 0, offsets: Vec::new(), timed_out: false };
+        if self.given_up {
+            return nothing;
+        }
+        let Some(transaction) = &mut self.transaction else { return self.flush() };
+        if transaction.open {
+            let aborted = crate::kafka::flush(self.producer.transactions(), TRANSACTION_TIMEOUT)
+                .and_then(|()| self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT));
+            transaction.open = false;
+            if let Err(e) = aborted {
+                let message = transaction.refusal(
+                    self.producer.deliveries(),
+                    "abort its transaction as its plugin asked",
+                    &e,
+                    false,
+                );
+                self.producer.deliveries().fail(message);
+                self.given_up = true;
+                return nothing;
+            }
+            tracing::debug!(
+                task = self.label.as_str(),
+                "aborted a transaction of {} record(s) as the plugin asked; their offsets are committed next",
+                self.sent
+            );
+            self.sent = 0;
+        }
+        self.commit_counted(false)
     }
 
     /// Commits the open transaction, asking again while Kafka answers that it may (a
@@ -557,10 +618,13 @@ impl SourceTaskRun {
             transactional,
         } = self;
         counters.count_acked(producer.deliveries().acked_counter());
-        // Under transaction.boundary=interval the interval takes the place of the flush interval.
-        let (commit_each_batch, flush_interval) = match &transactional {
-            Some(t) => (t.interval.is_none(), t.interval.unwrap_or(flush_interval)),
-            None => (false, flush_interval),
+        // Under transaction.boundary=interval the interval takes the place of the flush interval;
+        // under transaction.boundary=connector no flush comes but the ones the plugin asks for.
+        let boundary = transactional.as_ref().map(|t| t.boundary);
+        let flush_interval = match boundary {
+            Some(Boundary::Interval(interval)) => interval,
+            Some(Boundary::Connector) => NEVER,
+            Some(Boundary::Poll) | None => flush_interval,
         };
         let transaction = transactional.map(|settings| Transaction {
             settings,
@@ -612,13 +676,15 @@ impl SourceTaskRun {
             counters,
             unflushed: false,
             transactional_id,
-            commit_each_batch,
+            boundary,
         };
         let outcome = task.poll_until_stopped(flush_interval);
         // Records handed to Kafka before a failure are still safe to commit once acknowledged.
         // A transactional task that failed commits nothing more, as Kafka Connect's: its open
         // transaction is aborted as the send thread ends.
-        let flushed = match task.transactional_id.is_some() && outcome.is_err() {
+        // A plugin that ends its own transactions has its open one aborted, as Kafka Connect
+        // does: the host commits nothing it did not ask for.
+        let flushed = match task.transactional_id.is_some() && (outcome.is_err() || task.plugin_ends_transactions()) {
             true => Ok(()),
             false => task.flush(),
         };
@@ -660,8 +726,8 @@ struct Polling {
     /// A transactional task's producer's transactional id: the send thread writes the offsets
     /// it commits.
     transactional_id: Option<String>,
-    /// `transaction.boundary=poll`: every batch is committed before the next poll.
-    commit_each_batch: bool,
+    /// A transactional task's `transaction.boundary`; none for a plain task.
+    boundary: Option<Boundary>,
 }
 
 impl Polling {
@@ -725,7 +791,16 @@ impl Polling {
                 }
                 Err(e) => return Err(TaskFailure::from_plugin(&e)),
             };
+            // Taken with every batch, an empty one too: a commit or an abort asked of the batch
+            // ends what is open.
+            let ends = match self.plugin_ends_transactions() {
+                true => self.instance.transaction_ends(records.len()).map_err(|e| TaskFailure::from_plugin(&e))?,
+                false => TransactionEnds::default(),
+            };
             if records.is_empty() {
+                if let Some(end) = ends.batch {
+                    self.end_transaction(end)?;
+                }
                 let until_flush = flush_interval.saturating_sub(last_flush.elapsed());
                 self.pause(idle.min(until_flush));
                 idle = (idle * 2).min(IDLE_BACKOFF_MAX);
@@ -754,14 +829,70 @@ impl Polling {
                     "the plugin returned a record for a topic it may not write: {refusal}"
                 )));
             }
+            let count = transformed.len();
             let records = self.convert(transformed)?;
+            if self.plugin_ends_transactions() {
+                self.hand_over_as_asked(records, count, ends)?;
+                continue;
+            }
             self.hand_over(ToSend::Records(records))?;
             self.unflushed = true;
-            if self.commit_each_batch {
+            if self.boundary == Some(Boundary::Poll) {
                 self.flush()?;
                 last_flush = Instant::now();
             }
         }
+    }
+
+    /// Whether the plugin says where the task's transactions end (`transaction.boundary=connector`).
+    fn plugin_ends_transactions(&self) -> bool {
+        self.boundary == Some(Boundary::Connector)
+    }
+
+    /// Hands a batch over in the pieces the plugin's requests cut it into, each ended by the
+    /// commit or abort asked after its last record; what follows the last request waits for a
+    /// later one. `count` is the records the plugin returned: one outgoing entry each, sent or
+    /// dropped, so that an index names the same record here.
+    fn hand_over_as_asked(
+        &mut self,
+        records: Vec<Outgoing>,
+        count: usize,
+        ends: TransactionEnds,
+    ) -> Result<(), TaskFailure> {
+        if records.len() != count {
+            return Err(TaskFailure::new(format!(
+                "the task's {count} polled record(s) came out of its transforms and converters as {} entries, so \
+                 the records its plugin named to end transactions cannot be found; nothing of the batch is sent",
+                records.len()
+            )));
+        }
+        let mut rest = records;
+        let mut handed = 0;
+        for (index, end) in ends.after {
+            let tail = rest.split_off((index + 1 - handed).min(rest.len()));
+            let piece = std::mem::replace(&mut rest, tail);
+            handed = index + 1;
+            self.hand_over(ToSend::Records(piece))?;
+            self.unflushed = true;
+            self.end_transaction(end)?;
+        }
+        if !rest.is_empty() {
+            self.hand_over(ToSend::Records(rest))?;
+            self.unflushed = true;
+        }
+        if let Some(end) = ends.batch {
+            self.end_transaction(end)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the open transaction as the plugin asked.
+    fn end_transaction(&mut self, end: End) -> Result<(), TaskFailure> {
+        self.finish(end)?;
+        if let Some(recycler) = &mut self.recycle {
+            recycler.flushed();
+        }
+        Ok(())
     }
 
     /// A failure the send thread kept; a task whose producer another run of it fenced was
@@ -933,6 +1064,12 @@ impl Polling {
     /// Waits until Kafka acknowledged every record sent so far, then stores their offsets and
     /// tells the plugin. If Kafka is slow the offsets stay pending for the next flush.
     fn flush(&mut self) -> Result<(), TaskFailure> {
+        self.finish(End::Commit)
+    }
+
+    /// A flush whose transaction, for a transactional task, ends as `end` says: committed, or
+    /// aborted with its records' offsets committed after it.
+    fn finish(&mut self, end: End) -> Result<(), TaskFailure> {
         if !self.unflushed {
             // Nothing was handed over since the last flush that Kafka acknowledged in full: an
             // idle task asks nothing of its send thread.
@@ -941,7 +1078,7 @@ impl Polling {
         crate::metrics::tasks::TaskCounters::add(&self.counters.commits_started, 1);
         let started = Instant::now();
         let (answer, answered) = mpsc::channel();
-        self.hand_over(ToSend::Flush(answer))?;
+        self.hand_over(ToSend::Flush(answer, end))?;
         let flushed = self.flushed(answered)?;
         if flushed.timed_out {
             return Ok(());
@@ -978,7 +1115,10 @@ impl Polling {
     /// when it opens). While Kafka has not acknowledged them all, the old instance goes on until
     /// the next regular flush, and the replacement is tried again then.
     fn recycle(&mut self) -> Result<(), TaskFailure> {
-        self.flush()?;
+        // A plugin that ends its own transactions is replaced only between them.
+        if !self.plugin_ends_transactions() {
+            self.flush()?;
+        }
         let Some(recycler) = &mut self.recycle else {
             return Ok(());
         };

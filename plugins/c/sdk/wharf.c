@@ -1,6 +1,7 @@
 /* The component's exports, in terms of the plain C functions of wharf.h. Compiled with
- * -DWHARF_SOURCE or -DWHARF_SINK (and -DWHARF_DATA for the data worlds), or -DWHARF_TRANSFORM,
- * next to the bindings `wit-bindgen c` generated for that world. */
+ * -DWHARF_SOURCE or -DWHARF_SINK (and -DWHARF_DATA for the data worlds, -DWHARF_NET for the
+ * *-with-net ones, -DWHARF_EXACTLY_ONCE for the *-exactly-once ones), or -DWHARF_TRANSFORM, next
+ * to the bindings `wit-bindgen c` generated for that world. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +9,25 @@
 
 #include "wharf.h"
 
+#if defined(WHARF_EXACTLY_ONCE) && !(defined(WHARF_SOURCE) && defined(WHARF_DATA))
+#error "-DWHARF_EXACTLY_ONCE goes with -DWHARF_SOURCE -DWHARF_DATA: only the data-source worlds have *-exactly-once variants"
+#endif
+
 #if defined(WHARF_TRANSFORM)
 #include "transform.h"
 #define W(name) transform_##name
 #define TASK(name) exports_wharf_connector_transformer_##name
+#elif defined(WHARF_SOURCE) && defined(WHARF_DATA) && defined(WHARF_NET) && defined(WHARF_EXACTLY_ONCE)
+#include "data_source_with_net_exactly_once.h"
+#define W(name) data_source_with_net_exactly_once_##name
+#define TASK(name) exports_wharf_connector_data_source_task_##name
 #elif defined(WHARF_SOURCE) && defined(WHARF_DATA) && defined(WHARF_NET)
 #include "data_source_with_net.h"
 #define W(name) data_source_with_net_##name
+#define TASK(name) exports_wharf_connector_data_source_task_##name
+#elif defined(WHARF_SOURCE) && defined(WHARF_DATA) && defined(WHARF_EXACTLY_ONCE)
+#include "data_source_exactly_once.h"
+#define W(name) data_source_exactly_once_##name
 #define TASK(name) exports_wharf_connector_data_source_task_##name
 #elif defined(WHARF_SOURCE) && defined(WHARF_DATA)
 #include "data_source.h"
@@ -280,6 +293,49 @@ bool exports_wharf_connector_connector_task_configs(exports_wharf_connector_conn
     ret->ptr[0] = *config;
     return true;
 }
+
+#if defined(WHARF_EXACTLY_ONCE)
+/* The *-exactly-once worlds export exactly-once: the answers of the plugin's functions, asked
+ * with a wharf_config as the tasks get theirs. */
+
+typedef exports_wharf_connector_exactly_once_capability_t capability;
+
+bool exports_wharf_connector_exactly_once_exactly_once_support(exports_wharf_connector_exactly_once_config_t *config,
+                                                                capability *ret) {
+    wharf_exactly_once answer = WHARF_EXACTLY_ONCE_UNKNOWN;
+    if (WHARF_PLUGIN.exactly_once_support) {
+        wharf_config *c = config_from(config);
+        answer = WHARF_PLUGIN.exactly_once_support(c);
+        config_free(c);
+    } else {
+        wharf_connector_types_config_free(config);
+    }
+    switch (answer) {
+    case WHARF_EXACTLY_ONCE_SUPPORTED:
+        *ret = EXPORTS_WHARF_CONNECTOR_EXACTLY_ONCE_CAPABILITY_SUPPORTED;
+        return true;
+    case WHARF_EXACTLY_ONCE_UNSUPPORTED:
+        *ret = EXPORTS_WHARF_CONNECTOR_EXACTLY_ONCE_CAPABILITY_UNSUPPORTED;
+        return true;
+    default:
+        return false;
+    }
+}
+
+capability exports_wharf_connector_exactly_once_can_define_transaction_boundaries(
+    exports_wharf_connector_exactly_once_config_t *config) {
+    bool can = false;
+    if (WHARF_PLUGIN.can_define_transaction_boundaries) {
+        wharf_config *c = config_from(config);
+        can = WHARF_PLUGIN.can_define_transaction_boundaries(c);
+        config_free(c);
+    } else {
+        wharf_connector_types_config_free(config);
+    }
+    return can ? EXPORTS_WHARF_CONNECTOR_EXACTLY_ONCE_CAPABILITY_SUPPORTED
+               : EXPORTS_WHARF_CONNECTOR_EXACTLY_ONCE_CAPABILITY_UNSUPPORTED;
+}
+#endif
 
 #endif /* connectors */
 
@@ -985,6 +1041,14 @@ bool TASK(method_task_poll)(TASK(borrow_task_t) self, uint32_t max_records, TASK
 bool TASK(method_task_commit)(TASK(borrow_task_t) self, TASK(connector_error_t) *err) {
     return outcome(wharf_source_commit(self->core.state), "wharf_source_commit", err);
 }
+
+#if defined(WHARF_EXACTLY_ONCE)
+bool wharf_transaction_defines_boundaries(void) { return wharf_connector_transaction_context_defines_boundaries(); }
+void wharf_transaction_commit(void) { wharf_connector_transaction_context_commit(); }
+void wharf_transaction_commit_after(uint32_t index) { wharf_connector_transaction_context_commit_after(index); }
+void wharf_transaction_abort(void) { wharf_connector_transaction_context_abort(); }
+void wharf_transaction_abort_after(uint32_t index) { wharf_connector_transaction_context_abort_after(index); }
+#endif
 
 void TASK(method_task_close)(TASK(borrow_task_t) self) { core_close(&self->core, wharf_source_close); }
 

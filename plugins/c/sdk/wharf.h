@@ -63,6 +63,18 @@ typedef struct {
     uint16_t default_port;
 } wharf_connection_grant;
 
+/* A connector or task config. */
+typedef struct wharf_config wharf_config;
+
+/* A source connector's answer to whether its tasks deliver every record exactly once, given a
+ * config (Kafka Connect's ExactlyOnceSupport). They do when they resume exactly from the offsets
+ * the host commits with their records and give each record an offset of its own. */
+typedef enum {
+    WHARF_EXACTLY_ONCE_UNKNOWN,     /* the connector does not say */
+    WHARF_EXACTLY_ONCE_SUPPORTED,
+    WHARF_EXACTLY_ONCE_UNSUPPORTED,
+} wharf_exactly_once;
+
 typedef struct {
     const char *name;
     const char *version;
@@ -74,13 +86,18 @@ typedef struct {
     /* The *-with-net worlds only (plugins/c/build data-sink-with-net ...): see wharf_net.h. */
     const wharf_connection_grant *connections; /* NULL: none */
     size_t connections_len;
+    /* The *-exactly-once worlds only (plugins/c/build data-source-exactly-once ...): what the
+     * source connector answers when a worker with exactly-once source support validates a
+     * config. exactly_once_support says whether the tasks deliver every record exactly once
+     * (NULL: WHARF_EXACTLY_ONCE_UNKNOWN); can_define_transaction_boundaries whether they end
+     * their own transactions with wharf_transaction_commit and the like, with that config
+     * (NULL: false). A value outside the enum reads as WHARF_EXACTLY_ONCE_UNKNOWN. */
+    wharf_exactly_once (*exactly_once_support)(const wharf_config *config);
+    bool (*can_define_transaction_boundaries)(const wharf_config *config);
 } wharf_plugin_info;
 
 /* Defined by the plugin. */
 extern const wharf_plugin_info WHARF_PLUGIN;
-
-/* A connector or task config. */
-typedef struct wharf_config wharf_config;
 
 /* The value of `key`, NUL-terminated, or NULL when the config lacks it. The string lives as long
  * as the config: for a task, until its close function returns. */
@@ -144,6 +161,53 @@ int wharf_source_open(const wharf_config *config, void **state);
 int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch);
 int wharf_source_commit(void *state);
 void wharf_source_close(void *state);
+
+/* ---- Transactions of exactly-once sources (contract 0.1.8) ----
+ *
+ * Built for data-source-exactly-once or data-source-with-net-exactly-once (plugins/c/build
+ * data-source-exactly-once ..., which defines WHARF_EXACTLY_ONCE), a source task may end its
+ * transactions itself. It does so only when its connector runs with transaction.boundary=connector
+ * on a worker with exactly-once source support, and wharf_transaction_defines_boundaries() says
+ * so: the host then commits nothing by itself, and a transaction still open when the task stops
+ * is aborted (its records are polled again from the offsets last committed). Otherwise the calls
+ * below are ignored, and the host commits as transaction.boundary says.
+ *
+ * An index names a record of the batch the current wharf_source_poll fills: 0 is the first
+ * record added. Outside a poll, commit and abort apply to the next poll's batch. Asking for the
+ * same record, or the same batch, to be both committed and aborted fails the task, as does an
+ * index outside the batch or a *_after call outside a poll. The records of an aborted
+ * transaction never reach read_committed consumers, and are not polled again: the host still
+ * commits their offsets. In other builds these functions do not compile. */
+#define WHARF_EXACTLY_ONCE_ONLY                                                                          \
+    "the transaction calls need a source built for a *-exactly-once world of wharf:connector 0.1.8 or " \
+    "later: plugins/c/build data-source-exactly-once (or data-source-with-net-exactly-once) DIR "      \
+    "OUT.wasm, which defines WHARF_EXACTLY_ONCE"
+#if defined(WHARF_EXACTLY_ONCE)
+#define WHARF_TRANSACTION_CALL
+#elif defined(__clang__)
+#define WHARF_TRANSACTION_CALL __attribute__((unavailable(WHARF_EXACTLY_ONCE_ONLY)))
+#else
+#define WHARF_TRANSACTION_CALL __attribute__((error(WHARF_EXACTLY_ONCE_ONLY)))
+#endif
+
+/* Whether the host lets this task end its transactions; false means the calls below are ignored. */
+WHARF_TRANSACTION_CALL bool wharf_transaction_defines_boundaries(void);
+
+/* Commits the transaction once the current poll's batch is sent: its records and every record
+ * sent before them. */
+WHARF_TRANSACTION_CALL void wharf_transaction_commit(void);
+
+/* Commits the transaction right after record `index` of the current poll's batch: that record
+ * and the ones before it are in the transaction; the ones after it begin the next. */
+WHARF_TRANSACTION_CALL void wharf_transaction_commit_after(uint32_t index);
+
+/* Aborts the transaction once the current poll's batch is sent: none of its records, nor any
+ * sent since the last commit, is ever visible to read_committed consumers. */
+WHARF_TRANSACTION_CALL void wharf_transaction_abort(void);
+
+/* Aborts the transaction right after record `index` of the current poll's batch; the records
+ * after it begin the next. */
+WHARF_TRANSACTION_CALL void wharf_transaction_abort_after(uint32_t index);
 
 /* ---- Sinks ---- */
 

@@ -9,7 +9,10 @@
 #include "wharf.h"
 #include "wharf_net.h"
 
-#if defined(WHARF_SOURCE)
+#if defined(WHARF_SOURCE) && defined(WHARF_EXACTLY_ONCE)
+#include "data_source_with_net_exactly_once.h"
+#define NW(name) data_source_with_net_exactly_once_##name
+#elif defined(WHARF_SOURCE)
 #include "data_source_with_net.h"
 #define NW(name) data_source_with_net_##name
 #else

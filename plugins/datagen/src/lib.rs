@@ -271,6 +271,12 @@ impl SourceTask for DatagenTask {
 
 impl SourceConnector for Datagen {
     type Task = DatagenTask;
+
+    /// Exactly once: each record carries its sequence number as its offset, and a task resumes
+    /// right after the last one committed.
+    fn exactly_once_support(_config: &Config) -> Option<Capability> {
+        Some(Capability::Supported)
+    }
 }
 
 source_connector!(Datagen);

@@ -190,6 +190,15 @@ impl SourceTask for FileSourceTask {
 
 impl SourceConnector for FileSource {
     type Task = FileSourceTask;
+
+    /// Exactly once for a file that is only appended to, as Kafka Connect's FileStreamSource
+    /// answers: each line carries its end's byte position, and a task resumes exactly there.
+    fn exactly_once_support(config: &Config) -> Option<Capability> {
+        match config.get("file").is_some_and(|file| !file.trim().is_empty()) {
+            true => Some(Capability::Supported),
+            false => Some(Capability::Unsupported),
+        }
+    }
 }
 
 source_connector!(FileSource);

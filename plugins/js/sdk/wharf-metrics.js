@@ -13,7 +13,7 @@
 //     this.written.update(records.length);
 //   }
 
-import { register, update } from 'wharf:connector/metrics@0.1.7';
+import { register, update } from 'wharf:connector/metrics@0.1.8';
 import { FatalError } from './wharf-sdk.js';
 
 /** A metric the task registered: `update(value)` adds to a counter, sets a gauge, or observes a

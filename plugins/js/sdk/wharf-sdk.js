@@ -19,13 +19,18 @@
 // fetch, say); the host waits for them. An error a method throws fails the task with its
 // message and stack, unless it is a RetriableError, which makes the host call again later.
 //
+// A source that gives exactly-once delivery (contract 0.1.8) says so in its spec
+// (`exactlyOnceSupport`, `canDefineTransactionBoundaries`) and exports `exactlyOnce` too, built
+// for a `*-exactly-once` world; its task commits and aborts its own transactions with
+// wharf-transactions.js, which imports an interface only those worlds have, so this one does not.
+//
 // A sink reports a record it cannot write with `reportErrant(record, reason)` from
 // wharf-sink.js: that module imports an interface the source worlds lack, so this one does not.
 //
 // A transform plugin (the transform world) exports `transformer` from defineTransform: its
 // `apply(record)` returns the record, changed or not, or null to drop it.
 
-import * as host from 'wharf:connector/host@0.1.7';
+import * as host from 'wharf:connector/host@0.1.8';
 
 /** A passing problem (a network blip, a busy server): the host retries the call later. */
 export class RetriableError extends Error {
@@ -521,6 +526,13 @@ function keepAlive(inner, empty) {
  * sourceOffset, headers, timestamp }, and optional keepAlive() (called instead of poll, about once a
  * second, while the host holds records back: read nothing, keep connections alive), commit() and
  * close().
+ *
+ * Exactly-once (contract 0.1.8; exported as `exactlyOnce`, for the `*-exactly-once` worlds):
+ * optional exactlyOnceSupport(config), 'supported' when the tasks resume exactly from the offsets
+ * the host commits and give each record an offset of its own, 'unsupported', or undefined (the
+ * default: the connector does not say); and canDefineTransactionBoundaries(config), true when the
+ * tasks end their own transactions with wharf-transactions.js (default false). Either may be a
+ * constant instead of a function, and each takes true, false, 'supported' or 'unsupported'.
  */
 export function defineSource(spec) {
   class Task {
@@ -557,6 +569,36 @@ export function defineSource(spec) {
     sourceTask: { Task },
     dataSourceTask: { Task: DataTask },
     grants: grantsExport(spec),
+    exactlyOnce: exactlyOnceExport(spec),
+  };
+}
+
+/**
+ * A spec's exactly-once answer for a config: 'supported', 'unsupported', or `fallback` when it
+ * gives none. The host cannot take an error here, so a failing or unreadable answer is logged
+ * and counts as `fallback`.
+ */
+function capability(spec, key, config, fallback) {
+  let answer;
+  try {
+    answer = typeof spec[key] === 'function' ? spec[key](Object.fromEntries(config)) : spec[key];
+  } catch (e) {
+    host.log('error', `${key} failed, so the connector answers as if it did not say: ${failure(e).val}`);
+    return fallback;
+  }
+  if (answer === true || answer === 'supported') return 'supported';
+  if (answer === false || answer === 'unsupported') return 'unsupported';
+  if (answer != null) {
+    const given = typeof answer.then === 'function' ? 'a promise' : typeof answer === 'object' ? kindOf(answer) : typeof answer === 'string' ? `'${answer}'` : `${typeof answer} ${String(answer)}`;
+    host.log('error', `${key} returned ${given}, so the connector answers as if it did not say; return true, false, 'supported' or 'unsupported', at once`);
+  }
+  return fallback;
+}
+
+function exactlyOnceExport(spec) {
+  return {
+    exactlyOnceSupport(config) { return capability(spec, 'exactlyOnceSupport', config, undefined); },
+    canDefineTransactionBoundaries(config) { return capability(spec, 'canDefineTransactionBoundaries', config, 'unsupported'); },
   };
 }
 

@@ -12,7 +12,7 @@
 //     }
 //   }
 
-import { report } from 'wharf:connector/errant-records@0.1.7';
+import { report } from 'wharf:connector/errant-records@0.1.8';
 import { FatalError } from './wharf-sdk.js';
 
 /**

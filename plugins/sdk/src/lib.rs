@@ -105,6 +105,7 @@ pub mod metrics;
 pub mod net;
 #[cfg(feature = "serde")]
 mod serde_value;
+pub mod transactions;
 pub mod transform;
 
 pub use data::{Part, Schema, Value};
@@ -181,6 +182,7 @@ pub struct SourceRecord {
     pub timestamp: Option<i64>,
 }
 /// What a config key's value names ([`Connector::grants`]).
+pub use source_exports::exactly_once::Capability;
 pub use source_exports::grants::{KeyGrant, Names};
 
 /// A connector or task configuration: the key/value pairs a user wrote, in their order.
@@ -407,6 +409,23 @@ pub fn key_grant(key: &str, names: Names) -> KeyGrant {
 pub trait SourceConnector: Connector {
     /// The task type this connector runs.
     type Task: SourceTask;
+
+    /// Whether the connector's tasks, run in transactions with `config` (a worker with
+    /// `exactly.once.source.support=enabled`), deliver every record exactly once: they resume
+    /// exactly from the offsets the host commits with their records, and give each record an
+    /// offset of its own. Kafka Connect's `exactlyOnceSupport`: a connector whose config has
+    /// `exactly.once.support=required` is refused unless this says `Supported`. `None`, the
+    /// default, says nothing.
+    fn exactly_once_support(_config: &Config) -> Option<Capability> {
+        None
+    }
+
+    /// Whether the connector's tasks can say where their transactions end with `config`
+    /// (`transaction.boundary=connector`), through [`transactions`]. Kafka Connect's
+    /// `canDefineTransactionBoundaries`; `Unsupported` by default.
+    fn can_define_transaction_boundaries(_config: &Config) -> Capability {
+        Capability::Unsupported
+    }
 }
 
 /// A running source task.
@@ -490,6 +509,16 @@ impl<C: SourceConnector> source_exports::connector::Guest for SourceExports<C> {
     ) -> Result<Vec<Vec<(String, String)>>, ConnectorError> {
         let configs = C::task_configs(&Config::new(config), max_tasks)?;
         Ok(configs.into_iter().map(Config::into_pairs).collect())
+    }
+}
+
+impl<C: SourceConnector> source_exports::exactly_once::Guest for SourceExports<C> {
+    fn exactly_once_support(config: Vec<(String, String)>) -> Option<Capability> {
+        C::exactly_once_support(&Config::new(config))
+    }
+
+    fn can_define_transaction_boundaries(config: Vec<(String, String)>) -> Capability {
+        C::can_define_transaction_boundaries(&Config::new(config))
     }
 }
 

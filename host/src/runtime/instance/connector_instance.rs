@@ -10,6 +10,7 @@ pub struct ConnectorInstance {
     pub(super) grants: Option<declared::DeclaredGrants>,
     pub(super) connections: Option<declared_connections::DeclaredConnectionGrants>,
     pub(super) tls: Option<declared_tls::DeclaredConnectionTls>,
+    pub(super) exactly_once: Option<exactly_once::ExactlyOnceSource>,
     pub(super) limits: WasmLimits,
 }
 
@@ -47,6 +48,26 @@ impl ConnectorInstance {
         })?;
         self.bounded("declare", declared.iter().map(wit_convert::server_tls_bytes).sum())?;
         wit_convert::attach_connection_tls(connections, declared).map_err(PluginError::Fatal)
+    }
+
+    /// Whether the connector's tasks give exactly-once delivery with `config` (Kafka Connect's
+    /// `exactlyOnceSupport`): none when the plugin does not say, as no plugin before 0.1.8 does.
+    pub fn exactly_once_support(&mut self, config: &Vec<(String, String)>) -> Result<Option<bool>, PluginError> {
+        let Some(exactly_once) = &self.exactly_once else { return Ok(None) };
+        let answer = call_infallible(&mut self.store, &self.limits, "exactly-once-support", async |s| {
+            exactly_once.wharf_connector_exactly_once().call_exactly_once_support(s, config).await
+        })?;
+        Ok(answer.map(|capability| capability == WitCapability::Supported))
+    }
+
+    /// Whether the connector's tasks can define their own transactions with `config` (Kafka
+    /// Connect's `canDefineTransactionBoundaries`); a plugin before 0.1.8 cannot.
+    pub fn can_define_transaction_boundaries(&mut self, config: &Vec<(String, String)>) -> Result<bool, PluginError> {
+        let Some(exactly_once) = &self.exactly_once else { return Ok(false) };
+        let answer = call_infallible(&mut self.store, &self.limits, "can-define-transaction-boundaries", async |s| {
+            exactly_once.wharf_connector_exactly_once().call_can_define_transaction_boundaries(s, config).await
+        })?;
+        Ok(answer == WitCapability::Supported)
     }
 
     pub fn describe(&mut self) -> Result<PluginInfo, PluginError> {

@@ -8,7 +8,8 @@ use wasmtime::component::{Component, ResourceAny};
 use wasmtime::Store;
 
 use super::bindings::{
-    data_sink, data_source, declared, declared_connections, declared_tls, sink, source, transform, wit,
+    data_sink, data_source, declared, declared_connections, declared_tls, exactly_once, sink, source, transform, wit,
+    WitCapability,
 };
 use super::engine::{block_on_until, Runtime};
 use super::plugin_log::error_text;
@@ -113,6 +114,8 @@ pub struct Plugin {
     connections: Option<declared_connections::DeclaredConnectionGrantsIndices>,
     /// Where the `connection-tls` export is, for plugins that have it (0.1.5 and later).
     tls: Option<declared_tls::DeclaredConnectionTlsIndices>,
+    /// Where the `exactly-once` export is, for sources that have it (0.1.8 and later).
+    exactly_once: Option<exactly_once::ExactlyOnceSourceIndices>,
     /// The patch of the 0.1 contract the plugin was built for (`N` of its task export's
     /// `@0.1.N`): what it understands of calls whose meaning later patches added.
     contract_patch: u32,
@@ -174,6 +177,7 @@ impl Plugin {
         let grants = declared::DeclaredGrantsIndices::new(&pre).ok();
         let connections = declared_connections::DeclaredConnectionGrantsIndices::new(&pre).ok();
         let tls = declared_tls::DeclaredConnectionTlsIndices::new(&pre).ok();
+        let exactly_once = exactly_once::ExactlyOnceSourceIndices::new(&pre).ok();
         let contract_patch = exports
             .iter()
             .filter_map(|e| {
@@ -224,6 +228,7 @@ impl Plugin {
             grants,
             connections,
             tls,
+            exactly_once,
             contract_patch,
         })
     }
@@ -318,6 +323,10 @@ impl Plugin {
                 Some(indices) => Some(indices.load(&mut store, &instance)?),
                 None => None,
             };
+            let exactly_once = match &self.exactly_once {
+                Some(indices) => Some(indices.load(&mut store, &instance)?),
+                None => None,
+            };
             let bound = match &self.pre {
                 PluginPre::Source(_) => Bound::Source(source::SourceCore::new(&mut store, &instance)?),
                 PluginPre::DataSource(_) => Bound::DataSource(data_source::DataSourceCore::new(&mut store, &instance)?),
@@ -325,7 +334,7 @@ impl Plugin {
                 PluginPre::DataSink(_) => Bound::DataSink(data_sink::DataSinkCore::new(&mut store, &instance)?),
                 PluginPre::Transform(_) => Bound::Transform(transform::TransformCore::new(&mut store, &instance)?),
             };
-            Ok::<_, wasmtime::Error>(Instantiated { bound, grants, connections, tls })
+            Ok::<_, wasmtime::Error>(Instantiated { bound, grants, connections, tls, exactly_once })
         })
         .ok_or_else(|| {
             PluginError::Instantiate(format!(
@@ -355,6 +364,7 @@ impl Plugin {
             grants: instantiated.grants,
             connections: instantiated.connections,
             tls: instantiated.tls,
+            exactly_once: instantiated.exactly_once,
             limits: limits.clone(),
         })
     }
@@ -632,4 +642,5 @@ struct Instantiated {
     grants: Option<declared::DeclaredGrants>,
     connections: Option<declared_connections::DeclaredConnectionGrants>,
     tls: Option<declared_tls::DeclaredConnectionTls>,
+    exactly_once: Option<exactly_once::ExactlyOnceSource>,
 }

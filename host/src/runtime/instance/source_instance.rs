@@ -69,7 +69,23 @@ impl SourceInstance {
         self.store.data_mut().take_progress()
     }
 
+    /// Where the plugin asked the transactions of the batch its last poll returned, `count`
+    /// records long, to end (`transaction-context`): nothing unless the task defines its
+    /// transactions; a request that breaks the contract fails the task.
+    pub fn transaction_ends(&mut self, count: usize) -> Result<crate::runtime::TransactionEnds, PluginError> {
+        self.store.data_mut().transactions.take(count).map_err(|why| {
+            PluginError::Fatal(format!("{why}; the plugin breaks the contract (transaction-context): fix its poll"))
+        })
+    }
+
     fn poll_at_most(&mut self, max: u32) -> Result<Vec<PolledRecord>, PluginError> {
+        self.store.data_mut().transactions.poll_begins(max);
+        let polled = self.poll_within(max);
+        self.store.data_mut().transactions.poll_ended();
+        polled
+    }
+
+    fn poll_within(&mut self, max: u32) -> Result<Vec<PolledRecord>, PluginError> {
         let max_bytes = self.limits.max_bytes_per_call;
         let too_large = |bytes: usize| PluginError::TooLarge { call: "poll", bytes, max: max_bytes };
         let records = match &self.task {

@@ -1,8 +1,12 @@
 /* c-orders-source: makes up orders, each a struct with a schema (com.example.Order: decimals,
  * dates, a timestamp, an array of structs, an optional field), for the worker's converters to
  * write; `count` orders in all (-1: without end), resuming after the last one stored. It shows
- * the SDK's data builder: schemas built once, values built into the batch; and metrics of its
- * own: orders made, the next order's id, lines per order. */
+ * the SDK's data builder: schemas built once, values built into the batch; metrics of its own:
+ * orders made, the next order's id, lines per order; and an exactly-once source (built for
+ * data-source-exactly-once, as its file `world` says): it gives exactly-once delivery, since it
+ * resumes from its stored offset and each order has an offset of its own, and when the host lets
+ * it define transactions it ends one after every `orders.per.transaction` orders, aborting every
+ * `abort.every.transaction`-th. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +15,19 @@
 static const wharf_config_key keys[] = {
     {"topic", WHARF_STRING, NULL, true, WHARF_HIGH, "The topic to write to."},
     {"count", WHARF_LONG, "-1", false, WHARF_MEDIUM, "How many orders in all; -1 never stops."},
+    {"orders.per.transaction", WHARF_INT, "10", false, WHARF_LOW,
+     "With transaction.boundary=connector: how many orders each transaction holds (at least 1). Order n ends "
+     "transaction (n + 1) / orders.per.transaction when n + 1 is a multiple of it; orders count from 0."},
+    {"abort.every.transaction", WHARF_INT, "0", false, WHARF_LOW,
+     "With transaction.boundary=connector: aborts every transaction whose number (counting from 1) is a multiple "
+     "of this, instead of committing it, so that read_committed consumers never see its orders; 0 never aborts."},
 };
+
+/* Each order has an offset of its own and a task resumes after the last one stored: exactly once,
+ * whatever the config. */
+static wharf_exactly_once orders_exactly_once(const wharf_config *config) { return WHARF_EXACTLY_ONCE_SUPPORTED; }
+
+static bool orders_define_transactions(const wharf_config *config) { return true; }
 
 const wharf_plugin_info WHARF_PLUGIN = {
     .name = "c-orders-source",
@@ -19,6 +35,8 @@ const wharf_plugin_info WHARF_PLUGIN = {
     .description = "Makes up orders as structs with a schema (C example)",
     .config = keys,
     .config_len = sizeof keys / sizeof keys[0],
+    .exactly_once_support = orders_exactly_once,
+    .can_define_transaction_boundaries = orders_define_transactions,
 };
 
 static wharf_schema *order_schema;
@@ -55,6 +73,8 @@ typedef struct {
     const char *topic;
     long long count;
     long long next;
+    long long per_transaction; /* orders in a transaction */
+    long long abort_every;     /* aborts transaction k when k is a multiple of it; 0: never */
     int64_t made, next_id, lines;
 } orders;
 
@@ -87,8 +107,25 @@ static wharf_value order(wharf_batch *b, long long n) {
     return wharf_struct(b, fields, 7);
 }
 
+/* The int config key `key`, or `fallback` when it is absent; false (with the error set) when it
+ * is below `least`. */
+static bool int_key(const wharf_config *config, const char *key, long long fallback, long long least, long long *out) {
+    const char *text = wharf_config_get(config, key);
+    *out = text ? strtoll(text, NULL, 10) : fallback;
+    if (*out < least) {
+        wharf_error("%s is %s; set it to %lld or more", key, text, least);
+        return false;
+    }
+    return true;
+}
+
 int wharf_source_open(const wharf_config *config, void **state) {
     if (make_schemas() != WHARF_OK) return WHARF_FAIL;
+    long long per_transaction, abort_every;
+    if (!int_key(config, "orders.per.transaction", 10, 1, &per_transaction) ||
+        !int_key(config, "abort.every.transaction", 0, 0, &abort_every)) {
+        return WHARF_FAIL;
+    }
     orders *t = calloc(1, sizeof *t);
     if (!t) {
         wharf_error("out of memory opening the task");
@@ -97,6 +134,8 @@ int wharf_source_open(const wharf_config *config, void **state) {
     t->topic = wharf_config_get(config, "topic");
     const char *count = wharf_config_get(config, "count");
     t->count = count ? strtoll(count, NULL, 10) : -1;
+    t->per_transaction = per_transaction;
+    t->abort_every = abort_every;
     int64_t stored;
     t->next = wharf_committed_offset("orders", "made up", "id", &stored) ? stored + 1 : 0;
     const wharf_tag sdk[] = {{"sdk", "c"}};
@@ -112,8 +151,22 @@ int wharf_source_open(const wharf_config *config, void **state) {
     return WHARF_OK;
 }
 
+/* Ends the transaction after order n, record `index` of the batch, when n is the last of one:
+ * transaction k = (n + 1) / orders.per.transaction is aborted when k is a multiple of
+ * abort.every.transaction, and committed otherwise. */
+static void end_transaction_after(const orders *t, long long n, uint32_t index) {
+    if ((n + 1) % t->per_transaction != 0) return;
+    long long k = (n + 1) / t->per_transaction;
+    if (t->abort_every > 0 && k % t->abort_every == 0) {
+        wharf_transaction_abort_after(index);
+    } else {
+        wharf_transaction_commit_after(index);
+    }
+}
+
 int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch) {
     orders *t = state;
+    bool transactions = wharf_transaction_defines_boundaries();
     for (uint32_t i = 0; i < max_records && (t->count < 0 || t->next < t->count); i++) {
         char key[24];
         snprintf(key, sizeof key, "%lld", t->next);
@@ -128,6 +181,7 @@ int wharf_source_poll(void *state, uint32_t max_records, wharf_batch *batch) {
         if (added != WHARF_OK) return added;
         wharf_metric_update(t->made, 1);
         wharf_metric_update(t->lines, (double)(t->next % 3 + 1));
+        if (transactions) end_transaction_after(t, t->next, i);
         t->next++;
     }
     wharf_metric_update(t->next_id, (double)t->next);

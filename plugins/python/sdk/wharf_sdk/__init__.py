@@ -9,10 +9,12 @@ transform plugin is one class: subclass `wharf_sdk.transform.Transform` and hand
 Configs arrive as plain `dict`s of strings; records are the dataclasses below; an exception a
 task raises fails the task with its message, unless it is a `RetriableError`, which makes the
 host call again later. A sink reports a record it cannot write with `report_errant`; a task
-keeps metrics of its own with `counter`, `gauge` and `histogram`. Built for
-the `data-source` and `data-sink` worlds, keys, values and header values carry Kafka Connect's
-data model (`wharf_sdk.data`: `Schema`, `Data`, and Python's own types for values); for `source`
-and `sink`, bytes.
+keeps metrics of its own with `counter`, `gauge` and `histogram`. A source built for a world
+with exactly-once sources says what it offers (`SourceConnector.exactly_once_support`) and may
+commit and abort its own Kafka transactions (`wharf_sdk.transactions`). Built for the
+`data-source` and `data-sink` worlds, keys, values and header values carry Kafka Connect's data
+model (`wharf_sdk.data`: `Schema`, `Data`, and Python's own types for values); for `source` and
+`sink`, bytes.
 """
 
 from dataclasses import dataclass, field

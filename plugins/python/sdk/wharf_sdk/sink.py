@@ -8,7 +8,7 @@ try:
     from wit_world.imports import types
 except ImportError:
     # A world that also imports `wasi:tls/types` (the `*-with-net` worlds), built without
-    # `--import-interface-name 'wharf:connector/types@0.1.7=types'`.
+    # `--import-interface-name 'wharf:connector/types@0.1.8=types'`.
     from wit_world.imports import wharf_connector_types as types
 
 from . import Connector, FatalError, SinkRecord, _convert, report_errant

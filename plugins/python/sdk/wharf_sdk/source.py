@@ -7,10 +7,18 @@ try:
     from wit_world.imports import types
 except ImportError:
     # A world that also imports `wasi:tls/types` (the `*-with-net` worlds), built without
-    # `--import-interface-name 'wharf:connector/types@0.1.7=types'`.
+    # `--import-interface-name 'wharf:connector/types@0.1.8=types'`.
     from wit_world.imports import wharf_connector_types as types
 
 from . import Connector, FatalError, SourceRecord, _convert
+
+# Imported while the plugin is built, as componentize-py keeps only the modules a build imports:
+# so `wharf_sdk.transactions` finds the host's transaction context whenever app.py imports it.
+# Absent from worlds without exactly-once sources.
+try:
+    from wit_world.imports import transaction_context  # noqa: F401
+except ImportError:
+    pass
 
 # Built for the `data-source` world, records carry data (see `wharf_sdk.data`); for the
 # `source` world, bytes.
@@ -30,7 +38,8 @@ class SourceTask:
     """One running task. The host calls `open` once, then `poll` again and again (an empty list
     means nothing to read right now), `commit` after the offsets of what `poll` returned are
     stored, and `close` at the end. Keep each call short: the host bounds it with
-    `wasm.call.timeout.ms`."""
+    `wasm.call.timeout.ms`. A task of a connector that defines its own transactions commits and
+    aborts them from `poll`, with `wharf_sdk.transactions`."""
 
     def open(self, config: Dict[str, str]) -> None:
         pass
@@ -51,9 +60,31 @@ class SourceTask:
 
 
 class SourceConnector(Connector):
-    """Set `task` to your `SourceTask` subclass."""
+    """Set `task` to your `SourceTask` subclass.
+
+    Built for a world with exactly-once sources (`data-source-exactly-once`,
+    `data-source-with-net-exactly-once`), the connector also says what it offers when the worker
+    runs sources in Kafka transactions: override `exactly_once_support` and
+    `can_define_transaction_boundaries` (Kafka Connect's methods of the same names). Plugins of
+    the other worlds are never asked."""
 
     task: Optional[Type[SourceTask]] = None
+
+    def exactly_once_support(self, config: Dict[str, str]) -> Optional[bool]:
+        """Whether the tasks, run in Kafka transactions with this config, deliver every record
+        exactly once: True when they resume exactly from the offsets the host stores with their
+        records and give each record an offset of its own, False when they do not, None (the
+        default) to say nothing. On a worker with `exactly.once.source.support=enabled`, a
+        connector configured with `exactly.once.support=required` is refused unless it answers
+        True."""
+        return None
+
+    def can_define_transaction_boundaries(self, config: Dict[str, str]) -> bool:
+        """Whether the tasks, with this config, say where their transactions end (through
+        `wharf_sdk.transactions`). False by default; on a worker with
+        `exactly.once.source.support=enabled`, a connector configured with
+        `transaction.boundary=connector` is refused unless it answers True."""
+        return False
 
 
 _registered: Optional[Type[SourceConnector]] = None
@@ -151,10 +182,41 @@ class Task(_task_api.Task):
             pass
 
 
+def _capability(api, answer, method: str, allowed: str):
+    if answer is True:
+        return api.Capability.SUPPORTED
+    if answer is False:
+        return api.Capability.UNSUPPORTED
+    raise TypeError(f"{method} must return {allowed}, not {answer!r}")
+
+
+def _exactly_once_exports(connector_class, base):
+    """The class componentize-py calls for the `exactly-once` interface: it asks the
+    connector's `exactly_once_support` and `can_define_transaction_boundaries`."""
+    from wit_world.exports import exactly_once as api
+
+    name = connector_class.__name__
+
+    class ExactlyOnce(base):
+        def exactly_once_support(self, config):
+            answer = connector_class().exactly_once_support(dict(config))
+            if answer is None:
+                return None
+            return _capability(api, answer, f"{name}.exactly_once_support", "True, False or None")
+
+        def can_define_transaction_boundaries(self, config):
+            answer = connector_class().can_define_transaction_boundaries(dict(config))
+            return _capability(api, answer, f"{name}.can_define_transaction_boundaries", "True or False")
+
+    return ExactlyOnce
+
+
 def export(connector: Type[SourceConnector]):
     """Registers a source connector; assign the result in app.py, under the names of the world's
     exports: `Connector, DataSourceTask, Grants = wharf_sdk.source.export(MyConnector)` for the
-    `data-source` world, `Connector, SourceTask, Grants = ...` for `source`."""
+    `data-source` world (and `data-source-with-net`), `Connector, SourceTask, Grants = ...` for
+    `source`, and `Connector, DataSourceTask, Grants, ExactlyOnce = ...` for the worlds with
+    exactly-once sources (`data-source-exactly-once`, `data-source-with-net-exactly-once`)."""
     global _registered
     if not (isinstance(connector, type) and issubclass(connector, SourceConnector)):
         raise TypeError("export() takes a SourceConnector subclass")
@@ -163,8 +225,13 @@ def export(connector: Type[SourceConnector]):
     class SourceTaskInterface(exports.DataSourceTask if _DATA else exports.SourceTask):
         pass
 
-    return (
+    names = (
         _convert.connector_exports(connector, types.ConnectorKind.SOURCE, exports.Connector),
         SourceTaskInterface,
         _convert.grants_exports(connector, exports.Grants),
     )
+    # Only the worlds with exactly-once sources export `exactly-once` (contract 0.1.8).
+    exactly_once = getattr(exports, "ExactlyOnce", None)
+    if exactly_once is not None:
+        names += (_exactly_once_exports(connector, exactly_once),)
+    return names

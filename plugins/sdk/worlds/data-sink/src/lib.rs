@@ -10,11 +10,11 @@ wit_bindgen::generate!({
     export_macro_name: "export_data_sink_with_connections_world",
     default_bindings_module: "wharf_sdk::bindings::data_sink",
     with: {
-        "wharf:connector/types@0.1.7": wharf_sdk_source_world::wharf::connector::types,
-        "wharf:connector/host@0.1.7": wharf_sdk_source_world::wharf::connector::host,
-        "wharf:connector/progress@0.1.7": wharf_sdk_source_world::wharf::connector::progress,
-        "wharf:connector/metrics@0.1.7": wharf_sdk_source_world::wharf::connector::metrics,
-        "wharf:connector/data@0.1.7": wharf_sdk_data_source_world::wharf::connector::data,
-        "wharf:connector/errant-records@0.1.7": wharf_sdk_sink_world::wharf::connector::errant_records,
+        "wharf:connector/types@0.1.8": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.8": wharf_sdk_source_world::wharf::connector::host,
+        "wharf:connector/progress@0.1.8": wharf_sdk_source_world::wharf::connector::progress,
+        "wharf:connector/metrics@0.1.8": wharf_sdk_source_world::wharf::connector::metrics,
+        "wharf:connector/data@0.1.8": wharf_sdk_data_source_world::wharf::connector::data,
+        "wharf:connector/errant-records@0.1.8": wharf_sdk_sink_world::wharf::connector::errant_records,
     },
 });

@@ -8,9 +8,9 @@ wit_bindgen::generate!({
     export_macro_name: "export_sink_world",
     default_bindings_module: "wharf_sdk::bindings::sink",
     with: {
-        "wharf:connector/types@0.1.7": wharf_sdk_source_world::wharf::connector::types,
-        "wharf:connector/host@0.1.7": wharf_sdk_source_world::wharf::connector::host,
-        "wharf:connector/progress@0.1.7": wharf_sdk_source_world::wharf::connector::progress,
-        "wharf:connector/metrics@0.1.7": wharf_sdk_source_world::wharf::connector::metrics,
+        "wharf:connector/types@0.1.8": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.8": wharf_sdk_source_world::wharf::connector::host,
+        "wharf:connector/progress@0.1.8": wharf_sdk_source_world::wharf::connector::progress,
+        "wharf:connector/metrics@0.1.8": wharf_sdk_source_world::wharf::connector::metrics,
     },
 });

@@ -9,8 +9,8 @@ wit_bindgen::generate!({
     export_macro_name: "export_transform_world",
     default_bindings_module: "wharf_sdk::bindings::transform",
     with: {
-        "wharf:connector/types@0.1.7": wharf_sdk_source_world::wharf::connector::types,
-        "wharf:connector/host@0.1.7": wharf_sdk_source_world::wharf::connector::host,
-        "wharf:connector/data@0.1.7": wharf_sdk_data_source_world::wharf::connector::data,
+        "wharf:connector/types@0.1.8": wharf_sdk_source_world::wharf::connector::types,
+        "wharf:connector/host@0.1.8": wharf_sdk_source_world::wharf::connector::host,
+        "wharf:connector/data@0.1.8": wharf_sdk_data_source_world::wharf::connector::data,
     },
 });
