@@ -509,6 +509,18 @@ fn a_connectors_own_offsets_topic_takes_over_from_the_workers_and_keeps_a_copy_t
     let offsets = worker.get("/connectors/src/offsets").unwrap();
     assert_eq!(offsets["offsets"][0]["offset"]["position"], json!(end), "{offsets}");
 
+    // An existing topic that would delete offsets is refused, as Kafka Connect refuses it.
+    let deleting = unique("src-deleting-offsets");
+    create_topic(&deleting, 1, "delete");
+    let mut other = config.clone();
+    other["offsets.storage.topic"] = json!(deleting);
+    assert_eq!(create(&worker, "deleting", &other).0, 201);
+    let trace = worker.wait_task_state("deleting", 0, "FAILED")["trace"].as_str().unwrap_or_default().to_string();
+    assert!(
+        trace.contains(&format!("topic '{deleting}' (named by offsets.storage.topic) has cleanup.policy=delete")),
+        "{trace}"
+    );
+
     // Neither another cluster's internal topics nor this one's config and status topics.
     config["offsets.storage.topic"] = json!(d.topics[0]);
     let (code, answer, _) = worker.call("PUT", "/connectors/src/config", Some(&config.to_string()));
@@ -572,17 +584,22 @@ fn numbers(topic: &str, isolation: &str) -> Vec<i64> {
 /// What a source that defines its transactions (`transaction.boundary=connector`) commits and
 /// aborts: the transactor ends one after every ten records and aborts every third, so
 /// `read_committed` reads the other two thirds once each, and `read_uncommitted` every record;
-/// nothing is committed but what the plugin asks, and the aborted records are not polled again.
+/// nothing is committed but what the plugin asks (the last five records' transaction never ends),
+/// and the aborted records are not polled again. A second source aborts each batch as a whole.
 #[test]
 fn a_source_that_defines_its_transactions_commits_and_aborts_where_it_asks() {
     let cluster = Distributed::new(&exactly_once(2000));
     let worker = cluster.start();
-    let topic = unique("eos-defined");
-    let config = json!({"connector.class": "test-transactor", "topic": topic, "count": "300",
+    let (topic, whole) = (unique("eos-defined"), unique("eos-batches"));
+    let config = json!({"connector.class": "test-transactor", "topic": topic, "count": "305",
         "orders.per.transaction": "10", "abort.every.transaction": "3",
         "transaction.boundary": "connector", "exactly.once.support": "required",
         "value.converter": "org.apache.kafka.connect.storage.StringConverter"});
     let (code, answer) = create(&worker, "defined", &config);
+    assert_eq!(code, 201, "{answer}");
+    let batches = json!({"connector.class": "test-transactor", "topic": whole, "count": "100",
+        "orders.per.transaction": "1000", "end.batches": "abort", "transaction.boundary": "connector"});
+    let (code, answer) = create(&worker, "batches", &batches);
     assert_eq!(code, 201, "{answer}");
     worker.wait_task_state("defined", 0, "RUNNING");
     let expected: Vec<i64> = (0..300).filter(|n| (n / 10 + 1) % 3 != 0).collect();
@@ -590,19 +607,32 @@ fn a_source_that_defines_its_transactions_commits_and_aborts_where_it_asks() {
     worker.wait("200 committed records", Duration::from_secs(60), || {
         (numbers(&topic, "read_committed").len() >= 200).then_some(())
     });
+    worker.wait("every record sent", Duration::from_secs(60), || {
+        (numbers(&topic, "read_uncommitted").len() >= 305 && numbers(&whole, "read_uncommitted").len() >= 100)
+            .then_some(())
+    });
     // Settled: nothing more arrives, and no aborted record comes back on a later poll.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(numbers(&topic, "read_committed"), expected);
-    let all = numbers(&topic, "read_uncommitted");
-    assert_eq!(all, (0..300).collect::<Vec<i64>>(), "every record was sent once, the aborted ones too");
+    assert_eq!(numbers(&topic, "read_uncommitted"), (0..305).collect::<Vec<i64>>(), "every record sent once");
+    assert_eq!(numbers(&whole, "read_committed"), Vec::<i64>::new(), "every batch was aborted");
+    assert_eq!(numbers(&whole, "read_uncommitted"), (0..100).collect::<Vec<i64>>());
+    // The aborted batches' offsets were committed all the same.
+    worker.wait("the aborted batches' offsets", Duration::from_secs(30), || {
+        (worker.get("/connectors/batches/offsets")?["offsets"][0]["offset"]["next"] == 99).then_some(())
+    });
 
-    // Restarted, the task resumes after the last record of the last transaction, aborted or not.
+    // Restarted, the task resumes after the last record of the last transaction that ended,
+    // aborted or not: the five records of the transaction left open are sent again, and never
+    // committed.
     let (code, _, _) = worker.call("POST", "/connectors/defined/restart?includeTasks=true", None);
     assert!(code == 202 || code == 204, "restart answered {code}");
-    worker.wait_task_state("defined", 0, "RUNNING");
-    std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(numbers(&topic, "read_uncommitted").len(), 300, "the restarted task sent nothing again");
     assert_eq!(worker.get("/connectors/defined/offsets").unwrap()["offsets"][0]["offset"]["next"], 299);
+    let again: Vec<i64> = (0..305).chain(300..305).collect();
+    worker.wait("the open transaction's records sent again", Duration::from_secs(60), || {
+        (numbers(&topic, "read_uncommitted") == again).then_some(())
+    });
+    assert_eq!(numbers(&topic, "read_committed"), expected);
 }
 
 /// A plugin that breaks the transaction contract fails its task, saying how.

@@ -107,20 +107,36 @@ async fn check_cleanup_policy(
     options: &AdminOptions,
 ) -> anyhow::Result<()> {
     let policy = cleanup_policy(admin, &spec.name, options).await?;
+    compact_only(&spec.name, spec.property, spec.holds, &policy)
+}
+
+/// An error unless `policy` is exactly `compact`, saying what a topic of another policy loses.
+fn compact_only(topic: &str, property: &str, holds: &str, policy: &str) -> anyhow::Result<()> {
     if policy.replace(' ', "") != "compact" {
         anyhow::bail!(
-            "topic '{}' (named by {}) has cleanup.policy={policy}, but it must be exactly \
-             cleanup.policy=compact: otherwise Kafka deletes old {} and the cluster loses them. \
-             Change it with kafka-configs --alter --entity-type topics --entity-name {} --add-config \
-             cleanup.policy=compact, or point {} at another topic",
-            spec.name,
-            spec.property,
-            spec.holds,
-            spec.name,
-            spec.property
+            "topic '{topic}' (named by {property}) has cleanup.policy={policy}, but it must be exactly \
+             cleanup.policy=compact: otherwise Kafka deletes old {holds} and the cluster loses them. \
+             Change it with kafka-configs --alter --entity-type topics --entity-name {topic} --add-config \
+             cleanup.policy=compact, or point {property} at another topic"
         );
     }
     Ok(())
+}
+
+/// Refuses an existing topic that `property` names to hold `holds` when its cleanup policy
+/// would delete records, as Kafka Connect refuses one (blocking).
+pub fn refuse_uncompacted(
+    worker: &crate::config::WorkerConfig,
+    topic: &str,
+    property: &str,
+    holds: &str,
+) -> anyhow::Result<()> {
+    let mut config = super::client_config(worker, &worker.admin_overrides, &[]);
+    config.set("allow.auto.create.topics", "false");
+    let admin = admin_client(&config)?;
+    let options = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
+    let policy = block_on(cleanup_policy(&admin, topic, &options))??;
+    compact_only(topic, property, holds, &policy)
 }
 
 /// Attempts to read a new topic's settings: a topic just created may not be known to every

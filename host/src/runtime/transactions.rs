@@ -57,8 +57,8 @@ impl TransactionRequests {
         TransactionRequests { defines, ..Default::default() }
     }
 
-    /// A `poll` of at most `max` records begins; requests left from a poll that failed are
-    /// forgotten with it.
+    /// A `poll` of at most `max` records begins; requests for records of a poll that failed are
+    /// forgotten with it (a batch's end it asked for is taken after it, `take_batch_end`).
     pub(crate) fn poll_begins(&mut self, max: u32) {
         self.after.clear();
         self.polling = (max > 0).then_some(max);
@@ -66,6 +66,12 @@ impl TransactionRequests {
 
     pub(crate) fn poll_ended(&mut self) {
         self.polling = None;
+    }
+
+    /// The end the plugin asked of the batch, alone (after a poll that failed); a request that
+    /// broke the contract is kept for the next `take`.
+    pub(crate) fn take_batch_end(&mut self) -> Option<End> {
+        self.batch.take()
     }
 
     /// What the plugin asked of the batch its poll returned, `count` records long; `Err` says

@@ -1023,8 +1023,6 @@ impl Drop for PluginTransform {
     }
 }
 
-/// The settings a transform plugin is opened with: the step's, then the defaults of the keys
-/// the plugin defines that the step does not set.
 /// What a source plugin answers to the exactly-once settings of `config` (its `exactly-once`
 /// export, 0.1.8), checked as Kafka Connect checks a connector's `exactlyOnceSupport` and
 /// `canDefineTransactionBoundaries`, on the same keys and in its words: asked only under
@@ -1048,9 +1046,11 @@ fn exactly_once_answers(
             }
             Ok(None) => Some(format!(
                 "The connector does not implement the API required for preflight validation of exactly-once source \
-                 support: plugin {plugin_name} does not say whether it gives exactly-once delivery (a plugin says so \
-                 from wharf:connector 0.1.8 on). Consult its documentation to learn whether it does, then set \
-                 exactly.once.support=requested (which skips this check; its tasks still run in transactions)"
+                 support. Please consult the documentation for the connector to determine whether it supports \
+                 exactly-once semantics, and then consider reconfiguring the connector to use the value \"requested\" \
+                 for this property (which will disable this preflight check and allow the connector to be created). \
+                 Plugin {plugin_name} does not say whether it gives exactly-once delivery (plugins say so from \
+                 wharf:connector 0.1.8 on); under requested its tasks still run in transactions."
             )),
             Err(e) => Some(unexpected(e)),
         };
@@ -1061,8 +1061,8 @@ fn exactly_once_answers(
             Ok(true) => None,
             Ok(false) => Some(format!(
                 "The connector does not support connector-defined transaction boundaries with the given \
-                 configuration. Please reconfigure it to use a different transaction boundary definition (plugin \
-                 {plugin_name}; set transaction.boundary to poll or interval)"
+                 configuration. Please reconfigure it to use a different transaction boundary definition. Plugin \
+                 {plugin_name} says its tasks cannot define them: set transaction.boundary to poll or interval."
             )),
             Err(e) => Some(unexpected(e)),
         };
@@ -1071,6 +1071,8 @@ fn exactly_once_answers(
     problems
 }
 
+/// The settings a transform plugin is opened with: the step's, then the defaults of the keys
+/// the plugin defines that the step does not set.
 fn with_defaults(plugin: &Plugin, given: &[(String, String)]) -> Vec<(String, String)> {
     let mut settings = given.to_vec();
     for key in &plugin.info.config {

@@ -77,6 +77,8 @@ impl OffsetTopics {
         )
         .map_err(why)?;
         let partitions = self.partitions(topic).map_err(why)?;
+        kafka::admin::refuse_uncompacted(&self.worker, topic, "offsets.storage.topic", "source offsets")
+            .map_err(why)?;
         let client_id = format!("wharf-{}-offsets-{topic}", cluster.group_id);
         let mut producer = kafka::client_config(&self.worker, &self.worker.producer_overrides, &[]);
         producer.set("client.id", &client_id);

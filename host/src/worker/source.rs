@@ -57,6 +57,9 @@ const HAND_OVER_STEP: Duration = Duration::from_millis(1);
 const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 /// The pause before a commit Kafka answered "try again" is asked again.
 const COMMIT_RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// The most source partitions a batch may name for its offsets to be written ahead of its
+/// records (`Sender::write_ahead`); a batch of more has them written at the commit.
+const WRITE_AHEAD_PARTITIONS: usize = 64;
 
 /// A transactional task's settings (`exactly.once.source.support=enabled`).
 pub(super) struct Transactional {
@@ -266,6 +269,9 @@ struct Transaction {
     connector: String,
     /// A transaction is open: something was sent since the last commit.
     open: bool,
+    /// The source offsets written in the open transaction ahead of its records
+    /// (`Sender::write_ahead`), which its commit need not write again.
+    written: Vec<(OffsetMap, OffsetMap)>,
     /// Where committed transactions are counted by their records (the task's metrics).
     sizes: Arc<crate::metrics::tasks::TaskCounters>,
 }
@@ -276,6 +282,7 @@ impl Sender {
             match request {
                 ToSend::Records(records) => {
                     self.tracked.refresh();
+                    self.write_ahead(&records);
                     for record in records {
                         if self.given_up {
                             break;
@@ -328,6 +335,7 @@ impl Sender {
             return;
         }
         transaction.open = false;
+        transaction.written.clear();
         if let Err(e) = self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT) {
             // A fenced producer's transaction is aborted by its successor; otherwise the broker
             // aborts it after transaction.timeout.ms.
@@ -338,6 +346,85 @@ impl Sender {
                 transaction.settings.id
             );
         }
+    }
+
+    /// A transactional task writes a batch's source offsets (the last of each source partition)
+    /// ahead of its records, in the same transaction: the first record and the offsets then
+    /// bring the transaction its partitions together (librdkafka adds the partitions of a
+    /// transaction in one request for those it meets within a millisecond, and each request
+    /// costs the broker a write to its transaction log), where offsets written at the commit
+    /// would cost one more. Nothing of either is visible before the commit, so their order
+    /// does not matter. A batch of more than `WRITE_AHEAD_PARTITIONS` source partitions has its
+    /// offsets written at the commit instead.
+    fn write_ahead(&mut self, records: &[Outgoing]) {
+        if self.given_up || self.transaction.is_none() {
+            return;
+        }
+        let mut latest: Vec<(&OffsetMap, &OffsetMap)> = Vec::new();
+        for record in records.iter().rev() {
+            let (partition, offset) = match record {
+                Outgoing::Send(r) => (&r.source_partition, &r.source_offset),
+                Outgoing::Dropped { source_partition, source_offset } => (source_partition, source_offset),
+            };
+            if (partition.is_empty() && offset.is_empty()) || latest.iter().any(|(p, _)| same_map(p, partition)) {
+                continue;
+            }
+            if latest.len() == WRITE_AHEAD_PARTITIONS {
+                return;
+            }
+            latest.push((partition, offset));
+        }
+        if latest.is_empty() || !self.begin() {
+            return;
+        }
+        let owned: Vec<(OffsetMap, OffsetMap)> =
+            latest.into_iter().rev().map(|(p, o)| (p.clone(), o.clone())).collect();
+        if self.write_offsets(&owned) {
+            if let Some(transaction) = &mut self.transaction {
+                for (partition, offset) in owned {
+                    match transaction.written.iter_mut().find(|(p, _)| same_map(p, &partition)) {
+                        Some(entry) => entry.1 = offset,
+                        None => transaction.written.push((partition, offset)),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes source offsets to the offset topic in the open transaction; false when the
+    /// producer refused, which fails the task.
+    fn write_offsets(&mut self, offsets: &[(OffsetMap, OffsetMap)]) -> bool {
+        let Some(transaction) = &self.transaction else { return false };
+        let (topic, partitions) = (&transaction.settings.offsets_topic, transaction.settings.offsets_partitions);
+        for (partition, offset) in offsets {
+            let (target, key, value) =
+                crate::storage::offsets::offset_record(&transaction.connector, partition, Some(offset), partitions);
+            let mut record = self.producer.bookkeeping_record(topic).key(key.as_bytes()).partition(target);
+            if let Some(value) = value.as_deref() {
+                record = record.payload(value);
+            }
+            loop {
+                match self.producer.send_bookkeeping(record) {
+                    Ok(()) => break,
+                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
+                        record = returned;
+                        std::thread::sleep(QUEUE_FULL_BACKOFF);
+                    }
+                    Err((error, _)) => {
+                        let message = transaction.refusal(
+                            self.producer.deliveries(),
+                            "write the source offsets to the offset topic",
+                            &error,
+                            true,
+                        );
+                        self.producer.deliveries().fail(message);
+                        self.given_up = true;
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     fn send(&mut self, record: SourceRecord) {
@@ -453,35 +540,16 @@ impl Sender {
         if !self.begin() {
             return nothing;
         }
-        let Some(transaction) = &self.transaction else { return nothing };
-        let (topic, partitions) = (&transaction.settings.offsets_topic, transaction.settings.offsets_partitions);
-        for (partition, offset) in &offsets {
-            let (target, key, value) =
-                crate::storage::offsets::offset_record(&transaction.connector, partition, Some(offset), partitions);
-            let mut record = self.producer.bookkeeping_record(topic).key(key.as_bytes()).partition(target);
-            if let Some(value) = value.as_deref() {
-                record = record.payload(value);
-            }
-            loop {
-                match self.producer.send_bookkeeping(record) {
-                    Ok(()) => break,
-                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
-                        record = returned;
-                        std::thread::sleep(QUEUE_FULL_BACKOFF);
-                    }
-                    Err((error, _)) => {
-                        let message = transaction.refusal(
-                            self.producer.deliveries(),
-                            "write the source offsets to the offset topic",
-                            &error,
-                            true,
-                        );
-                        self.producer.deliveries().fail(message);
-                        self.given_up = true;
-                        return nothing;
-                    }
-                }
-            }
+        // Only what the transaction does not hold yet: the offsets written ahead of the batches
+        // are usually all of them.
+        let written = self.transaction.as_mut().map(|t| std::mem::take(&mut t.written)).unwrap_or_default();
+        let missing: Vec<(OffsetMap, OffsetMap)> = offsets
+            .iter()
+            .filter(|(partition, offset)| !written.iter().any(|(p, o)| same_map(p, partition) && same_map(o, offset)))
+            .cloned()
+            .collect();
+        if !self.write_offsets(&missing) {
+            return nothing;
         }
         // Flushed first: the commit's own wait for outstanding records sleeps in steps of 100 ms
         // (see `kafka::flush`). Nothing is committing yet if that fails, so it may be aborted.
@@ -528,18 +596,25 @@ impl Sender {
         if transaction.open {
             let aborted = crate::kafka::flush(self.producer.transactions(), TRANSACTION_TIMEOUT)
                 .and_then(|()| self.producer.transactions().abort_transaction(TRANSACTION_TIMEOUT));
-            transaction.open = false;
             if let Err(e) = aborted {
-                let message = transaction.refusal(
-                    self.producer.deliveries(),
-                    "abort its transaction as its plugin asked",
-                    &e,
-                    false,
-                );
-                self.producer.deliveries().fail(message);
+                let deliveries = self.producer.deliveries();
+                let message = match crate::kafka::producers::fenced(&e) {
+                    true => transaction.refusal(deliveries, "abort its transaction as its plugin asked", &e, true),
+                    false => format!(
+                        "the task could not abort its transaction as its plugin asked (transactional.id {}): {e}; \
+                         nothing of it is visible to read_committed consumers (Kafka aborts it by itself after the \
+                         producer's transaction.timeout.ms), and the task, restarted, polls its records again from \
+                         the offsets last committed",
+                        transaction.settings.id
+                    ),
+                };
+                deliveries.fail(message);
                 self.given_up = true;
+                // Still open: the send thread's end tries the abort again.
                 return nothing;
             }
+            transaction.open = false;
+            transaction.written.clear();
             tracing::debug!(
                 task = self.label.as_str(),
                 "aborted a transaction of {} record(s) as the plugin asked; their offsets are committed next",
@@ -630,6 +705,7 @@ impl SourceTaskRun {
             settings,
             connector: connector.clone(),
             open: false,
+            written: Vec::new(),
             sizes: {
                 let _ = counters.transactions.set(crate::metrics::tasks::TransactionSizes::new());
                 counters.clone()
@@ -761,6 +837,13 @@ impl Polling {
                     records
                 }
                 Err(e) if e.is_retriable() => {
+                    // As Kafka Connect does after a poll that gave nothing: a commit or an abort
+                    // the plugin asked of the batch ends what is open now.
+                    if self.plugin_ends_transactions() {
+                        if let Some(end) = self.instance.batch_end_asked() {
+                            self.end_transaction(end)?;
+                        }
+                    }
                     match self.tolerance.retry() {
                         Retry::After(pause) => {
                             tracing::warn!(
@@ -807,6 +890,7 @@ impl Polling {
                 continue;
             }
             idle = IDLE_BACKOFF_MIN;
+            let polled = records.len();
             // As Connect times a poll that returned records.
             self.counters.batch_time.record_time(took);
             self.counters.batch_size.record(records.len() as u64);
@@ -829,13 +913,15 @@ impl Polling {
                     "the plugin returned a record for a topic it may not write: {refusal}"
                 )));
             }
-            let count = transformed.len();
             let records = self.convert(transformed)?;
             if self.plugin_ends_transactions() {
-                self.hand_over_as_asked(records, count, ends)?;
+                self.hand_over_as_asked(records, polled, ends)?;
                 continue;
             }
-            self.hand_over(ToSend::Records(records))?;
+            if !self.hand_over(ToSend::Records(records))? {
+                // Stopped: the loop ends, and nothing of the batch counts.
+                continue;
+            }
             self.unflushed = true;
             if self.boundary == Some(Boundary::Poll) {
                 self.flush()?;
@@ -851,17 +937,19 @@ impl Polling {
 
     /// Hands a batch over in the pieces the plugin's requests cut it into, each ended by the
     /// commit or abort asked after its last record; what follows the last request waits for a
-    /// later one. `count` is the records the plugin returned: one outgoing entry each, sent or
-    /// dropped, so that an index names the same record here.
+    /// later one. `polled` is the records the plugin returned: the transforms and converters
+    /// leave one outgoing entry each, sent or dropped, so that an index names the same record
+    /// here. A stop ends the handing over at a piece's edge, and a piece dropped by a stop ends
+    /// it too: nothing after it may be committed, and what is open is aborted as the task ends.
     fn hand_over_as_asked(
         &mut self,
         records: Vec<Outgoing>,
-        count: usize,
+        polled: usize,
         ends: TransactionEnds,
     ) -> Result<(), TaskFailure> {
-        if records.len() != count {
+        if records.len() != polled {
             return Err(TaskFailure::new(format!(
-                "the task's {count} polled record(s) came out of its transforms and converters as {} entries, so \
+                "the task's {polled} polled record(s) came out of its transforms and converters as {} entries, so \
                  the records its plugin named to end transactions cannot be found; nothing of the batch is sent",
                 records.len()
             )));
@@ -869,18 +957,25 @@ impl Polling {
         let mut rest = records;
         let mut handed = 0;
         for (index, end) in ends.after {
+            if self.stop.is_stopped() {
+                return Ok(());
+            }
             let tail = rest.split_off((index + 1 - handed).min(rest.len()));
             let piece = std::mem::replace(&mut rest, tail);
             handed = index + 1;
-            self.hand_over(ToSend::Records(piece))?;
+            if !self.hand_over(ToSend::Records(piece))? {
+                return Ok(());
+            }
             self.unflushed = true;
             self.end_transaction(end)?;
         }
         if !rest.is_empty() {
-            self.hand_over(ToSend::Records(rest))?;
+            if !self.hand_over(ToSend::Records(rest))? {
+                return Ok(());
+            }
             self.unflushed = true;
         }
-        if let Some(end) = ends.batch {
+        if let Some(end) = ends.batch.filter(|_| !self.stop.is_stopped()) {
             self.end_transaction(end)?;
         }
         Ok(())
@@ -918,21 +1013,22 @@ impl Polling {
     /// Hands a request to the send thread. While the thread holds as many as it may (Kafka is
     /// slow or away), the plugin is asked every `KEEP_ALIVE_INTERVAL` to keep its connections
     /// alive, so that a server it streams from does not give up on it meanwhile. A batch is
-    /// dropped when the task stops meanwhile (neither sent nor its offsets stored); a flush is
-    /// always handed over (a stopping send thread skips what it holds).
-    fn hand_over(&mut self, request: ToSend) -> Result<(), TaskFailure> {
+    /// dropped when the task stops meanwhile (neither sent nor its offsets stored), and the
+    /// answer is false; a flush is always handed over (a stopping send thread skips what it
+    /// holds).
+    fn hand_over(&mut self, request: ToSend) -> Result<bool, TaskFailure> {
         let droppable = matches!(request, ToSend::Records(_));
         let mut request = request;
         let mut kept_alive = Instant::now();
         loop {
             match self.to_send.try_send(request) {
-                Ok(()) => return Ok(()),
+                Ok(()) => return Ok(true),
                 Err(TrySendError::Disconnected(_)) => return Err(send_thread_gone()),
                 Err(TrySendError::Full(back)) => request = back,
             }
             if self.stop.is_stopped() {
                 if droppable {
-                    return Ok(());
+                    return Ok(false);
                 }
             } else if kept_alive.elapsed() >= KEEP_ALIVE_INTERVAL {
                 self.keep_alive()?;
@@ -1078,7 +1174,8 @@ impl Polling {
         crate::metrics::tasks::TaskCounters::add(&self.counters.commits_started, 1);
         let started = Instant::now();
         let (answer, answered) = mpsc::channel();
-        self.hand_over(ToSend::Flush(answer, end))?;
+        // A flush is always handed over.
+        let _ = self.hand_over(ToSend::Flush(answer, end))?;
         let flushed = self.flushed(answered)?;
         if flushed.timed_out {
             return Ok(());

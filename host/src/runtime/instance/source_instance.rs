@@ -78,6 +78,12 @@ impl SourceInstance {
         })
     }
 
+    /// The commit or abort the plugin asked of the batch (`transaction-context`), taken alone:
+    /// after a poll that failed, whose records' requests are forgotten with it.
+    pub fn batch_end_asked(&mut self) -> Option<crate::runtime::End> {
+        self.store.data_mut().transactions.take_batch_end()
+    }
+
     fn poll_at_most(&mut self, max: u32) -> Result<Vec<PolledRecord>, PluginError> {
         self.store.data_mut().transactions.poll_begins(max);
         let polled = self.poll_within(max);

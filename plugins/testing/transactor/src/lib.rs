@@ -9,7 +9,9 @@
 //! `answer.exactly.once` (`supported`, `unsupported` or `none`) and `answer.boundaries`
 //! (`supported` or `unsupported`) are what the connector answers the host's two questions.
 //! `break` makes its task break the contract at its first poll: `both` asks to commit and abort
-//! after the same record, `beyond` to commit after a record past the batch.
+//! after the same record, `beyond` to commit after a record past the batch. `end.batches`
+//! (`commit` or `abort`) ends the transaction after every batch with records as well, through the
+//! batch's own request.
 
 use wharf_sdk::*;
 
@@ -39,6 +41,7 @@ impl Connector for Transactor {
                 optional_key("answer.exactly.once", ConfigType::String, "supported", "supported, unsupported or none"),
                 optional_key("answer.boundaries", ConfigType::String, "supported", "supported or unsupported"),
                 optional_key("break", ConfigType::String, "", "both or beyond: break the contract at the first poll"),
+                optional_key("end.batches", ConfigType::String, "", "commit or abort: end every batch's transaction"),
             ],
         }
     }
@@ -74,6 +77,7 @@ struct TransactorTask {
     per_transaction: i64,
     abort_every: i64,
     breaks: String,
+    end_batches: String,
 }
 
 impl SourceTask for TransactorTask {
@@ -90,6 +94,7 @@ impl SourceTask for TransactorTask {
             per_transaction,
             abort_every: config.parse_or("abort.every.transaction", 0)?,
             breaks: config.get("break").unwrap_or("").to_string(),
+            end_batches: config.get("end.batches").unwrap_or("").to_string(),
         })
     }
 
@@ -116,6 +121,13 @@ impl SourceTask for TransactorTask {
                 }
             }
             self.next += 1;
+        }
+        if defines && !records.is_empty() {
+            match self.end_batches.as_str() {
+                "commit" => transactions::commit(),
+                "abort" => transactions::abort(),
+                _ => {}
+            }
         }
         match std::mem::take(&mut self.breaks).as_str() {
             "both" if !records.is_empty() => {
