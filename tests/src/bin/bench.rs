@@ -905,6 +905,9 @@ fn eos_section(options: &Options, input: &Path) -> String {
     let settings = ["disabled", "enabled"];
     // [engine][setting] → records a second.
     let mut rates: [[Vec<f64>; 2]; 2] = Default::default();
+    // [engine] → transactions of each enabled run (the committed records of its offset topic:
+    // one a transaction, as each engine commits a batch's offsets with it).
+    let mut transactions: [Vec<f64>; 2] = Default::default();
     let end = fs::metadata(input).map(|m| m.len()).unwrap_or(0);
     for run in 1..=options.runs {
         for (e, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
@@ -917,7 +920,8 @@ fn eos_section(options: &Options, input: &Path) -> String {
                 );
                 let dir = tempfile::tempdir().unwrap();
                 let extra = [("exactly.once.source.support", setting.to_string())];
-                let mut worker = start_in_group(engine, dir.path(), Converters::Plain, &unique("bench-eos"), &extra);
+                let group = unique("bench-eos");
+                let mut worker = start_in_group(engine, dir.path(), Converters::Plain, &group, &extra);
                 worker.wait_rest();
                 let data = dir.path().join("data");
                 fs::create_dir_all(&data).unwrap();
@@ -929,17 +933,31 @@ fn eos_section(options: &Options, input: &Path) -> String {
                     worker.committed_position() >= end
                 });
                 rates[e][s].push(options.lines as f64 / started.elapsed().as_secs_f64());
+                if setting == "enabled" {
+                    let offsets = wharf_e2e::topic_values_as(&format!("{group}-offsets"), "read_committed");
+                    transactions[e].push(offsets.len() as f64);
+                }
             }
         }
     }
     let ratio = |e: usize| median(&rates[e][1]) / median(&rates[e][0]);
+    // What exactly-once adds to each transaction: the time the enabled runs took beyond the
+    // disabled ones, over the transactions they committed.
+    let added_ms = |e: usize| {
+        let seconds = |rate: f64| options.lines as f64 / rate;
+        let count = median(&transactions[e]).max(1.0);
+        (seconds(median(&rates[e][1])) - seconds(median(&rates[e][0]))) * 1000.0 / count
+    };
+    let per_transaction = |e: usize| options.lines as f64 / median(&transactions[e]).max(1.0);
     format!(
         "{EOS_HEADING}\n\n{}; {}; Wharf {} build, one distributed worker per run; workload 1 ({} lines of 100 \
          bytes), timed until the file's last offset is committed; median of {} run(s). Enabled runs every source \
          task in transactions, one per batch its poll returns (transaction.boundary=poll), on both engines.\n\n\
          | records/s | disabled | enabled | enabled / disabled |\n|---|---:|---:|---:|\n\
          | Wharf | {} | {} | {:.2} |\n| Kafka Connect | {} | {} | {:.2} |\n\n\
-         What exactly-once costs Wharf beside what it costs Connect (Wharf's ratio over Connect's): {:.2}.\n",
+         What exactly-once costs Wharf beside what it costs Connect (Wharf's ratio over Connect's): {:.2}. \
+         Per transaction it adds {:.1} ms to Wharf ({:.0} records a transaction) and {:.1} ms to Connect ({:.0} \
+         records a transaction): the same time costs a faster engine a larger share of its throughput.\n",
         utc_now(),
         machine(),
         BUILD,
@@ -952,6 +970,10 @@ fn eos_section(options: &Options, input: &Path) -> String {
         cell(&rates[1][1]),
         ratio(1),
         ratio(0) / ratio(1),
+        added_ms(0),
+        per_transaction(0),
+        added_ms(1),
+        per_transaction(1),
     )
 }
 
