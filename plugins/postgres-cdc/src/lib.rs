@@ -172,6 +172,13 @@ impl PostgresCdcTask {
 
 impl SourceConnector for PostgresCdc {
     type Task = PostgresCdcTask;
+
+    /// Supported, as Debezium's PostgreSQL connector answers: the stream resumes right after the
+    /// last change committed with its offset. A snapshot stopped half-way starts over, so its
+    /// first rows may come twice, as with Debezium (docs/connectors/postgres-cdc.md).
+    fn exactly_once_support(_config: &Config) -> Option<Capability> {
+        Some(Capability::Supported)
+    }
 }
 
 // Exported in the component only: the native build runs the unit tests.
