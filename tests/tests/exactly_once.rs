@@ -52,6 +52,18 @@ fn line_counts_at(bootstrap: &str, topic: &str, isolation: &str) -> BTreeMap<Str
     counts
 }
 
+/// The messages a worker's validate answer puts on `key` for `config` (of the plugin its
+/// `connector.class` names), joined by spaces.
+fn validation_errors(worker: &Worker, config: &Value, key: &str) -> String {
+    let plugin = config["connector.class"].as_str().unwrap_or_default();
+    let path = format!("/connector-plugins/{plugin}/config/validate");
+    let (code, answer, _) = worker.call("PUT", &path, Some(&config.to_string()));
+    assert_eq!(code, 200, "{answer}");
+    let entry = answer["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == key);
+    let errors = entry.map(|e| e["value"]["errors"].clone()).unwrap_or(Value::Null);
+    errors.as_array().map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+}
+
 /// The worker (its REST port) that reports running task 0 of `connector`.
 fn runner(worker: &Worker, connector: &str) -> Option<String> {
     let status = worker.get(&format!("/connectors/{connector}/status"))?;
@@ -154,26 +166,20 @@ fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
         }
         config
     };
-    // The message Kafka Connect puts on a key, from the validate answer.
-    let refusal = |worker: &Worker, config: &Value, key: &str| -> String {
-        let (code, answer, _) =
-            worker.call("PUT", "/connector-plugins/file-source/config/validate", Some(&config.to_string()));
-        assert_eq!(code, 200, "{answer}");
-        let entry = answer["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == key);
-        let errors = entry.map(|e| e["value"]["errors"].clone()).unwrap_or(Value::Null);
-        errors.as_array().map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default()
-    };
 
     // Without exactly-once support on the worker, required is refused, requested is not.
     let plain = Distributed::new(&[]);
     let worker = plain.start();
     let required = source(&[("exactly.once.support", "required")]);
-    let message = refusal(&worker, &required, "exactly.once.support");
+    let message = validation_errors(&worker, &required, "exactly.once.support");
     assert!(message.contains("This worker does not have exactly-once source support enabled"), "{message}");
     let (code, answer) = create(&worker, "checked", &required);
     assert_eq!(code, 400, "{answer}");
     assert!(answer.to_string().contains("exactly-once source support enabled"), "{answer}");
-    assert_eq!(refusal(&worker, &source(&[("exactly.once.support", "requested")]), "exactly.once.support"), "");
+    assert_eq!(
+        validation_errors(&worker, &source(&[("exactly.once.support", "requested")]), "exactly.once.support"),
+        ""
+    );
     drop(worker);
 
     // With it, the plugin is asked (contract 0.1.8): the file source says it gives exactly-once
@@ -182,8 +188,8 @@ fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
     // asked to.
     let enabled = Distributed::new(&exactly_once(2000));
     let worker = enabled.start();
-    assert_eq!(refusal(&worker, &required, "exactly.once.support"), "");
-    let message = refusal(&worker, &source(&[("transaction.boundary", "connector")]), "transaction.boundary");
+    assert_eq!(validation_errors(&worker, &required, "exactly.once.support"), "");
+    let message = validation_errors(&worker, &source(&[("transaction.boundary", "connector")]), "transaction.boundary");
     assert!(
         message.contains(
             "The connector does not support connector-defined transaction boundaries with the given configuration."
@@ -197,27 +203,19 @@ fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
         }
         config
     };
-    let said = |worker: &Worker, config: &Value, key: &str| -> String {
-        let (code, answer, _) =
-            worker.call("PUT", "/connector-plugins/test-transactor/config/validate", Some(&config.to_string()));
-        assert_eq!(code, 200, "{answer}");
-        let entry = answer["configs"].as_array().unwrap().iter().find(|c| c["value"]["name"] == key);
-        let errors = entry.map(|e| e["value"]["errors"].clone()).unwrap_or(Value::Null);
-        errors.as_array().map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default()
-    };
     let required_of =
         |answer: &str| transactor(&[("exactly.once.support", "required"), ("answer.exactly.once", answer)]);
-    assert_eq!(said(&worker, &required_of("supported"), "exactly.once.support"), "");
-    let message = said(&worker, &required_of("none"), "exactly.once.support");
+    assert_eq!(validation_errors(&worker, &required_of("supported"), "exactly.once.support"), "");
+    let message = validation_errors(&worker, &required_of("none"), "exactly.once.support");
     assert!(message.contains("does not implement the API required for preflight validation"), "{message}");
-    let message = said(&worker, &required_of("unsupported"), "exactly.once.support");
+    let message = validation_errors(&worker, &required_of("unsupported"), "exactly.once.support");
     assert!(
         message.contains("The connector does not support exactly-once semantics with the provided configuration."),
         "{message}"
     );
     let boundaries = |answer: &str| transactor(&[("transaction.boundary", "connector"), ("answer.boundaries", answer)]);
-    assert_eq!(said(&worker, &boundaries("supported"), "transaction.boundary"), "");
-    let message = said(&worker, &boundaries("unsupported"), "transaction.boundary");
+    assert_eq!(validation_errors(&worker, &boundaries("supported"), "transaction.boundary"), "");
+    let message = validation_errors(&worker, &boundaries("unsupported"), "transaction.boundary");
     assert!(message.contains("does not support connector-defined transaction boundaries"), "{message}");
     // A plugin built before 0.1.8 does not say, and a create is refused as validate is.
     let legacy = json!({"name": "legacy", "connector.class": "test-legacy", "topic": unique("eos-legacy"),
@@ -225,7 +223,7 @@ fn exactly_once_settings_are_checked_as_kafka_connect_checks_them() {
     let (code, answer) = create(&worker, "legacy", &legacy);
     assert_eq!(code, 400, "{answer}");
     assert!(answer.to_string().contains("does not implement the API required for preflight validation"), "{answer}");
-    let message = refusal(&worker, &source(&[("offsets.storage.topic", "")]), "offsets.storage.topic");
+    let message = validation_errors(&worker, &source(&[("offsets.storage.topic", "")]), "offsets.storage.topic");
     assert!(message.contains("String must be non-empty"), "{message}");
     let interval = source(&[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", "200")]);
     let (code, answer) = create(&worker, "checked", &interval);
