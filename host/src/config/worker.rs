@@ -27,7 +27,6 @@ pub enum Mode {
     Distributed,
 }
 
-/// Where a distributed worker keeps its state, and the cluster it joins.
 /// `exactly.once.source.support` (KIP-618), with Kafka Connect's rolling-upgrade steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExactlyOnceSource {
@@ -40,6 +39,14 @@ pub enum ExactlyOnceSource {
     Enabled,
 }
 
+impl ExactlyOnceSource {
+    /// Whether source tasks run in transactions (`enabled`; only a distributed worker may be).
+    pub fn enabled(self) -> bool {
+        self == ExactlyOnceSource::Enabled
+    }
+}
+
+/// Where a distributed worker keeps its state, and the cluster it joins.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DistributedConfig {
     pub group_id: String,

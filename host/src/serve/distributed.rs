@@ -14,7 +14,7 @@ use crate::cluster::member::{Member, MemberConfig, Participant};
 use crate::cluster::security::WireSecurity;
 use crate::cluster::{ClusterView, Work};
 use crate::config::keys::worker as W;
-use crate::config::{ExactlyOnceSource, WorkerConfig};
+use crate::config::WorkerConfig;
 use crate::herder::Herder;
 use crate::kafka::admin::{self, TopicSpec};
 use crate::kafka::client_config;
@@ -84,7 +84,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
     // Under exactly-once support, offsets of transactions not committed are never read.
     let offsets_consumer = {
         let mut c = consumer.clone();
-        if worker.exactly_once_source == ExactlyOnceSource::Enabled {
+        if worker.exactly_once_source.enabled() {
             if let Some(given) = c.get("isolation.level").filter(|given| *given != "read_committed") {
                 tracing::warn!(
                     "The value '{given}' for the 'isolation.level' property will be ignored as it cannot be \
@@ -96,7 +96,7 @@ async fn open_stores(worker: WorkerConfig) -> Result<Stores> {
         }
         c
     };
-    if worker.exactly_once_source == ExactlyOnceSource::Enabled {
+    if worker.exactly_once_source.enabled() {
         let (worker, group) = (worker.clone(), d.group_id.clone());
         tokio::task::spawn_blocking(move || probe_transactions(&worker, &group)).await??;
     }

@@ -399,8 +399,7 @@ impl Worker {
     /// key Kafka Connect puts it on, in its words; the plugin's own answers are asked with its
     /// `validate` (`exactly_once_answers`).
     fn exactly_once_problems(&self, config: &ConnectorConfig) -> Vec<ConfigProblem> {
-        if !config.exactly_once.required || self.config.exactly_once_source == crate::config::ExactlyOnceSource::Enabled
-        {
+        if !config.exactly_once.required || self.config.exactly_once_source.enabled() {
             return Vec::new();
         }
         vec![ConfigProblem {
@@ -468,7 +467,8 @@ impl Worker {
         problems
     }
 
-    /// The plugin's own `validate` of a config, within `wasm.call.timeout.ms`.
+    /// The plugin's own `validate` of a config, within `wasm.call.timeout.ms`; a source's also
+    /// with its answers to the exactly-once settings the config asks for (`exactly_once_answers`).
     pub fn plugin_validate(
         &self,
         plugin: &Plugin,
@@ -832,8 +832,7 @@ impl Worker {
             offsets: self.offsets.clone(),
             max_sockets: self.config.max_sockets_per_worker,
             counters: counters.clone(),
-            defines_transactions: self.config.distributed.is_some()
-                && self.config.exactly_once_source == crate::config::ExactlyOnceSource::Enabled
+            defines_transactions: self.config.exactly_once_source.enabled()
                 && plugin.info.kind == PluginKind::Source
                 && connector.exactly_once.boundary == crate::config::connector::TransactionBoundary::Connector,
         };
@@ -1424,7 +1423,7 @@ impl TaskSetup {
     fn transactional(&self) -> Option<source::Transactional> {
         use crate::config::connector::TransactionBoundary;
         let cluster = self.worker.distributed.as_ref()?;
-        if self.worker.exactly_once_source != crate::config::ExactlyOnceSource::Enabled {
+        if !self.worker.exactly_once_source.enabled() {
             return None;
         }
         let (offsets_topic, offsets_partitions) = self.opener.offsets.topic()?;

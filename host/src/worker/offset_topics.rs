@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::config::{ConnectorConfig, ExactlyOnceSource, WorkerConfig};
+use crate::config::{ConnectorConfig, WorkerConfig};
 use crate::kafka;
 use crate::storage::kafka::KafkaOffsetStore;
 use crate::storage::offsets::LayeredOffsetStore;
@@ -84,7 +84,7 @@ impl OffsetTopics {
         producer.set("client.id", &client_id);
         let mut consumer = kafka::client_config(&self.worker, &self.worker.consumer_overrides, &[]);
         consumer.set("client.id", &client_id).set("allow.auto.create.topics", "false");
-        if self.worker.exactly_once_source == ExactlyOnceSource::Enabled {
+        if self.worker.exactly_once_source.enabled() {
             consumer.set("isolation.level", "read_committed");
         }
         tracing::info!("reading the offset topic {topic} ({partitions} partitions) of the connectors that name it");

@@ -760,7 +760,7 @@ impl SourceTaskRun {
         // transaction is aborted as the send thread ends.
         // A plugin that ends its own transactions has its open one aborted, as Kafka Connect
         // does: the host commits nothing it did not ask for.
-        let flushed = match task.transactional_id.is_some() && (outcome.is_err() || task.plugin_ends_transactions()) {
+        let flushed = match (task.transactional_id.is_some() && outcome.is_err()) || task.plugin_ends_transactions() {
             true => Ok(()),
             false => task.flush(),
         };
