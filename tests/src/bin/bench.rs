@@ -897,23 +897,36 @@ fn baseline_section(options: &Options, input: &Path) -> String {
 /// Where section 13 begins in the results file.
 const EOS_HEADING: &str = "\n## 13. Exactly-once sources";
 
-/// Workload 1 with `exactly.once.source.support` disabled and enabled (its default
-/// `transaction.boundary=poll`), on both engines, in turns; each run is timed from the connector's
-/// creation until the offset it committed is the end of the file (records of open transactions
-/// count for nothing until their commit).
+/// The interval of section 13's third setting: short, so that the last commit after the end of
+/// the file adds little to a run, and long enough that each transaction holds tens of thousands
+/// of records.
+const EOS_INTERVAL_MS: u64 = 100;
+
+/// Workload 1 with `exactly.once.source.support` disabled, then enabled with a transaction per
+/// batch its poll returns (`transaction.boundary=poll`, the default) and with one every
+/// `EOS_INTERVAL_MS` (`transaction.boundary=interval`), on both engines, in turns; each run is
+/// timed from the connector's creation until the offset it committed is the end of the file
+/// (records of open transactions count for nothing until their commit).
 fn eos_section(options: &Options, input: &Path) -> String {
-    let settings = ["disabled", "enabled"];
+    // (worker setting, connector settings)
+    let interval = EOS_INTERVAL_MS.to_string();
+    let settings: [(&str, &[(&str, &str)]); 3] = [
+        ("disabled", &[]),
+        ("enabled", &[]),
+        ("enabled", &[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", &interval)]),
+    ];
     // [engine][setting] → records a second.
-    let mut rates: [[Vec<f64>; 2]; 2] = Default::default();
-    // [engine] → transactions of each enabled run (the committed records of its offset topic:
-    // one a transaction, as each engine commits a batch's offsets with it).
+    let mut rates: [[Vec<f64>; 3]; 2] = Default::default();
+    // [engine] → transactions of each run with transaction.boundary=poll (the committed records
+    // of its offset topic: one a transaction, as each engine commits a batch's offsets with it).
     let mut transactions: [Vec<f64>; 2] = Default::default();
     let end = fs::metadata(input).map(|m| m.len()).unwrap_or(0);
     for run in 1..=options.runs {
         for (e, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
-            for (s, setting) in settings.into_iter().enumerate() {
+            for (s, (setting, connector_settings)) in settings.into_iter().enumerate() {
+                let boundary = connector_settings.first().map_or("", |_| ", transaction.boundary=interval");
                 eprintln!(
-                    "run {run}/{}: {} moving {} lines, exactly.once.source.support={setting}",
+                    "run {run}/{}: {} moving {} lines, exactly.once.source.support={setting}{boundary}",
                     options.runs,
                     engine.name(),
                     options.lines
@@ -927,20 +940,24 @@ fn eos_section(options: &Options, input: &Path) -> String {
                 fs::create_dir_all(&data).unwrap();
                 let local_input = data.join("input.txt");
                 fs::copy(input, &local_input).unwrap();
+                let mut config = source_config(engine, &data, &local_input, &unique("bench-eos"));
+                for (key, value) in connector_settings {
+                    config[*key] = json!(value);
+                }
                 let started = Instant::now();
-                worker.create("source", source_config(engine, &data, &local_input, &unique("bench-eos")));
+                worker.create("source", config);
                 wait_until("the whole file's offset committed", Duration::from_secs(900), || {
                     worker.committed_position() >= end
                 });
                 rates[e][s].push(options.lines as f64 / started.elapsed().as_secs_f64());
-                if setting == "enabled" {
+                if s == 1 {
                     let offsets = wharf_e2e::topic_values_as(&format!("{group}-offsets"), "read_committed");
                     transactions[e].push(offsets.len() as f64);
                 }
             }
         }
     }
-    let ratio = |e: usize| median(&rates[e][1]) / median(&rates[e][0]);
+    let ratio = |e: usize, s: usize| median(&rates[e][s]) / median(&rates[e][0]);
     // What exactly-once adds to each transaction: the time the enabled runs took beyond the
     // disabled ones, over the transactions they committed.
     let added_ms = |e: usize| {
@@ -952,12 +969,15 @@ fn eos_section(options: &Options, input: &Path) -> String {
     format!(
         "{EOS_HEADING}\n\n{}; {}; Wharf {} build, one distributed worker per run; workload 1 ({} lines of 100 \
          bytes), timed until the file's last offset is committed; median of {} run(s). Enabled runs every source \
-         task in transactions, one per batch its poll returns (transaction.boundary=poll), on both engines.\n\n\
-         | records/s | disabled | enabled | enabled / disabled |\n|---|---:|---:|---:|\n\
-         | Wharf | {} | {} | {:.2} |\n| Kafka Connect | {} | {} | {:.2} |\n\n\
-         What exactly-once costs Wharf beside what it costs Connect (Wharf's ratio over Connect's): {:.2}. \
-         Per transaction it adds {:.1} ms to Wharf ({:.0} records a transaction) and {:.1} ms to Connect ({:.0} \
-         records a transaction): the same time costs a faster engine a larger share of its throughput.\n",
+         task in transactions: one per batch its poll returns (transaction.boundary=poll, the default), or one \
+         every {EOS_INTERVAL_MS} ms (transaction.boundary=interval), on both engines.\n\n\
+         | records/s | disabled | enabled, poll | enabled / disabled | enabled, interval | enabled / disabled |\n\
+         |---|---:|---:|---:|---:|---:|\n\
+         | Wharf | {} | {} | {:.2} | {} | {:.2} |\n| Kafka Connect | {} | {} | {:.2} | {} | {:.2} |\n\n\
+         What exactly-once costs Wharf beside what it costs Connect (Wharf's ratio over Connect's): {:.2} with a \
+         transaction a poll, {:.2} with a transaction every {EOS_INTERVAL_MS} ms. Per transaction it adds {:.1} ms \
+         to Wharf ({:.0} records a transaction) and {:.1} ms to Connect ({:.0} records a transaction): the same \
+         time costs a faster engine a larger share of its throughput.\n",
         utc_now(),
         machine(),
         BUILD,
@@ -965,11 +985,16 @@ fn eos_section(options: &Options, input: &Path) -> String {
         options.runs,
         cell(&rates[0][0]),
         cell(&rates[0][1]),
-        ratio(0),
+        ratio(0, 1),
+        cell(&rates[0][2]),
+        ratio(0, 2),
         cell(&rates[1][0]),
         cell(&rates[1][1]),
-        ratio(1),
-        ratio(0) / ratio(1),
+        ratio(1, 1),
+        cell(&rates[1][2]),
+        ratio(1, 2),
+        ratio(0, 1) / ratio(1, 1),
+        ratio(0, 2) / ratio(1, 2),
         added_ms(0),
         per_transaction(0),
         added_ms(1),
