@@ -51,35 +51,15 @@ impl Worker {
         let base = kafka::producer_config(&self.config, &connector.client_overrides.producer, &client_id);
         let ids: Vec<String> =
             tasks.map(|task| task_transactional_id(&cluster.group_id, &connector.name, task)).collect();
-        let (total, mut fenced) = (ids.len(), 0);
-        for ids in ids.chunks(FENCING_AT_ONCE) {
-            let answers: Vec<Result<(), String>> = std::thread::scope(|scope| {
-                let fencing: Vec<_> = ids
-                    .iter()
-                    .map(|id| {
-                        let thread = std::thread::Builder::new()
-                            .name("wharf-fence".into())
-                            .spawn_scoped(scope, || fence(&base, id))
-                            .map_err(|e| format!("cannot start a thread to fence transactional.id {id}: {e}"));
-                        (id, thread)
-                    })
-                    .collect();
-                fencing
-                    .into_iter()
-                    .map(|(id, thread)| {
-                        thread?.join().unwrap_or_else(|_| {
-                            Err(format!(
-                                "fencing transactional.id {id} stopped unexpectedly; the connector's tasks ask for it \
-                                 again when they are restarted"
-                            ))
-                        })
-                    })
-                    .collect()
-            });
-            answers.into_iter().collect::<Result<(), String>>()?;
-            fenced += ids.len();
-            if total > FENCING_AT_ONCE {
-                tracing::info!("connector {}: fenced {fenced} of {total} transactional producers", connector.name);
+        for (round, together) in ids.chunks(FENCING_AT_ONCE).enumerate() {
+            fence_together(&base, together)?;
+            if ids.len() > FENCING_AT_ONCE {
+                let fenced = round * FENCING_AT_ONCE + together.len();
+                tracing::info!(
+                    "connector {}: fenced {fenced} of {} transactional producers",
+                    connector.name,
+                    ids.len()
+                );
             }
         }
         Ok(())
@@ -89,6 +69,34 @@ impl Worker {
 /// How many transactional ids the leader fences at once: each takes a Kafka client of its own
 /// (threads and connections) for the round trips of its initialisation.
 const FENCING_AT_ONCE: usize = 8;
+
+/// Fences `ids` at once, a thread each; the first refusal is the answer.
+fn fence_together(base: &rdkafka::ClientConfig, ids: &[String]) -> Result<(), String> {
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let thread =
+                    std::thread::Builder::new().name("wharf-fence".into()).spawn_scoped(scope, || fence(base, id));
+                (id, thread)
+            })
+            .collect();
+        // Every thread is joined (the scope would otherwise join it), then the first refusal told.
+        let answers: Vec<Result<(), String>> = threads
+            .into_iter()
+            .map(|(id, thread)| match thread {
+                Err(e) => Err(format!("cannot start a thread to fence transactional.id {id}: {e}")),
+                Ok(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(format!(
+                        "fencing transactional.id {id} stopped unexpectedly; the connector's tasks ask for it again \
+                         when they are restarted"
+                    ))
+                }),
+            })
+            .collect();
+        answers.into_iter().collect()
+    })
+}
 
 /// Fences one transactional id by initialising it with a producer of its own.
 fn fence(base: &rdkafka::ClientConfig, id: &str) -> Result<(), String> {

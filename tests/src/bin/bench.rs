@@ -902,18 +902,31 @@ const EOS_HEADING: &str = "\n## 13. Exactly-once sources";
 /// of records.
 const EOS_INTERVAL_MS: u64 = 100;
 
+/// One of section 13's settings: the worker's `exactly.once.source.support`, the connector's
+/// settings, and what a run's progress line says of them beside the support.
+struct EosRun<'a> {
+    support: &'a str,
+    boundary: &'a str,
+    connector: &'a [(&'a str, &'a str)],
+}
+
 /// Workload 1 with `exactly.once.source.support` disabled, then enabled with a transaction per
 /// batch its poll returns (`transaction.boundary=poll`, the default) and with one every
 /// `EOS_INTERVAL_MS` (`transaction.boundary=interval`), on both engines, in turns; each run is
 /// timed from the connector's creation until the offset it committed is the end of the file
 /// (records of open transactions count for nothing until their commit).
 fn eos_section(options: &Options, input: &Path) -> String {
-    // (worker setting, connector settings)
+    // The poll run is `POLL`, whose transactions are counted.
+    const POLL: usize = 1;
     let interval = EOS_INTERVAL_MS.to_string();
-    let settings: [(&str, &[(&str, &str)]); 3] = [
-        ("disabled", &[]),
-        ("enabled", &[]),
-        ("enabled", &[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", &interval)]),
+    let settings = [
+        EosRun { support: "disabled", boundary: "", connector: &[] },
+        EosRun { support: "enabled", boundary: "", connector: &[] },
+        EosRun {
+            support: "enabled",
+            boundary: ", transaction.boundary=interval",
+            connector: &[("transaction.boundary", "interval"), ("transaction.boundary.interval.ms", &interval)],
+        },
     ];
     // [engine][setting] → records a second.
     let mut rates: [[Vec<f64>; 3]; 2] = Default::default();
@@ -923,16 +936,17 @@ fn eos_section(options: &Options, input: &Path) -> String {
     let end = fs::metadata(input).map(|m| m.len()).unwrap_or(0);
     for run in 1..=options.runs {
         for (e, engine) in [Engine::Wharf, Engine::Connect].into_iter().enumerate() {
-            for (s, (setting, connector_settings)) in settings.into_iter().enumerate() {
-                let boundary = connector_settings.first().map_or("", |_| ", transaction.boundary=interval");
+            for (s, setting) in settings.iter().enumerate() {
                 eprintln!(
-                    "run {run}/{}: {} moving {} lines, exactly.once.source.support={setting}{boundary}",
+                    "run {run}/{}: {} moving {} lines, exactly.once.source.support={}{}",
                     options.runs,
                     engine.name(),
-                    options.lines
+                    options.lines,
+                    setting.support,
+                    setting.boundary
                 );
                 let dir = tempfile::tempdir().unwrap();
-                let extra = [("exactly.once.source.support", setting.to_string())];
+                let extra = [("exactly.once.source.support", setting.support.to_string())];
                 let group = unique("bench-eos");
                 let mut worker = start_in_group(engine, dir.path(), Converters::Plain, &group, &extra);
                 worker.wait_rest();
@@ -941,7 +955,7 @@ fn eos_section(options: &Options, input: &Path) -> String {
                 let local_input = data.join("input.txt");
                 fs::copy(input, &local_input).unwrap();
                 let mut config = source_config(engine, &data, &local_input, &unique("bench-eos"));
-                for (key, value) in connector_settings {
+                for (key, value) in setting.connector {
                     config[*key] = json!(value);
                 }
                 let started = Instant::now();
@@ -950,7 +964,7 @@ fn eos_section(options: &Options, input: &Path) -> String {
                     worker.committed_position() >= end
                 });
                 rates[e][s].push(options.lines as f64 / started.elapsed().as_secs_f64());
-                if s == 1 {
+                if s == POLL {
                     let offsets = wharf_e2e::topic_values_as(&format!("{group}-offsets"), "read_committed");
                     transactions[e].push(offsets.len() as f64);
                 }
@@ -963,7 +977,7 @@ fn eos_section(options: &Options, input: &Path) -> String {
     let added_ms = |e: usize| {
         let seconds = |rate: f64| options.lines as f64 / rate;
         let count = median(&transactions[e]).max(1.0);
-        (seconds(median(&rates[e][1])) - seconds(median(&rates[e][0]))) * 1000.0 / count
+        (seconds(median(&rates[e][POLL])) - seconds(median(&rates[e][0]))) * 1000.0 / count
     };
     let per_transaction = |e: usize| options.lines as f64 / median(&transactions[e]).max(1.0);
     format!(
